@@ -1,0 +1,72 @@
+#include "apps/cli_options.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+namespace ncpkit {
+
+CommandLine CommandLine::Parse(const std::vector<std::string>& args,
+                               const std::set<std::string>& value_options,
+                               const std::set<std::string>& flag_options) {
+  CommandLine line;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.size() > 2 && arg.compare(0, 2, "--") == 0) {
+      std::string name = arg.substr(2), value;
+      const size_t equals = name.find('=');
+      const bool inline_value = equals != std::string::npos;
+      if (inline_value) {
+        value = name.substr(equals + 1);
+        name = name.substr(0, equals);
+      }
+      if (value_options.count(name)) {
+        if (!inline_value) {
+          if (i + 1 >= args.size()) throw UsageError("option --" + name + " needs a value");
+          value = args[++i];
+        }
+        line.values[name] = value;
+      } else if (flag_options.count(name) && !inline_value) {
+        line.flags.insert(name);
+      } else {
+        throw UsageError("unknown option '" + arg + "'");
+      }
+    } else {
+      line.positional.push_back(arg);
+    }
+  }
+  return line;
+}
+
+std::string CommandLine::Value(const std::string& name, const std::string& fallback) const {
+  const auto it = values.find(name);
+  return it == values.end() ? fallback : it->second;
+}
+
+double CommandLine::PositiveDouble(const std::string& name, double fallback) const {
+  const auto it = values.find(name);
+  if (it == values.end()) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(it->second.c_str(), &end);
+  if (it->second.empty() || *end != '\0' || errno != 0 || !std::isfinite(value) || !(value > 0)) {
+    throw UsageError("--" + name + " needs a positive number, got '" + it->second + "'");
+  }
+  return value;
+}
+
+int CommandLine::PositiveInt(const std::string& name, int fallback) const {
+  const auto it = values.find(name);
+  if (it == values.end()) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(it->second.c_str(), &end, 10);
+  if (it->second.empty() || *end != '\0' || errno != 0 || value <= 0 ||
+      value > std::numeric_limits<int>::max()) {
+    throw UsageError("--" + name + " needs a positive integer, got '" + it->second + "'");
+  }
+  return static_cast<int>(value);
+}
+
+}  // namespace ncpkit

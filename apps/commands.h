@@ -1,0 +1,22 @@
+// The subcommands of the ncpkit program. Each returns the process exit status:
+// 0 every solver converged, 1 some solver did not, 2 usage or input error (thrown as
+// UsageError, ParseError or std::invalid_argument and reported by main).
+#ifndef NCPKIT_APPS_COMMANDS_H_
+#define NCPKIT_APPS_COMMANDS_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ncpkit {
+
+// ncpkit solve FILE [--q QFILE] [--solver NAME|all] [--tol T] [--max-iter N] [--json]
+int RunSolveCommand(const std::vector<std::string>& args, std::ostream& out);
+// ncpkit (no arguments): the built-in demo.
+int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out);
+
+std::string UsageText();
+
+}  // namespace ncpkit
+
+#endif  // NCPKIT_APPS_COMMANDS_H_

@@ -1,0 +1,37 @@
+// The ncpkit command-line program.
+#include <exception>
+#include <iostream>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "apps/cli_options.h"
+#include "apps/commands.h"
+#include "solvers/text_scanner.h"
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    if (args.empty()) return ncpkit::RunDemoCommand({}, std::cout);
+    const std::string command = args[0];
+    args.erase(args.begin());
+    if (command == "solve") return ncpkit::RunSolveCommand(args, std::cout);
+    if (command == "help" || command == "--help" || command == "-h") {
+      std::cout << ncpkit::UsageText();
+      return 0;
+    }
+    throw ncpkit::UsageError("unknown command '" + command + "'\n" + ncpkit::UsageText());
+  } catch (const ncpkit::UsageError& e) {
+    std::cerr << "ncpkit: " << e.what() << "\n";
+  } catch (const ncpkit::ParseError& e) {
+    std::cerr << "ncpkit: " << e.what() << "\n";
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "ncpkit: " << e.what() << "\n";
+  } catch (const std::bad_alloc&) {
+    std::cerr << "ncpkit: out of memory (is the problem size in the file right?)\n";
+  } catch (const std::exception& e) {
+    std::cerr << "ncpkit: error: " << e.what() << "\n";
+  }
+  return 2;
+}

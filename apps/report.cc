@@ -1,0 +1,68 @@
+#include "apps/report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace ncpkit {
+namespace {
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buffer[8];
+          std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
+          out += buffer;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string JsonNumber(double value) {
+  if (!std::isfinite(value)) return "null";
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.6g", value);
+  return buffer;
+}
+
+}  // namespace
+
+std::string ToJson(const SolveRecord& record) {
+  const SolverSummary& s = record.summary;
+  std::ostringstream os;
+  os << "{\"problem\": " << JsonString(record.problem) << ", \"n\": " << record.n
+     << ", \"solver\": " << JsonString(s.solver) << ", \"status\": " << JsonString(ToString(s.status))
+     << ", \"iterations\": " << s.iterations
+     << ", \"natural_residual\": " << JsonNumber(s.natural_residual)
+     << ", \"time_us\": " << JsonNumber(s.wall_time_seconds * 1e6)
+     << ", \"factorizations\": " << s.factorizations << ", \"message\": " << JsonString(s.message)
+     << "}";
+  return os.str();
+}
+
+void PrintTable(const std::vector<SolveRecord>& records, std::ostream& out) {
+  char line[512];
+  std::snprintf(line, sizeof(line), "%-34s %6s  %-8s %-18s %8s %12s %12s  %s\n", "problem", "n",
+                "solver", "status", "iters", "residual", "time_us", "note");
+  out << line;
+  for (const SolveRecord& r : records) {
+    const SolverSummary& s = r.summary;
+    std::snprintf(line, sizeof(line), "%-34s %6d  %-8s %-18s %8d %12.3e %12.1f  %s\n",
+                  r.problem.c_str(), r.n, s.solver.c_str(), ToString(s.status).c_str(),
+                  s.iterations, s.natural_residual, s.wall_time_seconds * 1e6,
+                  s.IsSolved() ? "" : s.message.c_str());
+    out << line;
+  }
+}
+
+}  // namespace ncpkit

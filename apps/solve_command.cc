@@ -1,0 +1,77 @@
+#include <Eigen/Dense>
+#include <cstdio>
+
+#include "apps/cli_options.h"
+#include "apps/commands.h"
+#include "apps/report.h"
+#include "solvers/linear_solve.h"
+#include "solvers/siconos_reader.h"
+
+namespace ncpkit {
+
+std::string UsageText() {
+  std::string solvers;
+  for (const std::string& name : LinearSolverNames()) solvers += name + "|";
+  return "usage:\n"
+         "  ncpkit                      run the built-in demo\n"
+         "  ncpkit solve FILE [--q QFILE] [--solver " +
+         solvers +
+         "all] [--tol T] [--max-iter N] [--json]\n"
+         "      FILE: Siconos .dat LCP (or MLCP if the name contains 'mlcp'), or a Matrix\n"
+         "      Market .mtx matrix with its q vector in QFILE.\n"
+         "exit status: 0 all requested solvers converged, 1 some did not, 2 usage or input "
+         "error\n";
+}
+
+int RunSolveCommand(const std::vector<std::string>& args, std::ostream& out) {
+  const CommandLine line =
+      CommandLine::Parse(args, {"q", "solver", "tol", "max-iter"}, {"json"});
+  if (line.positional.size() != 1) {
+    throw UsageError("solve needs exactly one problem FILE\n" + UsageText());
+  }
+  const std::string solver = line.Value("solver", "lemke");
+  std::vector<std::string> solvers;
+  if (solver == "all") {
+    solvers = LinearSolverNames();
+  } else if (IsLinearSolverName(solver)) {
+    solvers = {solver};
+  } else {
+    throw UsageError("unknown solver '" + solver + "'\n" + UsageText());
+  }
+  LinearSolveSettings settings;
+  settings.tolerance = line.PositiveDouble("tol", settings.tolerance);
+  settings.max_iterations = line.PositiveInt("max-iter", 0);
+  const bool json = line.Has("json");
+
+  const LinearComplementarityProblem problem =
+      ReadProblemFile(line.positional[0], line.Value("q", ""));
+  std::vector<SolveRecord> records;
+  bool all_converged = true;
+  for (const std::string& name : solvers) {
+    Eigen::VectorXd z;
+    std::string full_report;
+    SolveRecord record{problem.name, problem.size(),
+                       SolveLinearProblem(name, problem, settings, &z, &full_report)};
+    all_converged = all_converged && record.summary.IsSolved();
+    if (json) {
+      out << ToJson(record) << "\n";
+    } else if (solvers.size() == 1) {
+      out << "problem           " << problem.name << " (n = " << problem.size() << ")\n"
+          << full_report;
+      if (problem.size() <= 20) {
+        out << "z                ";
+        for (int i = 0; i < z.size(); ++i) {
+          char buffer[32];
+          std::snprintf(buffer, sizeof(buffer), " %.10g", z[i]);
+          out << buffer;
+        }
+        out << "\n";
+      }
+    }
+    records.push_back(record);
+  }
+  if (!json && solvers.size() > 1) PrintTable(records, out);
+  return all_converged ? 0 : 1;
+}
+
+}  // namespace ncpkit

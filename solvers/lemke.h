@@ -1,0 +1,105 @@
+// Lemke's complementary pivoting method for LCPs and box-constrained MLCPs.
+#ifndef NCPKIT_SOLVERS_LEMKE_H_
+#define NCPKIT_SOLVERS_LEMKE_H_
+
+#include <Eigen/Dense>
+#include <string>
+#include <vector>
+
+#include "solvers/linear_problem.h"
+#include "solvers/status.h"
+
+namespace ncpkit {
+
+// Lemke's method with covering vector e and a lexicographic ratio test (Cottle, Pang & Stone,
+// "The Linear Complementarity Problem", sec. 4.4 and 4.9), so degenerate problems do not cycle.
+//
+// Box-constrained MLCPs are first reduced to a standard LCP:
+//   * fixed variables (l = u) are substituted;
+//   * free variables (l = -inf, u = +inf) are eliminated with the Schur complement of their
+//     block M_FF; if M_FF is singular, those of a maximal nonsingular block M(P, Q) (equality
+//     rows P, free variables Q, from a full-pivoting LU) are eliminated and the rest are split,
+//     z = x+ - x- with x+/- >= 0, paired with rows w >= 0 and -w >= 0 of a remaining equality
+//     row, which force w = 0;
+//   * z = l + x for finite l, z = u - x (with w negated) for an upper bound only;
+//   * a variable with both bounds finite gets a second LCP variable s >= 0 for its upper bound:
+//       w + s >= 0 _|_ x >= 0,   (u - l) - x >= 0 _|_ s >= 0.
+// The basis is kept as a dense LU of its non-identity block (basic z columns against the rows
+// whose w is nonbasic), refactorized every `refactorization_interval` pivots, with product-form
+// eta updates in between: no full tableau is touched per pivot.
+class LemkeSolver {
+ public:
+  struct Options {
+    // Most pivots before giving up with MaxIterations. 0 = automatic: 10000 + 100 n, where n is
+    // the size of the reduced LCP (Murty's example needs 2^n pivots).
+    int max_pivots = 0;
+    // Natural residual (natural_residual()) below which the final point counts as converged.
+    double tolerance = 1e-10;
+    // Pivots between fresh LU factorizations of the basis (eta updates in between).
+    int refactorization_interval = 64;
+    // Entries of the pivot column below pivot_tolerance * max|column| count as zero.
+    double pivot_tolerance = 1e-12;
+    // Lexicographic tie-breaking in the ratio test. Turn off only to study cycling.
+    bool lexicographic = true;
+    // Warm start: if true and *z holds a vector of the problem's size on entry, start from the
+    // complementary basis in which the variables strictly inside their bounds are basic.
+    // If that basis is feasible it is the answer; otherwise Lemke runs from it (covering
+    // vector B e) and, should that ray-terminate, once more from the cold start.
+    bool warm_start = false;
+
+    bool IsValid(std::string* why) const;
+  };
+
+  struct Summary : SolverSummary {
+    bool ray_termination = false;   // Lemke stopped on a secondary ray: no solution found.
+    bool warm_start_used = false;   // The warm-start basis was accepted as a starting basis.
+    int lcp_size = 0;               // Size of the LCP after reducing the MLCP.
+    int eliminated_free_variables = 0;
+    int split_free_variables = 0;  // free variables split as x+ - x- (singular M_FF)
+    std::string FullReport() const;
+  };
+
+  LemkeSolver() = default;
+  explicit LemkeSolver(const Options& options) : options_(options) {}
+
+  const Options& options() const { return options_; }
+  Options& mutable_options() { return options_; }
+
+  // Solves the problem; *z receives the best point found (the solution when converged).
+  Summary Solve(const LinearComplementarityProblem& problem, Eigen::VectorXd* z);
+
+  // Solves the standard LCP (M, q) directly (no validation beyond sizes, no reduction).
+  // `warm_basis` lists indices i whose z_i starts basic (may be empty).
+  Summary SolveLcp(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
+                   const std::vector<int>& warm_basis, Eigen::VectorXd* z);
+
+ private:
+  // Basis handling (see lemke.cc).
+  Eigen::VectorXd Column(int var) const;
+  bool Refactor();
+  void SolveBasis(const Eigen::VectorXd& b, Eigen::VectorXd* x) const;
+  void SolveBasisTransposed(const Eigen::VectorXd& c, Eigen::VectorXd* y) const;
+  void Ftran(const Eigen::VectorXd& b, Eigen::VectorXd* x) const;
+  void Btran(int position, Eigen::VectorXd* y) const;
+  int ChooseAmongTies(const std::vector<int>& ties, const Eigen::VectorXd& delta);
+
+  Options options_;
+
+  // Workspace of the current LCP (reused across calls of the same size).
+  const Eigen::MatrixXd* M_ = nullptr;
+  Eigen::VectorXd covering_;       // d; the z0 column is -d.
+  std::vector<int> basis_;         // basis_[position] = variable (w_i: i, z_i: n+i, z0: 2n).
+  std::vector<int> position_of_;   // inverse of basis_, -1 if nonbasic.
+  std::vector<int> z_positions_;   // positions holding z variables or z0 (at refactorization)
+  std::vector<int> r_rows_;        // rows whose w is nonbasic (same count)
+  std::vector<int> w_position_;    // row -> position of w_row if basic, else -1
+  Eigen::MatrixXd basis_z_columns_;  // n x k: columns of the basic z variables
+  Eigen::PartialPivLU<Eigen::MatrixXd> lu_;
+  std::vector<int> eta_rows_;
+  Eigen::MatrixXd eta_columns_;
+  int factorizations_ = 0;
+};
+
+}  // namespace ncpkit
+
+#endif  // NCPKIT_SOLVERS_LEMKE_H_

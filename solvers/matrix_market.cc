@@ -1,0 +1,121 @@
+#include "solvers/matrix_market.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace ncpkit {
+namespace {
+
+using internal::TextScanner;
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+Eigen::SparseMatrix<double> ReadMatrixMarket(const std::string& path) {
+  TextScanner in(path);
+  std::string line;
+  if (!in.NextLine(&line)) in.Fail("empty file, expected a %%MatrixMarket header");
+  std::istringstream header(Lower(line));
+  std::string banner, object, format, field, symmetry;
+  header >> banner >> object >> format >> field >> symmetry;
+  if (banner != "%%matrixmarket" || object != "matrix") {
+    in.Fail("expected '%%MatrixMarket matrix ...' header, found '" + line + "'");
+  }
+  if (format != "coordinate" && format != "array") {
+    in.Fail("expected format 'coordinate' or 'array', found '" + format + "'");
+  }
+  if (field != "real" && field != "integer" && field != "double") {
+    in.Fail("expected field 'real' or 'integer', found '" + field + "'");
+  }
+  if (symmetry != "general" && symmetry != "symmetric" && symmetry != "skew-symmetric") {
+    in.Fail("expected symmetry 'general', 'symmetric' or 'skew-symmetric', found '" + symmetry +
+            "'");
+  }
+  if (format == "array" && symmetry != "general") in.Fail("array format must be 'general'");
+  // Skip comment lines.
+  std::string rest;
+  while (true) {
+    if (!in.NextLine(&line)) in.Fail("missing size line");
+    const size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '%') continue;
+    rest = line;
+    break;
+  }
+  TextScanner sizes(path + " (size line)", rest);
+  const int64_t kMax = 50'000'000;
+  const int rows = static_cast<int>(sizes.ReadInt("row count", 1, kMax));
+  const int cols = static_cast<int>(sizes.ReadInt("column count", 1, kMax));
+  Eigen::SparseMatrix<double> M(rows, cols);
+  std::vector<Eigen::Triplet<double>> triplets;
+  if (format == "array") {
+    in.RequireTokens(int64_t{rows} * cols, "array matrix");
+    for (int j = 0; j < cols; ++j) {
+      for (int i = 0; i < rows; ++i) {
+        const double v = in.ReadDouble("matrix entry");
+        if (v != 0.0) triplets.emplace_back(i, j, v);
+      }
+    }
+  } else {
+    const int64_t nnz = sizes.ReadInt("entry count", 0, int64_t{rows} * cols);
+    in.RequireTokens(3 * nnz, "coordinate entries");
+    triplets.reserve(symmetry == "general" ? nnz : 2 * nnz);
+    for (int64_t k = 0; k < nnz; ++k) {
+      const int i = static_cast<int>(in.ReadInt("row index", 1, rows)) - 1;
+      const int j = static_cast<int>(in.ReadInt("column index", 1, cols)) - 1;
+      const double v = in.ReadDouble("entry value");
+      triplets.emplace_back(i, j, v);
+      if (symmetry != "general" && i != j) {
+        triplets.emplace_back(j, i, symmetry == "symmetric" ? v : -v);
+      }
+    }
+  }
+  if (!in.AtEnd()) in.Fail("unexpected data after the last entry");
+  M.setFromTriplets(triplets.begin(), triplets.end());
+  return M;
+}
+
+Eigen::VectorXd ReadVectorFile(const std::string& path) {
+  TextScanner in(path);
+  std::vector<double> values;
+  std::string line;
+  int line_number = 0;
+  while (in.NextLine(&line)) {
+    ++line_number;
+    const size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '%' || line[first] == '#') continue;
+    std::ostringstream name;
+    name << path << ":" << line_number;
+    TextScanner tokens(name.str(), line);
+    while (!tokens.AtEnd()) values.push_back(tokens.ReadDouble("vector entry"));
+  }
+  if (values.empty()) throw ParseError(path + ": expected a vector of numbers, found none");
+  return Eigen::Map<Eigen::VectorXd>(values.data(), static_cast<Eigen::Index>(values.size()));
+}
+
+void WriteMatrixMarket(const std::string& path, const Eigen::SparseMatrix<double>& M) {
+  std::ofstream out(path);
+  out << "%%MatrixMarket matrix coordinate real general\n"
+      << M.rows() << " " << M.cols() << " " << M.nonZeros() << "\n";
+  out.precision(17);
+  for (int j = 0; j < M.outerSize(); ++j) {
+    for (Eigen::SparseMatrix<double>::InnerIterator it(M, j); it; ++it) {
+      out << it.row() + 1 << " " << it.col() + 1 << " " << it.value() << "\n";
+    }
+  }
+}
+
+void WriteVectorFile(const std::string& path, const Eigen::VectorXd& v) {
+  std::ofstream out(path);
+  out.precision(17);
+  for (Eigen::Index i = 0; i < v.size(); ++i) out << v[i] << "\n";
+}
+
+}  // namespace ncpkit

@@ -1,0 +1,239 @@
+#include "solvers/siconos_reader.h"
+
+#include <Eigen/SparseCore>
+#include <limits>
+#include <sstream>
+#include <vector>
+
+#include "solvers/matrix_market.h"
+
+namespace ncpkit {
+namespace {
+
+using internal::TextScanner;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int64_t kMaxDim = 50'000'000;
+
+// A NumericsMatrix as read: dense (column-major storage) or sparse.
+struct NumericsMatrix {
+  int rows = 0, cols = 0;
+  bool dense = true;
+  Eigen::MatrixXd dense_values;
+  Eigen::SparseMatrix<double> sparse_values;
+};
+
+// Reads a NumericsMatrix block; its size must be expected_rows x expected_cols (`context`
+// explains the expectation in the error message).
+NumericsMatrix ReadNumericsMatrix(TextScanner& in, int expected_rows, int expected_cols,
+                                  const std::string& context) {
+  NumericsMatrix m;
+  const int storage = static_cast<int>(in.ReadInt("matrix storage type (0 dense, 1 sparse block)",
+                                                  0, 2));
+  m.rows = static_cast<int>(in.ReadInt("matrix row count size0", 0, kMaxDim));
+  m.cols = static_cast<int>(in.ReadInt("matrix column count size1", 0, kMaxDim));
+  if (m.rows != expected_rows || m.cols != expected_cols) {
+    std::ostringstream os;
+    os << "M is " << m.rows << " x " << m.cols << " but " << context;
+    in.Fail(os.str());
+  }
+  if (storage == 2) in.Fail("NM_SPARSE matrix storage (type 2) is not supported");
+  if (storage == 0) {
+    const int rows = static_cast<int>(in.ReadInt("repeated row count", 0, kMaxDim));
+    const int cols = static_cast<int>(in.ReadInt("repeated column count", 0, kMaxDim));
+    if (rows != m.rows || cols != m.cols) {
+      std::ostringstream os;
+      os << "dense matrix header says " << m.rows << " x " << m.cols << " then " << rows << " x "
+         << cols;
+      in.Fail(os.str());
+    }
+    in.RequireTokens(int64_t{m.rows} * m.cols, "dense matrix");
+    m.dense_values.resize(m.rows, m.cols);
+    for (int j = 0; j < m.cols; ++j) {
+      for (int i = 0; i < m.rows; ++i) {
+        std::ostringstream what;
+        what << "M(" << i << "," << j << ")";
+        m.dense_values(i, j) = in.ReadDouble(what.str());
+      }
+    }
+    return m;
+  }
+  // Sparse block matrix.
+  m.dense = false;
+  const int64_t nbblocks = in.ReadInt("number of stored blocks", 0, kMaxDim);
+  const int64_t nbr = in.ReadInt("number of block rows", 0, kMaxDim);
+  const int64_t nbc = in.ReadInt("number of block columns", 0, kMaxDim);
+  in.RequireTokens(nbr + nbc + 2 + nbr + 1 + nbblocks, "sparse block structure");
+  std::vector<int> row_end(nbr), col_end(nbc);
+  int previous = 0;
+  for (int64_t r = 0; r < nbr; ++r) {
+    row_end[r] = static_cast<int>(in.ReadInt("cumulative block row end", previous + 1, m.rows));
+    previous = row_end[r];
+  }
+  if (nbr > 0 && previous != m.rows) in.Fail("block row ends do not reach the row count");
+  previous = 0;
+  for (int64_t c = 0; c < nbc; ++c) {
+    col_end[c] = static_cast<int>(in.ReadInt("cumulative block column end", previous + 1, m.cols));
+    previous = col_end[c];
+  }
+  if (nbc > 0 && previous != m.cols) in.Fail("block column ends do not reach the column count");
+  in.ReadInt("filled1 (= number of block rows + 1)", nbr + 1, nbr + 1);
+  in.ReadInt("filled2 (= number of stored blocks)", nbblocks, nbblocks);
+  std::vector<int64_t> row_ptr(nbr + 1);
+  for (int64_t r = 0; r <= nbr; ++r) {
+    row_ptr[r] = in.ReadInt("block row pointer", r == 0 ? 0 : row_ptr[r - 1], nbblocks);
+  }
+  if (row_ptr[0] != 0 || row_ptr[nbr] != nbblocks) {
+    in.Fail("block row pointers must start at 0 and end at the number of blocks");
+  }
+  std::vector<int> block_col(nbblocks);
+  for (int64_t k = 0; k < nbblocks; ++k) {
+    block_col[k] = static_cast<int>(in.ReadInt("block column index", 0, nbc - 1));
+  }
+  std::vector<Eigen::Triplet<double>> triplets;
+  for (int64_t r = 0; r < nbr; ++r) {
+    const int row0 = r == 0 ? 0 : row_end[r - 1];
+    const int nr = row_end[r] - row0;
+    for (int64_t k = row_ptr[r]; k < row_ptr[r + 1]; ++k) {
+      std::ostringstream what;
+      what << "block number " << k;
+      in.ReadInt(what.str(), k, k);
+      const int c = block_col[k];
+      const int col0 = c == 0 ? 0 : col_end[c - 1];
+      const int nc = col_end[c] - col0;
+      in.RequireTokens(int64_t{nr} * nc, what.str());
+      for (int j = 0; j < nc; ++j) {
+        for (int i = 0; i < nr; ++i) {
+          const double v = in.ReadDouble(what.str() + " entry");
+          if (v != 0.0) triplets.emplace_back(row0 + i, col0 + j, v);
+        }
+      }
+    }
+  }
+  m.sparse_values.resize(m.rows, m.cols);
+  m.sparse_values.setFromTriplets(triplets.begin(), triplets.end());
+  return m;
+}
+
+Eigen::VectorXd ReadVector(TextScanner& in, int64_t size, const std::string& name) {
+  in.RequireTokens(size, name);
+  Eigen::VectorXd v(size);
+  for (int64_t i = 0; i < size; ++i) {
+    std::ostringstream what;
+    what << name << "(" << i << ")";
+    v[i] = in.ReadDouble(what.str());
+  }
+  return v;
+}
+
+std::string BaseName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+LinearComplementarityProblem MakeProblem(const NumericsMatrix& m, Eigen::VectorXd q,
+                                         Eigen::VectorXd l, Eigen::VectorXd u) {
+  if (m.dense) {
+    return LinearComplementarityProblem(m.dense_values, std::move(q), std::move(l), std::move(u));
+  }
+  return LinearComplementarityProblem(m.sparse_values, std::move(q), std::move(l), std::move(u));
+}
+
+}  // namespace
+
+LinearComplementarityProblem ReadSiconosLcp(const std::string& path) {
+  TextScanner in(path);
+  const int n = static_cast<int>(in.ReadInt("problem size n", 1, kMaxDim));
+  std::ostringstream context;
+  context << "the LCP has size n = " << n;
+  NumericsMatrix m = ReadNumericsMatrix(in, n, n, context.str());
+  Eigen::VectorXd q = ReadVector(in, n, "q");
+  LinearComplementarityProblem problem = MakeProblem(
+      m, std::move(q), Eigen::VectorXd::Zero(n), Eigen::VectorXd::Constant(n, kInf));
+  problem.name = BaseName(path);
+  return problem;
+}
+
+LinearComplementarityProblem ReadSiconosMlcp(const std::string& path) {
+  TextScanner in(path);
+  const bool type1 = in.ReadInt("isStorageType1 (0 or 1)", 0, 1) == 1;
+  const bool type2 = in.ReadInt("isStorageType2 (0 or 1)", 0, 1) == 1;
+  if (!type1 && !type2) in.Fail("neither storage type is set");
+  const int n = static_cast<int>(in.ReadInt("number of equality rows n", 0, kMaxDim));
+  const int m = static_cast<int>(in.ReadInt("number of complementarity rows m", 0, kMaxDim));
+  const int size = n + m;
+  if (size == 0) in.Fail("empty MLCP (n + m = 0)");
+  Eigen::VectorXd l(size), u = Eigen::VectorXd::Constant(size, kInf);
+  if (type1) {
+    std::vector<int> block_rows;
+    while (true) {
+      const int row = static_cast<int>(
+          in.ReadInt("block row start (the list ends with n + m)", 0, size));
+      if (block_rows.empty() && row != 0) in.Fail("the first block row start must be 0");
+      if (!block_rows.empty() && row <= block_rows.back()) {
+        in.Fail("block row starts must increase");
+      }
+      block_rows.push_back(row);
+      if (row >= size) break;
+    }
+    int equality_rows = 0;
+    for (size_t b = 0; b + 1 < block_rows.size(); ++b) {
+      const bool comp = in.ReadInt("block kind (0 equality, 1 complementarity)", 0, 1) == 1;
+      for (int i = block_rows[b]; i < block_rows[b + 1]; ++i) {
+        l[i] = comp ? 0.0 : -kInf;
+        equality_rows += comp ? 0 : 1;
+      }
+    }
+    if (equality_rows != n) {
+      std::ostringstream os;
+      os << "the equality blocks cover " << equality_rows << " rows, but n = " << n;
+      in.Fail(os.str());
+    }
+    std::ostringstream context;
+    context << "n + m = " << size << ": ncpkit solves square MLCPs only";
+    NumericsMatrix M = ReadNumericsMatrix(in, size, size, context.str());
+    Eigen::VectorXd q = ReadVector(in, size, "q");
+    LinearComplementarityProblem problem = MakeProblem(M, std::move(q), l, u);
+    problem.name = BaseName(path);
+    return problem;
+  }
+  // Storage type 2 only: A (n x n), B (m x m), C (n x m), D (m x n), a (n), b (m), row-major.
+  Eigen::MatrixXd M(size, size);
+  in.RequireTokens(int64_t{size} * size + size, "A, B, C, D, a, b");
+  auto read_block = [&](int row0, int col0, int rows, int cols, const char* name) {
+    for (int i = 0; i < rows; ++i) {
+      for (int j = 0; j < cols; ++j) {
+        std::ostringstream what;
+        what << name << "(" << i << "," << j << ")";
+        M(row0 + i, col0 + j) = in.ReadDouble(what.str());
+      }
+    }
+  };
+  read_block(0, 0, n, n, "A");
+  read_block(n, n, m, m, "B");
+  read_block(0, n, n, m, "C");
+  read_block(n, 0, m, n, "D");
+  Eigen::VectorXd q(size);
+  q.head(n) = ReadVector(in, n, "a");
+  q.tail(m) = ReadVector(in, m, "b");
+  l.head(n).setConstant(-kInf);
+  l.tail(m).setZero();
+  LinearComplementarityProblem problem(std::move(M), std::move(q), l, u);
+  problem.name = BaseName(path);
+  return problem;
+}
+
+LinearComplementarityProblem ReadProblemFile(const std::string& path, const std::string& q_path) {
+  const std::string base = BaseName(path);
+  if (base.size() > 4 && base.compare(base.size() - 4, 4, ".mtx") == 0) {
+    if (q_path.empty()) {
+      throw ParseError(path + ": a Matrix Market matrix needs a q vector file (--q FILE)");
+    }
+    LinearComplementarityProblem problem(ReadMatrixMarket(path), ReadVectorFile(q_path));
+    problem.name = base;
+    return problem;
+  }
+  if (base.find("mlcp") != std::string::npos) return ReadSiconosMlcp(path);
+  return ReadSiconosLcp(path);
+}
+
+}  // namespace ncpkit

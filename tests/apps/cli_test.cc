@@ -1,0 +1,106 @@
+// The ncpkit program, run as a user would: exit status, stdout and stderr.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+#include "tests/test_support.h"
+
+namespace ncpkit {
+namespace {
+
+using testing::SharedData;
+using testing::TemporaryFile;
+
+struct Run {
+  int status = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Run RunNcpkit(const std::string& args) {
+  const std::string command = std::string(NCPKIT_BINARY) + " " + args + " 2>&1";
+  Run run;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.output.append(buffer.data(), n);
+  const int raw = pclose(pipe);
+  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return run;
+}
+
+TEST_CASE("solve: converged run exits 0 and prints the summary") {
+  const Run run = RunNcpkit("solve " + SharedData("lcp/lcp_CPS_2.dat"));
+  CHECK(run.status == 0);
+  CHECK(run.output.find("converged") != std::string::npos);
+  CHECK(run.output.find("z                 0 1 3") != std::string::npos);
+}
+
+TEST_CASE("solve --json prints one object per solver with the required fields") {
+  const Run run = RunNcpkit("solve " + SharedData("lcp/lcp_deudeu.dat") + " --solver all --json");
+  CHECK(run.status == 0);
+  for (const char* field : {"\"problem\": \"lcp_deudeu.dat\"", "\"n\": 2", "\"solver\": \"lemke\"",
+                            "\"solver\": \"pgs\"", "\"status\": \"converged\"", "\"iterations\"",
+                            "\"natural_residual\"", "\"time_us\""}) {
+    CHECK_MESSAGE(run.output.find(field) != std::string::npos, field);
+  }
+}
+
+TEST_CASE("solve exits 1 when a requested solver does not converge") {
+  const Run ray = RunNcpkit("solve " + SharedData("lcp/lcp_Pang_isolated_sol_perturbed.dat"));
+  CHECK(ray.status == 1);
+  CHECK(ray.output.find("ray termination") != std::string::npos);
+  const Run table = RunNcpkit("solve " + SharedData("lcp/lcp_CPS_2.dat") + " --solver all");
+  CHECK(table.status == 1);  // PGS: zero diagonal
+  CHECK(table.output.find("M(0,0) = 0") != std::string::npos);
+  const Run capped = RunNcpkit("solve " + SharedData("lcp/lcp_exp_murty2.dat") + " --max-iter 10");
+  CHECK(capped.status == 1);
+  CHECK(capped.output.find("max_iterations") != std::string::npos);
+}
+
+TEST_CASE("usage and input errors exit 2 with a message") {
+  struct Case {
+    std::string args, message;
+  };
+  TemporaryFile nan_file("nan_lcp.dat", "1\n0\n1\n1\n1 1\nnan\n-1\n");
+  TemporaryFile truncated("trunc_lcp.dat", "3\n0\n3\n3\n3 3\n1 2\n");
+  TemporaryFile bounds_l("l.txt", "1 0\n");
+  TemporaryFile matrix("m.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n");
+  TemporaryFile q3("q3.txt", "1 2 3\n");
+  const Case cases[] = {
+      {"solve", "exactly one problem FILE"},
+      {"frobnicate", "unknown command 'frobnicate'"},
+      {"solve /nonexistent.dat", "cannot open file"},
+      {"solve " + nan_file.path(), "is not finite"},
+      {"solve " + truncated.path(), "only"},
+      {"solve " + SharedData("lcp/lcp_CPS_2.dat") + " --solver magic", "unknown solver 'magic'"},
+      {"solve " + SharedData("lcp/lcp_CPS_2.dat") + " --tol -1", "--tol needs a positive number"},
+      {"solve " + SharedData("lcp/lcp_CPS_2.dat") + " --tol nan", "--tol needs a positive number"},
+      {"solve " + SharedData("lcp/lcp_CPS_2.dat") + " --max-iter x", "positive integer"},
+      {"solve " + SharedData("lcp/lcp_CPS_2.dat") + " --bogus", "unknown option '--bogus'"},
+      {"solve " + SharedData("lcp/lcp_CPS_2.dat") + " --tol", "--tol needs a value"},
+      {"solve " + matrix.path(), "needs a q vector file"},
+      {"solve " + matrix.path() + " --q " + q3.path(), "q has 3 entries"},
+      {"solve " + SharedData("mlcp/Rectangular_mlcp.dat"), "square MLCPs only"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    const Run run = RunNcpkit(c.args);
+    CHECK(run.status == 2);
+    CHECK_MESSAGE(run.output.find(c.message) != std::string::npos, run.output);
+  }
+}
+
+TEST_CASE("the demo runs every bundled problem with every solver") {
+  const Run run = RunNcpkit("");
+  CHECK(run.status == 0);
+  CHECK(run.output.find("murty_8") != std::string::npos);
+  CHECK(run.output.find("contact_like_1000") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace ncpkit

@@ -1,0 +1,102 @@
+// Every MLCP file of ../shared/data/mlcp/: solved by at least one solver to natural residual
+// 1e-9, with the expected failures of each solver listed by name and reason.
+#include <doctest/doctest.h>
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "solvers/linear_solve.h"
+#include "solvers/siconos_reader.h"
+#include "tests/test_support.h"
+
+namespace ncpkit {
+namespace {
+
+using testing::SharedData;
+
+const std::string kZeroDiagonal = "PGS needs a positive diagonal; M has a zero diagonal entry";
+const std::string kDiodeRay =
+    "Lemke ray-terminates: the free block is singular and M is not copositive-plus (a solution "
+    "exists: found by enumeration)";
+
+// Expected failures by file and solver. Every other (file, solver) pair must converge.
+const std::map<std::string, std::map<std::string, std::string>>& ExpectedFailures() {
+  static const std::map<std::string, std::map<std::string, std::string>> failures = {
+      {"Buck2_mlcp", {{"pgs", kZeroDiagonal}}},
+      {"BuckFirstStep_mlcp", {{"pgs", kZeroDiagonal}}},
+      {"PD_mlcp", {{"lemke", kDiodeRay}, {"pgs", kZeroDiagonal}}},
+      {"RCD_mlcp", {{"pgs", kZeroDiagonal}}},
+      {"RLCD_mlcp", {{"pgs", kZeroDiagonal}}},
+      {"deudeu_mlcp", {}},
+      {"diodeBridge20_mlcp", {{"lemke", kDiodeRay}, {"pgs", kZeroDiagonal}}},
+      {"diodeBridge_mlcp", {{"lemke", kDiodeRay}, {"pgs", kZeroDiagonal}}},
+      {"m2n1_mlcp", {}},
+      {"relay2_mlcp", {{"pgs", kZeroDiagonal}}},
+  };
+  return failures;
+}
+
+// Files no solver can take, with the reason.
+const std::map<std::string, std::string> kRejected = {
+    {"Rectangular_mlcp", "M is 3 x 2: ncpkit solves square MLCPs only"}};
+
+// Files that no solver of this build solves yet (every solver is an expected failure).
+const std::set<std::string> kUnsolved = {"PD_mlcp", "diodeBridge20_mlcp", "diodeBridge_mlcp"};
+
+TEST_CASE("every Siconos MLCP file is solved by at least one solver, or its failure named") {
+  DIR* dir = opendir(SharedData("mlcp").c_str());
+  REQUIRE(dir != nullptr);
+  std::vector<std::string> names;
+  while (dirent* entry = readdir(dir)) {
+    const std::string file = entry->d_name;
+    if (file.size() > 4 && file.substr(file.size() - 4) == ".dat") {
+      names.push_back(file.substr(0, file.size() - 4));
+    }
+  }
+  closedir(dir);
+  std::sort(names.begin(), names.end());
+  CHECK(names.size() == ExpectedFailures().size() + kRejected.size());
+  for (const std::string& name : names) {
+    CAPTURE(name);
+    const std::string path = SharedData("mlcp/" + name + ".dat");
+    if (kRejected.count(name)) {
+      MESSAGE("expected failure: " << name << " is rejected: " << kRejected.at(name));
+      CHECK_THROWS_AS(ReadSiconosMlcp(path), ParseError);
+      continue;
+    }
+    REQUIRE_MESSAGE(ExpectedFailures().count(name), "no expectation recorded for " << name);
+    const LinearComplementarityProblem problem = ReadSiconosMlcp(path);
+    int solved_by = 0;
+    for (const std::string& solver : LinearSolverNames()) {
+      CAPTURE(solver);
+      LinearSolveSettings settings;
+      settings.tolerance = 1e-9;
+      Eigen::VectorXd z;
+      const SolverSummary summary = SolveLinearProblem(solver, problem, settings, &z);
+      CAPTURE(summary.BriefReport());
+      const auto& failures = ExpectedFailures().at(name);
+      if (failures.count(solver)) {
+        MESSAGE("expected failure: " << solver << " on " << name << ": " << failures.at(solver));
+        CHECK_FALSE(summary.IsSolved());
+        continue;
+      }
+      CHECK(summary.IsSolved());
+      CHECK(natural_residual(problem, z) <= 1e-9);
+      solved_by += summary.IsSolved();
+    }
+    if (kUnsolved.count(name)) {
+      MESSAGE("expected failure: no solver of this build solves " << name);
+      CHECK(solved_by == 0);
+    } else {
+      CHECK(solved_by >= 1);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ncpkit
