@@ -62,8 +62,8 @@ int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out) {
   for (const LinearComplementarityProblem& problem : BundledProblems()) {
     for (const std::string& solver : LinearSolverNames()) {
       Eigen::VectorXd z;
-      records.push_back({problem.name, problem.size(),
-                         SolveLinearProblem(solver, problem, settings, &z)});
+      records.push_back(
+          {problem.name, problem.size(), SolveLinearProblem(solver, problem, settings, &z)});
     }
   }
   PrintTable(records, out);

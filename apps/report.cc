@@ -11,10 +11,18 @@ std::string JsonString(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buffer[8];
@@ -41,8 +49,8 @@ std::string ToJson(const SolveRecord& record) {
   const SolverSummary& s = record.summary;
   std::ostringstream os;
   os << "{\"problem\": " << JsonString(record.problem) << ", \"n\": " << record.n
-     << ", \"solver\": " << JsonString(s.solver) << ", \"status\": " << JsonString(ToString(s.status))
-     << ", \"iterations\": " << s.iterations
+     << ", \"solver\": " << JsonString(s.solver)
+     << ", \"status\": " << JsonString(ToString(s.status)) << ", \"iterations\": " << s.iterations
      << ", \"natural_residual\": " << JsonNumber(s.natural_residual)
      << ", \"time_us\": " << JsonNumber(s.wall_time_seconds * 1e6)
      << ", \"factorizations\": " << s.factorizations << ", \"message\": " << JsonString(s.message)

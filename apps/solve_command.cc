@@ -24,8 +24,7 @@ std::string UsageText() {
 }
 
 int RunSolveCommand(const std::vector<std::string>& args, std::ostream& out) {
-  const CommandLine line =
-      CommandLine::Parse(args, {"q", "solver", "tol", "max-iter"}, {"json"});
+  const CommandLine line = CommandLine::Parse(args, {"q", "solver", "tol", "max-iter"}, {"json"});
   if (line.positional.size() != 1) {
     throw UsageError("solve needs exactly one problem FILE\n" + UsageText());
   }

@@ -25,12 +25,12 @@ struct ReducedLcp {
   Eigen::VectorXd q;
   std::vector<int> kept, free, fixed, boxed;  // variable indices into the original problem
   std::vector<int> kept_rows, free_rows;      // the rows paired with kept / free variables
-  Eigen::VectorXd offset, sign;                // per kept variable
+  Eigen::VectorXd offset, sign;               // per kept variable
   Eigen::FullPivLU<Eigen::MatrixXd> free_lu;
-  Eigen::MatrixXd M_fc;   // M(free, kept)
-  Eigen::VectorXd q_f;    // q(free) + M(free, fixed) l(fixed)
-  int split = 0;          // free variables split as z = x+ - x- (M_FF singular)
-  int free_rank = 0;      // rank of M_FF when split
+  Eigen::MatrixXd M_fc;  // M(free, kept)
+  Eigen::VectorXd q_f;   // q(free) + M(free, fixed) l(fixed)
+  int split = 0;         // free variables split as z = x+ - x- (M_FF singular)
+  int free_rank = 0;     // rank of M_FF when split
 };
 
 ReducedLcp Reduce(const LinearComplementarityProblem& problem) {
@@ -168,8 +168,10 @@ std::vector<int> WarmBasis(const LinearComplementarityProblem& problem, const Re
 
 bool LemkeSolver::Options::IsValid(std::string* why) const {
   std::ostringstream os;
-  if (max_pivots < 0) os << "max_pivots = " << max_pivots << " must be >= 0 (0 = automatic)";
-  else if (!(tolerance > 0.0)) os << "tolerance = " << tolerance << " must be > 0";
+  if (max_pivots < 0)
+    os << "max_pivots = " << max_pivots << " must be >= 0 (0 = automatic)";
+  else if (!(tolerance > 0.0))
+    os << "tolerance = " << tolerance << " must be > 0";
   else if (refactorization_interval < 1)
     os << "refactorization_interval = " << refactorization_interval << " must be >= 1";
   else if (!(pivot_tolerance > 0.0 && pivot_tolerance < 1.0))
@@ -374,8 +376,7 @@ int LemkeSolver::ChooseAmongTies(const std::vector<int>& ties, const Eigen::Vect
 }
 
 LemkeSolver::Summary LemkeSolver::SolveLcp(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
-                                           const std::vector<int>& warm_basis,
-                                           Eigen::VectorXd* z) {
+                                           const std::vector<int>& warm_basis, Eigen::VectorXd* z) {
   Summary summary;
   summary.solver = "lemke";
   summary.tolerance = options_.tolerance;

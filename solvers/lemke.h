@@ -51,9 +51,9 @@ class LemkeSolver {
   };
 
   struct Summary : SolverSummary {
-    bool ray_termination = false;   // Lemke stopped on a secondary ray: no solution found.
-    bool warm_start_used = false;   // The warm-start basis was accepted as a starting basis.
-    int lcp_size = 0;               // Size of the LCP after reducing the MLCP.
+    bool ray_termination = false;  // Lemke stopped on a secondary ray: no solution found.
+    bool warm_start_used = false;  // The warm-start basis was accepted as a starting basis.
+    int lcp_size = 0;              // Size of the LCP after reducing the MLCP.
     int eliminated_free_variables = 0;
     int split_free_variables = 0;  // free variables split as x+ - x- (singular M_FF)
     std::string FullReport() const;
@@ -87,12 +87,12 @@ class LemkeSolver {
 
   // Workspace of the current LCP (reused across calls of the same size).
   const Eigen::MatrixXd* M_ = nullptr;
-  Eigen::VectorXd covering_;       // d; the z0 column is -d.
-  std::vector<int> basis_;         // basis_[position] = variable (w_i: i, z_i: n+i, z0: 2n).
-  std::vector<int> position_of_;   // inverse of basis_, -1 if nonbasic.
-  std::vector<int> z_positions_;   // positions holding z variables or z0 (at refactorization)
-  std::vector<int> r_rows_;        // rows whose w is nonbasic (same count)
-  std::vector<int> w_position_;    // row -> position of w_row if basic, else -1
+  Eigen::VectorXd covering_;         // d; the z0 column is -d.
+  std::vector<int> basis_;           // basis_[position] = variable (w_i: i, z_i: n+i, z0: 2n).
+  std::vector<int> position_of_;     // inverse of basis_, -1 if nonbasic.
+  std::vector<int> z_positions_;     // positions holding z variables or z0 (at refactorization)
+  std::vector<int> r_rows_;          // rows whose w is nonbasic (same count)
+  std::vector<int> w_position_;      // row -> position of w_row if basic, else -1
   Eigen::MatrixXd basis_z_columns_;  // n x k: columns of the basic z variables
   Eigen::PartialPivLU<Eigen::MatrixXd> lu_;
   std::vector<int> eta_rows_;

@@ -39,6 +39,7 @@ LinearComplementarityProblem::LinearComplementarityProblem(Eigen::MatrixXd M, Ei
     }
   }
   sparse_ = M.sparseView();
+  sparse_columns_ = sparse_;
   dense_ = std::move(M);
 }
 
@@ -58,6 +59,7 @@ LinearComplementarityProblem::LinearComplementarityProblem(const Eigen::SparseMa
       }
     }
   }
+  sparse_columns_ = sparse_;
 }
 
 void LinearComplementarityProblem::Validate(int rows, int cols) {

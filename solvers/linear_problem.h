@@ -37,8 +37,11 @@ class LinearComplementarityProblem {
   const Eigen::VectorXd& upper() const { return upper_; }
   // Row-major sparse view of M (always available).
   const RowSparseMatrix& sparse_matrix() const { return sparse_; }
-  // True if M was given dense; dense_matrix() then returns it without a copy.
+  // Column-major sparse view of M (always available).
+  const Eigen::SparseMatrix<double>& sparse_columns() const { return sparse_columns_; }
+  // True if M was given dense; stored_dense_matrix() then returns it without a copy.
   bool has_dense_matrix() const { return dense_.has_value(); }
+  const Eigen::MatrixXd& stored_dense_matrix() const { return *dense_; }
   // Dense M: the stored one, or a conversion of the sparse one.
   Eigen::MatrixXd dense_matrix() const;
   // True if l = 0 and u = +inf everywhere.
@@ -57,6 +60,7 @@ class LinearComplementarityProblem {
 
   std::optional<Eigen::MatrixXd> dense_;
   RowSparseMatrix sparse_;
+  Eigen::SparseMatrix<double> sparse_columns_;
   Eigen::VectorXd q_, lower_, upper_;
 };
 

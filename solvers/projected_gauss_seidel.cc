@@ -9,11 +9,12 @@ namespace ncpkit {
 
 bool ProjectedGaussSeidel::Options::IsValid(std::string* why) const {
   std::ostringstream os;
-  if (max_sweeps < 1) os << "max_sweeps = " << max_sweeps << " must be >= 1";
-  else if (!(tolerance > 0.0)) os << "tolerance = " << tolerance << " must be > 0";
-  else if (!(omega > 0.0 && omega < 2.0)) os << "omega = " << omega << " must be in (0, 2)";
-  else if (residual_check_interval < 1)
-    os << "residual_check_interval = " << residual_check_interval << " must be >= 1";
+  if (max_sweeps < 1)
+    os << "max_sweeps = " << max_sweeps << " must be >= 1";
+  else if (!(tolerance > 0.0))
+    os << "tolerance = " << tolerance << " must be > 0";
+  else if (!(omega > 0.0 && omega < 2.0))
+    os << "omega = " << omega << " must be in (0, 2)";
   if (why) *why = os.str();
   return os.str().empty();
 }
@@ -44,7 +45,6 @@ ProjectedGaussSeidel::Summary ProjectedGaussSeidel::Solve(
   }
   const int n = problem.size();
   const RowSparseMatrix& M = problem.sparse_matrix();
-  const Eigen::VectorXd& q = problem.q();
   const Eigen::VectorXd& l = problem.lower();
   const Eigen::VectorXd& u = problem.upper();
 
@@ -67,23 +67,37 @@ ProjectedGaussSeidel::Summary ProjectedGaussSeidel::Solve(
   for (int i = 0; i < n; ++i) (*z)[i] = std::min(u[i], std::max(l[i], (*z)[i]));
 
   const double omega = options_.omega;
-  const int* outer = M.outerIndexPtr();
-  const int* inner = M.innerIndexPtr();
-  const double* values = M.valuePtr();
+  const bool dense = problem.has_dense_matrix();
+  const Eigen::SparseMatrix<double>& columns = problem.sparse_columns();
+  const int* outer = columns.outerIndexPtr();
+  const int* inner = columns.innerIndexPtr();
+  const double* values = columns.valuePtr();
+  problem.Affine(*z, &w_);
   double* zi = z->data();
+  double* w = w_.data();
   for (int sweep = 1; sweep <= options_.max_sweeps; ++sweep) {
     for (int i = 0; i < n; ++i) {
-      double w = q[i];
-      for (int k = outer[i]; k < outer[i + 1]; ++k) w += values[k] * zi[inner[k]];
-      zi[i] = std::min(u[i], std::max(l[i], zi[i] - omega * w * inverse_diagonal_[i]));
+      const double updated =
+          std::min(u[i], std::max(l[i], zi[i] - omega * w[i] * inverse_diagonal_[i]));
+      const double delta = updated - zi[i];
+      if (delta == 0.0) continue;
+      zi[i] = updated;
+      if (dense) {
+        w_.noalias() += delta * problem.stored_dense_matrix().col(i);
+      } else {
+        for (int k = outer[i]; k < outer[i + 1]; ++k) w[inner[k]] += delta * values[k];
+      }
     }
     summary.iterations = sweep;
-    if (sweep % options_.residual_check_interval != 0 && sweep != options_.max_sweeps) continue;
-    problem.Affine(*z, &w_);
     summary.natural_residual = natural_residual(*z, w_, l, u);
     if (summary.natural_residual <= options_.tolerance) {
-      summary.status = Status::Converged;
-      return finish();
+      // Confirm with w recomputed from scratch (the updates accumulate rounding).
+      problem.Affine(*z, &w_);
+      summary.natural_residual = natural_residual(*z, w_, l, u);
+      if (summary.natural_residual <= options_.tolerance) {
+        summary.status = Status::Converged;
+        return finish();
+      }
     }
     if (!std::isfinite(summary.natural_residual)) {
       std::ostringstream os;
@@ -93,6 +107,8 @@ ProjectedGaussSeidel::Summary ProjectedGaussSeidel::Solve(
       return finish();
     }
   }
+  problem.Affine(*z, &w_);
+  summary.natural_residual = natural_residual(*z, w_, l, u);
   std::ostringstream os;
   os.precision(3);
   os << "natural residual " << std::scientific << summary.natural_residual << " > tolerance "

@@ -11,19 +11,21 @@
 namespace ncpkit {
 
 // Projected Gauss-Seidel with relaxation (PSOR; Cottle, Pang & Stone sec. 5.2): one sweep
-// updates, row by row over the sparse rows of M,
+// updates, row by row,
 //   z_i <- mid(l_i, u_i, z_i - omega (M z + q)_i / M_ii)
-// using the newest z. Converges for symmetric positive definite M and 0 < omega < 2; on other
-// problems it may stall or diverge, which the summary reports. Every diagonal entry must be
-// positive: a zero or negative M_ii is reported as InvalidInput naming the row.
+// using the newest z. w = M z + q is kept up to date by adding (change of z_i) * column i of M
+// (dense columns, or the sparse columns), so the natural residual costs O(n) per sweep; w is
+// recomputed from scratch before convergence is declared. Converges for symmetric positive definite
+// M and 0 < omega < 2; on other problems it may stall or diverge, which the summary reports. Every
+// diagonal entry must be positive: a zero or negative M_ii is reported as InvalidInput naming the
+// row.
 class ProjectedGaussSeidel {
  public:
   struct Options {
-    int max_sweeps = 10000;       // Sweeps before MaxIterations.
-    double tolerance = 1e-10;     // Stop when natural_residual() <= tolerance.
-    double omega = 1.0;           // Relaxation, 0 < omega < 2 (1 = plain Gauss-Seidel).
-    int residual_check_interval = 1;  // Sweeps between natural-residual evaluations.
-    bool warm_start = false;      // Start from *z if it has the problem's size on entry.
+    int max_sweeps = 10000;    // Sweeps before MaxIterations.
+    double tolerance = 1e-10;  // Stop when natural_residual() <= tolerance.
+    double omega = 1.0;        // Relaxation, 0 < omega < 2 (1 = plain Gauss-Seidel).
+    bool warm_start = false;   // Start from *z if it has the problem's size on entry.
     bool IsValid(std::string* why) const;
   };
 

@@ -27,8 +27,8 @@ struct NumericsMatrix {
 NumericsMatrix ReadNumericsMatrix(TextScanner& in, int expected_rows, int expected_cols,
                                   const std::string& context) {
   NumericsMatrix m;
-  const int storage = static_cast<int>(in.ReadInt("matrix storage type (0 dense, 1 sparse block)",
-                                                  0, 2));
+  const int storage =
+      static_cast<int>(in.ReadInt("matrix storage type (0 dense, 1 sparse block)", 0, 2));
   m.rows = static_cast<int>(in.ReadInt("matrix row count size0", 0, kMaxDim));
   m.cols = static_cast<int>(in.ReadInt("matrix column count size1", 0, kMaxDim));
   if (m.rows != expected_rows || m.cols != expected_cols) {
@@ -147,8 +147,8 @@ LinearComplementarityProblem ReadSiconosLcp(const std::string& path) {
   context << "the LCP has size n = " << n;
   NumericsMatrix m = ReadNumericsMatrix(in, n, n, context.str());
   Eigen::VectorXd q = ReadVector(in, n, "q");
-  LinearComplementarityProblem problem = MakeProblem(
-      m, std::move(q), Eigen::VectorXd::Zero(n), Eigen::VectorXd::Constant(n, kInf));
+  LinearComplementarityProblem problem =
+      MakeProblem(m, std::move(q), Eigen::VectorXd::Zero(n), Eigen::VectorXd::Constant(n, kInf));
   problem.name = BaseName(path);
   return problem;
 }
@@ -166,8 +166,8 @@ LinearComplementarityProblem ReadSiconosMlcp(const std::string& path) {
   if (type1) {
     std::vector<int> block_rows;
     while (true) {
-      const int row = static_cast<int>(
-          in.ReadInt("block row start (the list ends with n + m)", 0, size));
+      const int row =
+          static_cast<int>(in.ReadInt("block row start (the list ends with n + m)", 0, size));
       if (block_rows.empty() && row != 0) in.Fail("the first block row start must be 0");
       if (!block_rows.empty() && row <= block_rows.back()) {
         in.Fail("block row starts must increase");

@@ -1,4 +1,5 @@
-// Readers for the Siconos numerics ".dat" LCP and MLCP files (../shared/data/FORMAT-siconos-dat.md).
+// Readers for the Siconos numerics ".dat" LCP and MLCP files
+// (../shared/data/FORMAT-siconos-dat.md).
 #ifndef NCPKIT_SOLVERS_SICONOS_READER_H_
 #define NCPKIT_SOLVERS_SICONOS_READER_H_
 

@@ -42,9 +42,9 @@ std::string CommonFullReport(const SolverSummary& summary) {
                 "natural residual  %.6e (tolerance %.1e)\n"
                 "factorizations    %d\n"
                 "wall time         %.3f ms\n",
-                summary.solver.c_str(), ToString(summary.status).c_str(),
-                summary.message.c_str(), summary.iterations, summary.natural_residual,
-                summary.tolerance, summary.factorizations, summary.wall_time_seconds * 1e3);
+                summary.solver.c_str(), ToString(summary.status).c_str(), summary.message.c_str(),
+                summary.iterations, summary.natural_residual, summary.tolerance,
+                summary.factorizations, summary.wall_time_seconds * 1e3);
   return buffer;
 }
 

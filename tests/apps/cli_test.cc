@@ -1,6 +1,5 @@
 // The ncpkit program, run as a user would: exit status, stdout and stderr.
 #include <doctest/doctest.h>
-
 #include <sys/wait.h>
 
 #include <array>
@@ -27,7 +26,8 @@ Run RunNcpkit(const std::string& args) {
   REQUIRE(pipe != nullptr);
   std::array<char, 4096> buffer;
   size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.output.append(buffer.data(), n);
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    run.output.append(buffer.data(), n);
   const int raw = pclose(pipe);
   run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   return run;

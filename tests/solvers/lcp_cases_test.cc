@@ -1,7 +1,6 @@
 // Every LCP file of ../shared/data/lcp/ with every solver; expectations from lcp/CASES.md.
-#include <doctest/doctest.h>
-
 #include <dirent.h>
+#include <doctest/doctest.h>
 
 #include <algorithm>
 #include <map>
@@ -48,7 +47,8 @@ const std::map<std::string, Expectation>& Cases() {
       {"lcp_deudeu_block", {{4.0 / 3.0, 7.0 / 3.0}, {}}},
       {"lcp_ortiz", {{2.0 / 3.0, 0, 1.0 / 3.0, 0}, {}}},
       {"lcp_ortiz_block", {{2.0 / 3.0, 0, 1.0 / 3.0, 0}, {}}},
-      {"lcp_trivial", {{1, 1.0 / 2, 1.0 / 3, 1.0 / 4, 1.0 / 5, 1.0 / 6, 1.0 / 7, 1.0 / 8, 1.0 / 9}, {}}},
+      {"lcp_trivial",
+       {{1, 1.0 / 2, 1.0 / 3, 1.0 / 4, 1.0 / 5, 1.0 / 6, 1.0 / 7, 1.0 / 8, 1.0 / 9}, {}}},
       {"lcp_trivial_block",
        {{1, 1.0 / 2, 1.0 / 3, 1.0 / 4, 1.0 / 5, 1.0 / 6, 1.0 / 7, 1.0 / 8, 1.0 / 9}, {}}},
       {"lcp_enum_fails", {{}, {{"pgs", kZeroDiagonal}}}},
@@ -121,7 +121,8 @@ TEST_CASE("Lemke ray termination is its own outcome") {
     CHECK(summary.ray_termination);
     CHECK(summary.message.find("ray termination") != std::string::npos);
   }
-  const LemkeSolver::Summary solved = lemke.Solve(ReadSiconosLcp(SharedData("lcp/lcp_CPS_2.dat")), &z);
+  const LemkeSolver::Summary solved =
+      lemke.Solve(ReadSiconosLcp(SharedData("lcp/lcp_CPS_2.dat")), &z);
   CHECK_FALSE(solved.ray_termination);
 }
 

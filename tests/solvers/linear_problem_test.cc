@@ -25,18 +25,18 @@ TEST_CASE("problem validation rejects bad input with a message") {
   Eigen::MatrixXd M = Eigen::MatrixXd::Identity(2, 2);
   Eigen::VectorXd q(2);
   q << -1, 1;
-  CHECK(ErrorOf([&] { LinearComplementarityProblem(Eigen::MatrixXd(2, 3), q); })
-            .find("2 x 3, it must be square") != std::string::npos);
-  CHECK(ErrorOf([&] { LinearComplementarityProblem(M, Eigen::VectorXd(3)); })
-            .find("q has 3 entries") != std::string::npos);
+  CHECK(ErrorOf([&] {
+          LinearComplementarityProblem(Eigen::MatrixXd(2, 3), q);
+        }).find("2 x 3, it must be square") != std::string::npos);
+  CHECK(ErrorOf([&] {
+          LinearComplementarityProblem(M, Eigen::VectorXd(3));
+        }).find("q has 3 entries") != std::string::npos);
   Eigen::MatrixXd bad = M;
   bad(1, 0) = std::nan("");
-  CHECK(ErrorOf([&] { LinearComplementarityProblem(bad, q); }).find("M(1,0)") !=
-        std::string::npos);
+  CHECK(ErrorOf([&] { LinearComplementarityProblem(bad, q); }).find("M(1,0)") != std::string::npos);
   Eigen::VectorXd bad_q = q;
   bad_q[1] = kInf;
-  CHECK(ErrorOf([&] { LinearComplementarityProblem(M, bad_q); }).find("q(1)") !=
-        std::string::npos);
+  CHECK(ErrorOf([&] { LinearComplementarityProblem(M, bad_q); }).find("q(1)") != std::string::npos);
   Eigen::VectorXd l(2), u(2);
   l << 0, 2;
   u << 1, 1;
@@ -51,8 +51,7 @@ TEST_CASE("problem validation rejects bad input with a message") {
         std::string::npos);
   Eigen::SparseMatrix<double> S(2, 2);
   S.insert(0, 0) = std::nan("");
-  CHECK(ErrorOf([&] { LinearComplementarityProblem(S, q); }).find("M(0,0)") !=
-        std::string::npos);
+  CHECK(ErrorOf([&] { LinearComplementarityProblem(S, q); }).find("M(0,0)") != std::string::npos);
 }
 
 TEST_CASE("natural residual is ||z - mid(l, u, z - F)||_inf") {

@@ -47,12 +47,12 @@ TEST_CASE("malformed Matrix Market files are reported") {
   CHECK(ErrorOf("").find("empty file") != std::string::npos);
   CHECK(ErrorOf("%%MatrixMarket vector coordinate real general\n").find("header") !=
         std::string::npos);
-  CHECK(ErrorOf("%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1\n")
-            .find("field") != std::string::npos);
+  CHECK(ErrorOf("%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1\n").find("field") !=
+        std::string::npos);
   CHECK(ErrorOf("%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1.0\n")
             .find("row index in [1, 2], found 3") != std::string::npos);
-  CHECK(ErrorOf("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n")
-            .find("only") != std::string::npos);
+  CHECK(ErrorOf("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n").find("only") !=
+        std::string::npos);
 }
 
 TEST_CASE("vector files and .mtx problems") {

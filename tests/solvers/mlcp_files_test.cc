@@ -1,8 +1,7 @@
 // Every MLCP file of ../shared/data/mlcp/: solved by at least one solver to natural residual
 // 1e-9, with the expected failures of each solver listed by name and reason.
-#include <doctest/doctest.h>
-
 #include <dirent.h>
+#include <doctest/doctest.h>
 
 #include <algorithm>
 #include <map>

@@ -71,14 +71,14 @@ TEST_CASE("malformed LCP files give a message with the line and what was expecte
   CHECK(ParseErrorOf("missing.dat", "").find("expected problem size n") != std::string::npos);
   CHECK(ParseErrorOf("word.dat", "2\n0\n2\n2\n2 2\n1 0 zero 1\n1 1\n")
             .find(":6: expected M(0,1) (a number), found 'zero'") != std::string::npos);
-  CHECK(ParseErrorOf("short.dat", "2\n0\n2\n2\n2 2\n1 0 0 1\n1\n").find("expected q(1) (a number), found end of file") !=
-        std::string::npos);
+  CHECK(ParseErrorOf("short.dat", "2\n0\n2\n2\n2 2\n1 0 0 1\n1\n")
+            .find("expected q(1) (a number), found end of file") != std::string::npos);
   CHECK(ParseErrorOf("storage.dat", "2\n7\n2\n2\n").find("storage type") != std::string::npos);
   CHECK(ParseErrorOf("size.dat", "-3\n").find("problem size n in [1,") != std::string::npos);
   CHECK(ParseErrorOf("huge.dat", "2000000\n0\n2000000\n2000000\n2000000 2000000\n1\n")
             .find("needs 4000000000000 values") != std::string::npos);
-  CHECK(ParseErrorOf("mismatch.dat", "2\n0\n3\n3\n3 3\n").find("M is 3 x 3 but the LCP has size n = 2") !=
-        std::string::npos);
+  CHECK(ParseErrorOf("mismatch.dat", "2\n0\n3\n3\n3 3\n")
+            .find("M is 3 x 3 but the LCP has size n = 2") != std::string::npos);
   CHECK(ParseErrorOf("header.dat", "2\n0\n2\n2\n2 3\n").find("then 2 x 3") != std::string::npos);
   CHECK(ParseErrorOf("nan.dat", "1\n0\n1\n1\n1 1\nnan\n-1\n").find("invalid: ") !=
         std::string::npos);

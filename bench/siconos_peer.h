@@ -1,0 +1,23 @@
+// Siconos numerics as a peer library for the benchmarks (optional, see CMakeLists.txt).
+#ifndef NCPKIT_BENCH_SICONOS_PEER_H_
+#define NCPKIT_BENCH_SICONOS_PEER_H_
+
+#include <Eigen/Dense>
+
+namespace ncpkit::bench {
+
+enum class SiconosLcpSolver { LexicoLemke, Pgs, NewtonFB };
+
+struct SiconosResult {
+  int info = -1;       // Siconos' termination code (0 = success)
+  int iterations = 0;  // iparam[SICONOS_IPARAM_ITER_DONE]
+};
+
+// Solves the LCP (M, q) with Siconos; `tolerance` is Siconos' own error measure.
+SiconosResult SiconosSolveLcp(SiconosLcpSolver solver, const Eigen::MatrixXd& M,
+                              const Eigen::VectorXd& q, double tolerance, int max_iterations,
+                              Eigen::VectorXd* z);
+
+}  // namespace ncpkit::bench
+
+#endif  // NCPKIT_BENCH_SICONOS_PEER_H_
