@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ncpkit needs, if any is missing (run as root on Debian 12).
+set -euo pipefail
+required=(g++ cmake make libeigen3-dev libsuitesparse-dev libceres-dev doctest-dev libbenchmark-dev)
+# Optional peer library: the benchmarks measure ratios against Siconos numerics when present.
+optional=(libsiconos-numerics-dev)
+
+missing() {
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+  done
+}
+need=$(missing "${required[@]}")
+want=$(missing "${optional[@]}")
+if [ -n "$need$want" ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  if [ -n "$need" ]; then
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $need
+  fi
+  if [ -n "$want" ]; then
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $want ||
+      echo "note: optional $want not installed; peer benchmarks are skipped"
+  fi
+fi

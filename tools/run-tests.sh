@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds ncpkit and runs the whole test suite: a smoke run of the benchmarks, the unit tests
+# built with AddressSanitizer + UndefinedBehaviorSanitizer, and the unit tests (Release), whose
+# ctest summary closes the output. Expects ../shared (the shared test data) beside the
+# repository.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc 2>/dev/null || echo 2)
+
+echo "== Release build"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j "$jobs"
+
+echo "== Benchmark smoke run (small sizes, so that the benchmarks never rot)"
+build/bench/ncpkit_bench --benchmark_filter='/(10|100)$' --benchmark_min_time=0.01
+
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
+cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNCPKIT_SANITIZE=ON \
+  -DNCPKIT_BUILD_BENCHMARKS=OFF >/dev/null
+cmake --build build-sanitize -j "$jobs"
+(cd build-sanitize && ctest --output-on-failure)
+
+echo "== Release tests"
+(cd build && ctest --output-on-failure)
