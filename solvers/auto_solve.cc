@@ -1,0 +1,189 @@
+#include "solvers/auto_solve.h"
+
+#include <chrono>
+#include <functional>
+#include <limits>
+#include <sstream>
+#include <vector>
+
+#include "solvers/lemke.h"
+#include "solvers/semismooth_newton.h"
+
+namespace ncpkit {
+namespace {
+
+// Runs attempts in order until one converges; keeps the best point.
+class AttemptLog {
+ public:
+  AttemptLog(AutoSolveSummary* summary, Eigen::VectorXd* z) : summary_(summary), z_(z) {}
+
+  // Returns true if this attempt converged.
+  bool Record(const SolverSummary& attempt, const std::string& label, const Eigen::VectorXd& x) {
+    ++summary_->attempts;
+    summary_->iterations += attempt.iterations;
+    summary_->factorizations += attempt.factorizations;
+    if (!summary_->path.empty()) summary_->path += "; ";
+    summary_->path += label + ": " + ToString(attempt.status);
+    if (!attempt.IsSolved() && !attempt.message.empty()) {
+      summary_->path += " (" + attempt.message + ")";
+    }
+    if (attempt.natural_residual < best_ || best_point_.size() == 0) {
+      best_ = attempt.natural_residual;
+      best_point_ = x;
+      best_status_ = attempt.status;
+    }
+    if (attempt.IsSolved()) summary_->solved_by = label;
+    return attempt.IsSolved();
+  }
+
+  void Finish() {
+    *z_ = best_point_;
+    summary_->natural_residual = best_;
+    if (!summary_->solved_by.empty()) {
+      summary_->status = Status::Converged;
+      summary_->message = "solved by " + summary_->solved_by;
+    } else {
+      summary_->status = best_status_ == Status::InvalidInput ? Status::InvalidInput
+                                                              : Status::Failed;
+      std::ostringstream os;
+      os.precision(3);
+      os << "no method reached the tolerance; best natural residual " << std::scientific
+         << best_ << " (" << summary_->attempts << " attempts)";
+      summary_->message = os.str();
+    }
+  }
+
+ private:
+  AutoSolveSummary* summary_;
+  Eigen::VectorXd* z_;
+  double best_ = std::numeric_limits<double>::infinity();
+  Eigen::VectorXd best_point_;
+  Status best_status_ = Status::NotRun;
+};
+
+FischerBurmeisterNewton::Options NewtonOptions(const AutoSolveOptions& options,
+                                               NcpFunction function) {
+  FischerBurmeisterNewton::Options o;
+  o.tolerance = options.tolerance;
+  o.max_iterations = options.max_iterations;
+  o.ncp_function = function;
+  return o;
+}
+
+bool RunMcpChain(const MixedComplementarityProblem& problem, const Eigen::VectorXd& start,
+                 const AutoSolveOptions& options, AttemptLog* log) {
+  const int n = problem.size();
+  const Eigen::VectorXd& l = problem.lower();
+  const Eigen::VectorXd& u = problem.upper();
+  auto project = [&](Eigen::VectorXd x) { return Eigen::VectorXd(x.cwiseMax(l).cwiseMin(u)); };
+  struct Attempt {
+    NcpFunction function;
+    Eigen::VectorXd start;
+    std::string label;
+  };
+  std::vector<Attempt> attempts = {
+      {NcpFunction::FischerBurmeister, start, "fb-newton"},
+      {NcpFunction::PenalizedFischerBurmeister, start, "penalized-fb"},
+      {NcpFunction::MinMap, start, "minmap-newton"},
+  };
+  const Eigen::VectorXd ones = Eigen::VectorXd::Ones(n);
+  std::vector<std::pair<Eigen::VectorXd, std::string>> restarts = {
+      {project(start + ones), "start + 1"}, {project(ones), "1"}, {project(10.0 * ones), "10"}};
+  if (l.allFinite() && u.allFinite()) restarts.push_back({0.5 * (l + u), "box midpoint"});
+  for (const auto& [point, name] : restarts) {
+    attempts.push_back({NcpFunction::FischerBurmeister, point, "fb-newton from " + name});
+    attempts.push_back({NcpFunction::PenalizedFischerBurmeister, point, "penalized-fb from " + name});
+  }
+  for (const Attempt& attempt : attempts) {
+    FischerBurmeisterNewton newton(NewtonOptions(options, attempt.function));
+    Eigen::VectorXd x = attempt.start;
+    const auto summary = newton.Solve(problem, &x);
+    if (log->Record(summary, attempt.label, x)) return true;
+    if (summary.status == Status::InvalidInput) return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool AutoSolveOptions::IsValid(std::string* why) const {
+  std::ostringstream os;
+  if (!(tolerance > 0.0)) os << "tolerance = " << tolerance << " must be > 0";
+  else if (max_iterations < 1) os << "max_iterations = " << max_iterations << " must be >= 1";
+  if (why) *why = os.str();
+  return os.str().empty();
+}
+
+std::string AutoSolveSummary::FullReport() const {
+  return CommonFullReport(*this) + "solved by         " + (solved_by.empty() ? "-" : solved_by) +
+         "\npath              " + path + "\n";
+}
+
+AutoSolveSummary AutoSolve(const MixedComplementarityProblem& problem, Eigen::VectorXd* z,
+                           const AutoSolveOptions& options) {
+  const auto start_time = std::chrono::steady_clock::now();
+  AutoSolveSummary summary;
+  summary.solver = "auto";
+  summary.tolerance = options.tolerance;
+  std::string why;
+  if (!options.IsValid(&why)) {
+    summary.status = Status::InvalidInput;
+    summary.message = "invalid options: " + why;
+    return summary;
+  }
+  const int n = problem.size();
+  Eigen::VectorXd start = *z;
+  if (start.size() != n || !start.allFinite()) {
+    start = Eigen::VectorXd::Zero(n).cwiseMax(problem.lower()).cwiseMin(problem.upper());
+  }
+  AttemptLog log(&summary, z);
+  RunMcpChain(problem, start, options, &log);
+  log.Finish();
+  summary.wall_time_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
+  return summary;
+}
+
+AutoSolveSummary AutoSolve(const LinearComplementarityProblem& problem, Eigen::VectorXd* z,
+                           const AutoSolveOptions& options) {
+  const auto start_time = std::chrono::steady_clock::now();
+  AutoSolveSummary summary;
+  summary.solver = "auto";
+  summary.tolerance = options.tolerance;
+  std::string why;
+  if (!options.IsValid(&why)) {
+    summary.status = Status::InvalidInput;
+    summary.message = "invalid options: " + why;
+    return summary;
+  }
+  const int n = problem.size();
+  Eigen::VectorXd start = *z;
+  if (start.size() != n || !start.allFinite()) {
+    start = Eigen::VectorXd::Zero(n).cwiseMax(problem.lower()).cwiseMin(problem.upper());
+  }
+  AttemptLog log(&summary, z);
+  const LinearMcp mcp(problem);
+  bool solved = false;
+  {
+    FischerBurmeisterNewton newton(NewtonOptions(options, NcpFunction::FischerBurmeister));
+    Eigen::VectorXd x = start;
+    solved = log.Record(newton.Solve(mcp, &x), "fb-newton", x);
+  }
+  if (!solved) {
+    LemkeSolver::Options lemke_options;
+    lemke_options.tolerance = options.tolerance;
+    LemkeSolver lemke(lemke_options);
+    Eigen::VectorXd x;
+    solved = log.Record(lemke.Solve(problem, &x), "lemke", x);
+  }
+  if (!solved) {
+    // The rest of the MCP chain (FB Newton from the start was tried above).
+    RunMcpChain(mcp, start, options, &log);
+  }
+  log.Finish();
+  summary.wall_time_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
+  return summary;
+}
+
+}  // namespace ncpkit

@@ -1,0 +1,97 @@
+// Semismooth Newton methods for MCPs: Fischer-Burmeister (plain and penalized) and min-map.
+#ifndef NCPKIT_SOLVERS_SEMISMOOTH_NEWTON_H_
+#define NCPKIT_SOLVERS_SEMISMOOTH_NEWTON_H_
+
+#include <Eigen/Dense>
+#include <Eigen/SparseCore>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "solvers/mcp.h"
+#include "solvers/ncp_functions.h"
+#include "solvers/status.h"
+
+namespace ncpkit {
+
+class KluLu;
+
+// Semismooth Newton on Phi(z) = 0, Phi_i = NCP function of (z_i, F_i(z)) (ncp_functions.h):
+// Newton direction H d = -Phi with H = D_a + D_b J an element of the generalized Jacobian,
+// Armijo line search (optionally non-monotone, Grippo, Lampariello & Lucidi 1986) on the
+// merit Psi = 1/2 ||Phi||^2, and a Levenberg-Marquardt direction (H^T H + mu I) d = -H^T Phi
+// when H is singular or the Newton direction is not a descent direction
+// (De Luca, Facchinei & Kanzow 1996: grad Psi^T d <= -rho ||d||^p).
+// Linear systems: dense LU for small problems, SuiteSparse KLU otherwise, the symbolic
+// analysis reused while the Jacobian's pattern does not change.
+// Convergence is judged on the natural residual, like every ncpkit solver. A point where
+// F cannot be evaluated (NaN / Inf, or Evaluate() false) during the line search shortens
+// the step.
+class FischerBurmeisterNewton {
+ public:
+  enum class LinearSolver { Auto, Dense, SparseKlu };
+
+  struct Options {
+    NcpFunction ncp_function = NcpFunction::FischerBurmeister;
+    double penalty_lambda = 0.95;  // lambda in (0, 1] of the penalized FB function
+    LinearSolver linear_solver = LinearSolver::Auto;
+    int dense_threshold = 100;     // Auto: dense LU below this size, KLU from it on
+    double tolerance = 1e-10;      // natural residual
+    int max_iterations = 200;
+    double armijo_sigma = 1e-4;
+    double backtrack_factor = 0.5;
+    int max_line_search_steps = 40;
+    int nonmonotone_memory = 1;    // 1 = monotone Armijo; M > 1 compares with the max of the
+                                   // last M merit values
+    double descent_rho = 1e-10;    // descent test grad^T d <= -rho ||d||^descent_p
+    double descent_p = 2.1;
+    // Stop as stalled when the natural residual has not dropped by stall_factor over
+    // stall_window iterations.
+    int stall_window = 20;
+    double stall_factor = 0.5;
+    bool record_history = false;   // per-iteration records in the summary
+    bool IsValid(std::string* why) const;
+  };
+
+  struct IterationRecord {
+    int iteration = 0;
+    double natural_residual = 0.0;
+    double merit = 0.0;        // 1/2 ||Phi||^2
+    double step_length = 0.0;  // accepted t
+    int line_search_steps = 0;
+    bool levenberg_marquardt = false;
+  };
+
+  struct Summary : SolverSummary {
+    int line_search_steps = 0;     // extra evaluations in line searches
+    int levenberg_marquardt_steps = 0;
+    bool dense_linear_algebra = false;
+    double observed_rate = 0.0;    // mean ratio of successive natural residuals, last iterations
+    std::string diagnostic;        // e.g. linear convergence near a degenerate solution
+    std::vector<IterationRecord> history;
+    std::string FullReport() const;
+  };
+
+  FischerBurmeisterNewton();
+  explicit FischerBurmeisterNewton(const Options& options);
+  ~FischerBurmeisterNewton();
+
+  const Options& options() const { return options_; }
+  Options& mutable_options() { return options_; }
+
+  // Solves from *z if it has the problem's size (warm start), else from the projection of 0
+  // onto [l, u]. *z receives the best point found.
+  Summary Solve(const MixedComplementarityProblem& problem, Eigen::VectorXd* z);
+
+ private:
+  Options options_;
+  std::unique_ptr<KluLu> klu_;
+};
+
+// The solver name used in reports for the options' variant ("fb-newton", "penalized-fb",
+// "minmap-newton").
+std::string SemismoothNewtonName(const FischerBurmeisterNewton::Options& options);
+
+}  // namespace ncpkit
+
+#endif  // NCPKIT_SOLVERS_SEMISMOOTH_NEWTON_H_

@@ -1,0 +1,68 @@
+#include "solvers/sparse_lu.h"
+
+#include <klu.h>
+
+#include <cmath>
+
+namespace ncpkit {
+
+struct KluLu::Impl {
+  klu_common common;
+  klu_symbolic* symbolic = nullptr;
+  klu_numeric* numeric = nullptr;
+  int n = -1;
+  Eigen::Index nnz = -1;
+};
+
+KluLu::KluLu() : impl_(new Impl) { klu_defaults(&impl_->common); }
+
+KluLu::~KluLu() {
+  FreeNumeric();
+  if (impl_->symbolic) klu_free_symbolic(&impl_->symbolic, &impl_->common);
+  delete impl_;
+}
+
+void KluLu::FreeNumeric() {
+  if (impl_->numeric) klu_free_numeric(&impl_->numeric, &impl_->common);
+}
+
+void KluLu::analyzePattern(const Eigen::SparseMatrix<double>& A) {
+  FreeNumeric();
+  if (impl_->symbolic) klu_free_symbolic(&impl_->symbolic, &impl_->common);
+  info_ = Eigen::InvalidInput;
+  if (A.rows() != A.cols() || !A.isCompressed()) return;
+  impl_->n = static_cast<int>(A.rows());
+  impl_->nnz = A.nonZeros();
+  impl_->symbolic = klu_analyze(impl_->n, const_cast<int*>(A.outerIndexPtr()),
+                                const_cast<int*>(A.innerIndexPtr()), &impl_->common);
+  info_ = impl_->symbolic ? Eigen::Success : Eigen::InvalidInput;
+}
+
+void KluLu::factorize(const Eigen::SparseMatrix<double>& A) {
+  FreeNumeric();
+  if (!impl_->symbolic || A.rows() != impl_->n || A.nonZeros() != impl_->nnz ||
+      !A.isCompressed()) {
+    info_ = Eigen::InvalidInput;
+    return;
+  }
+  impl_->numeric = klu_factor(const_cast<int*>(A.outerIndexPtr()),
+                              const_cast<int*>(A.innerIndexPtr()),
+                              const_cast<double*>(A.valuePtr()), impl_->symbolic, &impl_->common);
+  info_ = (impl_->numeric && impl_->common.status == KLU_OK) ? Eigen::Success
+                                                              : Eigen::NumericalIssue;
+}
+
+Eigen::VectorXd KluLu::solve(const Eigen::VectorXd& b) const {
+  Eigen::VectorXd x = b;
+  if (info_ != Eigen::Success) return Eigen::VectorXd::Constant(b.size(), std::nan(""));
+  klu_solve(impl_->symbolic, impl_->numeric, impl_->n, 1, x.data(), &impl_->common);
+  return x;
+}
+
+double KluLu::rcond() const {
+  if (info_ != Eigen::Success) return 0.0;
+  klu_rcond(impl_->symbolic, impl_->numeric, &impl_->common);
+  return impl_->common.rcond;
+}
+
+}  // namespace ncpkit
