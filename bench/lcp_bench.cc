@@ -90,16 +90,32 @@ void BM_FbNewton(benchmark::State& state) {
 }
 
 BENCHMARK_TEMPLATE(BM_FbNewton, Family::Contact, FischerBurmeisterNewton::LinearSolver::SparseKlu)
-    ->Name("FBNewtonKLU/contact")->Arg(100)->Arg(300)->Arg(1000)->Arg(3000)->Arg(10000)
+    ->Name("FBNewtonKLU/contact")
+    ->Arg(100)
+    ->Arg(300)
+    ->Arg(1000)
+    ->Arg(3000)
+    ->Arg(10000)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_FbNewton, Family::Contact, FischerBurmeisterNewton::LinearSolver::Dense)
-    ->Name("FBNewtonDense/contact")->Arg(10)->Arg(30)->Arg(100)->Arg(300)
+    ->Name("FBNewtonDense/contact")
+    ->Arg(10)
+    ->Arg(30)
+    ->Arg(100)
+    ->Arg(300)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_FbNewton, Family::Contact, FischerBurmeisterNewton::LinearSolver::SparseKlu)
-    ->Name("FBNewtonKLU/contact_small")->Arg(10)->Arg(30)
+    ->Name("FBNewtonKLU/contact_small")
+    ->Arg(10)
+    ->Arg(30)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_FbNewton, Family::DenseSpd, FischerBurmeisterNewton::LinearSolver::Dense)
-    ->Name("FBNewtonDense/dense_spd")->Arg(10)->Arg(30)->Arg(100)->Arg(300)->Arg(1000)
+    ->Name("FBNewtonDense/dense_spd")
+    ->Arg(10)
+    ->Arg(30)
+    ->Arg(100)
+    ->Arg(300)
+    ->Arg(1000)
     ->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_TEMPLATE(BM_Lemke, Family::DenseSpd)
@@ -197,7 +213,12 @@ BENCHMARK_TEMPLATE(BM_Siconos, Family::Contact, SiconosLcpSolver::Pgs)
     ->Arg(3000)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_Siconos, Family::Contact, SiconosLcpSolver::NewtonFB)
-    ->Name("SiconosNewtonFB/contact")->Arg(10)->Arg(30)->Arg(100)->Arg(300)->Arg(1000)
+    ->Name("SiconosNewtonFB/contact")
+    ->Arg(10)
+    ->Arg(30)
+    ->Arg(100)
+    ->Arg(300)
+    ->Arg(1000)
     ->Unit(benchmark::kMicrosecond);
 #endif
 

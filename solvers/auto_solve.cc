@@ -43,12 +43,12 @@ class AttemptLog {
       summary_->status = Status::Converged;
       summary_->message = "solved by " + summary_->solved_by;
     } else {
-      summary_->status = best_status_ == Status::InvalidInput ? Status::InvalidInput
-                                                              : Status::Failed;
+      summary_->status =
+          best_status_ == Status::InvalidInput ? Status::InvalidInput : Status::Failed;
       std::ostringstream os;
       os.precision(3);
-      os << "no method reached the tolerance; best natural residual " << std::scientific
-         << best_ << " (" << summary_->attempts << " attempts)";
+      os << "no method reached the tolerance; best natural residual " << std::scientific << best_
+         << " (" << summary_->attempts << " attempts)";
       summary_->message = os.str();
     }
   }
@@ -92,7 +92,8 @@ bool RunMcpChain(const MixedComplementarityProblem& problem, const Eigen::Vector
   if (l.allFinite() && u.allFinite()) restarts.push_back({0.5 * (l + u), "box midpoint"});
   for (const auto& [point, name] : restarts) {
     attempts.push_back({NcpFunction::FischerBurmeister, point, "fb-newton from " + name});
-    attempts.push_back({NcpFunction::PenalizedFischerBurmeister, point, "penalized-fb from " + name});
+    attempts.push_back(
+        {NcpFunction::PenalizedFischerBurmeister, point, "penalized-fb from " + name});
   }
   for (const Attempt& attempt : attempts) {
     FischerBurmeisterNewton newton(NewtonOptions(options, attempt.function));
@@ -108,8 +109,10 @@ bool RunMcpChain(const MixedComplementarityProblem& problem, const Eigen::Vector
 
 bool AutoSolveOptions::IsValid(std::string* why) const {
   std::ostringstream os;
-  if (!(tolerance > 0.0)) os << "tolerance = " << tolerance << " must be > 0";
-  else if (max_iterations < 1) os << "max_iterations = " << max_iterations << " must be >= 1";
+  if (!(tolerance > 0.0))
+    os << "tolerance = " << tolerance << " must be > 0";
+  else if (max_iterations < 1)
+    os << "max_iterations = " << max_iterations << " must be >= 1";
   if (why) *why = os.str();
   return os.str().empty();
 }

@@ -10,11 +10,11 @@
 namespace ncpkit {
 
 struct JacobianCheckResult {
-  bool ok = false;              // max_error <= tolerance
-  double max_error = 0.0;       // max over entries of |J - J_fd| / max(1, |J_fd|)
+  bool ok = false;         // max_error <= tolerance
+  double max_error = 0.0;  // max over entries of |J - J_fd| / max(1, |J_fd|)
   int worst_row = -1, worst_column = -1;
   double analytic = 0.0, finite_difference = 0.0;  // at the worst entry
-  std::string report;           // one line with the numbers
+  std::string report;                              // one line with the numbers
 };
 
 // Compares J(z) with central differences (F(z + h e_j) - F(z - h e_j)) / 2h, where

@@ -27,8 +27,8 @@ void ValidateBounds(const MixedComplementarityProblem& problem) {
   const double inf = std::numeric_limits<double>::infinity();
   std::ostringstream os;
   if (l.size() != problem.size() || u.size() != problem.size()) {
-    os << "problem of size " << problem.size() << " has " << l.size() << " lower and "
-       << u.size() << " upper bounds";
+    os << "problem of size " << problem.size() << " has " << l.size() << " lower and " << u.size()
+       << " upper bounds";
   }
   for (int i = 0; os.str().empty() && i < problem.size(); ++i) {
     if (std::isnan(l[i]) || std::isnan(u[i])) {

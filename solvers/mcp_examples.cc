@@ -23,8 +23,8 @@ struct KojimaShindo {
   bool operator()(T const* const* x, T* r) const {
     const T* v = x[0];
     r[0] = T(3) * v[0] * v[0] + T(2) * v[0] * v[1] + T(2) * v[1] * v[1] + v[2] + T(3) * v[3] - T(6);
-    r[1] = T(2) * v[0] * v[0] + v[0] + v[1] * v[1] + T(josephy ? 3 : 10) * v[2] + T(2) * v[3] -
-           T(2);
+    r[1] =
+        T(2) * v[0] * v[0] + v[0] + v[1] * v[1] + T(josephy ? 3 : 10) * v[2] + T(2) * v[3] - T(2);
     r[2] = T(3) * v[0] * v[0] + v[0] * v[1] + T(2) * v[1] * v[1] + T(2) * v[2] +
            T(josephy ? 3 : 9) * v[3] - T(josephy ? 1 : 9);
     r[3] = v[0] * v[0] + T(3) * v[1] * v[1] + T(2) * v[2] + T(3) * v[3] - T(3);

@@ -35,8 +35,8 @@ void FischerBurmeisterPair(double a, double b, double* phi, double* da, double* 
   *db = 1.0 - b / r;
 }
 
-NcpComponent EvaluateNcpComponent(NcpFunction function, double lambda, double z, double F,
-                                  double l, double u) {
+NcpComponent EvaluateNcpComponent(NcpFunction function, double lambda, double z, double F, double l,
+                                  double u) {
   NcpComponent c;
   if (l == u) {
     c.phi = z - l;

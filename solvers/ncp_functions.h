@@ -20,8 +20,8 @@ enum class NcpFunction {
 struct NcpComponent {
   double phi = 0.0, da = 0.0, db = 0.0;
 };
-NcpComponent EvaluateNcpComponent(NcpFunction function, double lambda, double z, double F,
-                                  double l, double u);
+NcpComponent EvaluateNcpComponent(NcpFunction function, double lambda, double z, double F, double l,
+                                  double u);
 
 // The scalar Fischer-Burmeister pair, computed without cancellation: phi, dphi/da, dphi/db.
 void FischerBurmeisterPair(double a, double b, double* phi, double* da, double* db);

@@ -15,10 +15,11 @@ int ProblemBuilder::AddVariableBlock(const Eigen::VectorXd& lower, const Eigen::
                                      const Eigen::VectorXd& start) {
   const Eigen::Index count = lower.size();
   if (count <= 0 || upper.size() != count || start.size() != count) {
-    throw std::invalid_argument("variable block: lower, upper and start need one equal, positive "
-                                "size (got " + std::to_string(lower.size()) + ", " +
-                                std::to_string(upper.size()) + ", " +
-                                std::to_string(start.size()) + ")");
+    throw std::invalid_argument(
+        "variable block: lower, upper and start need one equal, positive "
+        "size (got " +
+        std::to_string(lower.size()) + ", " + std::to_string(upper.size()) + ", " +
+        std::to_string(start.size()) + ")");
   }
   for (Eigen::Index k = 0; k < count; ++k) {
     if (std::isnan(lower[k]) || std::isnan(upper[k]) || !(lower[k] <= upper[k]) ||

@@ -25,10 +25,10 @@ class ResidualBlockBase {
   virtual int num_local_variables() const = 0;
   // residuals[num_residuals]; jacobian (row-major num_residuals x num_local_variables) or null.
   virtual bool Evaluate(const Eigen::VectorXd& z, double* residuals, double* jacobian) const = 0;
-  std::vector<int> block_ids;      // variable blocks read, in functor order
-  int paired_block = -1;           // variable block whose rows receive the residuals
-  std::vector<int> local_columns;  // global variable index of each local variable
-  std::vector<int> jacobian_slots; // index into J's values of each (row, local column)
+  std::vector<int> block_ids;       // variable blocks read, in functor order
+  int paired_block = -1;            // variable block whose rows receive the residuals
+  std::vector<int> local_columns;   // global variable index of each local variable
+  std::vector<int> jacobian_slots;  // index into J's values of each (row, local column)
 };
 
 template <class Functor, int kNumResiduals, int... kBlockSizes>
@@ -100,9 +100,9 @@ class ProblemBuilder : public MixedComplementarityProblem {
   template <int kNumResiduals, int... kBlockSizes, class Functor>
   void AddResidualBlock(Functor functor, int paired_block, const std::vector<int>& blocks) {
     static_assert(sizeof...(kBlockSizes) > 0, "a residual block reads at least one block");
-    auto block = std::make_unique<
-        internal::AutoDiffResidualBlock<Functor, kNumResiduals, kBlockSizes...>>(
-        std::move(functor));
+    auto block =
+        std::make_unique<internal::AutoDiffResidualBlock<Functor, kNumResiduals, kBlockSizes...>>(
+            std::move(functor));
     const std::array<int, sizeof...(kBlockSizes)> sizes = {kBlockSizes...};
     if (blocks.size() != sizes.size()) {
       throw std::invalid_argument("residual block: " + std::to_string(blocks.size()) +

@@ -100,8 +100,10 @@ double Seconds(std::chrono::steady_clock::time_point start) {
 
 bool FischerBurmeisterNewton::Options::IsValid(std::string* why) const {
   std::ostringstream os;
-  if (!(tolerance > 0.0)) os << "tolerance = " << tolerance << " must be > 0";
-  else if (max_iterations < 1) os << "max_iterations = " << max_iterations << " must be >= 1";
+  if (!(tolerance > 0.0))
+    os << "tolerance = " << tolerance << " must be > 0";
+  else if (max_iterations < 1)
+    os << "max_iterations = " << max_iterations << " must be >= 1";
   else if (!(penalty_lambda > 0.0 && penalty_lambda <= 1.0))
     os << "penalty_lambda = " << penalty_lambda << " must be in (0, 1]";
   else if (!(armijo_sigma > 0.0 && armijo_sigma < 0.5))
@@ -112,10 +114,12 @@ bool FischerBurmeisterNewton::Options::IsValid(std::string* why) const {
     os << "max_line_search_steps = " << max_line_search_steps << " must be >= 1";
   else if (nonmonotone_memory < 1)
     os << "nonmonotone_memory = " << nonmonotone_memory << " must be >= 1";
-  else if (stall_window < 2) os << "stall_window = " << stall_window << " must be >= 2";
+  else if (stall_window < 2)
+    os << "stall_window = " << stall_window << " must be >= 2";
   else if (!(stall_factor > 0.0 && stall_factor < 1.0))
     os << "stall_factor = " << stall_factor << " must be in (0, 1)";
-  else if (dense_threshold < 0) os << "dense_threshold = " << dense_threshold << " must be >= 0";
+  else if (dense_threshold < 0)
+    os << "dense_threshold = " << dense_threshold << " must be >= 0";
   if (why) *why = os.str();
   return os.str().empty();
 }
@@ -287,7 +291,8 @@ FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
       }
       const double slope = gradient.dot(d);
       double t = 1.0;
-      for (int step = 0; step < options_.max_line_search_steps; ++step, t *= options_.backtrack_factor) {
+      for (int step = 0; step < options_.max_line_search_steps;
+           ++step, t *= options_.backtrack_factor) {
         if (step > 0) ++summary.line_search_steps;
         ++record.line_search_steps;
         z_trial = *z + t * d;
@@ -305,9 +310,9 @@ FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
     if (!accepted) {
       std::ostringstream os;
       os.precision(3);
-      os << "line search failed at natural residual " << std::scientific
-         << summary.natural_residual << " (merit " << merit << ", |grad merit| "
-         << gradient.norm() << "): a stationary point of the merit function that is not a "
+      os << "line search failed at natural residual " << std::scientific << summary.natural_residual
+         << " (merit " << merit << ", |grad merit| " << gradient.norm()
+         << "): a stationary point of the merit function that is not a "
          << "solution";
       summary.status = Status::Failed;
       summary.message = os.str();

@@ -35,22 +35,22 @@ class FischerBurmeisterNewton {
     NcpFunction ncp_function = NcpFunction::FischerBurmeister;
     double penalty_lambda = 0.95;  // lambda in (0, 1] of the penalized FB function
     LinearSolver linear_solver = LinearSolver::Auto;
-    int dense_threshold = 20;      // Auto: dense LU below this size, KLU from it on (measured:
-                                   // dense faster at n = 10, KLU at n = 30, bench/)
-    double tolerance = 1e-10;      // natural residual
+    int dense_threshold = 20;  // Auto: dense LU below this size, KLU from it on (measured:
+                               // dense faster at n = 10, KLU at n = 30, bench/)
+    double tolerance = 1e-10;  // natural residual
     int max_iterations = 200;
     double armijo_sigma = 1e-4;
     double backtrack_factor = 0.5;
     int max_line_search_steps = 40;
-    int nonmonotone_memory = 1;    // 1 = monotone Armijo; M > 1 compares with the max of the
-                                   // last M merit values
-    double descent_rho = 1e-10;    // descent test grad^T d <= -rho ||d||^descent_p
+    int nonmonotone_memory = 1;  // 1 = monotone Armijo; M > 1 compares with the max of the
+                                 // last M merit values
+    double descent_rho = 1e-10;  // descent test grad^T d <= -rho ||d||^descent_p
     double descent_p = 2.1;
     // Stop as stalled when the natural residual has not dropped by stall_factor over
     // stall_window iterations.
     int stall_window = 20;
     double stall_factor = 0.5;
-    bool record_history = false;   // per-iteration records in the summary
+    bool record_history = false;  // per-iteration records in the summary
     bool IsValid(std::string* why) const;
   };
 
@@ -64,11 +64,11 @@ class FischerBurmeisterNewton {
   };
 
   struct Summary : SolverSummary {
-    int line_search_steps = 0;     // extra evaluations in line searches
+    int line_search_steps = 0;  // extra evaluations in line searches
     int levenberg_marquardt_steps = 0;
     bool dense_linear_algebra = false;
-    double observed_rate = 0.0;    // mean ratio of successive natural residuals, last iterations
-    std::string diagnostic;        // e.g. linear convergence near a degenerate solution
+    double observed_rate = 0.0;  // mean ratio of successive natural residuals, last iterations
+    std::string diagnostic;      // e.g. linear convergence near a degenerate solution
     std::vector<IterationRecord> history;
     std::string FullReport() const;
   };

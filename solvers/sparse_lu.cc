@@ -40,16 +40,15 @@ void KluLu::analyzePattern(const Eigen::SparseMatrix<double>& A) {
 
 void KluLu::factorize(const Eigen::SparseMatrix<double>& A) {
   FreeNumeric();
-  if (!impl_->symbolic || A.rows() != impl_->n || A.nonZeros() != impl_->nnz ||
-      !A.isCompressed()) {
+  if (!impl_->symbolic || A.rows() != impl_->n || A.nonZeros() != impl_->nnz || !A.isCompressed()) {
     info_ = Eigen::InvalidInput;
     return;
   }
-  impl_->numeric = klu_factor(const_cast<int*>(A.outerIndexPtr()),
-                              const_cast<int*>(A.innerIndexPtr()),
-                              const_cast<double*>(A.valuePtr()), impl_->symbolic, &impl_->common);
-  info_ = (impl_->numeric && impl_->common.status == KLU_OK) ? Eigen::Success
-                                                              : Eigen::NumericalIssue;
+  impl_->numeric =
+      klu_factor(const_cast<int*>(A.outerIndexPtr()), const_cast<int*>(A.innerIndexPtr()),
+                 const_cast<double*>(A.valuePtr()), impl_->symbolic, &impl_->common);
+  info_ =
+      (impl_->numeric && impl_->common.status == KLU_OK) ? Eigen::Success : Eigen::NumericalIssue;
 }
 
 Eigen::VectorXd KluLu::solve(const Eigen::VectorXd& b) const {

@@ -63,9 +63,8 @@ TEST_CASE("every MCP from every start: each Newton variant, failures named") {
         const auto it = ExpectedFailures().find({example.name, s});
         if (it != ExpectedFailures().end() && it->second.count(variant)) {
           ++expected;
-          std::cout << "expected failure: " << variant << " on " << example.name
-                    << " from start " << s << ": " << it->second.at(variant) << " ["
-                    << summary.message << "]\n";
+          std::cout << "expected failure: " << variant << " on " << example.name << " from start "
+                    << s << ": " << it->second.at(variant) << " [" << summary.message << "]\n";
           CHECK_FALSE(summary.IsSolved());
           CHECK(summary.status != Status::MaxIterations);  // stopped with a reason, not the cap
           continue;

@@ -90,8 +90,8 @@ TEST_CASE("every Siconos MLCP file is solved by at least one solver, or its fail
       CAPTURE(summary.BriefReport());
       const auto& failures = ExpectedFailures().at(name);
       if (failures.count(solver)) {
-        std::cout << "expected failure: " << solver << " on " << name << ": "
-                  << failures.at(solver) << "\n";
+        std::cout << "expected failure: " << solver << " on " << name << ": " << failures.at(solver)
+                  << "\n";
         CHECK_FALSE(summary.IsSolved());
         continue;
       }

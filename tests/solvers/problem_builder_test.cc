@@ -72,8 +72,8 @@ struct Log {
 TEST_CASE("builder input errors are reported") {
   ProblemBuilder builder;
   const int a = builder.AddVariableBlock(1, 0.0, 1.0);
-  CHECK_THROWS_WITH_AS(builder.AddVariableBlock(2, 1.0, 0.0),
-                       doctest::Contains("lower <= upper"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(builder.AddVariableBlock(2, 1.0, 0.0), doctest::Contains("lower <= upper"),
+                       std::invalid_argument);
   CHECK_THROWS_WITH_AS((builder.AddResidualBlock<1, 1>(Square{}, 5, {a})),
                        doctest::Contains("does not exist"), std::invalid_argument);
   const int b = builder.AddVariableBlock(2, 0.0, 1.0);
