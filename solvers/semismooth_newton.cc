@@ -140,7 +140,8 @@ std::string FischerBurmeisterNewton::Summary::FullReport() const {
   std::ostringstream os;
   os << CommonFullReport(*this) << "line search steps " << line_search_steps << "\n"
      << "LM steps          " << levenberg_marquardt_steps << "\n"
-     << "linear algebra    " << (dense_linear_algebra ? "dense LU" : "sparse KLU") << "\n";
+     << "linear algebra    " << (dense_linear_algebra ? "dense LU" : "sparse KLU") << " ("
+     << symbolic_analyses << " symbolic analyses)\n";
   if (!diagnostic.empty()) os << "diagnostic        " << diagnostic << "\n";
   for (const IterationRecord& r : history) {
     char line[160];
@@ -253,6 +254,7 @@ FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
     } else {
       if (!pattern_analyzed) {
         klu_->analyzePattern(H);
+        ++summary.symbolic_analyses;
         pattern_analyzed = klu_->info() == Eigen::Success;
       }
       if (pattern_analyzed) {

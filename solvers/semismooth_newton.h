@@ -67,6 +67,7 @@ class FischerBurmeisterNewton {
     int line_search_steps = 0;  // extra evaluations in line searches
     int levenberg_marquardt_steps = 0;
     bool dense_linear_algebra = false;
+    int symbolic_analyses = 0;   // KLU symbolic analyses (one per Jacobian pattern)
     double observed_rate = 0.0;  // mean ratio of successive natural residuals, last iterations
     std::string diagnostic;      // e.g. linear convergence near a degenerate solution
     std::vector<IterationRecord> history;
