@@ -70,8 +70,9 @@ FischerBurmeisterNewton::Options NewtonOptions(const AutoSolveOptions& options,
   return o;
 }
 
+// The MCP sequence of auto_solve.h; `skip_first` leaves out FB Newton from the start point.
 bool RunMcpChain(const MixedComplementarityProblem& problem, const Eigen::VectorXd& start,
-                 const AutoSolveOptions& options, AttemptLog* log) {
+                 const AutoSolveOptions& options, bool skip_first, AttemptLog* log) {
   const int n = problem.size();
   const Eigen::VectorXd& l = problem.lower();
   const Eigen::VectorXd& u = problem.upper();
@@ -95,7 +96,8 @@ bool RunMcpChain(const MixedComplementarityProblem& problem, const Eigen::Vector
     attempts.push_back(
         {NcpFunction::PenalizedFischerBurmeister, point, "penalized-fb from " + name});
   }
-  for (const Attempt& attempt : attempts) {
+  for (size_t k = skip_first ? 1 : 0; k < attempts.size(); ++k) {
+    const Attempt& attempt = attempts[k];
     FischerBurmeisterNewton newton(NewtonOptions(options, attempt.function));
     Eigen::VectorXd x = attempt.start;
     const auto summary = newton.Solve(problem, &x);
@@ -122,8 +124,13 @@ std::string AutoSolveSummary::FullReport() const {
          "\npath              " + path + "\n";
 }
 
-AutoSolveSummary AutoSolve(const MixedComplementarityProblem& problem, Eigen::VectorXd* z,
-                           const AutoSolveOptions& options) {
+namespace {
+
+// The common frame of both AutoSolve overloads: options check, start point, attempt log.
+template <class Attempts>
+AutoSolveSummary RunAuto(const MixedComplementarityProblem& problem,
+                         const AutoSolveOptions& options, Eigen::VectorXd* z,
+                         const Attempts& attempts) {
   const auto start_time = std::chrono::steady_clock::now();
   AutoSolveSummary summary;
   summary.solver = "auto";
@@ -140,53 +147,35 @@ AutoSolveSummary AutoSolve(const MixedComplementarityProblem& problem, Eigen::Ve
     start = Eigen::VectorXd::Zero(n).cwiseMax(problem.lower()).cwiseMin(problem.upper());
   }
   AttemptLog log(&summary, z);
-  RunMcpChain(problem, start, options, &log);
+  attempts(start, &log);
   log.Finish();
   summary.wall_time_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
   return summary;
 }
 
+}  // namespace
+
+AutoSolveSummary AutoSolve(const MixedComplementarityProblem& problem, Eigen::VectorXd* z,
+                           const AutoSolveOptions& options) {
+  return RunAuto(problem, options, z, [&](const Eigen::VectorXd& start, AttemptLog* log) {
+    RunMcpChain(problem, start, options, /*skip_first=*/false, log);
+  });
+}
+
 AutoSolveSummary AutoSolve(const LinearComplementarityProblem& problem, Eigen::VectorXd* z,
                            const AutoSolveOptions& options) {
-  const auto start_time = std::chrono::steady_clock::now();
-  AutoSolveSummary summary;
-  summary.solver = "auto";
-  summary.tolerance = options.tolerance;
-  std::string why;
-  if (!options.IsValid(&why)) {
-    summary.status = Status::InvalidInput;
-    summary.message = "invalid options: " + why;
-    return summary;
-  }
-  const int n = problem.size();
-  Eigen::VectorXd start = *z;
-  if (start.size() != n || !start.allFinite()) {
-    start = Eigen::VectorXd::Zero(n).cwiseMax(problem.lower()).cwiseMin(problem.upper());
-  }
-  AttemptLog log(&summary, z);
   const LinearMcp mcp(problem);
-  bool solved = false;
-  {
+  return RunAuto(mcp, options, z, [&](const Eigen::VectorXd& start, AttemptLog* log) {
     FischerBurmeisterNewton newton(NewtonOptions(options, NcpFunction::FischerBurmeister));
     Eigen::VectorXd x = start;
-    solved = log.Record(newton.Solve(mcp, &x), "fb-newton", x);
-  }
-  if (!solved) {
+    if (log->Record(newton.Solve(mcp, &x), "fb-newton", x)) return;
     LemkeSolver::Options lemke_options;
     lemke_options.tolerance = options.tolerance;
     LemkeSolver lemke(lemke_options);
-    Eigen::VectorXd x;
-    solved = log.Record(lemke.Solve(problem, &x), "lemke", x);
-  }
-  if (!solved) {
-    // The rest of the MCP chain (FB Newton from the start was tried above).
-    RunMcpChain(mcp, start, options, &log);
-  }
-  log.Finish();
-  summary.wall_time_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
-  return summary;
+    if (log->Record(lemke.Solve(problem, &x), "lemke", x)) return;
+    RunMcpChain(mcp, start, options, /*skip_first=*/true, log);  // FB Newton from start: done
+  });
 }
 
 }  // namespace ncpkit
