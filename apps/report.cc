@@ -60,12 +60,12 @@ std::string ToJson(const SolveRecord& record) {
 
 void PrintTable(const std::vector<SolveRecord>& records, std::ostream& out) {
   char line[512];
-  std::snprintf(line, sizeof(line), "%-34s %6s  %-8s %-18s %8s %12s %12s  %s\n", "problem", "n",
+  std::snprintf(line, sizeof(line), "%-34s %6s  %-15s %-18s %8s %12s %12s  %s\n", "problem", "n",
                 "solver", "status", "iters", "residual", "time_us", "note");
   out << line;
   for (const SolveRecord& r : records) {
     const SolverSummary& s = r.summary;
-    std::snprintf(line, sizeof(line), "%-34s %6d  %-8s %-18s %8d %12.3e %12.1f  %s\n",
+    std::snprintf(line, sizeof(line), "%-34s %6d  %-15s %-18s %8d %12.3e %12.1f  %s\n",
                   r.problem.c_str(), r.n, s.solver.c_str(), ToString(s.status).c_str(),
                   s.iterations, s.natural_residual, s.wall_time_seconds * 1e6,
                   s.IsSolved() ? "" : s.message.c_str());

@@ -17,14 +17,17 @@ std::string UsageText() {
          "  ncpkit solve FILE [--q QFILE] [--solver " +
          solvers +
          "all] [--tol T] [--max-iter N] [--json]\n"
+         "                  [--lower LFILE] [--upper UFILE]\n"
          "      FILE: Siconos .dat LCP (or MLCP if the name contains 'mlcp'), or a Matrix\n"
-         "      Market .mtx matrix with its q vector in QFILE.\n"
+         "      Market .mtx matrix with its q vector in QFILE and optional bounds (default\n"
+         "      l = 0, u = inf; 'inf' and '-inf' allowed) in LFILE and UFILE.\n"
          "exit status: 0 all requested solvers converged, 1 some did not, 2 usage or input "
          "error\n";
 }
 
 int RunSolveCommand(const std::vector<std::string>& args, std::ostream& out) {
-  const CommandLine line = CommandLine::Parse(args, {"q", "solver", "tol", "max-iter"}, {"json"});
+  const CommandLine line =
+      CommandLine::Parse(args, {"q", "lower", "upper", "solver", "tol", "max-iter"}, {"json"});
   if (line.positional.size() != 1) {
     throw UsageError("solve needs exactly one problem FILE\n" + UsageText());
   }
@@ -42,8 +45,8 @@ int RunSolveCommand(const std::vector<std::string>& args, std::ostream& out) {
   settings.max_iterations = line.PositiveInt("max-iter", 0);
   const bool json = line.Has("json");
 
-  const LinearComplementarityProblem problem =
-      ReadProblemFile(line.positional[0], line.Value("q", ""));
+  const LinearComplementarityProblem problem = ReadProblemFile(
+      line.positional[0], line.Value("q", ""), line.Value("lower", ""), line.Value("upper", ""));
   std::vector<SolveRecord> records;
   bool all_converged = true;
   for (const std::string& name : solvers) {

@@ -222,15 +222,28 @@ LinearComplementarityProblem ReadSiconosMlcp(const std::string& path) {
   return problem;
 }
 
-LinearComplementarityProblem ReadProblemFile(const std::string& path, const std::string& q_path) {
+LinearComplementarityProblem ReadProblemFile(const std::string& path, const std::string& q_path,
+                                             const std::string& lower_path,
+                                             const std::string& upper_path) {
   const std::string base = BaseName(path);
   if (base.size() > 4 && base.compare(base.size() - 4, 4, ".mtx") == 0) {
     if (q_path.empty()) {
       throw ParseError(path + ": a Matrix Market matrix needs a q vector file (--q FILE)");
     }
-    LinearComplementarityProblem problem(ReadMatrixMarket(path), ReadVectorFile(q_path));
+    Eigen::VectorXd q = ReadVectorFile(q_path);
+    Eigen::VectorXd l =
+        lower_path.empty() ? Eigen::VectorXd::Zero(q.size()) : ReadVectorFile(lower_path);
+    Eigen::VectorXd u =
+        upper_path.empty() ? Eigen::VectorXd::Constant(q.size(), kInf) : ReadVectorFile(upper_path);
+    LinearComplementarityProblem problem(ReadMatrixMarket(path), std::move(q), std::move(l),
+                                         std::move(u));
     problem.name = base;
     return problem;
+  }
+  if (!lower_path.empty() || !upper_path.empty()) {
+    throw ParseError(path +
+                     ": bounds files go with a Matrix Market (.mtx) matrix only; Siconos "
+                     "files carry their own bounds");
   }
   if (base.find("mlcp") != std::string::npos) return ReadSiconosMlcp(path);
   return ReadSiconosLcp(path);

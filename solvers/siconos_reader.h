@@ -21,10 +21,14 @@ LinearComplementarityProblem ReadSiconosLcp(const std::string& path);
 // ncpkit solves square MLCPs only: a rectangular M is rejected with a ParseError.
 LinearComplementarityProblem ReadSiconosMlcp(const std::string& path);
 
-// Reads any supported problem file: "*.mtx" as Matrix Market (see matrix_market.h, q from
-// `q_path`), files whose name contains "mlcp" as Siconos MLCP, other files as Siconos LCP.
+// Reads any supported problem file: "*.mtx" as Matrix Market (see matrix_market.h) with q
+// from `q_path` and optional bounds l, u from `lower_path`, `upper_path` (vector files; "inf"
+// allowed; default l = 0, u = +inf); files whose name contains "mlcp" as Siconos MLCP; other
+// files as Siconos LCP. Bounds files are only accepted with a Matrix Market matrix.
 LinearComplementarityProblem ReadProblemFile(const std::string& path,
-                                             const std::string& q_path = "");
+                                             const std::string& q_path = "",
+                                             const std::string& lower_path = "",
+                                             const std::string& upper_path = "");
 
 }  // namespace ncpkit
 

@@ -71,6 +71,9 @@ TEST_CASE("usage and input errors exit 2 with a message") {
   TemporaryFile bounds_l("l.txt", "1 0\n");
   TemporaryFile matrix("m.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n");
   TemporaryFile q3("q3.txt", "1 2 3\n");
+  TemporaryFile q2("q2.txt", "-1 -1\n");
+  TemporaryFile upper("u.txt", "0.5 -1\n");  // u(1) = -1 < l(1) = 0
+  TemporaryFile rect("rect.mtx", "%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 1\n");
   const Case cases[] = {
       {"solve", "exactly one problem FILE"},
       {"frobnicate", "unknown command 'frobnicate'"},
@@ -86,6 +89,11 @@ TEST_CASE("usage and input errors exit 2 with a message") {
       {"solve " + matrix.path(), "needs a q vector file"},
       {"solve " + matrix.path() + " --q " + q3.path(), "q has 3 entries"},
       {"solve " + SharedData("mlcp/Rectangular_mlcp.dat"), "square MLCPs only"},
+      {"solve " + matrix.path() + " --q " + q2.path() + " --upper " + upper.path(),
+       "l(1) = 0 > u(1) = -1"},
+      {"solve " + rect.path() + " --q " + q2.path(), "2 x 3, it must be square"},
+      {"solve " + SharedData("lcp/lcp_CPS_2.dat") + " --lower " + q2.path(),
+       "bounds files go with a Matrix Market"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.args);
@@ -93,6 +101,18 @@ TEST_CASE("usage and input errors exit 2 with a message") {
     CHECK(run.status == 2);
     CHECK_MESSAGE(run.output.find(c.message) != std::string::npos, run.output);
   }
+}
+
+TEST_CASE("a Matrix Market problem with bounds is solved") {
+  TemporaryFile matrix("box.mtx",
+                       "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 1\n");
+  TemporaryFile q("box_q.txt", "-5 3\n");
+  TemporaryFile l("box_l.txt", "0 -inf\n");
+  TemporaryFile u("box_u.txt", "2 inf\n");
+  const Run run = RunNcpkit("solve " + matrix.path() + " --q " + q.path() + " --lower " + l.path() +
+                            " --upper " + u.path());
+  CHECK(run.status == 0);
+  CHECK(run.output.find("z                 2 -3") != std::string::npos);
 }
 
 TEST_CASE("the demo runs every bundled problem with every solver") {
