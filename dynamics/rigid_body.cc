@@ -1,0 +1,48 @@
+#include "dynamics/rigid_body.h"
+
+#include <sstream>
+
+namespace ncpkit {
+
+bool MassProperties::IsValid(std::string* why) const {
+  std::ostringstream os;
+  if (!(std::isfinite(mass) && mass > 0.0)) {
+    os << "mass = " << mass << " must be positive and finite";
+  } else if (!body_inertia.allFinite()) {
+    os << "inertia has a non-finite entry";
+  } else if ((body_inertia - body_inertia.transpose()).cwiseAbs().maxCoeff() >
+             1e-12 * body_inertia.cwiseAbs().maxCoeff()) {
+    os << "inertia is not symmetric";
+  } else if (Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(body_inertia)
+                 .eigenvalues()
+                 .minCoeff() <= 0.0) {
+    os << "inertia is not positive definite";
+  }
+  if (why) *why = os.str();
+  return os.str().empty();
+}
+
+MassProperties MassProperties::Box(double mass, const Eigen::Vector3d& size) {
+  MassProperties m;
+  m.mass = mass;
+  const Eigen::Vector3d s2 = size.cwiseProduct(size);
+  m.body_inertia =
+      (mass / 12.0) * Eigen::Vector3d(s2[1] + s2[2], s2[0] + s2[2], s2[0] + s2[1]).asDiagonal();
+  return m;
+}
+
+Eigen::Matrix3d WorldInertia(const MassProperties& mass, const Eigen::Quaterniond& orientation) {
+  const Eigen::Matrix3d R = orientation.normalized().toRotationMatrix();
+  return R * mass.body_inertia * R.transpose();
+}
+
+void AdvanceState(double h, const Eigen::Matrix<double, 6, 1>& nu_plus, RigidBodyState* state) {
+  double pose[7];
+  IntegratePose(*state, h, nu_plus.data(), pose);
+  state->position = Eigen::Vector3d(pose[0], pose[1], pose[2]);
+  state->orientation = Eigen::Quaterniond(pose[3], pose[4], pose[5], pose[6]).normalized();
+  state->linear_velocity = nu_plus.head<3>();
+  state->angular_velocity = nu_plus.tail<3>();
+}
+
+}  // namespace ncpkit
