@@ -70,7 +70,8 @@ ReducedLcp Reduce(const LinearComplementarityProblem& problem) {
       r.free_rank = rank;
       std::vector<int> vars, rows;
       for (int k = 0; k < nf; ++k) {
-        // (M P^-1 ... ): column k of M_ff Q is column Q(k); row i lands at P(i) in P M_ff.
+        // Eigen permutations: column k of M_ff Q is column Q(k) of M_ff, and row i of M_ff
+        // lands at row P(i) of P M_ff; the leading rank x rank block of P M_ff Q is nonsingular.
         (k < rank ? vars : split_vars).push_back(r.free[lu.permutationQ().indices()[k]]);
         (lu.permutationP().indices()[k] < rank ? rows : split_rows).push_back(r.free[k]);
       }
@@ -469,7 +470,7 @@ LemkeSolver::Summary LemkeSolver::SolveLcp(const Eigen::MatrixXd& M, const Eigen
           break;
         }
         Ftran(q, &xbar);
-        // The z0 value rides on the basis; recompute it with the rest.
+        // Fresh basic values (z0 included) from the new factorization.
       } else {
         eta_columns_.col(eta_rows_.size()) = delta;
         eta_rows_.push_back(r);
