@@ -399,10 +399,8 @@ LemkeSolver::Summary LemkeSolver::SolveLcp(const Eigen::MatrixXd& M, const Eigen
   // Starting complementary basis: all w, or the warm-start set of z.
   auto set_basis = [&](const std::vector<int>& z_set) {
     basis_.resize(n);
-    position_of_.assign(2 * n + 1, -1);
     for (int i = 0; i < n; ++i) basis_[i] = i;
     for (int i : z_set) basis_[i] = n + i;
-    for (int p = 0; p < n; ++p) position_of_[basis_[p]] = p;
   };
 
   bool warm = false;
@@ -461,8 +459,6 @@ LemkeSolver::Summary LemkeSolver::SolveLcp(const Eigen::MatrixXd& M, const Eigen
       xbar[r] = theta;
       const int leaving = basis_[r];
       basis_[r] = entering;
-      position_of_[leaving] = -1;
-      position_of_[entering] = r;
       ++pivots;
       if (static_cast<int>(eta_rows_.size()) == options_.refactorization_interval) {
         if (!Refactor()) {

@@ -89,7 +89,6 @@ class LemkeSolver {
   const Eigen::MatrixXd* M_ = nullptr;
   Eigen::VectorXd covering_;         // d; the z0 column is -d.
   std::vector<int> basis_;           // basis_[position] = variable (w_i: i, z_i: n+i, z0: 2n).
-  std::vector<int> position_of_;     // inverse of basis_, -1 if nonbasic.
   std::vector<int> z_positions_;     // positions holding z variables or z0 (at refactorization)
   std::vector<int> r_rows_;          // rows whose w is nonbasic (same count)
   std::vector<int> w_position_;      // row -> position of w_row if basic, else -1
