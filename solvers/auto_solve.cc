@@ -135,12 +135,7 @@ AutoSolveSummary RunAuto(const MixedComplementarityProblem& problem,
   AutoSolveSummary summary;
   summary.solver = "auto";
   summary.tolerance = options.tolerance;
-  std::string why;
-  if (!options.IsValid(&why)) {
-    summary.status = Status::InvalidInput;
-    summary.message = "invalid options: " + why;
-    return summary;
-  }
+  if (!AcceptOptions(options, &summary)) return summary;
   const int n = problem.size();
   Eigen::VectorXd start = *z;
   if (start.size() != n || !start.allFinite()) {

@@ -197,12 +197,7 @@ LemkeSolver::Summary LemkeSolver::Solve(const LinearComplementarityProblem& prob
   Summary summary;
   summary.solver = "lemke";
   summary.tolerance = options_.tolerance;
-  std::string why;
-  if (!options_.IsValid(&why)) {
-    summary.status = Status::InvalidInput;
-    summary.message = "invalid options: " + why;
-    return summary;
-  }
+  if (!AcceptOptions(options_, &summary)) return summary;
   const int n = problem.size();
   const bool warm = options_.warm_start && z->size() == n && z->allFinite();
   const Eigen::VectorXd z_in = warm ? *z : Eigen::VectorXd();

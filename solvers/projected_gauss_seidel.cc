@@ -37,12 +37,7 @@ ProjectedGaussSeidel::Summary ProjectedGaussSeidel::Solve(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return summary;
   };
-  std::string why;
-  if (!options_.IsValid(&why)) {
-    summary.status = Status::InvalidInput;
-    summary.message = "invalid options: " + why;
-    return finish();
-  }
+  if (!AcceptOptions(options_, &summary)) return finish();
   const int n = problem.size();
   const RowSparseMatrix& M = problem.sparse_matrix();
   const Eigen::VectorXd& l = problem.lower();

@@ -168,12 +168,7 @@ FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
     summary.wall_time_seconds = Seconds(start);
     return summary;
   };
-  std::string why;
-  if (!options_.IsValid(&why)) {
-    summary.status = Status::InvalidInput;
-    summary.message = "invalid options: " + why;
-    return finish();
-  }
+  if (!AcceptOptions(options_, &summary)) return finish();
   try {
     ValidateBounds(problem);
   } catch (const std::invalid_argument& e) {

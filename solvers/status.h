@@ -37,6 +37,17 @@ struct SolverSummary {
   std::string BriefReport() const;
 };
 
+// The options check every solver starts with: if options.IsValid() fails, sets the summary's
+// status to InvalidInput with "invalid options: <why>" and returns false.
+template <class Options>
+bool AcceptOptions(const Options& options, SolverSummary* summary) {
+  std::string why;
+  if (options.IsValid(&why)) return true;
+  summary->status = Status::InvalidInput;
+  summary->message = "invalid options: " + why;
+  return false;
+}
+
 // Formats the common fields as "name: value" lines, for FullReport() implementations.
 std::string CommonFullReport(const SolverSummary& summary);
 
