@@ -12,7 +12,13 @@ namespace ncpkit {
 
 // ncpkit solve FILE [--q QFILE] [--solver NAME|all] [--tol T] [--max-iter N] [--json]
 int RunSolveCommand(const std::vector<std::string>& args, std::ostream& out);
-// ncpkit (no arguments): the built-in demo.
+// ncpkit simulate SCENE [--solver NAME] [--duration T] [--out traj.csv] [--json]
+int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out);
+// ncpkit compare SCENE... [--solvers a,b,...] [--csv FILE] [--duration T]
+int RunCompareCommand(const std::vector<std::string>& args, std::ostream& out);
+// ncpkit lcp-demo: every bundled LCP with every LCP solver.
+int RunLcpDemoCommand(const std::vector<std::string>& args, std::ostream& out);
+// ncpkit (no arguments): the built-in demo, the paper scenes with every solver variant.
 int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out);
 
 std::string UsageText();

@@ -17,6 +17,9 @@ int main(int argc, char** argv) {
     const std::string command = args[0];
     args.erase(args.begin());
     if (command == "solve") return ncpkit::RunSolveCommand(args, std::cout);
+    if (command == "simulate") return ncpkit::RunSimulateCommand(args, std::cout);
+    if (command == "compare") return ncpkit::RunCompareCommand(args, std::cout);
+    if (command == "lcp-demo") return ncpkit::RunLcpDemoCommand(args, std::cout);
     if (command == "help" || command == "--help" || command == "-h") {
       std::cout << ncpkit::UsageText();
       return 0;

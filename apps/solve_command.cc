@@ -13,7 +13,13 @@ std::string UsageText() {
   std::string solvers;
   for (const std::string& name : LinearSolverNames()) solvers += name + "|";
   return "usage:\n"
-         "  ncpkit                      run the built-in demo\n"
+         "  ncpkit                      run the built-in demo (paper scenes x solver variants)\n"
+         "  ncpkit lcp-demo             bundled LCPs x LCP solvers\n"
+         "  ncpkit simulate SCENE [--solver NAME] [--duration T] [--out traj.csv] [--json]\n"
+         "  ncpkit compare SCENE... [--solvers a,b,...] [--csv FILE] [--duration T]\n"
+         "      SCENE: a JSON scene file (README, 'Scene files'); NAME: fb-newton,\n"
+         "      fb-newton-dense, penalized-fb, minmap-newton, auto, or any with -cold (no warm\n"
+         "      start). simulate exits 1 if a step failed to solve.\n"
          "  ncpkit solve FILE [--q QFILE] [--solver " +
          solvers +
          "all] [--tol T] [--max-iter N] [--json]\n"

@@ -1,7 +1,9 @@
 #include "contact/shapes.h"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
+#include <stdexcept>
 
 namespace ncpkit {
 
@@ -44,6 +46,91 @@ bool Shape::IsValid(std::string* why) const {
   }
   if (why) *why = os.str();
   return os.str().empty();
+}
+
+namespace {
+
+// Sign of a direction component, 0 where it is negligible against the direction's length.
+double FlatSign(double component, double length, double flat) {
+  if (std::abs(component) <= flat * length) return 0.0;
+  return component > 0.0 ? 1.0 : -1.0;
+}
+
+}  // namespace
+
+Eigen::Vector3d Shape::SupportPoint(const Eigen::Vector3d& d, double flat) const {
+  const double length = d.norm();
+  switch (kind) {
+    case ShapeKind::HalfSpace:
+      if (d.head<2>().norm() <= flat * length && d[2] > 0.0) return Eigen::Vector3d::Zero();
+      throw std::invalid_argument("a half-space has no support point in this direction");
+    case ShapeKind::Box: {
+      Eigen::Vector3d x;
+      for (int k = 0; k < 3; ++k) x[k] = 0.5 * size[k] * FlatSign(d[k], length, flat);
+      return x;
+    }
+    case ShapeKind::Sphere:
+      return length > 0.0 ? Eigen::Vector3d(size[0] * d / length) : Eigen::Vector3d::Zero();
+    case ShapeKind::Ellipsoid: {
+      // x = A^2 d / sqrt(d^T A^2 d), A = diag(semi-axes).
+      const Eigen::Vector3d a2d = size.cwiseProduct(size).cwiseProduct(d);
+      const double s = std::sqrt(d.dot(a2d));
+      return s > 0.0 ? Eigen::Vector3d(a2d / s) : Eigen::Vector3d::Zero();
+    }
+    case ShapeKind::Cylinder: {
+      Eigen::Vector3d x(0.5 * size[1] * FlatSign(d[0], length, flat), 0.0, 0.0);
+      const double radial = d.tail<2>().norm();
+      if (radial > flat * length) x.tail<2>() = size[0] * d.tail<2>() / radial;
+      return x;
+    }
+  }
+  return Eigen::Vector3d::Zero();
+}
+
+double Shape::BoundingRadius() const {
+  switch (kind) {
+    case ShapeKind::HalfSpace:
+      return std::numeric_limits<double>::infinity();
+    case ShapeKind::Box:
+      return 0.5 * size.norm();
+    case ShapeKind::Sphere:
+      return size[0];
+    case ShapeKind::Ellipsoid:
+      return size.maxCoeff();
+    case ShapeKind::Cylinder:
+      return std::hypot(size[0], 0.5 * size[1]);
+  }
+  return 0.0;
+}
+
+std::string Shape::Name() const {
+  switch (kind) {
+    case ShapeKind::HalfSpace:
+      return "plane";
+    case ShapeKind::Box:
+      return "box";
+    case ShapeKind::Sphere:
+      return "sphere";
+    case ShapeKind::Ellipsoid:
+      return "ellipsoid";
+    case ShapeKind::Cylinder:
+      return "cylinder";
+  }
+  return "?";
+}
+
+bool ParseShapeKind(const std::string& name, ShapeKind* kind) {
+  static const std::pair<const char*, ShapeKind> kNames[] = {
+      {"plane", ShapeKind::HalfSpace}, {"box", ShapeKind::Box},
+      {"sphere", ShapeKind::Sphere},   {"ellipsoid", ShapeKind::Ellipsoid},
+      {"cylinder", ShapeKind::Cylinder}};
+  for (const auto& [n, k] : kNames) {
+    if (name == n) {
+      *kind = k;
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace ncpkit

@@ -52,7 +52,50 @@ struct Shape {
     }
     return T(0);
   }
+
+  // The body-frame gradient of f_i at xi (exact, so that the contact residuals need only one
+  // level of Jets).
+  template <class T>
+  void Gradient(int i, const T* xi, T* g) const {
+    g[0] = g[1] = g[2] = T(0);
+    switch (kind) {
+      case ShapeKind::HalfSpace:
+        g[2] = T(1);
+        return;
+      case ShapeKind::Box:
+        g[i / 2] = (i % 2 == 0) ? T(1) : T(-1);
+        return;
+      case ShapeKind::Sphere:
+        for (int k = 0; k < 3; ++k) g[k] = T(2.0 / size[0]) * xi[k];
+        return;
+      case ShapeKind::Ellipsoid: {
+        const double mean = (size[0] + size[1] + size[2]) / 3.0;
+        for (int k = 0; k < 3; ++k) g[k] = T(mean / (size[k] * size[k])) * xi[k];
+        return;
+      }
+      case ShapeKind::Cylinder:
+        if (i == 0) {
+          g[1] = T(2.0 / size[0]) * xi[1];
+          g[2] = T(2.0 / size[0]) * xi[2];
+        } else {
+          g[0] = (i == 1) ? T(1) : T(-1);
+        }
+        return;
+    }
+  }
+
+  // A point of the shape maximizing direction . x (body frame). Where the maximizer is not
+  // unique (a face or an edge facing the direction, within `flat` of the direction's length)
+  // the centre of that face or edge is returned. Half-space: the point of the plane z = 0
+  // below the origin if the direction is +z; other directions are unbounded (throws).
+  Eigen::Vector3d SupportPoint(const Eigen::Vector3d& direction, double flat = 1e-9) const;
+  // Radius of a sphere about the origin containing the shape (infinite for a half-space).
+  double BoundingRadius() const;
+  std::string Name() const;
 };
+
+// Shape kind from its name in scene files ("box", "sphere", ...); false if unknown.
+bool ParseShapeKind(const std::string& name, ShapeKind* kind);
 
 }  // namespace ncpkit
 

@@ -31,6 +31,24 @@ MassProperties MassProperties::Box(double mass, const Eigen::Vector3d& size) {
   return m;
 }
 
+MassProperties MassProperties::Cylinder(double mass, double radius, double length) {
+  MassProperties m;
+  m.mass = mass;
+  const double axial = 0.5 * mass * radius * radius;
+  const double transverse = mass * (3.0 * radius * radius + length * length) / 12.0;
+  m.body_inertia = Eigen::Vector3d(axial, transverse, transverse).asDiagonal();
+  return m;
+}
+
+MassProperties MassProperties::Ellipsoid(double mass, const Eigen::Vector3d& semi_axes) {
+  MassProperties m;
+  m.mass = mass;
+  const Eigen::Vector3d s2 = semi_axes.cwiseProduct(semi_axes);
+  m.body_inertia =
+      (mass / 5.0) * Eigen::Vector3d(s2[1] + s2[2], s2[0] + s2[2], s2[0] + s2[1]).asDiagonal();
+  return m;
+}
+
 Eigen::Matrix3d WorldInertia(const MassProperties& mass, const Eigen::Quaterniond& orientation) {
   const Eigen::Matrix3d R = orientation.normalized().toRotationMatrix();
   return R * mass.body_inertia * R.transpose();

@@ -21,7 +21,26 @@ struct MassProperties {
   bool IsValid(std::string* why) const;
   // A solid box with side lengths `size` (m) and the given mass.
   static MassProperties Box(double mass, const Eigen::Vector3d& size);
+  // A solid cylinder of the given radius and length with its axis along body x.
+  static MassProperties Cylinder(double mass, double radius, double length);
+  // A solid ellipsoid with semi-axes `semi_axes` (a sphere when they are equal).
+  static MassProperties Ellipsoid(double mass, const Eigen::Vector3d& semi_axes);
 };
+
+// Rotation matrix (row-major, R[3 * r + c]) of the unit quaternion q = [w, x, y, z].
+template <class T>
+void QuaternionToRotation(const T* q, T* R) {
+  const T w = q[0], x = q[1], y = q[2], z = q[3];
+  R[0] = T(1) - T(2) * (y * y + z * z);
+  R[1] = T(2) * (x * y - w * z);
+  R[2] = T(2) * (x * z + w * y);
+  R[3] = T(2) * (x * y + w * z);
+  R[4] = T(1) - T(2) * (x * x + z * z);
+  R[5] = T(2) * (y * z - w * x);
+  R[6] = T(2) * (x * z - w * y);
+  R[7] = T(2) * (y * z + w * x);
+  R[8] = T(1) - T(2) * (x * x + y * y);
+}
 
 // State as the papers use it: position p of the centre of mass, orientation as a unit
 // quaternion [w, x, y, z], twist nu = [v; omega] with omega spatial (world frame).
@@ -118,6 +137,19 @@ void NewtonEulerResidual(const NewtonEulerStep& step, const Eigen::Matrix3d& wor
                       contact_wrench[3 + k] + T(step.h) * gyroscopic[k];
   }
 }
+
+// The Newton-Euler residual of one body as a residual functor for ProblemBuilder, with no
+// contact term: contact wrench residuals add into the same rows. Variable block: nu.
+struct NewtonEulerBlock {
+  NewtonEulerStep step;
+  Eigen::Matrix3d world_inertia;
+  template <class T>
+  bool operator()(T const* const* x, T* r) const {
+    const T zero[6] = {T(0), T(0), T(0), T(0), T(0), T(0)};
+    NewtonEulerResidual(step, world_inertia, x[0], zero, r);
+    return true;
+  }
+};
 
 // Updates the state to the end of the step for the twist nu_plus (renormalizing the
 // quaternion).

@@ -57,15 +57,35 @@ void ProblemBuilder::CheckBlock(int block, int expected_size, const char* role) 
   }
 }
 
+void ProblemBuilder::CheckPairing(const std::vector<int>& paired_blocks,
+                                  int num_residuals) const {
+  int total = 0;
+  for (int block : paired_blocks) {
+    if (block < 0 || block >= num_variable_blocks()) {
+      throw std::invalid_argument("residual block: paired variable block " +
+                                  std::to_string(block) + " does not exist");
+    }
+    total += block_sizes_[block];
+  }
+  if (total != num_residuals) {
+    throw std::invalid_argument("residual block: paired variable blocks have " +
+                                std::to_string(total) + " variables, the functor writes " +
+                                std::to_string(num_residuals) + " residuals");
+  }
+}
+
 void ProblemBuilder::BuildPattern() const {
   const int n = size();
   std::vector<char> covered(n, 0);
   std::vector<Eigen::Triplet<double>> triplets;
   for (const auto& block : residual_blocks_) {
-    const int row0 = offsets_[block->paired_block];
-    for (int i = 0; i < block->num_residuals(); ++i) {
-      covered[row0 + i] = 1;
-      for (int column : block->local_columns) triplets.emplace_back(row0 + i, column, 0.0);
+    block->rows.clear();
+    for (int paired : block->paired_blocks) {
+      for (int k = 0; k < block_sizes_[paired]; ++k) block->rows.push_back(offsets_[paired] + k);
+    }
+    for (int row : block->rows) {
+      covered[row] = 1;
+      for (int column : block->local_columns) triplets.emplace_back(row, column, 0.0);
     }
   }
   for (int i = 0; i < n; ++i) {
@@ -79,7 +99,6 @@ void ProblemBuilder::BuildPattern() const {
   pattern_.makeCompressed();
   size_t largest = 0;
   for (const auto& block : residual_blocks_) {
-    const int row0 = offsets_[block->paired_block];
     const int m = block->num_residuals();
     const int c = block->num_local_variables();
     largest = std::max(largest, static_cast<size_t>(m) * c);
@@ -89,7 +108,7 @@ void ProblemBuilder::BuildPattern() const {
       const int* begin = pattern_.innerIndexPtr() + pattern_.outerIndexPtr()[column];
       const int* end = pattern_.innerIndexPtr() + pattern_.outerIndexPtr()[column + 1];
       for (int i = 0; i < m; ++i) {
-        const int* at = std::lower_bound(begin, end, row0 + i);
+        const int* at = std::lower_bound(begin, end, block->rows[i]);
         block->jacobian_slots[i * c + k] = static_cast<int>(at - pattern_.innerIndexPtr());
       }
     }
@@ -113,8 +132,7 @@ bool ProblemBuilder::Evaluate(const Eigen::VectorXd& z, Eigen::VectorXd* F,
     if (!block->Evaluate(z, local_residuals_.data(), J ? local_jacobian_.data() : nullptr)) {
       return false;
     }
-    const int row0 = offsets_[block->paired_block];
-    for (int i = 0; i < m; ++i) (*F)[row0 + i] += local_residuals_[i];
+    for (int i = 0; i < m; ++i) (*F)[block->rows[i]] += local_residuals_[i];
     if (J) {
       double* values = J->valuePtr();
       for (int k = 0; k < m * c; ++k) values[block->jacobian_slots[k]] += local_jacobian_[k];

@@ -26,7 +26,8 @@ class ResidualBlockBase {
   // residuals[num_residuals]; jacobian (row-major num_residuals x num_local_variables) or null.
   virtual bool Evaluate(const Eigen::VectorXd& z, double* residuals, double* jacobian) const = 0;
   std::vector<int> block_ids;       // variable blocks read, in functor order
-  int paired_block = -1;            // variable block whose rows receive the residuals
+  std::vector<int> paired_blocks;   // variable blocks whose rows receive the residuals, in order
+  std::vector<int> rows;            // global row of each residual (set with the pattern)
   std::vector<int> local_columns;   // global variable index of each local variable
   std::vector<int> jacobian_slots;  // index into J's values of each (row, local column)
 };
@@ -99,6 +100,16 @@ class ProblemBuilder : public MixedComplementarityProblem {
   // must be kBlockSizes...; `paired_block` must have kNumResiduals variables.
   template <int kNumResiduals, int... kBlockSizes, class Functor>
   void AddResidualBlock(Functor functor, int paired_block, const std::vector<int>& blocks) {
+    AddResidualBlock<kNumResiduals, kBlockSizes...>(std::move(functor),
+                                                    std::vector<int>{paired_block}, blocks);
+  }
+
+  // As above, with the residuals going to several variable blocks in turn: the first
+  // size(paired_blocks[0]) residuals to the first, and so on; the sizes must add up to
+  // kNumResiduals. One functor can so compute quantities its rows share only once.
+  template <int kNumResiduals, int... kBlockSizes, class Functor>
+  void AddResidualBlock(Functor functor, const std::vector<int>& paired_blocks,
+                        const std::vector<int>& blocks) {
     static_assert(sizeof...(kBlockSizes) > 0, "a residual block reads at least one block");
     auto block =
         std::make_unique<internal::AutoDiffResidualBlock<Functor, kNumResiduals, kBlockSizes...>>(
@@ -110,9 +121,9 @@ class ProblemBuilder : public MixedComplementarityProblem {
                                   std::to_string(sizes.size()));
     }
     for (size_t b = 0; b < blocks.size(); ++b) CheckBlock(blocks[b], sizes[b], "read");
-    CheckBlock(paired_block, kNumResiduals, "paired");
+    CheckPairing(paired_blocks, kNumResiduals);
     block->block_ids = blocks;
-    block->paired_block = paired_block;
+    block->paired_blocks = paired_blocks;
     for (int id : blocks) {
       for (int k = 0; k < block_sizes_[id]; ++k) block->local_columns.push_back(offsets_[id] + k);
     }
@@ -137,6 +148,7 @@ class ProblemBuilder : public MixedComplementarityProblem {
 
  private:
   void CheckBlock(int block, int expected_size, const char* role) const;
+  void CheckPairing(const std::vector<int>& paired_blocks, int num_residuals) const;
   void BuildPattern() const;
 
   std::string name_ = "builder";

@@ -180,6 +180,7 @@ FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
   const Eigen::VectorXd& l = problem.lower();
   const Eigen::VectorXd& u = problem.upper();
   if (z->size() != n || !z->allFinite()) *z = Eigen::VectorXd::Zero(n).cwiseMax(l).cwiseMin(u);
+  if (options_.project_onto_bounds) *z = z->cwiseMax(l).cwiseMin(u);
 
   const bool dense = options_.linear_solver == LinearSolver::Dense ||
                      (options_.linear_solver == LinearSolver::Auto && n < options_.dense_threshold);
@@ -288,18 +289,23 @@ FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
       }
       const double slope = gradient.dot(d);
       double t = 1.0;
-      for (int step = 0; step < options_.max_line_search_steps;
-           ++step, t *= options_.backtrack_factor) {
-        if (step > 0) ++summary.line_search_steps;
-        ++record.line_search_steps;
-        z_trial = *z + t * d;
-        if (!problem.Evaluate(z_trial, &F_trial, nullptr)) continue;  // step too long
-        EvaluatePhi(options_, z_trial, F_trial, l, u, &phi_trial, nullptr, nullptr);
-        const double trial_merit = 0.5 * phi_trial.squaredNorm();
-        if (std::isfinite(trial_merit) &&
-            trial_merit <= reference + options_.armijo_sigma * t * slope) {
-          accepted = true;
-          break;
+      for (int projected = options_.project_onto_bounds ? 1 : 0; projected >= 0 && !accepted;
+           --projected) {
+        t = 1.0;
+        for (int step = 0; step < options_.max_line_search_steps;
+             ++step, t *= options_.backtrack_factor) {
+          if (step > 0) ++summary.line_search_steps;
+          ++record.line_search_steps;
+          z_trial = *z + t * d;
+          if (projected) z_trial = z_trial.cwiseMax(l).cwiseMin(u);
+          if (!problem.Evaluate(z_trial, &F_trial, nullptr)) continue;  // step too long
+          EvaluatePhi(options_, z_trial, F_trial, l, u, &phi_trial, nullptr, nullptr);
+          const double trial_merit = 0.5 * phi_trial.squaredNorm();
+          if (std::isfinite(trial_merit) &&
+              trial_merit <= reference + options_.armijo_sigma * t * slope) {
+            accepted = true;
+            break;
+          }
         }
       }
       record.step_length = accepted ? t : 0.0;

@@ -50,6 +50,11 @@ class FischerBurmeisterNewton {
     // stall_window iterations.
     int stall_window = 20;
     double stall_factor = 0.5;
+    // Keep the iterates in [l, u]: each line-search trial point is projected onto the box
+    // (the unprojected search is the fallback). Where F has spurious stationary points of the
+    // merit function outside the box (bilinear friction rows with a negative multiplier), this
+    // keeps Newton away from them.
+    bool project_onto_bounds = false;
     bool record_history = false;  // per-iteration records in the summary
     bool IsValid(std::string* why) const;
   };

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ncpkit needs, if any is missing (run as root on Debian 12).
 set -euo pipefail
-required=(g++ cmake make libeigen3-dev libsuitesparse-dev libceres-dev doctest-dev libbenchmark-dev)
+required=(g++ cmake make libeigen3-dev libsuitesparse-dev libceres-dev doctest-dev libbenchmark-dev
+          nlohmann-json3-dev)
 # Optional peer library: the benchmarks measure ratios against Siconos numerics when present.
 optional=(libsiconos-numerics-dev)
 

@@ -1,0 +1,111 @@
+#include <fstream>
+#include <iostream>
+
+#include "apps/cli_options.h"
+#include "apps/commands.h"
+#include "apps/simulation.h"
+
+namespace ncpkit {
+namespace {
+
+Scene LoadWithOverrides(const std::string& path, const CommandLine& line) {
+  Scene scene = LoadScene(path);
+  if (line.Has("duration")) scene.duration = line.PositiveDouble("duration", scene.duration);
+  return scene;
+}
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> items;
+  std::string item;
+  for (char c : text + ",") {
+    if (c == ',') {
+      if (!item.empty()) items.push_back(item);
+      item.clear();
+    } else {
+      item += c;
+    }
+  }
+  return items;
+}
+
+}  // namespace
+
+int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) {
+  const CommandLine line = CommandLine::Parse(args, {"solver", "duration", "out"}, {"json"});
+  if (line.positional.size() != 1) {
+    throw UsageError("simulate needs exactly one SCENE file\n" + UsageText());
+  }
+  Scene scene = LoadWithOverrides(line.positional[0], line);
+  std::string variant = scene.options.solver + (scene.options.warm_start ? "" : "-cold");
+  if (line.Has("solver")) {
+    variant = line.Value("solver", variant);
+    ApplySolverVariant(variant, &scene.options);
+  }
+  std::ofstream csv;
+  if (line.Has("out")) {
+    csv.open(line.Value("out", ""));
+    if (!csv) throw std::invalid_argument("cannot write " + line.Value("out", ""));
+  }
+  TrajectoryTable table;
+  const SimulationStats stats =
+      RunScene(scene, variant, [&](const StepRecord& record, const SceneRunner& runner) {
+        if (csv.is_open()) table.Add(record, runner);
+      });
+  if (csv.is_open()) table.WriteCsv(csv);
+  if (line.Has("json")) {
+    out << StatsJson(stats) << "\n";
+  } else {
+    PrintStatsTable({stats}, out);
+  }
+  if (stats.failed_steps > 0) {
+    std::cerr << "ncpkit: " << stats.failed_steps << " of " << stats.steps
+              << " steps failed to solve; first: " << stats.first_failure << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+int RunCompareCommand(const std::vector<std::string>& args, std::ostream& out) {
+  const CommandLine line = CommandLine::Parse(args, {"solvers", "csv", "duration"}, {});
+  if (line.positional.empty()) throw UsageError("compare needs SCENE files\n" + UsageText());
+  std::vector<std::string> variants = DefaultCompareVariants();
+  if (line.Has("solvers")) variants = SplitList(line.Value("solvers", ""));
+  if (variants.empty()) throw UsageError("--solvers needs at least one name");
+  ImplicitStepperOptions check;
+  for (const std::string& v : variants) ApplySolverVariant(v, &check);
+  std::vector<Scene> scenes;
+  for (const std::string& path : line.positional) scenes.push_back(LoadWithOverrides(path, line));
+  const std::vector<SimulationStats> stats = CompareScenes(scenes, variants, std::cerr);
+  PrintStatsTable(stats, out);
+  if (line.Has("csv")) {
+    std::ofstream csv(line.Value("csv", ""));
+    if (!csv) throw std::invalid_argument("cannot write " + line.Value("csv", ""));
+    WriteStatsCsv(stats, csv);
+  }
+  return 0;
+}
+
+std::vector<SimulationStats> CompareScenes(const std::vector<Scene>& scenes,
+                                           const std::vector<std::string>& variants,
+                                           std::ostream& progress) {
+  std::vector<SimulationStats> stats;
+  const int total = static_cast<int>(scenes.size() * variants.size());
+  int done = 0;
+  for (const Scene& original : scenes) {
+    for (const std::string& variant : variants) {
+      Scene scene = original;
+      ApplySolverVariant(variant, &scene.options);
+      progress << "[" << ++done << "/" << total << "] " << scene.name << " with " << variant
+               << " ..." << std::flush;
+      int steps = 0;
+      const int total_steps = static_cast<int>(scene.duration / scene.options.h + 0.5);
+      stats.push_back(RunScene(scene, variant, [&](const StepRecord&, const SceneRunner&) {
+        if (++steps % 500 == 0) progress << " " << (100 * steps / total_steps) << "%" << std::flush;
+      }));
+      progress << " " << stats.back().wall_seconds << " s\n";
+    }
+  }
+  return stats;
+}
+
+}  // namespace ncpkit

@@ -1,0 +1,226 @@
+#include "apps/simulation.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+
+#include "apps/cli_options.h"
+#include "solvers/nonlinear_solve.h"
+
+namespace ncpkit {
+namespace {
+
+const std::string kCold = "-cold";
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string Format(const char* format, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), format, value);
+  return buffer;
+}
+
+}  // namespace
+
+bool IsSolverVariant(const std::string& variant) {
+  const std::string base = EndsWith(variant, kCold) ? variant.substr(0, variant.size() - kCold.size())
+                                                    : variant;
+  return IsNonlinearSolverName(base);
+}
+
+void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* options) {
+  if (!IsSolverVariant(variant)) {
+    std::string names;
+    for (const std::string& n : NonlinearSolverNames()) names += n + ", ";
+    throw UsageError("unknown solver '" + variant + "' (expected one of " + names +
+                     "or any of them with -cold: no warm start)");
+  }
+  const bool cold = EndsWith(variant, kCold);
+  options->solver = cold ? variant.substr(0, variant.size() - kCold.size()) : variant;
+  options->warm_start = !cold;
+}
+
+const std::vector<std::string>& DefaultCompareVariants() {
+  static const std::vector<std::string> kVariants = {"fb-newton", "fb-newton-dense",
+                                                     "minmap-newton", "penalized-fb",
+                                                     "fb-newton-cold"};
+  return kVariants;
+}
+
+SimulationStats RunScene(const Scene& scene, const std::string& variant,
+                         const std::function<void(const StepRecord&, const SceneRunner&)>& on_step) {
+  const auto start = std::chrono::steady_clock::now();
+  SimulationStats stats;
+  stats.scene = scene.name;
+  stats.variant = variant;
+  SceneRunner runner(scene);
+  std::vector<double> times;
+  std::vector<int> iterations;
+  while (!runner.Done()) {
+    const StepRecord record = runner.Step();
+    ++stats.steps;
+    if (!record.summary.IsSolved()) {
+      if (stats.failed_steps == 0) {
+        std::ostringstream os;
+        os << "step " << stats.steps << " (t = " << record.time << " s): "
+           << ToString(record.summary.status) << ", natural residual "
+           << Format("%.3e", record.summary.natural_residual);
+        if (!record.summary.message.empty()) os << ": " << record.summary.message;
+        stats.first_failure = os.str();
+      }
+      ++stats.failed_steps;
+    }
+    stats.max_residual = std::max(stats.max_residual, record.summary.natural_residual);
+    stats.max_penetration = std::max(stats.max_penetration, record.max_penetration);
+    times.push_back(record.step_seconds * 1e6);
+    iterations.push_back(record.summary.iterations);
+    if (on_step) on_step(record, runner);
+  }
+  if (!times.empty()) {
+    std::vector<double> sorted = times;
+    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+    stats.median_us = sorted[sorted.size() / 2];
+    stats.max_us = *std::max_element(times.begin(), times.end());
+    std::vector<int> its = iterations;
+    std::nth_element(its.begin(), its.begin() + its.size() / 2, its.end());
+    stats.median_iterations = its[its.size() / 2];
+    stats.max_iterations = *std::max_element(iterations.begin(), iterations.end());
+  }
+  stats.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return stats;
+}
+
+void TrajectoryTable::Add(const StepRecord& record, const SceneRunner& runner) {
+  const auto& bodies = runner.stepper().bodies();
+  if (body_names_.empty()) {
+    for (const Body& b : bodies) body_names_.push_back(b.fixed ? "" : b.name);
+  }
+  Row row;
+  row.t = record.time;
+  for (const Body& b : bodies) {
+    if (b.fixed) continue;
+    const RigidBodyState& s = b.state;
+    const double values[13] = {s.position.x(),         s.position.y(),         s.position.z(),
+                               s.orientation.w(),      s.orientation.x(),      s.orientation.y(),
+                               s.orientation.z(),      s.linear_velocity.x(),  s.linear_velocity.y(),
+                               s.linear_velocity.z(),  s.angular_velocity.x(), s.angular_velocity.y(),
+                               s.angular_velocity.z()};
+    row.bodies.insert(row.bodies.end(), values, values + 13);
+  }
+  row.contacts = record.contacts;
+  row.iterations = record.summary.iterations;
+  row.residual = record.summary.natural_residual;
+  row.time_us = record.step_seconds * 1e6;
+  row.status = ToString(record.summary.status);
+  rows_.push_back(std::move(row));
+  if (all_names_.empty()) {
+    for (const Body& b : bodies) all_names_.push_back(b.name);
+  }
+}
+
+void TrajectoryTable::WriteCsv(std::ostream& out) const {
+  // Pairs that were ever active, in order of (F, G).
+  std::map<std::pair<int, int>, int> pair_column;
+  for (const Row& row : rows_) {
+    for (const ContactRecord& c : row.contacts) pair_column[{c.body_f, c.body_g}] = 0;
+  }
+  int column = 0;
+  for (auto& entry : pair_column) entry.second = column++;
+  out << "t";
+  for (const std::string& name : body_names_) {
+    if (name.empty()) continue;
+    for (const char* q : {"x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz"}) {
+      out << "," << name << "." << q;
+    }
+  }
+  for (const auto& entry : pair_column) {
+    const std::string name = all_names_[entry.first.first] + "-" + all_names_[entry.first.second];
+    for (const char* q : {"ax", "ay", "az", "pn", "pt", "po", "pr", "n_active", "gap"}) {
+      out << "," << name << "." << q;
+    }
+  }
+  out << ",solver.iterations,solver.residual,solver.time_us,solver.status\n";
+  char buffer[64];
+  auto number = [&](double x) {
+    std::snprintf(buffer, sizeof(buffer), "%.12g", x);
+    return std::string(buffer);
+  };
+  for (const Row& row : rows_) {
+    out << number(row.t);
+    for (double v : row.bodies) out << "," << number(v);
+    std::vector<const ContactRecord*> by_column(pair_column.size(), nullptr);
+    for (const ContactRecord& c : row.contacts) by_column[pair_column.at({c.body_f, c.body_g})] = &c;
+    for (const ContactRecord* c : by_column) {
+      if (c == nullptr) {
+        out << ",,,,,,,,,";
+        continue;
+      }
+      out << "," << number(c->ecp.x()) << "," << number(c->ecp.y()) << "," << number(c->ecp.z())
+          << "," << number(c->p_n) << "," << number(c->p_t) << "," << number(c->p_o) << ","
+          << number(c->p_r) << "," << c->n_active_f << "," << number(c->gap);
+    }
+    out << "," << row.iterations << "," << number(row.residual) << "," << number(row.time_us)
+        << "," << row.status << "\n";
+  }
+}
+
+void PrintStatsTable(const std::vector<SimulationStats>& stats, std::ostream& out) {
+  char line[256];
+  std::snprintf(line, sizeof(line), "%-18s %-16s %6s %6s %9s %9s %11s %11s %10s %11s\n", "scene",
+                "solver", "steps", "failed", "it(med)", "it(max)", "us/step(med)", "us/step(max)",
+                "max resid", "max penetr");
+  out << line;
+  for (const SimulationStats& s : stats) {
+    std::snprintf(line, sizeof(line), "%-18s %-16s %6d %6d %9d %9d %11.1f %11.1f %10.2e %11.2e\n",
+                  s.scene.c_str(), s.variant.c_str(), s.steps, s.failed_steps,
+                  s.median_iterations, s.max_iterations, s.median_us, s.max_us, s.max_residual,
+                  s.max_penetration);
+    out << line;
+  }
+}
+
+void WriteStatsCsv(const std::vector<SimulationStats>& stats, std::ostream& out) {
+  out << "scene,solver,steps,failed_steps,median_iterations,max_iterations,median_us,max_us,"
+         "max_residual,max_penetration,first_failure\n";
+  for (const SimulationStats& s : stats) {
+    std::string failure = s.first_failure;
+    std::replace(failure.begin(), failure.end(), '"', '\'');
+    out << s.scene << "," << s.variant << "," << s.steps << "," << s.failed_steps << ","
+        << s.median_iterations << "," << s.max_iterations << "," << s.median_us << "," << s.max_us
+        << "," << s.max_residual << "," << s.max_penetration << ",\"" << failure << "\"\n";
+  }
+}
+
+std::string StatsJson(const SimulationStats& s) {
+  std::string failure = s.first_failure;
+  std::string escaped;
+  for (char c : failure) {
+    if (c == '"' || c == '\\') escaped += '\\';
+    escaped += c;
+  }
+  std::ostringstream os;
+  os.precision(6);
+  os << "{\"scene\": \"" << s.scene << "\", \"solver\": \"" << s.variant << "\", \"steps\": "
+     << s.steps << ", \"failed_steps\": " << s.failed_steps
+     << ", \"max_natural_residual\": " << s.max_residual
+     << ", \"max_penetration\": " << s.max_penetration << ", \"median_us_per_step\": "
+     << s.median_us << ", \"max_us_per_step\": " << s.max_us
+     << ", \"median_iterations\": " << s.median_iterations
+     << ", \"max_iterations\": " << s.max_iterations << ", \"first_failure\": \"" << escaped
+     << "\"}";
+  return os.str();
+}
+
+std::string SceneDirectory() {
+  if (const char* dir = std::getenv("NCPKIT_SCENES")) return dir;
+  return NCPKIT_SCENE_DIR;
+}
+
+}  // namespace ncpkit

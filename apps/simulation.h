@@ -1,0 +1,75 @@
+// Running scenes for the simulate, compare and demo commands: solver variants, per-run
+// statistics and the trajectory table.
+#ifndef NCPKIT_APPS_SIMULATION_H_
+#define NCPKIT_APPS_SIMULATION_H_
+
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "integrators/scene.h"
+
+namespace ncpkit {
+
+// Solver variants for stepping a scene: every name of NonlinearSolverNames(), and each with
+// "-cold" appended (no warm start from the previous step), e.g. "fb-newton-cold".
+bool IsSolverVariant(const std::string& variant);
+// Sets options.solver and options.warm_start from the variant; throws UsageError if unknown.
+void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* options);
+// The variants `compare` runs by default.
+const std::vector<std::string>& DefaultCompareVariants();
+
+struct SimulationStats {
+  std::string scene, variant;
+  int steps = 0, failed_steps = 0;
+  std::string first_failure;  // "step k (t = ...): <solver message>"
+  double max_residual = 0.0;  // natural residual, over all steps
+  double max_penetration = 0.0;
+  double median_us = 0.0, max_us = 0.0;  // whole step (assembly + solve)
+  int median_iterations = 0, max_iterations = 0;
+  double wall_seconds = 0.0;
+};
+
+// Runs `scene` (its duration and solver may have been overridden by the caller); `on_step`
+// (optional) sees every record and the runner after the step.
+SimulationStats RunScene(const Scene& scene, const std::string& variant,
+                         const std::function<void(const StepRecord&, const SceneRunner&)>& on_step);
+
+// Collects a trajectory and writes it as CSV: t; per body x, y, z, qw, qx, qy, qz, vx, vy, vz,
+// wx, wy, wz; per contact pair that was ever active ax, ay, az, pn, pt, po, pr, n_active, gap
+// (empty while the pair is not active); solver iterations, residual, time_us, status.
+class TrajectoryTable {
+ public:
+  void Add(const StepRecord& record, const SceneRunner& runner);
+  void WriteCsv(std::ostream& out) const;
+
+ private:
+  struct Row {
+    double t;
+    std::vector<double> bodies;
+    std::vector<ContactRecord> contacts;
+    int iterations;
+    double residual, time_us;
+    std::string status;
+  };
+  std::vector<std::string> body_names_;  // empty for fixed bodies
+  std::vector<std::string> all_names_;
+  std::vector<Row> rows_;
+};
+
+// Every scene with every variant; one progress line per run on `progress`.
+std::vector<SimulationStats> CompareScenes(const std::vector<Scene>& scenes,
+                                           const std::vector<std::string>& variants,
+                                           std::ostream& progress);
+
+void PrintStatsTable(const std::vector<SimulationStats>& stats, std::ostream& out);
+void WriteStatsCsv(const std::vector<SimulationStats>& stats, std::ostream& out);
+std::string StatsJson(const SimulationStats& stats);
+
+// Folder of the bundled scene files (the source tree's scenes/, or $NCPKIT_SCENES).
+std::string SceneDirectory();
+
+}  // namespace ncpkit
+
+#endif  // NCPKIT_APPS_SIMULATION_H_

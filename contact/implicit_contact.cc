@@ -1,0 +1,35 @@
+#include "contact/implicit_contact.h"
+
+#include <sstream>
+
+namespace ncpkit {
+
+bool ContactLaw::IsValid(std::string* why) const {
+  std::ostringstream os;
+  auto positive = [&](const char* name, double value) {
+    if (os.str().empty() && !(std::isfinite(value) && value > 0.0)) {
+      os << name << " = " << value << " must be positive and finite";
+    }
+  };
+  auto non_negative = [&](const char* name, double value) {
+    if (os.str().empty() && !(std::isfinite(value) && value >= 0.0)) {
+      os << name << " = " << value << " must be >= 0 and finite";
+    }
+  };
+  non_negative("mu", mu);
+  positive("e_t", e_t);
+  positive("e_o", e_o);
+  positive("e_r", e_r);
+  non_negative("thickness", thickness);
+  non_negative("stiffness", stiffness);
+  non_negative("damping", damping);
+  non_negative("tangential_stiffness", tangential_stiffness);
+  non_negative("tangential_damping", tangential_damping);
+  if (os.str().empty() && thickness > 0.0 && stiffness <= 0.0) {
+    os << "a compliant layer (thickness " << thickness << ") needs stiffness > 0";
+  }
+  if (why) *why = os.str();
+  return os.str().empty();
+}
+
+}  // namespace ncpkit

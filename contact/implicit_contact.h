@@ -1,0 +1,314 @@
+// Geometrically implicit contact with an equivalent contact point (seed 000, sec. IV,
+// eqs. 9 and 13-17; DESIGN.md, contact/), and the quasi-rigid compliant layer of seed 004.
+//
+// For a moving body F (inequalities f_i, i < M) and a body G (g_j, j < N), fixed or moving,
+// the unknowns of one pair are
+//   geometry block  [a1 (3), a2 (3), l_F (M), l_G (N)]        a1, a2 free, l >= 0
+//   force block     [p_n, p_t, p_o, p_r, sigma (, d, p_c)]      p_n, sigma, d, p_c >= 0
+// all at the end of the step: the poses of F and G are p+ = p + h v+, R+ = exp(h[w+]x) R, so
+// every residual depends on the bodies' end-of-step twists. With c = grad f_k1(a1) +
+// sum_{i != k1} l_i grad f_i(a1) (world frame) the residuals are
+//   a1:    a1 - a2 + l_k1 c = 0                                         (13)
+//   a2:    c + sum_j l_j grad g_j(a2) = 0                               (14)
+//   l_F:   0 <= l_i  _|_ -f_i(a1) >= 0                                  (15)
+//   l_G:   0 <= l_j  _|_ -g_j(a2) >= 0                                  (16)
+//   p_n:   0 <= p_n  _|_ f_k1(a2) >= 0                                  (17)
+// (17) uses F's inequality k1 at a2: with (13) and (15) it puts a1 = a2 on F's surface in
+// contact, so the bodies touch without penetrating. The form max_j g_j(a1) >= 0 would not: it
+// admits a1 = a2 strictly inside F. The contact normal (force on F) is n = -c / |c|; t and o
+// complete it, built from a helper axis fixed for the step.
+//
+// Friction (eq. 9), with the relative velocity of F's point a1 with respect to G:
+//   0 = e_t^2 mu p_n v_t + p_t sigma,  0 = e_o^2 mu p_n v_o + p_o sigma,
+//   0 = e_r^2 mu p_n w_n + p_r sigma,  0 <= sigma _|_ mu^2 p_n^2 - p_t^2/e_t^2 - p_o^2/e_o^2
+//                                                  - p_r^2/e_r^2 >= 0.
+// Without torsion (point-contact Coulomb) p_r = 0 and drops out of the cone.
+//
+// Compliant layer of thickness delta_max around the rigid core of F: with psi = n.(a1 - a2)
+// the distance between the cores,
+//   d:    0 <= d   _|_ d - (delta_max - psi) >= 0          (d = max(0, delta_max - psi))
+//   p_c:  0 <= p_c _|_ p_c - (h k d + c (d - d_prev)) >= 0  (Kelvin-Voigt, never pulling)
+// and the normal impulse is p_n + p_c: p_n (rigid, eq. 17 on the cores) acts only once the
+// layer is fully compressed. With a tangential stiffness k_t the friction is Kelvin-Voigt too:
+// the trial impulse q = h k_t (u + h v) + h c_t v (u the elastic tangential displacement
+// carried between steps; torsion uses k_t e_r^2, c_t e_r^2) is scaled back onto the
+// friction ellipsoid: p = alpha q with alpha in [0, 1] and
+//   alpha = 1 => |q|_E <= mu P,  0 < alpha < 1 => |alpha q|_E = mu P,  alpha = 0 => P = 0,
+// where |q|_E^2 = q_t^2/e_t^2 + q_o^2/e_o^2 + q_r^2/e_r^2. alpha takes sigma's place.
+#ifndef NCPKIT_CONTACT_IMPLICIT_CONTACT_H_
+#define NCPKIT_CONTACT_IMPLICIT_CONTACT_H_
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <string>
+
+#include "contact/shapes.h"
+#include "dynamics/rigid_body.h"
+
+namespace ncpkit {
+
+// The contact law of one pair of bodies.
+struct ContactLaw {
+  double mu = 0.5;
+  double e_t = 1.0, e_o = 1.0;  // friction ellipsoid, dimensionless
+  double e_r = 1.0;             // torsion semi-axis (m)
+  bool torsion = true;          // false: point-contact Coulomb, no torsional friction
+  // Quasi-rigid layer (seed 004), used when thickness > 0.
+  double thickness = 0.0;              // delta_max (m)
+  double stiffness = 0.0;              // k (N/m)
+  double damping = 0.0;                // c (N s/m)
+  double tangential_stiffness = 0.0;   // k_t (N/m); 0: friction by eq. 9
+  double tangential_damping = 0.0;     // c_t (N s/m)
+  bool compliant() const { return thickness > 0.0; }
+  bool elastic_friction() const { return compliant() && tangential_stiffness > 0.0; }
+  bool IsValid(std::string* why) const;
+};
+
+// What one pair needs during one step, all fixed while the step's problem is solved.
+struct ContactPairStep {
+  double h = 0.01;
+  Shape shape_f, shape_g;
+  RigidBodyState state_f, state_g;  // at the start of the step
+  bool g_moves = false;             // else G stays at state_g
+  int k1 = 0;                       // F's inequality scaling eq. (13)
+  Eigen::Vector3d helper = Eigen::Vector3d::UnitX();  // tangent frame seed, not parallel to n
+  ContactLaw law;
+  double previous_deflection = 0.0;                     // d of the previous step
+  Eigen::Vector3d elastic = Eigen::Vector3d::Zero();    // u_t, u_o, u_r of the previous step
+};
+
+namespace internal {
+
+template <class T>
+void EndPose(const RigidBodyState& state, double h, const T* nu, T* p, T* R) {
+  if (nu == nullptr) {
+    for (int k = 0; k < 3; ++k) p[k] = T(state.position[k]);
+    const Eigen::Quaterniond& q = state.orientation;
+    const T quat[4] = {T(q.w()), T(q.x()), T(q.y()), T(q.z())};
+    QuaternionToRotation(quat, R);
+    return;
+  }
+  T pose[7];
+  IntegratePose(state, h, nu, pose);
+  for (int k = 0; k < 3; ++k) p[k] = pose[k];
+  QuaternionToRotation(pose + 3, R);
+}
+
+// xi = R^T (a - p): a world point in the body frame.
+template <class T>
+void ToBody(const T* p, const T* R, const T* a, T* xi) {
+  const T d[3] = {a[0] - p[0], a[1] - p[1], a[2] - p[2]};
+  for (int c = 0; c < 3; ++c) xi[c] = R[c] * d[0] + R[3 + c] * d[1] + R[6 + c] * d[2];
+}
+
+// R g: a body-frame vector in the world frame.
+template <class T>
+void ToWorld(const T* R, const T* g, T* out) {
+  for (int r = 0; r < 3; ++r) out[r] = R[3 * r] * g[0] + R[3 * r + 1] * g[1] + R[3 * r + 2] * g[2];
+}
+
+template <class T>
+void Cross(const T* a, const T* b, T* c) {
+  c[0] = a[1] * b[2] - a[2] * b[1];
+  c[1] = a[2] * b[0] - a[0] * b[2];
+  c[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+template <class T>
+T Dot(const T* a, const T* b) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+}  // namespace internal
+
+// The quantities of a pair at the end of the step, as functions of the unknowns. nu_g is null
+// when G is fixed.
+template <class T>
+struct PairFrame {
+  T p_f[3], R_f[9], p_g[3], R_g[9];
+  const T* a1;
+  const T* a2;
+  T xi1[3];         // a1 in F's frame
+  T c[3];           // grad f_k1(a1) + sum_{i != k1} l_i grad f_i(a1), world frame
+  T n[3], t[3], o[3];
+  T v_t, v_o, w_n;  // relative sliding and spin velocities of F at a1 w.r.t. G
+
+  PairFrame(const ContactPairStep& s, const T* nu_f, const T* nu_g, const T* geometry) {
+    internal::EndPose(s.state_f, s.h, nu_f, p_f, R_f);
+    internal::EndPose(s.state_g, s.h, nu_g, p_g, R_g);
+    a1 = geometry;
+    a2 = geometry + 3;
+    const T* l_f = geometry + 6;
+    internal::ToBody(p_f, R_f, a1, xi1);
+    T c_body[3] = {T(0), T(0), T(0)};
+    const int m = s.shape_f.NumInequalities();
+    for (int i = 0; i < m; ++i) {
+      T g[3];
+      s.shape_f.Gradient(i, xi1, g);
+      const T weight = (i == s.k1) ? T(1) : l_f[i];
+      for (int k = 0; k < 3; ++k) c_body[k] += weight * g[k];
+    }
+    internal::ToWorld(R_f, c_body, c);
+    using std::sqrt;
+    const T norm = sqrt(internal::Dot(c, c));
+    for (int k = 0; k < 3; ++k) n[k] = -c[k] / norm;
+    const T en = T(s.helper[0]) * n[0] + T(s.helper[1]) * n[1] + T(s.helper[2]) * n[2];
+    for (int k = 0; k < 3; ++k) t[k] = T(s.helper[k]) - en * n[k];
+    const T tn = sqrt(internal::Dot(t, t));
+    for (int k = 0; k < 3; ++k) t[k] /= tn;
+    internal::Cross(n, t, o);
+    // Velocity of the material point of F at a1, minus that of G's point there.
+    T r[3], wxr[3], v[3], w[3];
+    for (int k = 0; k < 3; ++k) r[k] = a1[k] - p_f[k];
+    internal::Cross(nu_f + 3, r, wxr);
+    for (int k = 0; k < 3; ++k) {
+      v[k] = nu_f[k] + wxr[k];
+      w[k] = nu_f[3 + k];
+    }
+    if (nu_g != nullptr) {
+      for (int k = 0; k < 3; ++k) r[k] = a1[k] - p_g[k];
+      internal::Cross(nu_g + 3, r, wxr);
+      for (int k = 0; k < 3; ++k) {
+        v[k] -= nu_g[k] + wxr[k];
+        w[k] -= nu_g[3 + k];
+      }
+    }
+    v_t = internal::Dot(t, v);
+    v_o = internal::Dot(o, v);
+    w_n = internal::Dot(n, w);
+  }
+};
+
+// Force block size: [p_n, p_t, p_o, p_r, sigma] and, with a compliant layer, [d, p_c].
+template <bool kCompliant>
+constexpr int ForceBlockSize() {
+  return kCompliant ? 7 : 5;
+}
+
+// The trial tangential impulse of the Kelvin-Voigt friction (compliant layer with k_t > 0).
+template <class T>
+void ElasticTrial(const ContactPairStep& s, const T& v_t, const T& v_o, const T& w_n, T* q) {
+  const ContactLaw& law = s.law;
+  const double h = s.h, kt = law.tangential_stiffness, ct = law.tangential_damping;
+  const double er2 = law.e_r * law.e_r;
+  q[0] = T(h * kt) * (T(s.elastic[0]) + T(h) * v_t) + T(h * ct) * v_t;
+  q[1] = T(h * kt) * (T(s.elastic[1]) + T(h) * v_o) + T(h * ct) * v_o;
+  q[2] = law.torsion ? T(h * kt * er2) * (T(s.elastic[2]) + T(h) * w_n) + T(h * ct * er2) * w_n
+                     : T(0);
+}
+
+// Rows of the geometry block, eqs. (13)-(16): r[0, 6 + M + N).
+template <class T, int M, int N>
+void GeometryRows(const ContactPairStep& s, const PairFrame<T>& f, const T* geometry, T* r) {
+  const T* l_f = geometry + 6;
+  const T* l_g = geometry + 6 + M;
+  for (int k = 0; k < 3; ++k) r[k] = f.a1[k] - f.a2[k] + l_f[s.k1] * f.c[k];
+  T xi2[3], g_body[3] = {T(0), T(0), T(0)};
+  internal::ToBody(f.p_g, f.R_g, f.a2, xi2);
+  for (int j = 0; j < N; ++j) {
+    T g[3];
+    s.shape_g.Gradient(j, xi2, g);
+    for (int k = 0; k < 3; ++k) g_body[k] += l_g[j] * g[k];
+    r[6 + M + j] = -s.shape_g.Inequality(j, xi2);
+  }
+  T g_world[3];
+  internal::ToWorld(f.R_g, g_body, g_world);
+  for (int k = 0; k < 3; ++k) r[3 + k] = f.c[k] + g_world[k];
+  for (int i = 0; i < M; ++i) r[6 + i] = -s.shape_f.Inequality(i, f.xi1);
+}
+
+// Rows of the force block: eq. (17), friction (eq. 9 or Kelvin-Voigt), compliant layer.
+template <class T, bool kCompliant>
+void ForceRows(const ContactPairStep& s, const PairFrame<T>& f, const T* p, T* r) {
+  const ContactLaw& law = s.law;
+  T xi[3];
+  internal::ToBody(f.p_f, f.R_f, f.a2, xi);
+  r[0] = s.shape_f.Inequality(s.k1, xi);
+  T total = p[0];
+  if constexpr (kCompliant) {
+    const T gap[3] = {f.a1[0] - f.a2[0], f.a1[1] - f.a2[1], f.a1[2] - f.a2[2]};
+    const T psi = internal::Dot(f.n, gap);
+    const T& d = p[5];
+    r[5] = d - (T(law.thickness) - psi);
+    r[6] = p[6] - (T(s.h * law.stiffness) * d + T(law.damping) * (d - T(s.previous_deflection)));
+    total += p[6];
+  }
+  const T mu(law.mu);
+  const T inv_t2(1.0 / (law.e_t * law.e_t)), inv_o2(1.0 / (law.e_o * law.e_o));
+  const T inv_r2(1.0 / (law.e_r * law.e_r));
+  if (kCompliant && law.elastic_friction()) {
+    T q[3];
+    ElasticTrial(s, f.v_t, f.v_o, f.w_n, q);
+    const T& alpha = p[4];
+    r[1] = p[1] - alpha * q[0];
+    r[2] = p[2] - alpha * q[1];
+    r[3] = law.torsion ? p[3] - alpha * q[2] : p[3];
+    const T q_norm2 = q[0] * q[0] * inv_t2 + q[1] * q[1] * inv_o2 + q[2] * q[2] * inv_r2;
+    r[4] = alpha * alpha * q_norm2 - mu * mu * total * total;
+    return;
+  }
+  const T& sigma = p[4];
+  r[1] = T(law.e_t * law.e_t) * mu * total * f.v_t + p[1] * sigma;
+  r[2] = T(law.e_o * law.e_o) * mu * total * f.v_o + p[2] * sigma;
+  r[3] = law.torsion ? T(law.e_r * law.e_r) * mu * total * f.w_n + p[3] * sigma : p[3];
+  r[4] = mu * mu * total * total - p[1] * p[1] * inv_t2 - p[2] * p[2] * inv_o2;
+  if (law.torsion) r[4] -= p[3] * p[3] * inv_r2;
+}
+
+// Minus the contact impulse's wrench on F (at a1; r[0, 6)) and, if G moves, plus it on G (at
+// a2; r[6, 12)), to be added into the bodies' Newton-Euler rows (W_n p_n + W_t p_t + W_o p_o +
+// W_r p_r, eq. 2).
+template <class T, bool kMovingG, bool kCompliant>
+void WrenchRows(const ContactPairStep& s, const PairFrame<T>& f, const T* p, T* r) {
+  T total = p[0];
+  if constexpr (kCompliant) total += p[6];
+  T force[3], arm[3], moment[3];
+  for (int k = 0; k < 3; ++k) {
+    force[k] = total * f.n[k] + p[1] * f.t[k] + p[2] * f.o[k];
+    arm[k] = f.a1[k] - f.p_f[k];
+  }
+  internal::Cross(arm, force, moment);
+  const bool torsion = s.law.torsion;
+  for (int k = 0; k < 3; ++k) {
+    r[k] = -force[k];
+    r[3 + k] = -(moment[k] + (torsion ? p[3] * f.n[k] : T(0)));
+  }
+  if constexpr (kMovingG) {
+    for (int k = 0; k < 3; ++k) arm[k] = f.a2[k] - f.p_g[k];
+    internal::Cross(arm, force, moment);
+    for (int k = 0; k < 3; ++k) {
+      r[6 + k] = force[k];
+      r[9 + k] = moment[k] + (torsion ? p[3] * f.n[k] : T(0));
+    }
+  }
+}
+
+// All residual rows of one pair, for ProblemBuilder: reads [nu_f, (nu_g,) geometry, forces]
+// and writes the rows paired with [geometry, forces, nu_f (, nu_g)]. One functor, so that the
+// end-of-step poses and the contact frame are computed once per evaluation. It reads the step's
+// data through `data`, so that a stepper can update it in place and keep the problem (and its
+// sparsity pattern) from one step to the next.
+template <int M, int N, bool kMovingG, bool kCompliant>
+struct ImplicitContactResidual {
+  static constexpr int kGeometrySize = 6 + M + N;
+  static constexpr int kForceSize = ForceBlockSize<kCompliant>();
+  static constexpr int kNumResiduals = kGeometrySize + kForceSize + (kMovingG ? 12 : 6);
+  const ContactPairStep* data;
+  template <class T>
+  bool operator()(T const* const* x, T* r) const {
+    const ContactPairStep& step = *data;
+    const T* nu_f = x[0];
+    const T* nu_g = kMovingG ? x[1] : nullptr;
+    const T* geometry = x[kMovingG ? 2 : 1];
+    const T* p = x[kMovingG ? 3 : 2];
+    const PairFrame<T> f(step, nu_f, nu_g, geometry);
+    GeometryRows<T, M, N>(step, f, geometry, r);
+    ForceRows<T, kCompliant>(step, f, p, r + kGeometrySize);
+    WrenchRows<T, kMovingG, kCompliant>(step, f, p, r + kGeometrySize + kForceSize);
+    return true;
+  }
+};
+
+}  // namespace ncpkit
+
+#endif  // NCPKIT_CONTACT_IMPLICIT_CONTACT_H_

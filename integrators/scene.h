@@ -1,0 +1,80 @@
+// Scenes as data files (JSON): bodies, fixed obstacles, contact laws, scripted impulses and the
+// stepper settings. The schema is documented in the README ("Scene files").
+#ifndef NCPKIT_INTEGRATORS_SCENE_H_
+#define NCPKIT_INTEGRATORS_SCENE_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "integrators/implicit_stepper.h"
+#include "solvers/nonlinear_solve.h"
+
+namespace ncpkit {
+
+// An applied impulse on one body, at a time or whenever a condition on a body's state holds.
+struct ImpulseEvent {
+  int body = -1;  // receives the impulse
+  Vector6d impulse = Vector6d::Zero();  // [p (N s); p_tau (N m s)], world frame
+  // Time trigger: fires once, in the first step starting at or after `at`.
+  bool timed = true;
+  double at = 0.0;
+  // Condition trigger: `quantity` (x, y, z, vx, vy, vz, wx, wy, wz) of `watch` reaches `value`
+  // (within `tolerance`, or crosses it since the previous step), after time `after`. With
+  // `repeat` it fires again each time the condition becomes true anew.
+  int watch = -1;
+  int quantity = 0;  // index into [x, y, z, vx, vy, vz, wx, wy, wz]
+  double value = 0.0;
+  double tolerance = 1e-9;
+  double after = 0.0;
+  bool repeat = false;
+};
+
+struct Scene {
+  std::string name;
+  std::string description;
+  std::vector<Body> bodies;  // moving and fixed
+  ContactLawTable laws;
+  ImplicitStepperOptions options;
+  double duration = 1.0;
+  std::vector<ImpulseEvent> impulses;
+};
+
+// Parses a scene; throws std::invalid_argument naming the file, the field and the problem
+// (unknown shape, negative mass, missing field, NaN, ...).
+Scene ParseScene(const std::string& text, const std::string& source);
+Scene LoadScene(const std::string& path);
+
+// Quantities of a body state by name, for events and reports.
+double StateQuantity(const RigidBodyState& state, int quantity);
+
+struct ScriptedEvent {
+  double time = 0.0;  // start of the step it acted in
+  int event = -1;     // index into Scene::impulses
+};
+
+// Runs a scene to its duration, firing the scripted impulses; `on_step` (optional) sees each
+// step's record and the stepper after it. Returns the fired events.
+class SceneRunner {
+ public:
+  explicit SceneRunner(const Scene& scene);
+  bool Done() const;
+  StepRecord Step();
+  const ImplicitStepper& stepper() const { return stepper_; }
+  const std::vector<ScriptedEvent>& fired() const { return fired_; }
+  int num_steps() const { return num_steps_; }
+
+ private:
+  const Scene& scene_;
+  ImplicitStepper stepper_;
+  std::vector<char> armed_;
+  std::vector<char> done_;
+  std::vector<double> previous_;
+  std::vector<ScriptedEvent> fired_;
+  int num_steps_ = 0;
+  int step_ = 0;
+};
+
+}  // namespace ncpkit
+
+#endif  // NCPKIT_INTEGRATORS_SCENE_H_
