@@ -30,7 +30,7 @@
 //   p_c:  0 <= p_c _|_ p_c - (h k d + c (d - d_prev)) >= 0  (Kelvin-Voigt, never pulling)
 // and the normal impulse is p_n + p_c: p_n (rigid, eq. 17 on the cores) acts only once the
 // layer is fully compressed. With a tangential stiffness k_t the friction is Kelvin-Voigt too:
-// the trial impulse q = h k_t (u + h v) + h c_t v (u the elastic tangential displacement
+// the trial impulse q = -(h k_t (u + h v) + h c_t v) (u the elastic tangential displacement
 // carried between steps; torsion uses k_t e_r^2, c_t e_r^2) is scaled back onto the
 // friction ellipsoid: p = alpha q with alpha in [0, 1] and
 //   alpha = 1 => |q|_E <= mu P,  0 < alpha < 1 => |alpha q|_E = mu P,  alpha = 0 => P = 0,
@@ -191,10 +191,11 @@ void ElasticTrial(const ContactPairStep& s, const T& v_t, const T& v_o, const T&
   const ContactLaw& law = s.law;
   const double h = s.h, kt = law.tangential_stiffness, ct = law.tangential_damping;
   const double er2 = law.e_r * law.e_r;
-  q[0] = T(h * kt) * (T(s.elastic[0]) + T(h) * v_t) + T(h * ct) * v_t;
-  q[1] = T(h * kt) * (T(s.elastic[1]) + T(h) * v_o) + T(h * ct) * v_o;
-  q[2] = law.torsion ? T(h * kt * er2) * (T(s.elastic[2]) + T(h) * w_n) + T(h * ct * er2) * w_n
-                     : T(0);
+  q[0] = -(T(h * kt) * (T(s.elastic[0]) + T(h) * v_t) + T(h * ct) * v_t);
+  q[1] = -(T(h * kt) * (T(s.elastic[1]) + T(h) * v_o) + T(h * ct) * v_o);
+  q[2] = law.torsion
+             ? -(T(h * kt * er2) * (T(s.elastic[2]) + T(h) * w_n) + T(h * ct * er2) * w_n)
+             : T(0);
 }
 
 // Rows of the geometry block, eqs. (13)-(16): r[0, 6 + M + N).

@@ -648,7 +648,7 @@ StepRecord ImplicitStepper::Step(const std::vector<Vector6d>& applied_impulses) 
       const double damping[3] = {law.tangential_damping, law.tangential_damping,
                                  law.tangential_damping * er2};
       for (int a = 0; a < 3; ++a) {
-        memory.elastic[a] = (forces[1 + a] / h - damping[a] * v[a]) / stiffness[a];
+        memory.elastic[a] = (-forces[1 + a] / h - damping[a] * v[a]) / stiffness[a];
       }
       if (!law.torsion) memory.elastic[2] = 0.0;
     }
