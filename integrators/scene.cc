@@ -165,7 +165,7 @@ Scene ParseScene(const std::string& text, const std::string& source) {
   Json root;
   try {
     root = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
     throw std::invalid_argument(source + ": not valid JSON: " + e.what());
   }
   in.OnlyKeys(root, "scene",

@@ -59,6 +59,7 @@ void ProblemBuilder::CheckBlock(int block, int expected_size, const char* role) 
 
 void ProblemBuilder::CheckPairing(const std::vector<int>& paired_blocks,
                                   int num_residuals) const {
+  if (paired_blocks.size() == 1) return CheckBlock(paired_blocks[0], num_residuals, "paired");
   int total = 0;
   for (int block : paired_blocks) {
     if (block < 0 || block >= num_variable_blocks()) {

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "tests/test_support.h"
@@ -115,11 +116,85 @@ TEST_CASE("a Matrix Market problem with bounds is solved") {
   CHECK(run.output.find("z                 2 -3") != std::string::npos);
 }
 
-TEST_CASE("the demo runs every bundled problem with every solver") {
-  const Run run = RunNcpkit("");
+TEST_CASE("the LCP demo runs every bundled problem with every solver") {
+  const Run run = RunNcpkit("lcp-demo");
   CHECK(run.status == 0);
   CHECK(run.output.find("murty_8") != std::string::npos);
   CHECK(run.output.find("contact_like_1000") != std::string::npos);
+}
+
+const std::string kScenes = std::string(NCPKIT_SOURCE_DIR) + "/scenes/";
+
+TEST_CASE("simulate writes the trajectory CSV and a JSON summary") {
+  TemporaryFile csv("trajectory.csv", "");
+  const Run run = RunNcpkit("simulate " + kScenes + "sliding_cube.json --duration 0.1 --out " +
+                            csv.path() + " --json");
+  INFO(run.output);
+  CHECK(run.status == 0);
+  CHECK(run.output.find("\"steps\": 10") != std::string::npos);
+  CHECK(run.output.find("\"failed_steps\": 0") != std::string::npos);
+  CHECK(run.output.find("\"max_penetration\"") != std::string::npos);
+  std::ifstream in(csv.path());
+  std::string header, line;
+  std::getline(in, header);
+  CHECK(header.rfind("t,cube.x,cube.y,cube.z,cube.qw,cube.qx,cube.qy,cube.qz,cube.vx", 0) == 0);
+  CHECK(header.find("cube-ground.ax,cube-ground.ay,cube-ground.az,cube-ground.pn,cube-ground.pt,"
+                    "cube-ground.po,cube-ground.pr,cube-ground.n_active,cube-ground.gap") !=
+        std::string::npos);
+  CHECK(header.find("solver.iterations,solver.residual,solver.time_us,solver.status") !=
+        std::string::npos);
+  int rows = 0;
+  while (std::getline(in, line)) ++rows;
+  CHECK(rows == 10);
+}
+
+TEST_CASE("simulate exits 1 with the step and reason when a step fails") {
+  // One Newton iteration per step cannot solve the contact steps.
+  TemporaryFile scene("one_iteration.json",
+                      "{\"h\": 0.01, \"duration\": 0.05, \"max_iterations\": 1, \"warm_start\": false,"
+                      " \"bodies\": [{\"name\": \"c\", \"shape\": \"box\", \"size\": [1,1,1],"
+                      " \"mass\": 1, \"position\": [0,0,0.5], \"velocity\": [1,0,0]}],"
+                      " \"fixed\": [{\"name\": \"g\", \"shape\": \"plane\", \"normal\": [0,0,1]}]}");
+  const Run run = RunNcpkit("simulate " + scene.path());
+  INFO(run.output);
+  CHECK(run.status == 1);
+  CHECK(run.output.find("steps failed to solve; first: step 1") != std::string::npos);
+}
+
+TEST_CASE("bad scene files and options exit 2 with a message") {
+  TemporaryFile bad("bad_scene.json", "{\"h\": 0.01, \"duration\": 1, \"bodies\": [{\"name\": \"x\","
+                                      " \"shape\": \"cube\", \"size\": [1,1,1], \"mass\": 1,"
+                                      " \"position\": [0,0,1]}]}");
+  Run run = RunNcpkit("simulate " + bad.path());
+  CHECK(run.status == 2);
+  CHECK(run.output.find("unknown shape 'cube'") != std::string::npos);
+  run = RunNcpkit("simulate /nonexistent.json");
+  CHECK(run.status == 2);
+  run = RunNcpkit("simulate " + kScenes + "sliding_cube.json --solver lemke");
+  CHECK(run.status == 2);
+  CHECK(run.output.find("unknown solver 'lemke'") != std::string::npos);
+  run = RunNcpkit("simulate " + kScenes + "sliding_cube.json --duration -1");
+  CHECK(run.status == 2);
+  run = RunNcpkit("compare " + kScenes + "sliding_cube.json --solvers fb-newton,nope");
+  CHECK(run.status == 2);
+}
+
+TEST_CASE("compare prints one row per scene and solver variant, and a CSV") {
+  TemporaryFile csv("compare.csv", "");
+  const Run run = RunNcpkit("compare " + kScenes + "sliding_cube.json " + kScenes +
+                            "toppling_cube.json --duration 0.2 --csv " + csv.path());
+  INFO(run.output);
+  CHECK(run.status == 0);
+  for (const char* variant : {"fb-newton ", "fb-newton-dense", "minmap-newton", "penalized-fb",
+                              "fb-newton-cold"}) {
+    CHECK(run.output.find(std::string("toppling-cube      ") + variant) != std::string::npos);
+  }
+  CHECK(run.output.find("[10/10]") != std::string::npos);  // progress on stderr
+  std::ifstream in(csv.path());
+  std::string line;
+  int rows = 0;
+  while (std::getline(in, line)) ++rows;
+  CHECK(rows == 11);
 }
 
 }  // namespace

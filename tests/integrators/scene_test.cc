@@ -1,0 +1,105 @@
+#include "integrators/scene.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+namespace ncpkit {
+namespace {
+
+const char* const kGood = R"({
+  "name": "probe", "h": 0.01, "duration": 0.1,
+  "bodies": [{"name": "ball", "shape": "sphere", "size": [0.5], "mass": 2.0,
+              "position": [0, 0, 0.5], "velocity": [1, 0, 0]}],
+  "fixed": [{"name": "floor", "shape": "plane", "normal": [0, 0, 2]},
+            {"name": "post", "shape": "box", "size": [0.2, 0.2, 1], "position": [3, 0, 0.5]}],
+  "contact": {"mu": 0.3},
+  "pairs": [{"bodies": ["ball", "post"], "mu": 0.9, "torsion": false}],
+  "impulses": [{"body": "ball", "at": 0.05, "impulse": [0, 1, 0, 0, 0, 0]},
+               {"body": "ball", "when": {"body": "ball", "quantity": "vx", "value": 0.5},
+                "impulse": [1, 0, 0, 0, 0, 0], "repeat": true}]
+})";
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+void CheckRejected(const std::string& text, const std::string& expected) {
+  try {
+    ParseScene(text, "probe.json");
+    FAIL("accepted a bad scene; expected: " << expected);
+  } catch (const std::invalid_argument& e) {
+    const std::string message = e.what();
+    INFO(message);
+    CHECK(message.find("probe.json") != std::string::npos);
+    CHECK(message.find(expected) != std::string::npos);
+  }
+}
+
+TEST_CASE("a scene file is read with its bodies, laws and events") {
+  const Scene scene = ParseScene(kGood, "probe.json");
+  CHECK(scene.name == "probe");
+  REQUIRE(scene.bodies.size() == 3);
+  CHECK(scene.bodies[0].mass.body_inertia(0, 0) == doctest::Approx(0.4 * 2.0 * 0.25));
+  CHECK(scene.bodies[1].fixed);
+  // The plane's normal is normalized and becomes its body z axis.
+  CHECK(scene.bodies[1].state.orientation.toRotationMatrix().col(2).isApprox(Eigen::Vector3d::UnitZ()));
+  CHECK(scene.laws.Get("ball", "floor").mu == doctest::Approx(0.3));
+  CHECK(scene.laws.Get("post", "ball").mu == doctest::Approx(0.9));
+  CHECK_FALSE(scene.laws.Get("post", "ball").torsion);
+  REQUIRE(scene.impulses.size() == 2);
+  CHECK(scene.impulses[0].timed);
+  CHECK_FALSE(scene.impulses[1].timed);
+  CHECK(scene.impulses[1].quantity == 3);
+}
+
+TEST_CASE("bad scene files are rejected with the field and the reason") {
+  CheckRejected(Replace(kGood, "\"sphere\"", "\"torus\""), "unknown shape 'torus'");
+  CheckRejected(Replace(kGood, "\"mass\": 2.0", "\"mass\": -2.0"), "bodies[0].mass: must be positive");
+  CheckRejected(Replace(kGood, "\"h\": 0.01, ", ""), "missing field 'h'");
+  CheckRejected(Replace(kGood, "\"mass\": 2.0", "\"mass\": NaN"), "not valid JSON");
+  CheckRejected(Replace(kGood, "\"mass\": 2.0", "\"mass\": 1e999"), "number overflow");
+  CheckRejected(Replace(kGood, "\"size\": [0.5]", "\"size\": [0.5, 1]"), "takes [radius]");
+  CheckRejected(Replace(kGood, "\"size\": [0.5]", "\"size\": [-0.5]"), "must be positive");
+  CheckRejected(Replace(kGood, "\"velocity\"", "\"velocty\""), "unknown field 'velocty'");
+  CheckRejected(Replace(kGood, "\"body\": \"ball\", \"at\"", "\"body\": \"bal\", \"at\""),
+                "no body named 'bal'");
+  CheckRejected(Replace(kGood, "\"quantity\": \"vx\"", "\"quantity\": \"speed\""),
+                "unknown quantity 'speed'");
+  CheckRejected(Replace(kGood, "\"mu\": 0.3", "\"mu\": -0.3"), "mu = -0.3");
+  CheckRejected(Replace(kGood, "\"normal\": [0, 0, 2]", "\"normal\": [0, 0, 0]"), "must not be zero");
+  CheckRejected(Replace(kGood, "\"position\": [0, 0, 0.5], \"velocity\"",
+                        "\"position\": [0, 0, 0.5], \"orientation\": [1, 1, 0, 0], \"velocity\""),
+                "unit quaternion");
+  CheckRejected(Replace(kGood, "\"h\": 0.01", "\"h\": 0.01, \"solver\": \"pgs\""), "unknown solver");
+  CheckRejected(Replace(kGood, "{\"name\": \"floor\"", "{\"name\": \"ball\""), "used twice");
+  CheckRejected("{\"h\": 0.01,", "not valid JSON");
+  CHECK_THROWS_WITH_AS(LoadScene("/nonexistent/scene.json"), doctest::Contains("cannot open"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("every bundled scene parses") {
+  for (const char* file : {"sliding_cube.json", "rolling_cylinder.json", "toppling_cube.json",
+                           "cylinder_manipulation.json", "quasi_rigid_drop.json"}) {
+    INFO(file);
+    CHECK_NOTHROW(LoadScene(std::string(NCPKIT_SOURCE_DIR) + "/scenes/" + file));
+  }
+}
+
+TEST_CASE("condition events fire when the quantity reaches the value, again with repeat") {
+  Scene scene = ParseScene(kGood, "probe.json");
+  scene.bodies[0].state.position.z() = 50.0;  // free flight: vx stays 1 until pushed
+  scene.impulses.erase(scene.impulses.begin());
+  scene.impulses[0].value = 1.0;  // vx = 1 now: fires at once, then vx = 1.5 re-arms it
+  scene.duration = 0.05;
+  SceneRunner runner(scene);
+  while (!runner.Done()) runner.Step();
+  REQUIRE(runner.fired().size() == 1);
+  CHECK(runner.fired()[0].time == doctest::Approx(0.0));
+  CHECK(runner.stepper().bodies()[0].state.linear_velocity.x() == doctest::Approx(1.5));
+}
+
+}  // namespace
+}  // namespace ncpkit
