@@ -173,12 +173,12 @@ void TrajectoryTable::WriteCsv(std::ostream& out) const {
 
 void PrintStatsTable(const std::vector<SimulationStats>& stats, std::ostream& out) {
   char line[256];
-  std::snprintf(line, sizeof(line), "%-18s %-16s %6s %6s %9s %9s %11s %11s %10s %11s\n", "scene",
+  std::snprintf(line, sizeof(line), "%-22s %-16s %6s %6s %9s %9s %11s %11s %10s %11s\n", "scene",
                 "solver", "steps", "failed", "it(med)", "it(max)", "us/step(med)", "us/step(max)",
                 "max resid", "max penetr");
   out << line;
   for (const SimulationStats& s : stats) {
-    std::snprintf(line, sizeof(line), "%-18s %-16s %6d %6d %9d %9d %11.1f %11.1f %10.2e %11.2e\n",
+    std::snprintf(line, sizeof(line), "%-22s %-16s %6d %6d %9d %9d %11.1f %11.1f %10.2e %11.2e\n",
                   s.scene.c_str(), s.variant.c_str(), s.steps, s.failed_steps,
                   s.median_iterations, s.max_iterations, s.median_us, s.max_us, s.max_residual,
                   s.max_penetration);

@@ -254,22 +254,29 @@ int ImplicitStepper::BodyIndex(const std::string& name) const {
 }
 
 bool ImplicitStepper::Near(int f, int g) const {
+  // Bounding spheres first, then the shapes' separation along the line of centres (a plane:
+  // along its normal); either proves the pair cannot touch within the next two steps.
   const Body& F = bodies_[f];
   const Body& G = bodies_[g];
   const double h = options_.h;
   const double radius_f = F.shape.BoundingRadius();
-  double reach = options_.contact_margin + radius_f +
-                 2.0 * h * (F.state.linear_velocity.norm() + F.state.angular_velocity.norm() * radius_f);
+  double travel = 2.0 * h * (F.state.linear_velocity.norm() +
+                             F.state.angular_velocity.norm() * radius_f);
   if (G.shape.kind == ShapeKind::HalfSpace) {
-    const double height = PlaneNormal(G.state).dot(F.state.position - G.state.position);
-    return height <= reach;
+    const Eigen::Vector3d normal = PlaneNormal(G.state);
+    return SeparationAlongAxis(F.shape, F.state, G.shape, G.state, normal) <=
+           options_.contact_margin + travel;
   }
   const double radius_g = G.shape.BoundingRadius();
-  reach += radius_g;
   if (!G.fixed) {
-    reach += 2.0 * h * (G.state.linear_velocity.norm() + G.state.angular_velocity.norm() * radius_g);
+    travel += 2.0 * h * (G.state.linear_velocity.norm() +
+                         G.state.angular_velocity.norm() * radius_g);
   }
-  return (F.state.position - G.state.position).norm() <= reach;
+  const Eigen::Vector3d between = F.state.position - G.state.position;
+  const double reach = options_.contact_margin + travel;
+  if (between.norm() > radius_f + radius_g + reach) return false;
+  if (between.norm() == 0.0) return true;
+  return SeparationAlongAxis(F.shape, F.state, G.shape, G.state, between.normalized()) <= reach;
 }
 
 ImplicitStepper::PairMemory ImplicitStepper::Initialize(const ContactPairStep& s, double mass_f,

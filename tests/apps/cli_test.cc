@@ -187,7 +187,7 @@ TEST_CASE("compare prints one row per scene and solver variant, and a CSV") {
   CHECK(run.status == 0);
   for (const char* variant : {"fb-newton ", "fb-newton-dense", "minmap-newton", "penalized-fb",
                               "fb-newton-cold"}) {
-    CHECK(run.output.find(std::string("toppling-cube      ") + variant) != std::string::npos);
+    CHECK(run.output.find(std::string("toppling-cube          ") + variant) != std::string::npos);
   }
   CHECK(run.output.find("[10/10]") != std::string::npos);  // progress on stderr
   std::ifstream in(csv.path());
