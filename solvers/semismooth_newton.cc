@@ -12,28 +12,10 @@
 #include "solvers/sparse_lu.h"
 
 namespace ncpkit {
-namespace {
+namespace internal {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// Phi and the diagonals D_a, D_b of the generalized Jacobian at (z, F).
-void EvaluatePhi(const FischerBurmeisterNewton::Options& options, const Eigen::VectorXd& z,
-                 const Eigen::VectorXd& F, const Eigen::VectorXd& l, const Eigen::VectorXd& u,
-                 Eigen::VectorXd* phi, Eigen::VectorXd* da, Eigen::VectorXd* db) {
-  const Eigen::Index n = z.size();
-  phi->resize(n);
-  if (da) da->resize(n);
-  if (db) db->resize(n);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const NcpComponent c =
-        EvaluateNcpComponent(options.ncp_function, options.penalty_lambda, z[i], F[i], l[i], u[i]);
-    (*phi)[i] = c.phi;
-    if (da) (*da)[i] = c.da;
-    if (db) (*db)[i] = c.db;
-  }
-}
-
-// H = diag(D_b) J + diag(D_a) on the pattern of J plus the diagonal, built once per pattern.
+// H = D_a + D_b J with the pattern of J plus the diagonal, kept between solves while J's
+// pattern is unchanged.
 class NewtonMatrix {
  public:
   bool SamePattern(const Eigen::SparseMatrix<double>& J) const {
@@ -92,6 +74,30 @@ class NewtonMatrix {
   Eigen::SparseMatrix<double> H_;
 };
 
+}  // namespace internal
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Phi and the diagonals D_a, D_b of the generalized Jacobian at (z, F).
+void EvaluatePhi(const FischerBurmeisterNewton::Options& options, const Eigen::VectorXd& z,
+                 const Eigen::VectorXd& F, const Eigen::VectorXd& l, const Eigen::VectorXd& u,
+                 Eigen::VectorXd* phi, Eigen::VectorXd* da, Eigen::VectorXd* db) {
+  const Eigen::Index n = z.size();
+  phi->resize(n);
+  if (da) da->resize(n);
+  if (db) db->resize(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const NcpComponent c =
+        EvaluateNcpComponent(options.ncp_function, options.penalty_lambda, z[i], F[i], l[i], u[i]);
+    (*phi)[i] = c.phi;
+    if (da) (*da)[i] = c.da;
+    if (db) (*db)[i] = c.db;
+  }
+}
+
+// H = diag(D_b) J + diag(D_a) on the pattern of J plus the diagonal, built once per pattern.
 double Seconds(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -153,9 +159,10 @@ std::string FischerBurmeisterNewton::Summary::FullReport() const {
   return os.str();
 }
 
-FischerBurmeisterNewton::FischerBurmeisterNewton() : klu_(new KluLu) {}
+FischerBurmeisterNewton::FischerBurmeisterNewton()
+    : klu_(new KluLu), newton_matrix_(new internal::NewtonMatrix) {}
 FischerBurmeisterNewton::FischerBurmeisterNewton(const Options& options)
-    : options_(options), klu_(new KluLu) {}
+    : options_(options), klu_(new KluLu), newton_matrix_(new internal::NewtonMatrix) {}
 FischerBurmeisterNewton::~FischerBurmeisterNewton() = default;
 
 FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
@@ -187,18 +194,21 @@ FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
   summary.dense_linear_algebra = dense;
 
   Eigen::VectorXd F(n), phi, da, db, z_trial(n), F_trial(n), phi_trial, d, gradient;
+  // The Jacobian is evaluated only when a Newton direction is needed: a point that already
+  // meets the tolerance (a good warm start, or the last line-search point) costs F alone.
   Eigen::SparseMatrix<double> J;
-  if (!problem.Evaluate(*z, &F, &J)) {
+  bool have_jacobian = false;
+  if (!problem.Evaluate(*z, &F, nullptr)) {
     summary.status = Status::NumericalFailure;
-    summary.message = "F or its Jacobian cannot be evaluated at the start point";
+    summary.message = "F cannot be evaluated at the start point";
     return finish();
   }
   EvaluatePhi(options_, *z, F, l, u, &phi, &da, &db);
   double merit = 0.5 * phi.squaredNorm();
   std::deque<double> recent_merits = {merit};
   std::vector<double> residuals;
-  NewtonMatrix newton;
-  bool pattern_analyzed = false;
+  internal::NewtonMatrix& newton = *newton_matrix_;
+  bool& pattern_analyzed = klu_analyzed_;  // the KLU analysis of H's pattern, kept across solves
 
   for (int iteration = 0;; ++iteration) {
     summary.iterations = iteration;
@@ -231,6 +241,14 @@ FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
     }
 
     // Newton direction.
+    if (!have_jacobian) {
+      if (!problem.Evaluate(*z, &F, &J)) {
+        summary.status = Status::NumericalFailure;
+        summary.message = "the Jacobian cannot be evaluated at the current point";
+        break;
+      }
+      have_jacobian = true;
+    }
     if (!newton.SamePattern(J)) {
       newton.BuildPattern(J);
       pattern_analyzed = false;
@@ -322,11 +340,8 @@ FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
       break;
     }
     *z = z_trial;
-    if (!problem.Evaluate(*z, &F, &J)) {
-      summary.status = Status::NumericalFailure;
-      summary.message = "Jacobian cannot be evaluated at an accepted point";
-      break;
-    }
+    F = F_trial;
+    have_jacobian = false;
     EvaluatePhi(options_, *z, F, l, u, &phi, &da, &db);
     merit = 0.5 * phi.squaredNorm();
     recent_merits.push_back(merit);

@@ -15,6 +15,9 @@
 namespace ncpkit {
 
 class KluLu;
+namespace internal {
+class NewtonMatrix;
+}
 
 // Semismooth Newton on Phi(z) = 0, Phi_i = NCP function of (z_i, F_i(z)) (ncp_functions.h):
 // Newton direction H d = -Phi with H = D_a + D_b J an element of the generalized Jacobian,
@@ -87,12 +90,16 @@ class FischerBurmeisterNewton {
   Options& mutable_options() { return options_; }
 
   // Solves from *z if it has the problem's size (warm start), else from the projection of 0
-  // onto [l, u]. *z receives the best point found.
+  // onto [l, u]. *z receives the best point found. The Newton matrix's pattern and its KLU
+  // symbolic analysis are kept for the next Solve while the Jacobian's pattern is the same (a
+  // time-stepper solving one problem per step analyses once).
   Summary Solve(const MixedComplementarityProblem& problem, Eigen::VectorXd* z);
 
  private:
   Options options_;
   std::unique_ptr<KluLu> klu_;
+  std::unique_ptr<internal::NewtonMatrix> newton_matrix_;  // H's pattern, reused across solves
+  bool klu_analyzed_ = false;  // KLU's symbolic analysis of that pattern is current
 };
 
 // The solver name used in reports for the options' variant ("fb-newton", "penalized-fb",

@@ -81,6 +81,10 @@ TEST_CASE("KLU and dense LU give the same answer as Lemke on a contact-like LCP"
     if (!summary.dense_linear_algebra) {
       CHECK(summary.iterations > 2);
       CHECK(summary.symbolic_analyses == 1);  // reused while the pattern is unchanged
+      Eigen::VectorXd again;
+      const auto second = newton.Solve(LinearMcp(lcp), &again);
+      CHECK(second.IsSolved());
+      CHECK(second.symbolic_analyses == 0);  // and across solves of the same pattern
     }
   }
 }
