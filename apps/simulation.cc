@@ -8,17 +8,10 @@
 #include <map>
 #include <sstream>
 
-#include "apps/cli_options.h"
 #include "solvers/nonlinear_solve.h"
 
 namespace ncpkit {
 namespace {
-
-const std::string kCold = "-cold";
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 std::string Format(const char* format, double value) {
   char buffer[64];
@@ -27,24 +20,6 @@ std::string Format(const char* format, double value) {
 }
 
 }  // namespace
-
-bool IsSolverVariant(const std::string& variant) {
-  const std::string base = EndsWith(variant, kCold) ? variant.substr(0, variant.size() - kCold.size())
-                                                    : variant;
-  return IsNonlinearSolverName(base);
-}
-
-void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* options) {
-  if (!IsSolverVariant(variant)) {
-    std::string names;
-    for (const std::string& n : NonlinearSolverNames()) names += n + ", ";
-    throw UsageError("unknown solver '" + variant + "' (expected one of " + names +
-                     "or any of them with -cold: no warm start)");
-  }
-  const bool cold = EndsWith(variant, kCold);
-  options->solver = cold ? variant.substr(0, variant.size() - kCold.size()) : variant;
-  options->warm_start = !cold;
-}
 
 const std::vector<std::string>& DefaultCompareVariants() {
   static const std::vector<std::string> kVariants = {"fb-newton", "fb-newton-dense",

@@ -12,12 +12,7 @@
 
 namespace ncpkit {
 
-// Solver variants for stepping a scene: every name of NonlinearSolverNames(), and each with
-// "-cold" appended (no warm start from the previous step), e.g. "fb-newton-cold".
-bool IsSolverVariant(const std::string& variant);
-// Sets options.solver and options.warm_start from the variant; throws UsageError if unknown.
-void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* options);
-// The variants `compare` runs by default.
+// The solver variants `compare` runs by default (see ApplySolverVariant in scene.h).
 const std::vector<std::string>& DefaultCompareVariants();
 
 struct SimulationStats {

@@ -11,14 +11,6 @@
 namespace ncpkit {
 namespace {
 
-void ApplyVariant(const std::string& variant, ImplicitStepperOptions* options) {
-  const std::string cold = "-cold";
-  const bool is_cold = variant.size() > cold.size() &&
-                       variant.compare(variant.size() - cold.size(), cold.size(), cold) == 0;
-  options->solver = is_cold ? variant.substr(0, variant.size() - cold.size()) : variant;
-  options->warm_start = !is_cold;
-}
-
 void StepScene(benchmark::State& state, const Scene& scene) {
   auto runner = std::make_unique<SceneRunner>(scene);
   int failed = 0, steps = 0, contacts = 0, iterations = 0;
@@ -43,7 +35,7 @@ void StepScene(benchmark::State& state, const Scene& scene) {
 
 void BM_PaperScene(benchmark::State& state, const std::string& file, const std::string& variant) {
   Scene scene = LoadScene(std::string(NCPKIT_SCENE_DIR) + "/" + file);
-  ApplyVariant(variant, &scene.options);
+  ApplySolverVariant(variant, &scene.options);
   StepScene(state, scene);
 }
 

@@ -154,6 +154,31 @@ void ReadLawFields(const Reader& in, const Json& object, const std::string& path
 
 }  // namespace
 
+namespace {
+const std::string kCold = "-cold";
+bool EndsWithCold(const std::string& s) {
+  return s.size() > kCold.size() && s.compare(s.size() - kCold.size(), kCold.size(), kCold) == 0;
+}
+}  // namespace
+
+bool IsSolverVariant(const std::string& variant) {
+  return IsNonlinearSolverName(EndsWithCold(variant)
+                                   ? variant.substr(0, variant.size() - kCold.size())
+                                   : variant);
+}
+
+void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* options) {
+  if (!IsSolverVariant(variant)) {
+    std::string names;
+    for (const std::string& n : NonlinearSolverNames()) names += n + ", ";
+    throw std::invalid_argument("unknown solver '" + variant + "' (expected one of " + names +
+                                "or any of them with -cold: no warm start)");
+  }
+  const bool cold = EndsWithCold(variant);
+  options->solver = cold ? variant.substr(0, variant.size() - kCold.size()) : variant;
+  options->warm_start = !cold;
+}
+
 double StateQuantity(const RigidBodyState& state, int quantity) {
   if (quantity < 3) return state.position[quantity];
   if (quantity < 6) return state.linear_velocity[quantity - 3];

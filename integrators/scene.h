@@ -45,6 +45,13 @@ struct Scene {
 Scene ParseScene(const std::string& text, const std::string& source);
 Scene LoadScene(const std::string& path);
 
+// Solver variants for stepping a scene: every name of NonlinearSolverNames(), and each with
+// "-cold" appended (no warm start from the previous step), e.g. "fb-newton-cold".
+bool IsSolverVariant(const std::string& variant);
+// Sets options->solver and options->warm_start from the variant; throws std::invalid_argument
+// for an unknown one.
+void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* options);
+
 // Quantities of a body state by name, for events and reports.
 double StateQuantity(const RigidBodyState& state, int quantity);
 
