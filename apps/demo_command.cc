@@ -1,11 +1,11 @@
 #include <Eigen/Dense>
+#include <iostream>
 #include <limits>
 
 #include "apps/cli_options.h"
 #include "apps/commands.h"
 #include "apps/report.h"
 #include "apps/simulation.h"
-#include <iostream>
 #include "solvers/linear_solve.h"
 #include "solvers/problem_generators.h"
 

@@ -22,14 +22,14 @@ std::string Format(const char* format, double value) {
 }  // namespace
 
 const std::vector<std::string>& DefaultCompareVariants() {
-  static const std::vector<std::string> kVariants = {"fb-newton", "fb-newton-dense",
-                                                     "minmap-newton", "penalized-fb",
-                                                     "fb-newton-cold"};
+  static const std::vector<std::string> kVariants = {
+      "fb-newton", "fb-newton-dense", "minmap-newton", "penalized-fb", "fb-newton-cold"};
   return kVariants;
 }
 
-SimulationStats RunScene(const Scene& scene, const std::string& variant,
-                         const std::function<void(const StepRecord&, const SceneRunner&)>& on_step) {
+SimulationStats RunScene(
+    const Scene& scene, const std::string& variant,
+    const std::function<void(const StepRecord&, const SceneRunner&)>& on_step) {
   const auto start = std::chrono::steady_clock::now();
   SimulationStats stats;
   stats.scene = scene.name;
@@ -43,8 +43,8 @@ SimulationStats RunScene(const Scene& scene, const std::string& variant,
     if (!record.summary.IsSolved()) {
       if (stats.failed_steps == 0) {
         std::ostringstream os;
-        os << "step " << stats.steps << " (t = " << record.time << " s): "
-           << ToString(record.summary.status) << ", natural residual "
+        os << "step " << stats.steps << " (t = " << record.time
+           << " s): " << ToString(record.summary.status) << ", natural residual "
            << Format("%.3e", record.summary.natural_residual);
         if (!record.summary.message.empty()) os << ": " << record.summary.message;
         stats.first_failure = os.str();
@@ -82,11 +82,12 @@ void TrajectoryTable::Add(const StepRecord& record, const SceneRunner& runner) {
   for (const Body& b : bodies) {
     if (b.fixed) continue;
     const RigidBodyState& s = b.state;
-    const double values[13] = {s.position.x(),         s.position.y(),         s.position.z(),
-                               s.orientation.w(),      s.orientation.x(),      s.orientation.y(),
-                               s.orientation.z(),      s.linear_velocity.x(),  s.linear_velocity.y(),
-                               s.linear_velocity.z(),  s.angular_velocity.x(), s.angular_velocity.y(),
-                               s.angular_velocity.z()};
+    const double values[13] = {
+        s.position.x(),        s.position.y(),         s.position.z(),
+        s.orientation.w(),     s.orientation.x(),      s.orientation.y(),
+        s.orientation.z(),     s.linear_velocity.x(),  s.linear_velocity.y(),
+        s.linear_velocity.z(), s.angular_velocity.x(), s.angular_velocity.y(),
+        s.angular_velocity.z()};
     row.bodies.insert(row.bodies.end(), values, values + 13);
   }
   row.contacts = record.contacts;
@@ -111,7 +112,8 @@ void TrajectoryTable::WriteCsv(std::ostream& out) const {
   out << "t";
   for (const std::string& name : body_names_) {
     if (name.empty()) continue;
-    for (const char* q : {"x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz"}) {
+    for (const char* q :
+         {"x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz"}) {
       out << "," << name << "." << q;
     }
   }
@@ -131,7 +133,8 @@ void TrajectoryTable::WriteCsv(std::ostream& out) const {
     out << number(row.t);
     for (double v : row.bodies) out << "," << number(v);
     std::vector<const ContactRecord*> by_column(pair_column.size(), nullptr);
-    for (const ContactRecord& c : row.contacts) by_column[pair_column.at({c.body_f, c.body_g})] = &c;
+    for (const ContactRecord& c : row.contacts)
+      by_column[pair_column.at({c.body_f, c.body_g})] = &c;
     for (const ContactRecord* c : by_column) {
       if (c == nullptr) {
         out << ",,,,,,,,,";
@@ -141,8 +144,8 @@ void TrajectoryTable::WriteCsv(std::ostream& out) const {
           << "," << number(c->p_n) << "," << number(c->p_t) << "," << number(c->p_o) << ","
           << number(c->p_r) << "," << c->n_active_f << "," << number(c->gap);
     }
-    out << "," << row.iterations << "," << number(row.residual) << "," << number(row.time_us)
-        << "," << row.status << "\n";
+    out << "," << row.iterations << "," << number(row.residual) << "," << number(row.time_us) << ","
+        << row.status << "\n";
   }
 }
 
@@ -154,9 +157,8 @@ void PrintStatsTable(const std::vector<SimulationStats>& stats, std::ostream& ou
   out << line;
   for (const SimulationStats& s : stats) {
     std::snprintf(line, sizeof(line), "%-22s %-16s %6d %6d %9d %9d %11.1f %11.1f %10.2e %11.2e\n",
-                  s.scene.c_str(), s.variant.c_str(), s.steps, s.failed_steps,
-                  s.median_iterations, s.max_iterations, s.median_us, s.max_us, s.max_residual,
-                  s.max_penetration);
+                  s.scene.c_str(), s.variant.c_str(), s.steps, s.failed_steps, s.median_iterations,
+                  s.max_iterations, s.median_us, s.max_us, s.max_residual, s.max_penetration);
     out << line;
   }
 }
@@ -182,11 +184,11 @@ std::string StatsJson(const SimulationStats& s) {
   }
   std::ostringstream os;
   os.precision(6);
-  os << "{\"scene\": \"" << s.scene << "\", \"solver\": \"" << s.variant << "\", \"steps\": "
-     << s.steps << ", \"failed_steps\": " << s.failed_steps
+  os << "{\"scene\": \"" << s.scene << "\", \"solver\": \"" << s.variant
+     << "\", \"steps\": " << s.steps << ", \"failed_steps\": " << s.failed_steps
      << ", \"max_natural_residual\": " << s.max_residual
-     << ", \"max_penetration\": " << s.max_penetration << ", \"median_us_per_step\": "
-     << s.median_us << ", \"max_us_per_step\": " << s.max_us
+     << ", \"max_penetration\": " << s.max_penetration
+     << ", \"median_us_per_step\": " << s.median_us << ", \"max_us_per_step\": " << s.max_us
      << ", \"median_iterations\": " << s.median_iterations
      << ", \"max_iterations\": " << s.max_iterations << ", \"first_failure\": \"" << escaped
      << "\"}";

@@ -87,7 +87,7 @@ void BM_BoxTower(benchmark::State& state) {
 const char* const kScenes[] = {"sliding_cube.json", "rolling_cylinder.json", "toppling_cube.json",
                                "cylinder_manipulation.json", "quasi_rigid_drop.json"};
 const char* const kVariants[] = {"fb-newton", "fb-newton-dense", "minmap-newton", "penalized-fb",
-                                  "fb-newton-cold"};
+                                 "fb-newton-cold"};
 
 int RegisterSceneBenchmarks() {
   for (const char* file : kScenes) {

@@ -54,11 +54,11 @@ struct ContactLaw {
   double e_r = 1.0;             // torsion semi-axis (m)
   bool torsion = true;          // false: point-contact Coulomb, no torsional friction
   // Quasi-rigid layer (seed 004), used when thickness > 0.
-  double thickness = 0.0;              // delta_max (m)
-  double stiffness = 0.0;              // k (N/m)
-  double damping = 0.0;                // c (N s/m)
-  double tangential_stiffness = 0.0;   // k_t (N/m); 0: friction by eq. 9
-  double tangential_damping = 0.0;     // c_t (N s/m)
+  double thickness = 0.0;             // delta_max (m)
+  double stiffness = 0.0;             // k (N/m)
+  double damping = 0.0;               // c (N s/m)
+  double tangential_stiffness = 0.0;  // k_t (N/m); 0: friction by eq. 9
+  double tangential_damping = 0.0;    // c_t (N s/m)
   bool compliant() const { return thickness > 0.0; }
   bool elastic_friction() const { return compliant() && tangential_stiffness > 0.0; }
   bool IsValid(std::string* why) const;
@@ -68,13 +68,13 @@ struct ContactLaw {
 struct ContactPairStep {
   double h = 0.01;
   Shape shape_f, shape_g;
-  RigidBodyState state_f, state_g;  // at the start of the step
-  bool g_moves = false;             // else G stays at state_g
-  int k1 = 0;                       // F's inequality scaling eq. (13)
+  RigidBodyState state_f, state_g;                    // at the start of the step
+  bool g_moves = false;                               // else G stays at state_g
+  int k1 = 0;                                         // F's inequality scaling eq. (13)
   Eigen::Vector3d helper = Eigen::Vector3d::UnitX();  // tangent frame seed, not parallel to n
   ContactLaw law;
-  double previous_deflection = 0.0;                     // d of the previous step
-  Eigen::Vector3d elastic = Eigen::Vector3d::Zero();    // u_t, u_o, u_r of the previous step
+  double previous_deflection = 0.0;                   // d of the previous step
+  Eigen::Vector3d elastic = Eigen::Vector3d::Zero();  // u_t, u_o, u_r of the previous step
 };
 
 namespace internal {
@@ -128,8 +128,8 @@ struct PairFrame {
   T p_f[3], R_f[9], p_g[3], R_g[9];
   const T* a1;
   const T* a2;
-  T xi1[3];         // a1 in F's frame
-  T c[3];           // grad f_k1(a1) + sum_{i != k1} l_i grad f_i(a1), world frame
+  T xi1[3];  // a1 in F's frame
+  T c[3];    // grad f_k1(a1) + sum_{i != k1} l_i grad f_i(a1), world frame
   T n[3], t[3], o[3];
   T v_t, v_o, w_n;  // relative sliding and spin velocities of F at a1 w.r.t. G
 
@@ -193,9 +193,8 @@ void ElasticTrial(const ContactPairStep& s, const T& v_t, const T& v_o, const T&
   const double er2 = law.e_r * law.e_r;
   q[0] = -(T(h * kt) * (T(s.elastic[0]) + T(h) * v_t) + T(h * ct) * v_t);
   q[1] = -(T(h * kt) * (T(s.elastic[1]) + T(h) * v_o) + T(h * ct) * v_o);
-  q[2] = law.torsion
-             ? -(T(h * kt * er2) * (T(s.elastic[2]) + T(h) * w_n) + T(h * ct * er2) * w_n)
-             : T(0);
+  q[2] = law.torsion ? -(T(h * kt * er2) * (T(s.elastic[2]) + T(h) * w_n) + T(h * ct * er2) * w_n)
+                     : T(0);
 }
 
 // Rows of the geometry block, eqs. (13)-(16): r[0, 6 + M + N).

@@ -120,10 +120,11 @@ std::string Shape::Name() const {
 }
 
 bool ParseShapeKind(const std::string& name, ShapeKind* kind) {
-  static const std::pair<const char*, ShapeKind> kNames[] = {
-      {"plane", ShapeKind::HalfSpace}, {"box", ShapeKind::Box},
-      {"sphere", ShapeKind::Sphere},   {"ellipsoid", ShapeKind::Ellipsoid},
-      {"cylinder", ShapeKind::Cylinder}};
+  static const std::pair<const char*, ShapeKind> kNames[] = {{"plane", ShapeKind::HalfSpace},
+                                                             {"box", ShapeKind::Box},
+                                                             {"sphere", ShapeKind::Sphere},
+                                                             {"ellipsoid", ShapeKind::Ellipsoid},
+                                                             {"cylinder", ShapeKind::Cylinder}};
   for (const auto& [n, k] : kNames) {
     if (name == n) {
       *kind = k;

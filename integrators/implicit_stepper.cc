@@ -163,8 +163,8 @@ struct NewtonEulerRef {
 struct ImplicitStepper::StepProblem {
   std::vector<std::pair<int, int>> pairs;  // (F, G) of each active pair
   ProblemBuilder builder;
-  std::vector<int> nu_block;  // per body, -1 if fixed
-  std::vector<int> geometry_block, force_block;  // per pair
+  std::vector<int> nu_block;                                 // per body, -1 if fixed
+  std::vector<int> geometry_block, force_block;              // per pair
   std::vector<std::unique_ptr<NewtonEulerBlock>> body_data;  // per body (null if fixed)
   std::vector<std::unique_ptr<ContactPairStep>> pair_data;   // per pair
 };
@@ -260,8 +260,8 @@ bool ImplicitStepper::Near(int f, int g) const {
   const Body& G = bodies_[g];
   const double h = options_.h;
   const double radius_f = F.shape.BoundingRadius();
-  double travel = 2.0 * h * (F.state.linear_velocity.norm() +
-                             F.state.angular_velocity.norm() * radius_f);
+  double travel =
+      2.0 * h * (F.state.linear_velocity.norm() + F.state.angular_velocity.norm() * radius_f);
   if (G.shape.kind == ShapeKind::HalfSpace) {
     const Eigen::Vector3d normal = PlaneNormal(G.state);
     return SeparationAlongAxis(F.shape, F.state, G.shape, G.state, normal) <=
@@ -269,8 +269,8 @@ bool ImplicitStepper::Near(int f, int g) const {
   }
   const double radius_g = G.shape.BoundingRadius();
   if (!G.fixed) {
-    travel += 2.0 * h * (G.state.linear_velocity.norm() +
-                         G.state.angular_velocity.norm() * radius_g);
+    travel +=
+        2.0 * h * (G.state.linear_velocity.norm() + G.state.angular_velocity.norm() * radius_g);
   }
   const Eigen::Vector3d between = F.state.position - G.state.position;
   const double reach = options_.contact_margin + travel;
@@ -307,7 +307,8 @@ ImplicitStepper::PairMemory ImplicitStepper::Initialize(const ContactPairStep& s
   Eigen::Vector3d grad_f;
   InequalityAt(s.shape_f, s.state_f, a1, memory.k1, &grad_f);
   const double separation = d.dot(a1 - a2);
-  if (grad_f.norm() > 0.0) memory.geometry[6 + memory.k1] = std::max(0.0, separation) / grad_f.norm();
+  if (grad_f.norm() > 0.0)
+    memory.geometry[6 + memory.k1] = std::max(0.0, separation) / grad_f.norm();
   // The other inequalities active at a1 (an edge or a vertex): weights l_i >= 0 that make
   // grad f_k1 + sum l_i grad f_i parallel to -d, by least squares.
   {
@@ -341,10 +342,10 @@ ImplicitStepper::PairMemory ImplicitStepper::Initialize(const ContactPairStep& s
   // p_n and sliding friction against the current slip; else none. A start with p_n = p = 0
   // makes the friction rows' Jacobian singular.
   const ContactLaw& law = s.law;
-  const Eigen::Vector3d v_f = s.state_f.linear_velocity +
-                              s.state_f.angular_velocity.cross(a1 - s.state_f.position);
-  const Eigen::Vector3d v_g = s.state_g.linear_velocity +
-                              s.state_g.angular_velocity.cross(a1 - s.state_g.position);
+  const Eigen::Vector3d v_f =
+      s.state_f.linear_velocity + s.state_f.angular_velocity.cross(a1 - s.state_f.position);
+  const Eigen::Vector3d v_g =
+      s.state_g.linear_velocity + s.state_g.angular_velocity.cross(a1 - s.state_g.position);
   const Eigen::Vector3d slip = v_f - v_g;
   const double approach = std::max(0.0, -d.dot(slip));
   const double weight = mass_f * options_.gravity.norm() * s.h;
@@ -352,9 +353,9 @@ ImplicitStepper::PairMemory ImplicitStepper::Initialize(const ContactPairStep& s
   Eigen::Vector3d t, o;
   memory.helper = HelperAxis(d, Eigen::Vector3d::Zero());
   TangentFrame(d, memory.helper, &t, &o);
-  const double v[3] = {t.dot(slip), o.dot(slip),
-                       law.torsion ? d.dot(s.state_f.angular_velocity - s.state_g.angular_velocity)
-                                   : 0.0};
+  const double v[3] = {
+      t.dot(slip), o.dot(slip),
+      law.torsion ? d.dot(s.state_f.angular_velocity - s.state_g.angular_velocity) : 0.0};
   const double e2[3] = {law.e_t * law.e_t, law.e_o * law.e_o, law.e_r * law.e_r};
   const double speed = std::sqrt(e2[0] * v[0] * v[0] + e2[1] * v[1] * v[1] + e2[2] * v[2] * v[2]);
   if (law.compliant()) {
@@ -400,8 +401,9 @@ std::unique_ptr<ImplicitStepper::StepProblem> ImplicitStepper::BuildProblem(
     const int geometry_size = 6 + data->shape_f.NumInequalities() + data->shape_g.NumInequalities();
     Eigen::VectorXd lower = Eigen::VectorXd::Zero(geometry_size);
     lower.head<6>().setConstant(-kInf);
-    const int geometry = builder.AddVariableBlock(
-        lower, Eigen::VectorXd::Constant(geometry_size, kInf), Eigen::VectorXd::Zero(geometry_size));
+    const int geometry =
+        builder.AddVariableBlock(lower, Eigen::VectorXd::Constant(geometry_size, kInf),
+                                 Eigen::VectorXd::Zero(geometry_size));
     const int force_size = data->law.compliant() ? 7 : 5;
     Eigen::VectorXd force_lower = Eigen::VectorXd::Zero(force_size);
     Eigen::VectorXd force_upper = Eigen::VectorXd::Constant(force_size, kInf);
@@ -506,8 +508,9 @@ StepRecord ImplicitStepper::Step(const std::vector<Vector6d>& applied_impulses) 
         }
       } else if (attempt == 3) {
         // A face or edge that turns flat against G within the step: start from its centre.
-        const double turn = 2.0 * h * (bodies_[f].state.angular_velocity.norm() +
-                                       (s.g_moves ? bodies_[g].state.angular_velocity.norm() : 0.0));
+        const double turn = 2.0 * h *
+                            (bodies_[f].state.angular_velocity.norm() +
+                             (s.g_moves ? bodies_[g].state.angular_velocity.norm() : 0.0));
         const bool known = remembered != memory_.end();
         memory = Initialize(s, bodies_[f].mass.mass, known ? &remembered->second.normal : nullptr,
                             std::max(1e-9, turn));
@@ -560,9 +563,8 @@ StepRecord ImplicitStepper::Step(const std::vector<Vector6d>& applied_impulses) 
     }
     for (int i = 0; i < num_bodies; ++i) {
       if (problem.nu_block[i] < 0) continue;
-      const bool has_pair = std::any_of(pairs.begin(), pairs.end(), [i](const auto& p) {
-        return p.first == i || p.second == i;
-      });
+      const bool has_pair = std::any_of(
+          pairs.begin(), pairs.end(), [i](const auto& p) { return p.first == i || p.second == i; });
       const Body& body = bodies_[i];
       Vector6d start = nu_start[i];
       if (attempt == 0 && has_pair && all_remembered[i]) {

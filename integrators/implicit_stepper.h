@@ -47,12 +47,12 @@ struct ImplicitStepperOptions {
 // One active pair after a step. F (body_f) is a moving body; G (body_g) may be fixed.
 struct ContactRecord {
   int body_f = -1, body_g = -1;
-  Eigen::Vector3d ecp = Eigen::Vector3d::Zero();     // a1, F's contact point
-  Eigen::Vector3d normal = Eigen::Vector3d::Zero();  // direction of the normal impulse on F
+  Eigen::Vector3d ecp = Eigen::Vector3d::Zero();      // a1, F's contact point
+  Eigen::Vector3d normal = Eigen::Vector3d::Zero();   // direction of the normal impulse on F
   double p_n = 0.0, p_t = 0.0, p_o = 0.0, p_r = 0.0;  // N s (p_r: N m s); p_n incl. layer
   int n_active_f = 0, n_active_g = 0;  // positive multipliers: 3 vertex, 2 edge, 1 face
   int k1 = 0;
-  double gap = 0.0;  // separation of the (core) shapes along the contact axis, < 0: overlap
+  double gap = 0.0;         // separation of the (core) shapes along the contact axis, < 0: overlap
   double deflection = 0.0;  // compliant layer: d
 };
 

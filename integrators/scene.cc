@@ -100,8 +100,8 @@ Eigen::Quaterniond ReadOrientation(const Reader& in, const Json& object, const s
   const Eigen::VectorXd q = in.Vector(object.at("orientation"), path + ".orientation", 4);
   const double norm = q.norm();
   if (std::abs(norm - 1.0) > 1e-6) {
-    in.Fail(path + ".orientation", "must be a unit quaternion [w, x, y, z] (norm " +
-                                       Reader::Format(norm) + ")");
+    in.Fail(path + ".orientation",
+            "must be a unit quaternion [w, x, y, z] (norm " + Reader::Format(norm) + ")");
   }
   return Eigen::Quaterniond(q[0], q[1], q[2], q[3]).normalized();
 }
@@ -130,8 +130,7 @@ Shape ReadShape(const Reader& in, const Json& object, const std::string& path) {
   return shape;
 }
 
-void ReadLawFields(const Reader& in, const Json& object, const std::string& path,
-                   ContactLaw* law) {
+void ReadLawFields(const Reader& in, const Json& object, const std::string& path, ContactLaw* law) {
   law->mu = in.Number(object, path, "mu", law->mu);
   law->e_t = in.Number(object, path, "e_t", law->e_t);
   law->e_o = in.Number(object, path, "e_o", law->e_o);
@@ -140,8 +139,9 @@ void ReadLawFields(const Reader& in, const Json& object, const std::string& path
   if (object.contains("compliance")) {
     const Json& c = object.at("compliance");
     const std::string cpath = path + ".compliance";
-    in.OnlyKeys(c, cpath,
-                {"thickness", "stiffness", "damping", "tangential_stiffness", "tangential_damping"});
+    in.OnlyKeys(
+        c, cpath,
+        {"thickness", "stiffness", "damping", "tangential_stiffness", "tangential_damping"});
     law->thickness = in.Positive(c, cpath, "thickness");
     law->stiffness = in.Positive(c, cpath, "stiffness");
     law->damping = in.Number(c, cpath, "damping", 0.0);
@@ -162,9 +162,8 @@ bool EndsWithCold(const std::string& s) {
 }  // namespace
 
 bool IsSolverVariant(const std::string& variant) {
-  return IsNonlinearSolverName(EndsWithCold(variant)
-                                   ? variant.substr(0, variant.size() - kCold.size())
-                                   : variant);
+  return IsNonlinearSolverName(
+      EndsWithCold(variant) ? variant.substr(0, variant.size() - kCold.size()) : variant);
 }
 
 void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* options) {
@@ -193,10 +192,10 @@ Scene ParseScene(const std::string& text, const std::string& source) {
   } catch (const Json::exception& e) {
     throw std::invalid_argument(source + ": not valid JSON: " + e.what());
   }
-  in.OnlyKeys(root, "scene",
-              {"name", "description", "h", "duration", "gravity", "solver", "tolerance",
-               "max_iterations", "warm_start", "contact_margin", "bodies", "fixed", "contact",
-               "pairs", "impulses"});
+  in.OnlyKeys(
+      root, "scene",
+      {"name", "description", "h", "duration", "gravity", "solver", "tolerance", "max_iterations",
+       "warm_start", "contact_margin", "bodies", "fixed", "contact", "pairs", "impulses"});
   Scene scene;
   scene.name = root.contains("name") ? in.String(root.at("name"), "name") : source;
   if (root.contains("description")) {
@@ -274,8 +273,8 @@ Scene ParseScene(const std::string& text, const std::string& source) {
     }
     std::string why;
     if (!body.mass.IsValid(&why)) in.Fail(path, why);
-    body.state.position = Eigen::Vector3d(in.Vector(in.Required(b, path, "position"),
-                                                    path + ".position", 3));
+    body.state.position =
+        Eigen::Vector3d(in.Vector(in.Required(b, path, "position"), path + ".position", 3));
     body.state.orientation = ReadOrientation(in, b, path);
     body.state.linear_velocity = in.Vector3(b, path, "velocity", Eigen::Vector3d::Zero());
     body.state.angular_velocity = in.Vector3(b, path, "angular_velocity", Eigen::Vector3d::Zero());
@@ -309,7 +308,8 @@ Scene ParseScene(const std::string& text, const std::string& source) {
     }
   }
   if (root.contains("contact")) {
-    in.OnlyKeys(root.at("contact"), "contact", {"mu", "e_t", "e_o", "e_r", "torsion", "compliance"});
+    in.OnlyKeys(root.at("contact"), "contact",
+                {"mu", "e_t", "e_o", "e_r", "torsion", "compliance"});
     ReadLawFields(in, root.at("contact"), "contact", &scene.laws.default_law);
   }
   auto body_index = [&](const Json& value, const std::string& path) {
@@ -364,8 +364,8 @@ Scene ParseScene(const std::string& text, const std::string& source) {
           if (q == kQuantities[i]) event.quantity = i;
         }
         if (event.quantity < 0) {
-          in.Fail(wpath + ".quantity", "unknown quantity '" + q +
-                                           "' (expected x, y, z, vx, vy, vz, wx, wy or wz)");
+          in.Fail(wpath + ".quantity",
+                  "unknown quantity '" + q + "' (expected x, y, z, vx, vy, vz, wx, wy or wz)");
         }
         event.value = in.Number(w, wpath, "value", 0.0);
         event.tolerance = in.Number(w, wpath, "tolerance", event.tolerance);

@@ -14,7 +14,7 @@ namespace ncpkit {
 
 // An applied impulse on one body, at a time or whenever a condition on a body's state holds.
 struct ImpulseEvent {
-  int body = -1;  // receives the impulse
+  int body = -1;                        // receives the impulse
   Vector6d impulse = Vector6d::Zero();  // [p (N s); p_tau (N m s)], world frame
   // Time trigger: fires once, in the first step starting at or after `at`.
   bool timed = true;

@@ -51,8 +51,8 @@ void NonlinearSolver::set_record_history(bool record) {
   if (newton_) newton_->mutable_options().record_history = record;
 }
 
-SolverSummary NonlinearSolver::Solve(const MixedComplementarityProblem& problem,
-                                     Eigen::VectorXd* z, std::string* full_report) {
+SolverSummary NonlinearSolver::Solve(const MixedComplementarityProblem& problem, Eigen::VectorXd* z,
+                                     std::string* full_report) {
   if (newton_) {
     FischerBurmeisterNewton::Summary summary = newton_->Solve(problem, z);
     if (full_report) *full_report = summary.FullReport();

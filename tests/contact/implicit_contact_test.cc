@@ -152,7 +152,7 @@ TEST_CASE("contact residual Jacobians match finite differences at a face contact
   const int g0 = p.builder.block_offset(p.geometry), p0 = p.builder.block_offset(p.forces);
   z.segment<3>(g0) = Eigen::Vector3d(0.02 + 0.06, 0.0, 0.0);  // ECP ahead of the centre
   z.segment<3>(g0 + 3) = z.segment<3>(g0);
-  z[g0 + 6 + 6] = 1.0;  // l_G
+  z[g0 + 6 + 6] = 1.0;                                     // l_G
   z.segment<5>(p0) << 0.098, -0.4 * 0.098, 0.0, 0.0, 2.0;  // p_n, p_t (= -mu p_n), sigma
   const JacobianCheckResult check = CheckJacobian(p.builder, z, 1e-6);
   INFO(check.report);

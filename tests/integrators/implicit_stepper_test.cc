@@ -4,8 +4,8 @@
 
 #include <cmath>
 #include <iostream>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "integrators/scene.h"
@@ -21,7 +21,7 @@ struct Trajectory {
   std::vector<StepRecord> records;
   std::vector<RigidBodyState> states;  // first body, after each step
   std::vector<ScriptedEvent> fired;
-  std::vector<double> fired_value;     // the watched quantity when each event fired
+  std::vector<double> fired_value;  // the watched quantity when each event fired
 };
 
 Trajectory Run(const Scene& scene) {
@@ -50,8 +50,8 @@ void CheckEveryStep(const Trajectory& t, const std::string& scene) {
     residual = std::max(residual, r.summary.natural_residual);
     penetration = std::max(penetration, r.max_penetration);
   }
-  INFO(scene << ": " << failed << " failed steps, max residual " << residual
-             << ", max penetration " << penetration);
+  INFO(scene << ": " << failed << " failed steps, max residual " << residual << ", max penetration "
+             << penetration);
   CHECK(failed == 0);
   CHECK(residual <= 1e-8);
   CHECK(penetration <= 1e-8);
@@ -120,8 +120,8 @@ TEST_CASE("cylinder with line contact: the ECP stays on the contact line") {
   }
   // L follows the spin: where the spin has decayed the ECP is back near the middle of the line.
   REQUIRE(spinning > 0);
-  INFO("max |L| with w_z = 0: " << stopped_l << "; mean |L| with |w_z| > 0.05: "
-                                << spinning_l / spinning);
+  INFO("max |L| with w_z = 0: " << stopped_l
+                                << "; mean |L| with |w_z| > 0.05: " << spinning_l / spinning);
   CHECK(stopped_l < 0.5 * spinning_l / spinning);
   INFO("max |D| " << max_d << ", max |L| " << max_l);
   CHECK(max_d <= 1e-8);
@@ -156,7 +156,9 @@ TEST_CASE("toppling cube: vertex, edge, then face contact; the impulses act at 1
   CHECK(kinds.back() == 1);
   CHECK(std::find(kinds.begin(), kinds.end(), 2) != kinds.end());
   // Point contact first, line contact before the 1 s impulse, surface contact before 1.8 s.
-  const auto index_of = [&](int n) { return std::find(kinds.begin(), kinds.end(), n) - kinds.begin(); };
+  const auto index_of = [&](int n) {
+    return std::find(kinds.begin(), kinds.end(), n) - kinds.begin();
+  };
   CHECK(first_time[index_of(2)] < 1.0);
   CHECK(first_time.back() < 1.8);
   REQUIRE(t.fired.size() == 2);
@@ -172,7 +174,9 @@ TEST_CASE("cylinder manipulation: falls, rolls past the block, is stood up at th
   const Scene scene = PaperScene("cylinder_manipulation.json");
   const Trajectory t = Run(scene);
   CheckEveryStep(t, "cylinder manipulation");
-  const auto height = [&](double time) { return t.states[static_cast<int>(time * 100) - 1].position.z(); };
+  const auto height = [&](double time) {
+    return t.states[static_cast<int>(time * 100) - 1].position.z();
+  };
   CHECK(height(0.02) == doctest::Approx(0.15).epsilon(1e-6));  // standing on its cap
   CHECK(height(1.0) == doctest::Approx(0.1).epsilon(1e-6));    // lying: line contact
   CHECK(height(2.5) == doctest::Approx(0.1).epsilon(1e-6));    // rolling again after the pivot

@@ -45,7 +45,8 @@ TEST_CASE("a scene file is read with its bodies, laws and events") {
   CHECK(scene.bodies[0].mass.body_inertia(0, 0) == doctest::Approx(0.4 * 2.0 * 0.25));
   CHECK(scene.bodies[1].fixed);
   // The plane's normal is normalized and becomes its body z axis.
-  CHECK(scene.bodies[1].state.orientation.toRotationMatrix().col(2).isApprox(Eigen::Vector3d::UnitZ()));
+  CHECK(scene.bodies[1].state.orientation.toRotationMatrix().col(2).isApprox(
+      Eigen::Vector3d::UnitZ()));
   CHECK(scene.laws.Get("ball", "floor").mu == doctest::Approx(0.3));
   CHECK(scene.laws.Get("post", "ball").mu == doctest::Approx(0.9));
   CHECK_FALSE(scene.laws.Get("post", "ball").torsion);
@@ -57,7 +58,8 @@ TEST_CASE("a scene file is read with its bodies, laws and events") {
 
 TEST_CASE("bad scene files are rejected with the field and the reason") {
   CheckRejected(Replace(kGood, "\"sphere\"", "\"torus\""), "unknown shape 'torus'");
-  CheckRejected(Replace(kGood, "\"mass\": 2.0", "\"mass\": -2.0"), "bodies[0].mass: must be positive");
+  CheckRejected(Replace(kGood, "\"mass\": 2.0", "\"mass\": -2.0"),
+                "bodies[0].mass: must be positive");
   CheckRejected(Replace(kGood, "\"h\": 0.01, ", ""), "missing field 'h'");
   CheckRejected(Replace(kGood, "\"mass\": 2.0", "\"mass\": NaN"), "not valid JSON");
   CheckRejected(Replace(kGood, "\"mass\": 2.0", "\"mass\": 1e999"), "number overflow");
@@ -69,11 +71,13 @@ TEST_CASE("bad scene files are rejected with the field and the reason") {
   CheckRejected(Replace(kGood, "\"quantity\": \"vx\"", "\"quantity\": \"speed\""),
                 "unknown quantity 'speed'");
   CheckRejected(Replace(kGood, "\"mu\": 0.3", "\"mu\": -0.3"), "mu = -0.3");
-  CheckRejected(Replace(kGood, "\"normal\": [0, 0, 2]", "\"normal\": [0, 0, 0]"), "must not be zero");
+  CheckRejected(Replace(kGood, "\"normal\": [0, 0, 2]", "\"normal\": [0, 0, 0]"),
+                "must not be zero");
   CheckRejected(Replace(kGood, "\"position\": [0, 0, 0.5], \"velocity\"",
                         "\"position\": [0, 0, 0.5], \"orientation\": [1, 1, 0, 0], \"velocity\""),
                 "unit quaternion");
-  CheckRejected(Replace(kGood, "\"h\": 0.01", "\"h\": 0.01, \"solver\": \"pgs\""), "unknown solver");
+  CheckRejected(Replace(kGood, "\"h\": 0.01", "\"h\": 0.01, \"solver\": \"pgs\""),
+                "unknown solver");
   CheckRejected(Replace(kGood, "{\"name\": \"floor\"", "{\"name\": \"ball\""), "used twice");
   CheckRejected("{\"h\": 0.01,", "not valid JSON");
   CHECK_THROWS_WITH_AS(LoadScene("/nonexistent/scene.json"), doctest::Contains("cannot open"),
