@@ -57,14 +57,13 @@ void ProblemBuilder::CheckBlock(int block, int expected_size, const char* role) 
   }
 }
 
-void ProblemBuilder::CheckPairing(const std::vector<int>& paired_blocks,
-                                  int num_residuals) const {
+void ProblemBuilder::CheckPairing(const std::vector<int>& paired_blocks, int num_residuals) const {
   if (paired_blocks.size() == 1) return CheckBlock(paired_blocks[0], num_residuals, "paired");
   int total = 0;
   for (int block : paired_blocks) {
     if (block < 0 || block >= num_variable_blocks()) {
-      throw std::invalid_argument("residual block: paired variable block " +
-                                  std::to_string(block) + " does not exist");
+      throw std::invalid_argument("residual block: paired variable block " + std::to_string(block) +
+                                  " does not exist");
     }
     total += block_sizes_[block];
   }

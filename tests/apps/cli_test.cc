@@ -150,11 +150,12 @@ TEST_CASE("simulate writes the trajectory CSV and a JSON summary") {
 
 TEST_CASE("simulate exits 1 with the step and reason when a step fails") {
   // One Newton iteration per step cannot solve the contact steps.
-  TemporaryFile scene("one_iteration.json",
-                      "{\"h\": 0.01, \"duration\": 0.05, \"max_iterations\": 1, \"warm_start\": false,"
-                      " \"bodies\": [{\"name\": \"c\", \"shape\": \"box\", \"size\": [1,1,1],"
-                      " \"mass\": 1, \"position\": [0,0,0.5], \"velocity\": [1,0,0]}],"
-                      " \"fixed\": [{\"name\": \"g\", \"shape\": \"plane\", \"normal\": [0,0,1]}]}");
+  TemporaryFile scene(
+      "one_iteration.json",
+      "{\"h\": 0.01, \"duration\": 0.05, \"max_iterations\": 1, \"warm_start\": false,"
+      " \"bodies\": [{\"name\": \"c\", \"shape\": \"box\", \"size\": [1,1,1],"
+      " \"mass\": 1, \"position\": [0,0,0.5], \"velocity\": [1,0,0]}],"
+      " \"fixed\": [{\"name\": \"g\", \"shape\": \"plane\", \"normal\": [0,0,1]}]}");
   const Run run = RunNcpkit("simulate " + scene.path());
   INFO(run.output);
   CHECK(run.status == 1);
@@ -162,9 +163,10 @@ TEST_CASE("simulate exits 1 with the step and reason when a step fails") {
 }
 
 TEST_CASE("bad scene files and options exit 2 with a message") {
-  TemporaryFile bad("bad_scene.json", "{\"h\": 0.01, \"duration\": 1, \"bodies\": [{\"name\": \"x\","
-                                      " \"shape\": \"cube\", \"size\": [1,1,1], \"mass\": 1,"
-                                      " \"position\": [0,0,1]}]}");
+  TemporaryFile bad("bad_scene.json",
+                    "{\"h\": 0.01, \"duration\": 1, \"bodies\": [{\"name\": \"x\","
+                    " \"shape\": \"cube\", \"size\": [1,1,1], \"mass\": 1,"
+                    " \"position\": [0,0,1]}]}");
   Run run = RunNcpkit("simulate " + bad.path());
   CHECK(run.status == 2);
   CHECK(run.output.find("unknown shape 'cube'") != std::string::npos);
@@ -185,8 +187,8 @@ TEST_CASE("compare prints one row per scene and solver variant, and a CSV") {
                             "toppling_cube.json --duration 0.2 --csv " + csv.path());
   INFO(run.output);
   CHECK(run.status == 0);
-  for (const char* variant : {"fb-newton ", "fb-newton-dense", "minmap-newton", "penalized-fb",
-                              "fb-newton-cold"}) {
+  for (const char* variant :
+       {"fb-newton ", "fb-newton-dense", "minmap-newton", "penalized-fb", "fb-newton-cold"}) {
     CHECK(run.output.find(std::string("toppling-cube          ") + variant) != std::string::npos);
   }
   CHECK(run.output.find("[10/10]") != std::string::npos);  // progress on stderr
