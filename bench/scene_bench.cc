@@ -57,31 +57,29 @@ Body UnitBox(const std::string& name, const Eigen::Vector3d& position) {
   return box;
 }
 
-// N unit boxes resting on the plane in a row, 0.1 m apart: N contact patches; the box-box
-// pairs are ruled out by the separation test.
-void BM_BoxesSideBySide(benchmark::State& state) {
+// N unit boxes on the plane, box i with its centre at first + i * offset.
+Scene UnitBoxes(int n, const Eigen::Vector3d& first, const Eigen::Vector3d& offset) {
   Scene scene;
-  scene.name = "side-by-side";
   scene.duration = 1.0;
   scene.laws.default_law.mu = 0.5;
-  for (int i = 0; i < state.range(0); ++i) {
-    scene.bodies.push_back(UnitBox("box" + std::to_string(i), Eigen::Vector3d(1.1 * i, 0, 0.5)));
+  for (int i = 0; i < n; ++i) {
+    scene.bodies.push_back(UnitBox("box" + std::to_string(i), first + i * offset));
   }
   scene.bodies.push_back(Ground());
-  StepScene(state, scene);
+  return scene;
 }
 
-// A tower of N unit boxes on the plane: N face contacts, N - 1 of them between moving boxes.
+// N boxes resting in a row, 0.1 m apart: N contact patches; the box-box pairs are ruled out by
+// the separation test.
+void BM_BoxesSideBySide(benchmark::State& state) {
+  StepScene(state, UnitBoxes(static_cast<int>(state.range(0)), Eigen::Vector3d(0, 0, 0.5),
+                             Eigen::Vector3d(1.1, 0, 0)));
+}
+
+// A tower of N boxes: N face contacts, N - 1 of them between moving boxes.
 void BM_BoxTower(benchmark::State& state) {
-  Scene scene;
-  scene.name = "tower";
-  scene.duration = 1.0;
-  scene.laws.default_law.mu = 0.5;
-  for (int i = 0; i < state.range(0); ++i) {
-    scene.bodies.push_back(UnitBox("box" + std::to_string(i), Eigen::Vector3d(0, 0, 0.5 + i)));
-  }
-  scene.bodies.push_back(Ground());
-  StepScene(state, scene);
+  StepScene(state, UnitBoxes(static_cast<int>(state.range(0)), Eigen::Vector3d(0, 0, 0.5),
+                             Eigen::Vector3d(0, 0, 1.0)));
 }
 
 const char* const kScenes[] = {"sliding_cube.json", "rolling_cylinder.json", "toppling_cube.json",

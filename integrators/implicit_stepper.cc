@@ -481,7 +481,17 @@ StepRecord ImplicitStepper::Step(const std::vector<Vector6d>& applied_impulses) 
       s.state_f = bodies_[f].state;
       s.state_g = bodies_[g].state;
       auto remembered = memory_.find({f, g});
-      const bool warm = attempt == 0 && remembered != memory_.end();
+      const bool known = remembered != memory_.end();
+      const bool warm = attempt == 0 && known;
+      if (!warm) all_remembered[f] = all_remembered[g] = 0;
+      const Eigen::Vector3d* last_normal = known ? &remembered->second.normal : nullptr;
+      // The pair at the free-flight prediction of both poses.
+      const auto predicted_pair = [&]() {
+        ContactPairStep at_prediction = s;
+        at_prediction.state_f = PredictedState(bodies_[f].state, h);
+        if (s.g_moves) at_prediction.state_g = PredictedState(bodies_[g].state, h);
+        return at_prediction;
+      };
       PairMemory memory;
       if (warm) {
         memory = remembered->second;
@@ -495,13 +505,10 @@ StepRecord ImplicitStepper::Step(const std::vector<Vector6d>& applied_impulses) 
             h * (state.linear_velocity + state.angular_velocity.cross(a1 - state.position));
         memory.geometry.head<3>() += shift;
         memory.geometry.segment<3>(3) += shift;
-        const RigidBodyState predicted = PredictedState(state, h);
+        const ContactPairStep at_prediction = predicted_pair();
         const Eigen::Vector3d n = memory.normal;
-        const Eigen::Vector3d lowest = WorldSupport(s.shape_f, predicted, -n);
+        const Eigen::Vector3d lowest = WorldSupport(s.shape_f, at_prediction.state_f, -n);
         if (n.dot(memory.geometry.head<3>() - lowest) > 1e-3 * s.shape_f.BoundingRadius()) {
-          ContactPairStep at_prediction = s;
-          at_prediction.state_f = predicted;
-          if (s.g_moves) at_prediction.state_g = PredictedState(bodies_[g].state, h);
           const PairMemory seeded = Initialize(at_prediction, bodies_[f].mass.mass, &n);
           memory.geometry = seeded.geometry;
           memory.k1 = seeded.k1;
@@ -511,21 +518,11 @@ StepRecord ImplicitStepper::Step(const std::vector<Vector6d>& applied_impulses) 
         const double turn = 2.0 * h *
                             (bodies_[f].state.angular_velocity.norm() +
                              (s.g_moves ? bodies_[g].state.angular_velocity.norm() : 0.0));
-        const bool known = remembered != memory_.end();
-        memory = Initialize(s, bodies_[f].mass.mass, known ? &remembered->second.normal : nullptr,
-                            std::max(1e-9, turn));
-        all_remembered[f] = all_remembered[g] = 0;
+        memory = Initialize(s, bodies_[f].mass.mass, last_normal, std::max(1e-9, turn));
       } else if (attempt == 2) {
-        ContactPairStep at_prediction = s;
-        at_prediction.state_f = PredictedState(bodies_[f].state, h);
-        if (s.g_moves) at_prediction.state_g = PredictedState(bodies_[g].state, h);
-        const bool known = remembered != memory_.end();
-        memory = Initialize(at_prediction, bodies_[f].mass.mass,
-                            known ? &remembered->second.normal : nullptr);
-        all_remembered[f] = all_remembered[g] = 0;
+        memory = Initialize(predicted_pair(), bodies_[f].mass.mass, last_normal);
       } else {
         memory = Initialize(s, bodies_[f].mass.mass);
-        all_remembered[f] = all_remembered[g] = 0;
       }
       if (remembered != memory_.end()) {
         // The layer's state is physical, not a guess: keep it whatever the start.

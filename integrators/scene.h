@@ -60,8 +60,8 @@ struct ScriptedEvent {
   int event = -1;     // index into Scene::impulses
 };
 
-// Runs a scene to its duration, firing the scripted impulses; `on_step` (optional) sees each
-// step's record and the stepper after it. Returns the fired events.
+// Steps a scene to its duration, one Step() at a time, firing the scripted impulses; fired()
+// lists the impulses that acted.
 class SceneRunner {
  public:
   explicit SceneRunner(const Scene& scene);
