@@ -28,6 +28,44 @@ std::vector<std::string> SplitList(const std::string& text) {
   return items;
 }
 
+
+// Reports a run: the table or JSON, and exit 1 naming the first failed step.
+int Report(const SimulationStats& stats, const CommandLine& line, std::ostream& out) {
+  if (line.Has("json")) {
+    out << StatsJson(stats) << "\n";
+  } else {
+    PrintStatsTable({stats}, out);
+  }
+  if (stats.failed_steps > 0) {
+    std::cerr << "ncpkit: " << stats.failed_steps << " of " << stats.steps
+              << " steps failed to solve; first: " << stats.first_failure << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+int SimulateQuasistatic(const CommandLine& line, std::ostream& out) {
+  QuasistaticScene scene = LoadQuasistaticScene(line.positional[0]);
+  if (line.Has("duration")) scene.duration = line.PositiveDouble("duration", scene.duration);
+  std::string variant = QuasistaticVariantName(scene.options);
+  if (line.Has("solver")) {
+    variant = line.Value("solver", variant);
+    ApplyQuasistaticVariant(variant, &scene.options);
+  }
+  std::ofstream csv;
+  if (line.Has("out")) {
+    csv.open(line.Value("out", ""));
+    if (!csv) throw std::invalid_argument("cannot write " + line.Value("out", ""));
+  }
+  QuasistaticTrajectoryTable table;
+  const SimulationStats stats = RunQuasistaticScene(
+      scene, variant, [&](const QuasistaticStepRecord& record, const QuasistaticStepper& stepper) {
+        if (csv.is_open()) table.Add(record, stepper);
+      });
+  if (csv.is_open()) table.WriteCsv(csv);
+  return Report(stats, line, out);
+}
+
 }  // namespace
 
 int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) {
@@ -35,6 +73,7 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) 
   if (line.positional.size() != 1) {
     throw UsageError("simulate needs exactly one SCENE file\n" + UsageText());
   }
+  if (IsQuasistaticSceneFile(line.positional[0])) return SimulateQuasistatic(line, out);
   Scene scene = LoadWithOverrides(line.positional[0], line);
   std::string variant = scene.options.solver + (scene.options.warm_start ? "" : "-cold");
   if (line.Has("solver")) {
@@ -52,30 +91,51 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) 
         if (csv.is_open()) table.Add(record, runner);
       });
   if (csv.is_open()) table.WriteCsv(csv);
-  if (line.Has("json")) {
-    out << StatsJson(stats) << "\n";
-  } else {
-    PrintStatsTable({stats}, out);
-  }
-  if (stats.failed_steps > 0) {
-    std::cerr << "ncpkit: " << stats.failed_steps << " of " << stats.steps
-              << " steps failed to solve; first: " << stats.first_failure << "\n";
-    return 1;
-  }
-  return 0;
+  return Report(stats, line, out);
 }
 
 int RunCompareCommand(const std::vector<std::string>& args, std::ostream& out) {
   const CommandLine line = CommandLine::Parse(args, {"solvers", "csv", "duration"}, {});
   if (line.positional.empty()) throw UsageError("compare needs SCENE files\n" + UsageText());
   std::vector<std::string> variants = DefaultCompareVariants();
-  if (line.Has("solvers")) variants = SplitList(line.Value("solvers", ""));
-  if (variants.empty()) throw UsageError("--solvers needs at least one name");
-  ImplicitStepperOptions check;
-  for (const std::string& v : variants) ApplySolverVariant(v, &check);
+  std::vector<std::string> quasistatic_variants = DefaultQuasistaticVariants();
+  if (line.Has("solvers")) {
+    // Each name applies to the scenes whose kind it fits.
+    variants.clear();
+    quasistatic_variants.clear();
+    for (const std::string& v : SplitList(line.Value("solvers", ""))) {
+      const bool implicit = IsSolverVariant(v), quasistatic = IsQuasistaticVariant(v);
+      if (!implicit && !quasistatic) {
+        ImplicitStepperOptions check;
+        ApplySolverVariant(v, &check);  // throws with the list of names
+      }
+      if (implicit) variants.push_back(v);
+      if (quasistatic) quasistatic_variants.push_back(v);
+    }
+    if (variants.empty() && quasistatic_variants.empty()) {
+      throw UsageError("--solvers needs at least one name");
+    }
+  }
   std::vector<Scene> scenes;
-  for (const std::string& path : line.positional) scenes.push_back(LoadWithOverrides(path, line));
-  const std::vector<SimulationStats> stats = CompareScenes(scenes, variants, std::cerr);
+  std::vector<QuasistaticScene> quasistatic;
+  for (const std::string& path : line.positional) {
+    if (IsQuasistaticSceneFile(path)) {
+      quasistatic.push_back(LoadQuasistaticScene(path));
+      if (line.Has("duration")) {
+        quasistatic.back().duration = line.PositiveDouble("duration", quasistatic.back().duration);
+      }
+    } else {
+      scenes.push_back(LoadWithOverrides(path, line));
+    }
+  }
+  std::vector<SimulationStats> stats = CompareScenes(scenes, variants, std::cerr);
+  for (const QuasistaticScene& scene : quasistatic) {
+    for (const std::string& variant : quasistatic_variants) {
+      std::cerr << scene.name << " with " << variant << " ..." << std::flush;
+      stats.push_back(RunQuasistaticScene(scene, variant, nullptr));
+      std::cerr << " " << stats.back().wall_seconds << " s\n";
+    }
+  }
   PrintStatsTable(stats, out);
   if (line.Has("csv")) {
     std::ofstream csv(line.Value("csv", ""));

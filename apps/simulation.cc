@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -27,49 +28,158 @@ const std::vector<std::string>& DefaultCompareVariants() {
   return kVariants;
 }
 
+namespace {
+
+// Per-step figures of a run, summarized into SimulationStats.
+class StatsAccumulator {
+ public:
+  StatsAccumulator(const std::string& scene, const std::string& variant)
+      : start_(std::chrono::steady_clock::now()) {
+    stats_.scene = scene;
+    stats_.variant = variant;
+  }
+  void Add(double time, const SolverSummary& summary, double penetration, double seconds) {
+    ++stats_.steps;
+    if (!summary.IsSolved()) {
+      if (stats_.failed_steps == 0) {
+        std::ostringstream os;
+        os << "step " << stats_.steps << " (t = " << time << " s): " << ToString(summary.status)
+           << ", natural residual " << Format("%.3e", summary.natural_residual);
+        if (!summary.message.empty()) os << ": " << summary.message;
+        stats_.first_failure = os.str();
+      }
+      ++stats_.failed_steps;
+    }
+    stats_.max_residual = std::max(stats_.max_residual, summary.natural_residual);
+    stats_.max_penetration = std::max(stats_.max_penetration, penetration);
+    times_.push_back(seconds * 1e6);
+    iterations_.push_back(summary.iterations);
+  }
+  SimulationStats Finish() {
+    if (!times_.empty()) {
+      std::vector<double> sorted = times_;
+      std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+      stats_.median_us = sorted[sorted.size() / 2];
+      stats_.max_us = *std::max_element(times_.begin(), times_.end());
+      std::vector<int> its = iterations_;
+      std::nth_element(its.begin(), its.begin() + its.size() / 2, its.end());
+      stats_.median_iterations = its[its.size() / 2];
+      stats_.max_iterations = *std::max_element(iterations_.begin(), iterations_.end());
+    }
+    stats_.wall_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    return stats_;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+  SimulationStats stats_;
+  std::vector<double> times_;
+  std::vector<int> iterations_;
+};
+
+}  // namespace
+
 SimulationStats RunScene(
     const Scene& scene, const std::string& variant,
     const std::function<void(const StepRecord&, const SceneRunner&)>& on_step) {
-  const auto start = std::chrono::steady_clock::now();
-  SimulationStats stats;
-  stats.scene = scene.name;
-  stats.variant = variant;
+  StatsAccumulator stats(scene.name, variant);
   SceneRunner runner(scene);
-  std::vector<double> times;
-  std::vector<int> iterations;
   while (!runner.Done()) {
     const StepRecord record = runner.Step();
-    ++stats.steps;
-    if (!record.summary.IsSolved()) {
-      if (stats.failed_steps == 0) {
-        std::ostringstream os;
-        os << "step " << stats.steps << " (t = " << record.time
-           << " s): " << ToString(record.summary.status) << ", natural residual "
-           << Format("%.3e", record.summary.natural_residual);
-        if (!record.summary.message.empty()) os << ": " << record.summary.message;
-        stats.first_failure = os.str();
-      }
-      ++stats.failed_steps;
-    }
-    stats.max_residual = std::max(stats.max_residual, record.summary.natural_residual);
-    stats.max_penetration = std::max(stats.max_penetration, record.max_penetration);
-    times.push_back(record.step_seconds * 1e6);
-    iterations.push_back(record.summary.iterations);
+    stats.Add(record.time, record.summary, record.max_penetration, record.step_seconds);
     if (on_step) on_step(record, runner);
   }
-  if (!times.empty()) {
-    std::vector<double> sorted = times;
-    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
-    stats.median_us = sorted[sorted.size() / 2];
-    stats.max_us = *std::max_element(times.begin(), times.end());
-    std::vector<int> its = iterations;
-    std::nth_element(its.begin(), its.begin() + its.size() / 2, its.end());
-    stats.median_iterations = its[its.size() / 2];
-    stats.max_iterations = *std::max_element(iterations.begin(), iterations.end());
+  return stats.Finish();
+}
+
+SimulationStats RunQuasistaticScene(
+    const QuasistaticScene& scene, const std::string& variant,
+    const std::function<void(const QuasistaticStepRecord&, const QuasistaticStepper&)>& on_step) {
+  QuasistaticOptions options = scene.options;
+  ApplyQuasistaticVariant(variant, &options);
+  StatsAccumulator stats(scene.name, variant);
+  QuasistaticStepper stepper(scene.system, options);
+  const int steps = static_cast<int>(std::ceil(scene.duration / options.h - 1e-9));
+  for (int k = 0; k < steps; ++k) {
+    const QuasistaticStepRecord record = stepper.Step();
+    stats.Add(record.time, record.summary, record.max_penetration, record.step_seconds);
+    if (on_step) on_step(record, stepper);
   }
-  stats.wall_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return stats;
+  return stats.Finish();
+}
+
+void QuasistaticTrajectoryTable::Add(const QuasistaticStepRecord& record,
+                                     const QuasistaticStepper& stepper) {
+  if (names_.empty()) {
+    for (const QuasistaticBody& b : stepper.bodies()) names_.push_back(b.name);
+    for (const Actuator& a : stepper.system().actuators()) actuators_.push_back(a.name);
+    for (const QuasistaticBody& b : stepper.bodies()) moving_.push_back(!b.fixed);
+  }
+  Row row;
+  row.t = record.time;
+  for (const QuasistaticBody& b : stepper.bodies()) {
+    if (b.fixed) continue;
+    const double values[7] = {b.position.x(),    b.position.y(),    b.position.z(),
+                              b.orientation.w(), b.orientation.x(), b.orientation.y(),
+                              b.orientation.z()};
+    row.bodies.insert(row.bodies.end(), values, values + 7);
+  }
+  for (size_t a = 0; a < record.actuator_positions.size(); ++a) {
+    row.actuators.push_back(record.actuator_positions[a]);
+    row.actuators.push_back(record.actuator_commands[a]);
+  }
+  for (const QuasistaticContactRecord& c : record.contacts) {
+    PairSum& sum = row.pairs[{c.body_a, c.body_b}];
+    sum.normal += c.normal_force;
+    sum.friction += c.friction_force.norm();
+    sum.distance = std::min(sum.distance, c.distance_after);
+    ++sum.count;
+  }
+  row.iterations = record.summary.iterations;
+  row.residual = record.summary.natural_residual;
+  row.time_us = record.step_seconds * 1e6;
+  row.status = ToString(record.summary.status);
+  rows_.push_back(std::move(row));
+}
+
+void QuasistaticTrajectoryTable::WriteCsv(std::ostream& out) const {
+  std::map<std::pair<int, int>, int> pair_column;
+  for (const Row& row : rows_) {
+    for (const auto& entry : row.pairs) pair_column[entry.first] = 0;
+  }
+  out << "t";
+  for (size_t b = 0; b < names_.size(); ++b) {
+    if (!moving_[b]) continue;
+    for (const char* q : {"x", "y", "z", "qw", "qx", "qy", "qz"}) out << "," << names_[b] << "." << q;
+  }
+  for (const std::string& a : actuators_) out << "," << a << ".q," << a << ".q_cmd";
+  for (const auto& entry : pair_column) {
+    const std::string name = names_[entry.first.first] + "-" + names_[entry.first.second];
+    for (const char* q : {"cn", "cf", "phi", "points"}) out << "," << name << "." << q;
+  }
+  out << ",solver.iterations,solver.residual,solver.time_us,solver.status\n";
+  char buffer[64];
+  auto number = [&](double x) {
+    std::snprintf(buffer, sizeof(buffer), "%.12g", x);
+    return std::string(buffer);
+  };
+  for (const Row& row : rows_) {
+    out << number(row.t);
+    for (double v : row.bodies) out << "," << number(v);
+    for (double v : row.actuators) out << "," << number(v);
+    for (const auto& entry : pair_column) {
+      const auto it = row.pairs.find(entry.first);
+      if (it == row.pairs.end()) {
+        out << ",,,,";
+        continue;
+      }
+      out << "," << number(it->second.normal) << "," << number(it->second.friction) << ","
+          << number(it->second.distance) << "," << it->second.count;
+    }
+    out << "," << row.iterations << "," << number(row.residual) << "," << number(row.time_us) << ","
+        << row.status << "\n";
+  }
 }
 
 void TrajectoryTable::Add(const StepRecord& record, const SceneRunner& runner) {

@@ -4,10 +4,13 @@
 #define NCPKIT_APPS_SIMULATION_H_
 
 #include <functional>
+#include <limits>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "integrators/quasistatic_scene.h"
 #include "integrators/scene.h"
 
 namespace ncpkit {
@@ -30,6 +33,40 @@ struct SimulationStats {
 // (optional) sees every record and the runner after the step.
 SimulationStats RunScene(const Scene& scene, const std::string& variant,
                          const std::function<void(const StepRecord&, const SceneRunner&)>& on_step);
+
+// Runs a quasistatic scene with a variant "<model>/<solver>[-cold]" (quasistatic_scene.h).
+SimulationStats RunQuasistaticScene(
+    const QuasistaticScene& scene, const std::string& variant,
+    const std::function<void(const QuasistaticStepRecord&, const QuasistaticStepper&)>& on_step);
+
+// A quasistatic trajectory as CSV: t; per moving body x, y, z, qw, qx, qy, qz; per actuator q
+// and q_cmd; per body pair that ever had contact points the sums cn (normal force, N) and cf
+// (friction force magnitudes, N), phi (smallest signed distance at the end of the step, m) and
+// the number of points (empty while the pair has none); solver iterations, residual, time_us,
+// status.
+class QuasistaticTrajectoryTable {
+ public:
+  void Add(const QuasistaticStepRecord& record, const QuasistaticStepper& stepper);
+  void WriteCsv(std::ostream& out) const;
+
+ private:
+  struct PairSum {
+    double normal = 0.0, friction = 0.0;
+    double distance = std::numeric_limits<double>::infinity();
+    int count = 0;
+  };
+  struct Row {
+    double t;
+    std::vector<double> bodies, actuators;
+    std::map<std::pair<int, int>, PairSum> pairs;
+    int iterations;
+    double residual, time_us;
+    std::string status;
+  };
+  std::vector<std::string> names_, actuators_;
+  std::vector<bool> moving_;
+  std::vector<Row> rows_;
+};
 
 // Collects a trajectory and writes it as CSV: t; per body x, y, z, qw, qx, qy, qz, vx, vy, vz,
 // wx, wy, wz; per contact pair that was ever active ax, ay, az, pn, pt, po, pr, n_active, gap

@@ -1,5 +1,7 @@
 #include "integrators/scene.h"
 
+#include "integrators/json_reader.h"
+
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -11,124 +13,11 @@ namespace ncpkit {
 namespace {
 
 using Json = nlohmann::json;
+using internal::ReadOrientation;
+using internal::ReadShape;
+using internal::Reader;
 
 const char* const kQuantities[] = {"x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz"};
-
-// Reading fields with errors that name the file and the field.
-class Reader {
- public:
-  explicit Reader(std::string source) : source_(std::move(source)) {}
-
-  [[noreturn]] void Fail(const std::string& path, const std::string& what) const {
-    throw std::invalid_argument(source_ + ": " + path + ": " + what);
-  }
-
-  void OnlyKeys(const Json& object, const std::string& path,
-                std::initializer_list<const char*> keys) const {
-    if (!object.is_object()) Fail(path, "expected an object");
-    std::set<std::string> allowed(keys.begin(), keys.end());
-    for (const auto& item : object.items()) {
-      if (!allowed.count(item.key())) {
-        std::string list;
-        for (const char* k : keys) list += std::string(list.empty() ? "" : ", ") + k;
-        Fail(path, "unknown field '" + item.key() + "' (expected: " + list + ")");
-      }
-    }
-  }
-
-  const Json& Required(const Json& object, const std::string& path, const char* key) const {
-    if (!object.contains(key)) Fail(path, std::string("missing field '") + key + "'");
-    return object.at(key);
-  }
-
-  double Number(const Json& value, const std::string& path) const {
-    if (!value.is_number()) Fail(path, "expected a number, got " + std::string(value.type_name()));
-    const double x = value.get<double>();
-    if (!std::isfinite(x)) Fail(path, "must be finite");
-    return x;
-  }
-
-  double Number(const Json& object, const std::string& path, const char* key,
-                double fallback) const {
-    return object.contains(key) ? Number(object.at(key), path + "." + key) : fallback;
-  }
-
-  double Positive(const Json& object, const std::string& path, const char* key) const {
-    const double x = Number(Required(object, path, key), path + "." + key);
-    if (!(x > 0.0)) Fail(path + "." + key, "must be positive, got " + Format(x));
-    return x;
-  }
-
-  Eigen::VectorXd Vector(const Json& value, const std::string& path, int size) const {
-    if (!value.is_array() || static_cast<int>(value.size()) != size) {
-      Fail(path, "expected an array of " + std::to_string(size) + " numbers");
-    }
-    Eigen::VectorXd v(size);
-    for (int k = 0; k < size; ++k) v[k] = Number(value[k], path + "[" + std::to_string(k) + "]");
-    return v;
-  }
-
-  Eigen::Vector3d Vector3(const Json& object, const std::string& path, const char* key,
-                          const Eigen::Vector3d& fallback) const {
-    return object.contains(key) ? Eigen::Vector3d(Vector(object.at(key), path + "." + key, 3))
-                                : fallback;
-  }
-
-  bool Bool(const Json& object, const std::string& path, const char* key, bool fallback) const {
-    if (!object.contains(key)) return fallback;
-    if (!object.at(key).is_boolean()) Fail(path + "." + key, "expected true or false");
-    return object.at(key).get<bool>();
-  }
-
-  std::string String(const Json& value, const std::string& path) const {
-    if (!value.is_string()) Fail(path, "expected a string");
-    return value.get<std::string>();
-  }
-
-  static std::string Format(double x) {
-    std::ostringstream os;
-    os << x;
-    return os.str();
-  }
-
- private:
-  std::string source_;
-};
-
-Eigen::Quaterniond ReadOrientation(const Reader& in, const Json& object, const std::string& path) {
-  if (!object.contains("orientation")) return Eigen::Quaterniond::Identity();
-  const Eigen::VectorXd q = in.Vector(object.at("orientation"), path + ".orientation", 4);
-  const double norm = q.norm();
-  if (std::abs(norm - 1.0) > 1e-6) {
-    in.Fail(path + ".orientation",
-            "must be a unit quaternion [w, x, y, z] (norm " + Reader::Format(norm) + ")");
-  }
-  return Eigen::Quaterniond(q[0], q[1], q[2], q[3]).normalized();
-}
-
-Shape ReadShape(const Reader& in, const Json& object, const std::string& path) {
-  Shape shape;
-  const std::string kind = in.String(in.Required(object, path, "shape"), path + ".shape");
-  if (!ParseShapeKind(kind, &shape.kind)) {
-    in.Fail(path + ".shape",
-            "unknown shape '" + kind + "' (expected box, sphere, ellipsoid, cylinder or plane)");
-  }
-  if (shape.kind == ShapeKind::HalfSpace) return shape;
-  const int count = shape.kind == ShapeKind::Sphere ? 1 : shape.kind == ShapeKind::Cylinder ? 2 : 3;
-  const char* meaning = shape.kind == ShapeKind::Sphere     ? "[radius]"
-                        : shape.kind == ShapeKind::Cylinder ? "[radius, length]"
-                        : shape.kind == ShapeKind::Box      ? "[x, y, z] side lengths"
-                                                            : "[a, b, c] semi-axes";
-  const Json& size = in.Required(object, path, "size");
-  if (!size.is_array() || static_cast<int>(size.size()) != count) {
-    in.Fail(path + ".size", std::string("a ") + kind + " takes " + meaning);
-  }
-  const Eigen::VectorXd v = in.Vector(size, path + ".size", count);
-  shape.size.head(count) = v;
-  std::string why;
-  if (!shape.IsValid(&why)) in.Fail(path + ".size", why);
-  return shape;
-}
 
 void ReadLawFields(const Reader& in, const Json& object, const std::string& path, ContactLaw* law) {
   law->mu = in.Number(object, path, "mu", law->mu);

@@ -1,0 +1,281 @@
+#include "contact/distance.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace ncpkit {
+namespace {
+
+using Eigen::Matrix3d;
+using Eigen::Vector3d;
+
+bool IsPlane(ShapeKind k) { return k == ShapeKind::HalfSpace; }
+bool IsRound(ShapeKind k) { return k == ShapeKind::Sphere; }
+bool IsBox(ShapeKind k) { return k == ShapeKind::Box; }
+
+void Add(const Vector3d& point_a, const Vector3d& normal, double distance,
+         std::vector<ContactPoint>* out) {
+  ContactPoint c;
+  c.point_a = point_a;
+  c.normal = normal;
+  c.distance = distance;
+  c.point_b = point_a + distance * normal;
+  out->push_back(c);
+}
+
+// Half-space A (solid where the body z <= 0; outward normal R e_z) and sphere B.
+void PlaneSphere(const ShapePose& pa, const Shape& b, const ShapePose& pb, double threshold,
+                 std::vector<ContactPoint>* out) {
+  const Vector3d n = pa.rotation.col(2);
+  const double height = n.dot(pb.position - pa.position);
+  const double distance = height - b.size[0];
+  if (distance >= threshold) return;
+  Add(pb.position - height * n, n, distance, out);
+}
+
+// Half-space A and box B: every vertex of B closer than the threshold.
+void PlaneBox(const ShapePose& pa, const Shape& b, const ShapePose& pb, double threshold,
+              std::vector<ContactPoint>* out) {
+  const Vector3d n = pa.rotation.col(2);
+  const Vector3d half = 0.5 * b.size;
+  for (int corner = 0; corner < 8; ++corner) {
+    const Vector3d local((corner & 1) ? half[0] : -half[0], (corner & 2) ? half[1] : -half[1],
+                         (corner & 4) ? half[2] : -half[2]);
+    const Vector3d vertex = pb.position + pb.rotation * local;
+    const double distance = n.dot(vertex - pa.position);
+    if (distance < threshold) Add(vertex - distance * n, n, distance, out);
+  }
+}
+
+void SphereSphere(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
+                  double threshold, std::vector<ContactPoint>* out) {
+  Vector3d d = pb.position - pa.position;
+  const double length = d.norm();
+  const double distance = length - a.size[0] - b.size[0];
+  if (distance >= threshold) return;
+  const Vector3d n = length > 0.0 ? Vector3d(d / length) : Vector3d::UnitZ();
+  Add(pa.position + a.size[0] * n, n, distance, out);
+}
+
+// Box A and sphere B: the closest point of the box to the centre; a centre inside the box
+// leaves through the nearest face.
+void BoxSphere(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
+               double threshold, std::vector<ContactPoint>* out) {
+  const Vector3d half = 0.5 * a.size;
+  const Vector3d local = pa.rotation.transpose() * (pb.position - pa.position);
+  const Vector3d clamped = local.cwiseMax(-half).cwiseMin(half);
+  Vector3d normal_local;
+  Vector3d surface = clamped;
+  double centre_distance;
+  if ((local - clamped).squaredNorm() > 0.0) {
+    const Vector3d d = local - clamped;
+    centre_distance = d.norm();
+    normal_local = d / centre_distance;
+  } else {
+    int axis = 0;
+    double depth = half[0] - std::abs(local[0]);
+    for (int k = 1; k < 3; ++k) {
+      const double dk = half[k] - std::abs(local[k]);
+      if (dk < depth) {
+        depth = dk;
+        axis = k;
+      }
+    }
+    const double sign = local[axis] >= 0.0 ? 1.0 : -1.0;
+    normal_local = sign * Vector3d::Unit(axis);
+    surface[axis] = sign * half[axis];
+    centre_distance = -depth;
+  }
+  const double distance = centre_distance - b.size[0];
+  if (distance >= threshold) return;
+  Add(pa.position + pa.rotation * surface, pa.rotation * normal_local, distance, out);
+}
+
+// Half-extent of box (rotation R, half sizes h) along unit axis l.
+double Extent(const Matrix3d& R, const Vector3d& half, const Vector3d& l) {
+  return half[0] * std::abs(R.col(0).dot(l)) + half[1] * std::abs(R.col(1).dot(l)) +
+         half[2] * std::abs(R.col(2).dot(l));
+}
+
+// Clips polygon `points` to the half-plane (x - c) . u <= limit.
+void Clip(const Vector3d& c, const Vector3d& u, double limit, std::vector<Vector3d>* points) {
+  std::vector<Vector3d> kept;
+  const size_t n = points->size();
+  for (size_t i = 0; i < n; ++i) {
+    const Vector3d& p = (*points)[i];
+    const Vector3d& q = (*points)[(i + 1) % n];
+    const double dp = (p - c).dot(u) - limit;
+    const double dq = (q - c).dot(u) - limit;
+    if (dp <= 0.0) kept.push_back(p);
+    if ((dp < 0.0 && dq > 0.0) || (dp > 0.0 && dq < 0.0)) {
+      kept.push_back(p + (dp / (dp - dq)) * (q - p));
+    }
+  }
+  points->swap(kept);
+}
+
+// Face contact: the reference box's face with outward normal n (towards the incident box)
+// against the incident box's most opposed face. Points are reported from the reference side:
+// point_a on the reference face, the normal n.
+void FaceContact(const ShapePose& ref, const Vector3d& ref_half, int ref_axis, double ref_sign,
+                 const ShapePose& inc, const Vector3d& inc_half, double threshold,
+                 std::vector<ContactPoint>* out) {
+  const Vector3d n = ref_sign * ref.rotation.col(ref_axis);
+  int inc_axis = 0;
+  double best = -1.0;
+  for (int k = 0; k < 3; ++k) {
+    const double c = std::abs(inc.rotation.col(k).dot(n));
+    if (c > best) {
+      best = c;
+      inc_axis = k;
+    }
+  }
+  const double inc_sign = inc.rotation.col(inc_axis).dot(n) > 0.0 ? -1.0 : 1.0;
+  const int i1 = (inc_axis + 1) % 3, i2 = (inc_axis + 2) % 3;
+  const Vector3d face_centre =
+      inc.position + inc_sign * inc_half[inc_axis] * inc.rotation.col(inc_axis);
+  const Vector3d e1 = inc_half[i1] * inc.rotation.col(i1);
+  const Vector3d e2 = inc_half[i2] * inc.rotation.col(i2);
+  std::vector<Vector3d> polygon = {face_centre + e1 + e2, face_centre - e1 + e2,
+                                   face_centre - e1 - e2, face_centre + e1 - e2};
+  const Vector3d ref_centre = ref.position + ref_half[ref_axis] * n;
+  for (int s = 1; s <= 2; ++s) {
+    const int k = (ref_axis + s) % 3;
+    const Vector3d u = ref.rotation.col(k);
+    Clip(ref_centre, u, ref_half[k], &polygon);
+    Clip(ref_centre, -u, ref_half[k], &polygon);
+  }
+  for (const Vector3d& p : polygon) {
+    const double distance = (p - ref_centre).dot(n);
+    if (distance < threshold) Add(p - distance * n, n, distance, out);
+  }
+}
+
+// Closest points of segments p1 + s d1 and p2 + t d2, s, t in [-1, 1].
+void ClosestOnSegments(const Vector3d& p1, const Vector3d& d1, const Vector3d& p2,
+                       const Vector3d& d2, Vector3d* c1, Vector3d* c2) {
+  const Vector3d r = p1 - p2;
+  const double a = d1.dot(d1), e = d2.dot(d2), b = d1.dot(d2), c = d1.dot(r), f = d2.dot(r);
+  const double denom = a * e - b * b;
+  double s = denom > 1e-14 * a * e ? std::clamp((b * f - c * e) / denom, -1.0, 1.0) : 0.0;
+  double t = std::clamp((b * s + f) / e, -1.0, 1.0);
+  s = std::clamp((b * t - c) / a, -1.0, 1.0);
+  *c1 = p1 + s * d1;
+  *c2 = p2 + t * d2;
+}
+
+void BoxBox(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
+            double threshold, std::vector<ContactPoint>* out) {
+  const Vector3d ha = 0.5 * a.size, hb = 0.5 * b.size;
+  const Vector3d d = pb.position - pa.position;
+  // Face axes of A, then of B: separation along the axis oriented from A to B.
+  double best = -std::numeric_limits<double>::infinity();
+  int best_axis = -1;  // 0-2: A's faces, 3-5: B's faces, 6-14: edge pairs
+  Vector3d best_normal = Vector3d::UnitZ();
+  const double scale = std::max(a.size.maxCoeff(), b.size.maxCoeff());
+  const double face_bias = 1e-6 * scale;
+  for (int k = 0; k < 6; ++k) {
+    const Vector3d l = k < 3 ? Vector3d(pa.rotation.col(k)) : Vector3d(pb.rotation.col(k - 3));
+    const double sep = std::abs(d.dot(l)) - Extent(pa.rotation, ha, l) - Extent(pb.rotation, hb, l);
+    // A later face axis must beat the earlier one clearly, so resting contact picks the same
+    // reference face from step to step.
+    if (sep > best + (best_axis < 0 ? 0.0 : face_bias)) {
+      best = sep;
+      best_axis = k;
+      best_normal = d.dot(l) >= 0.0 ? l : Vector3d(-l);
+    }
+  }
+  if (best >= threshold) return;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      Vector3d l = pa.rotation.col(i).cross(pb.rotation.col(j));
+      const double length = l.norm();
+      if (length < 1e-6) continue;  // parallel edges: a face axis covers them
+      l /= length;
+      const double sep = std::abs(d.dot(l)) - Extent(pa.rotation, ha, l) - Extent(pb.rotation, hb, l);
+      if (sep >= threshold) return;  // separated farther than the threshold
+      // Edge axes only when clearly better than every face axis.
+      if (sep > best + 10.0 * face_bias) {
+        best = sep;
+        best_axis = 6 + 3 * i + j;
+        best_normal = d.dot(l) >= 0.0 ? l : Vector3d(-l);
+      }
+    }
+  }
+  if (best >= threshold) return;
+  if (best_axis < 3) {
+    const double sign = pa.rotation.col(best_axis).dot(best_normal) > 0.0 ? 1.0 : -1.0;
+    FaceContact(pa, ha, best_axis, sign, pb, hb, threshold, out);
+    return;
+  }
+  if (best_axis < 6) {
+    // B's face is the reference: its normal points towards A, so flip to A -> B.
+    std::vector<ContactPoint> from_b;
+    const int k = best_axis - 3;
+    const double sign = pb.rotation.col(k).dot(-best_normal) > 0.0 ? 1.0 : -1.0;
+    FaceContact(pb, hb, k, sign, pa, ha, threshold, &from_b);
+    for (ContactPoint c : from_b) {
+      std::swap(c.point_a, c.point_b);
+      c.normal = -c.normal;
+      out->push_back(c);
+    }
+    return;
+  }
+  // Edge-edge: the supporting edge of each box along the axis.
+  const int i = (best_axis - 6) / 3, j = (best_axis - 6) % 3;
+  const Vector3d& n = best_normal;
+  Vector3d edge_a = pa.position, edge_b = pb.position;
+  for (int k = 0; k < 3; ++k) {
+    if (k != i) {
+      edge_a += (pa.rotation.col(k).dot(n) > 0.0 ? ha[k] : -ha[k]) * pa.rotation.col(k);
+    }
+    if (k != j) {
+      edge_b += (pb.rotation.col(k).dot(n) > 0.0 ? -hb[k] : hb[k]) * pb.rotation.col(k);
+    }
+  }
+  Vector3d ca, cb;
+  ClosestOnSegments(edge_a, ha[i] * pa.rotation.col(i), edge_b, hb[j] * pb.rotation.col(j), &ca,
+                    &cb);
+  Add(ca, n, best, out);
+}
+
+}  // namespace
+
+bool ExplicitContactGeometry::Supports(ShapeKind a, ShapeKind b) const {
+  const auto ok = [](ShapeKind k) { return IsPlane(k) || IsRound(k) || IsBox(k); };
+  return ok(a) && ok(b) && !(IsPlane(a) && IsPlane(b));
+}
+
+void ExplicitContactGeometry::FindContacts(const Shape& a, const ShapePose& pose_a, const Shape& b,
+                                           const ShapePose& pose_b, double threshold,
+                                           std::vector<ContactPoint>* contacts) const {
+  if (!Supports(a.kind, b.kind)) {
+    throw std::invalid_argument("explicit contact between a " + a.Name() + " and a " + b.Name() +
+                                " is not implemented");
+  }
+  // Canonical order: plane < box < sphere; a swapped pair is reported flipped back.
+  const auto rank = [](ShapeKind k) { return IsPlane(k) ? 0 : (IsBox(k) ? 1 : 2); };
+  if (rank(a.kind) > rank(b.kind)) {
+    std::vector<ContactPoint> flipped;
+    FindContacts(b, pose_b, a, pose_a, threshold, &flipped);
+    for (ContactPoint c : flipped) {
+      std::swap(c.point_a, c.point_b);
+      c.normal = -c.normal;
+      contacts->push_back(c);
+    }
+    return;
+  }
+  if (IsPlane(a.kind)) {
+    if (IsRound(b.kind)) PlaneSphere(pose_a, b, pose_b, threshold, contacts);
+    if (IsBox(b.kind)) PlaneBox(pose_a, b, pose_b, threshold, contacts);
+  } else if (IsBox(a.kind)) {
+    if (IsRound(b.kind)) BoxSphere(a, pose_a, b, pose_b, threshold, contacts);
+    if (IsBox(b.kind)) BoxBox(a, pose_a, b, pose_b, threshold, contacts);
+  } else {
+    SphereSphere(a, pose_a, b, pose_b, threshold, contacts);
+  }
+}
+
+}  // namespace ncpkit

@@ -1,0 +1,60 @@
+// Geometrically explicit contact: signed distances, normals and contact points between
+// primitive shapes at a given configuration (seed 001 eq. 20, seed 002's phi and A(q, eps)).
+// The quasistatic steppers linearize these about the configuration at the start of the step.
+#ifndef NCPKIT_CONTACT_DISTANCE_H_
+#define NCPKIT_CONTACT_DISTANCE_H_
+
+#include <Eigen/Dense>
+#include <vector>
+
+#include "contact/shapes.h"
+
+namespace ncpkit {
+
+// A shape placed in the world: its body frame's origin and rotation.
+struct ShapePose {
+  Eigen::Vector3d position = Eigen::Vector3d::Zero();
+  Eigen::Matrix3d rotation = Eigen::Matrix3d::Identity();
+};
+
+// One contact point between shapes A and B.
+struct ContactPoint {
+  Eigen::Vector3d point_a = Eigen::Vector3d::Zero();  // on A's surface (world)
+  Eigen::Vector3d point_b = Eigen::Vector3d::Zero();  // on B's surface (world)
+  Eigen::Vector3d normal = Eigen::Vector3d::UnitZ();  // unit, from A towards B
+  double distance = 0.0;  // signed: > 0 apart, < 0 overlapping; point_b - point_a = distance n
+};
+
+// Where contact points come from. The explicit source below measures distances at the current
+// configuration; other formulations (the implicit one of seed 000) can be put behind the same
+// interface.
+class ContactGeometry {
+ public:
+  virtual ~ContactGeometry() = default;
+  // True if FindContacts() handles this pair of kinds (in either order).
+  virtual bool Supports(ShapeKind a, ShapeKind b) const = 0;
+  // Appends to *contacts the contact points of A and B whose signed distance is below
+  // `threshold` (seed 002's A(q, eps)).
+  virtual void FindContacts(const Shape& a, const ShapePose& pose_a, const Shape& b,
+                            const ShapePose& pose_b, double threshold,
+                            std::vector<ContactPoint>* contacts) const = 0;
+};
+
+// Closed-form distances for the pairs the quasistatic scenes need, no collision library:
+// half-space-sphere, half-space-box, sphere-sphere, sphere-box and box-box. A sphere of radius 0
+// is a point. Box-box uses the separating-axis test over the 15 axes; a face axis gives one
+// point per vertex of the incident face clipped to the reference face (Sutherland-Hodgman), so
+// resting faces get up to 8 points (4 when aligned) and an edge axis gives the closest points of
+// the two edges. Distances of separated boxes are the separating-axis value, exact when faces
+// face each other.
+class ExplicitContactGeometry : public ContactGeometry {
+ public:
+  bool Supports(ShapeKind a, ShapeKind b) const override;
+  void FindContacts(const Shape& a, const ShapePose& pose_a, const Shape& b,
+                    const ShapePose& pose_b, double threshold,
+                    std::vector<ContactPoint>* contacts) const override;
+};
+
+}  // namespace ncpkit
+
+#endif  // NCPKIT_CONTACT_DISTANCE_H_

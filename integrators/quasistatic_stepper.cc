@@ -1,0 +1,882 @@
+#include "integrators/quasistatic_stepper.h"
+
+#include <Eigen/CholmodSupport>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "solvers/linear_problem.h"
+#include "solvers/linear_solve.h"
+#include "solvers/mcp.h"
+#include "solvers/nonlinear_solve.h"
+
+namespace ncpkit {
+namespace {
+
+using Eigen::Vector3d;
+using Triplet = Eigen::Triplet<double>;
+using Vector6d = Eigen::Matrix<double, 6, 1>;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string Str(double x) {
+  std::ostringstream os;
+  os << x;
+  return os.str();
+}
+
+bool AllFinite(const Vector3d& v) { return v.allFinite(); }
+
+}  // namespace
+
+// ----------------------------------------------------------------------------------------------
+// Commands, system
+
+double ActuatorCommand::operator()(double t) const {
+  if (waypoints.empty()) return offset + rate * t + amplitude * std::sin(omega * t + phase);
+  if (t <= waypoints.front().first) return waypoints.front().second;
+  if (t >= waypoints.back().first) return waypoints.back().second;
+  const auto next = std::upper_bound(
+      waypoints.begin(), waypoints.end(), t,
+      [](double time, const std::pair<double, double>& w) { return time < w.first; });
+  const auto& b = *next;
+  const auto& a = *(next - 1);
+  return a.second + (b.second - a.second) * (t - a.first) / (b.first - a.first);
+}
+
+bool ActuatorCommand::IsValid(std::string* why) const {
+  for (double x : {offset, rate, amplitude, omega, phase}) {
+    if (!std::isfinite(x)) {
+      *why = "command parameters must be finite";
+      return false;
+    }
+  }
+  for (size_t k = 0; k < waypoints.size(); ++k) {
+    if (!std::isfinite(waypoints[k].first) || !std::isfinite(waypoints[k].second)) {
+      *why = "command waypoint " + std::to_string(k) + " is not finite (" +
+             Str(waypoints[k].first) + ", " + Str(waypoints[k].second) + ")";
+      return false;
+    }
+    if (k > 0 && !(waypoints[k].first > waypoints[k - 1].first)) {
+      *why = "command waypoint times must increase (waypoint " + std::to_string(k) + ")";
+      return false;
+    }
+  }
+  return true;
+}
+
+const char* ToString(QuasistaticModel model) {
+  switch (model) {
+    case QuasistaticModel::Dqc:
+      return "dqc";
+    case QuasistaticModel::Dlc:
+      return "dlc";
+    case QuasistaticModel::Qp:
+      return "qp";
+    case QuasistaticModel::QpLcp:
+      return "qp-lcp";
+  }
+  return "?";
+}
+
+bool ParseQuasistaticModel(const std::string& name, QuasistaticModel* model) {
+  for (QuasistaticModel m : {QuasistaticModel::Dqc, QuasistaticModel::Dlc, QuasistaticModel::Qp,
+                             QuasistaticModel::QpLcp}) {
+    if (name == ToString(m)) {
+      *model = m;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool QuasistaticOptions::IsValid(std::string* why) const {
+  if (!(h > 0.0) || !std::isfinite(h)) {
+    *why = "h must be positive, got " + Str(h);
+  } else if (!gravity.allFinite()) {
+    *why = "gravity must be finite";
+  } else if (!(tolerance > 0.0)) {
+    *why = "tolerance must be positive, got " + Str(tolerance);
+  } else if (max_iterations < 0) {
+    *why = "max_iterations must be >= 0";
+  } else if (!(contact_threshold >= 0.0)) {
+    *why = "contact_threshold must be >= 0, got " + Str(contact_threshold);
+  } else if (friction_directions < 3) {
+    *why = "friction_directions must be >= 3, got " + std::to_string(friction_directions);
+  } else if (!(regularization >= 0.0) || !std::isfinite(regularization)) {
+    *why = "regularization must be >= 0 and finite, got " + Str(regularization);
+  } else if (!plane_normal.allFinite()) {
+    *why = "plane_normal must be finite";
+  } else if (!(default_friction >= 0.0) || !std::isfinite(default_friction)) {
+    *why = "friction must be >= 0, got " + Str(default_friction);
+  } else if (model == QuasistaticModel::Dqc ? !IsNonlinearSolverName(solver)
+                                            : !IsLinearSolverName(solver)) {
+    *why = "unknown solver '" + solver + "' for the " + ToString(model) + " model";
+  } else {
+    return true;
+  }
+  return false;
+}
+
+int QuasistaticSystem::AddBody(const QuasistaticBody& body) {
+  const std::string who = "body '" + body.name + "': ";
+  if (FindBody(body.name) >= 0) throw std::invalid_argument(who + "duplicate name");
+  std::string why;
+  const bool point = body.shape.kind == ShapeKind::Sphere && body.shape.size[0] == 0.0;
+  if (!point && !body.shape.IsValid(&why)) throw std::invalid_argument(who + why);
+  if (!body.fixed && body.mass.mass != 0.0 && !body.mass.IsValid(&why)) {
+    throw std::invalid_argument(who + why);
+  }
+  if (!AllFinite(body.position) || !body.orientation.coeffs().allFinite() ||
+      std::abs(body.orientation.norm() - 1.0) > 1e-6) {
+    throw std::invalid_argument(who + "pose must be finite with a unit quaternion");
+  }
+  if (body.shape.kind == ShapeKind::HalfSpace && !body.fixed) {
+    throw std::invalid_argument(who + "a plane must be fixed");
+  }
+  QuasistaticBody b = body;
+  b.base_position = b.position;
+  b.base_orientation = b.orientation;
+  b.actuated = false;
+  bodies_.push_back(b);
+  return static_cast<int>(bodies_.size()) - 1;
+}
+
+int QuasistaticSystem::AddActuator(const Actuator& actuator) {
+  const std::string who = "actuator '" + actuator.name + "': ";
+  if (FindActuator(actuator.name) >= 0) throw std::invalid_argument(who + "duplicate name");
+  if (!actuator.prescribed && !(actuator.stiffness > 0.0 && std::isfinite(actuator.stiffness))) {
+    throw std::invalid_argument(who + "stiffness must be positive and finite, got " +
+                                Str(actuator.stiffness));
+  }
+  if (!AllFinite(actuator.axis) || actuator.axis.norm() < 1e-12 || !AllFinite(actuator.pivot)) {
+    throw std::invalid_argument(who + "axis must be a finite nonzero vector");
+  }
+  if (actuator.bodies.empty()) throw std::invalid_argument(who + "moves no body");
+  std::string why;
+  if (!actuator.command.IsValid(&why)) throw std::invalid_argument(who + why);
+  Actuator a = actuator;
+  a.axis.normalize();
+  for (int b : a.bodies) {
+    if (b < 0 || b >= static_cast<int>(bodies_.size())) {
+      throw std::invalid_argument(who + "moves an unknown body (index " + std::to_string(b) + ")");
+    }
+    if (bodies_[b].fixed) {
+      throw std::invalid_argument(who + "moves body '" + bodies_[b].name + "', which is fixed");
+    }
+    bodies_[b].actuated = true;
+  }
+  actuators_.push_back(a);
+  return static_cast<int>(actuators_.size()) - 1;
+}
+
+void QuasistaticSystem::SetCommand(const std::string& actuator, const ActuatorCommand& command) {
+  const int k = FindActuator(actuator);
+  if (k < 0) throw std::invalid_argument("command for unknown actuator '" + actuator + "'");
+  std::string why;
+  if (!command.IsValid(&why)) throw std::invalid_argument("actuator '" + actuator + "': " + why);
+  actuators_[k].command = command;
+}
+
+void QuasistaticSystem::SetFriction(int body_a, int body_b, double mu) {
+  const int n = static_cast<int>(bodies_.size());
+  if (body_a < 0 || body_b < 0 || body_a >= n || body_b >= n) {
+    throw std::invalid_argument("friction for an unknown body pair");
+  }
+  if (!(mu >= 0.0) || !std::isfinite(mu)) {
+    throw std::invalid_argument("friction between '" + bodies_[body_a].name + "' and '" +
+                                bodies_[body_b].name + "' must be >= 0, got " + Str(mu));
+  }
+  friction_.push_back({static_cast<double>(body_a), static_cast<double>(body_b), mu});
+}
+
+int QuasistaticSystem::FindBody(const std::string& name) const {
+  for (size_t k = 0; k < bodies_.size(); ++k) {
+    if (bodies_[k].name == name) return static_cast<int>(k);
+  }
+  return -1;
+}
+
+int QuasistaticSystem::FindActuator(const std::string& name) const {
+  for (size_t k = 0; k < actuators_.size(); ++k) {
+    if (actuators_[k].name == name) return static_cast<int>(k);
+  }
+  return -1;
+}
+
+// ----------------------------------------------------------------------------------------------
+// One step's data
+
+namespace internal {
+
+struct QuasistaticStepData {
+  struct Contact {
+    int a = -1, b = -1;
+    ContactPoint geometry;
+    double mu = 0.0;
+    Vector3d t = Vector3d::Zero(), o = Vector3d::Zero();
+    int num_tangents = 0;                // dqc: 0 (frictionless), 1 (planar) or 2
+    std::vector<Vector3d> directions;    // dlc / qp: friction directions d_j (empty: frictionless)
+  };
+  std::vector<Contact> contacts;
+  // Per body: displacement twist [dp; dtheta] = sum (column, T) delta_column + drift.
+  std::vector<std::vector<std::pair<int, Vector6d>>> motion;
+  std::vector<Vector6d> drift;
+  std::vector<Triplet> stiffness;  // K~
+  Eigen::VectorXd force;           // r
+};
+
+}  // namespace internal
+
+QuasistaticStepper::QuasistaticStepper(QuasistaticSystem system, const QuasistaticOptions& options)
+    : system_(std::move(system)),
+      options_(options),
+      geometry_(std::make_shared<ExplicitContactGeometry>()) {
+  std::string why;
+  if (!options_.IsValid(&why)) throw std::invalid_argument("invalid quasistatic options: " + why);
+  const auto& bodies = system_.bodies();
+  const auto& actuators = system_.actuators();
+  body_columns_.assign(bodies.size(), {-1, -1, -1, -1, -1, -1});
+  int n = 0;
+  bool unactuated = false;
+  for (size_t b = 0; b < bodies.size(); ++b) {
+    if (bodies[b].fixed || bodies[b].actuated) continue;
+    if (!bodies[b].mass.IsValid(&why)) {
+      throw std::invalid_argument("body '" + bodies[b].name + "' is unactuated: " + why);
+    }
+    for (int k = 0; k < 6; ++k) {
+      if (bodies[b].free_dofs[k]) {
+        body_columns_[b][k] = n++;
+        unactuated = true;
+      }
+    }
+  }
+  actuator_columns_.assign(actuators.size(), -1);
+  for (size_t a = 0; a < actuators.size(); ++a) {
+    if (!actuators[a].prescribed) actuator_columns_[a] = n++;
+    q_actuated_.push_back(actuators[a].command(0.0));
+  }
+  num_coordinates_ = n;
+  if (options_.model == QuasistaticModel::QpLcp && unactuated && options_.regularization == 0.0) {
+    throw std::invalid_argument(
+        "qp-lcp eliminates the displacements with a Cholesky factorization of the stiffness, "
+        "which needs regularization > 0 when a body is unactuated");
+  }
+  for (size_t b = 0; b < bodies.size(); ++b) {
+    for (size_t c = b + 1; c < bodies.size(); ++c) {
+      if (!geometry_->Supports(bodies[b].shape.kind, bodies[c].shape.kind)) {
+        const bool still_b = bodies[b].fixed, still_c = bodies[c].fixed;
+        if (!(still_b && still_c)) {
+          throw std::invalid_argument("no explicit contact between '" + bodies[b].name + "' (" +
+                                      bodies[b].shape.Name() + ") and '" + bodies[c].name + "' (" +
+                                      bodies[c].shape.Name() + ")");
+        }
+      }
+    }
+  }
+  if (options_.model == QuasistaticModel::Dqc) {
+    nonlinear_ = std::make_unique<NonlinearSolver>(
+        options_.solver, options_.tolerance,
+        options_.max_iterations > 0 ? options_.max_iterations : 100);
+    nonlinear_->set_project_onto_bounds(true);
+  }
+  UpdateActuatedPoses();
+}
+
+QuasistaticStepper::~QuasistaticStepper() = default;
+
+void QuasistaticStepper::set_contact_geometry(std::shared_ptr<const ContactGeometry> geometry) {
+  geometry_ = std::move(geometry);
+}
+
+Vector3d QuasistaticStepper::Translation(int body) const {
+  Vector3d translation = Vector3d::Zero();
+  const auto& actuators = system_.actuators();
+  for (size_t a = 0; a < actuators.size(); ++a) {
+    const Actuator& act = actuators[a];
+    if (act.kind == ActuatorKind::Prismatic &&
+        std::find(act.bodies.begin(), act.bodies.end(), body) != act.bodies.end()) {
+      translation += q_actuated_[a] * act.axis;
+    }
+  }
+  return translation;
+}
+
+void QuasistaticStepper::UpdateActuatedPoses() {
+  auto& bodies = system_.mutable_bodies();
+  const auto& actuators = system_.actuators();
+  for (size_t b = 0; b < bodies.size(); ++b) {
+    if (!bodies[b].actuated) continue;
+    const Vector3d translation = Translation(static_cast<int>(b));
+    Vector3d p = bodies[b].base_position + translation;
+    Eigen::Quaterniond R = bodies[b].base_orientation;
+    for (size_t a = 0; a < actuators.size(); ++a) {
+      const Actuator& act = actuators[a];
+      if (act.kind == ActuatorKind::Revolute &&
+          std::find(act.bodies.begin(), act.bodies.end(), static_cast<int>(b)) !=
+              act.bodies.end()) {
+        const Eigen::Quaterniond turn(Eigen::AngleAxisd(q_actuated_[a], act.axis));
+        const Vector3d pivot = act.pivot + translation;
+        p = pivot + turn * (p - pivot);
+        R = turn * R;
+      }
+    }
+    bodies[b].position = p;
+    bodies[b].orientation = R.normalized();
+  }
+}
+
+void QuasistaticStepper::BuildStep(internal::QuasistaticStepData* d) const {
+  const auto& bodies = system_.bodies();
+  const auto& actuators = system_.actuators();
+  const int nb = static_cast<int>(bodies.size());
+  const double h = options_.h;
+  const double t1 = time_ + h;
+  const Vector3d& g = options_.gravity;
+  d->motion.assign(nb, {});
+  d->drift.assign(nb, Vector6d::Zero());
+  d->force = Eigen::VectorXd::Zero(num_coordinates_);
+  d->stiffness.clear();
+  d->contacts.clear();
+  const double reg = options_.regularization / (h * h);
+  for (int b = 0; b < nb; ++b) {
+    const QuasistaticBody& body = bodies[b];
+    if (body.fixed || body.actuated) continue;
+    Eigen::Matrix<double, 6, 6> inertia = Eigen::Matrix<double, 6, 6>::Zero();
+    inertia.topLeftCorner<3, 3>() = body.mass.mass * Eigen::Matrix3d::Identity();
+    inertia.bottomRightCorner<3, 3>() = WorldInertia(body.mass, body.orientation);
+    for (int k = 0; k < 6; ++k) {
+      const int col = body_columns_[b][k];
+      if (col < 0) continue;
+      d->motion[b].push_back({col, Vector6d::Unit(k)});
+      if (k < 3) d->force[col] += body.mass.mass * g[k];
+      if (reg == 0.0) continue;
+      for (int l = 0; l < 6; ++l) {
+        const int other = body_columns_[b][l];
+        if (other >= 0 && inertia(k, l) != 0.0) d->stiffness.emplace_back(col, other, reg * inertia(k, l));
+      }
+    }
+  }
+  for (size_t a = 0; a < actuators.size(); ++a) {
+    const Actuator& act = actuators[a];
+    const int col = actuator_columns_[a];
+    const double target = act.command(t1);
+    for (int b : act.bodies) {
+      Vector6d column = Vector6d::Zero();
+      if (act.kind == ActuatorKind::Prismatic) {
+        column.head<3>() = act.axis;
+      } else {
+        column.head<3>() = act.axis.cross(bodies[b].position - (act.pivot + Translation(b)));
+        column.tail<3>() = act.axis;
+      }
+      if (col < 0) {
+        d->drift[b] += column * (target - q_actuated_[a]);
+      } else {
+        d->motion[b].push_back({col, column});
+        d->force[col] += bodies[b].mass.mass * g.dot(column.head<3>());
+      }
+    }
+    if (col >= 0) {
+      d->stiffness.emplace_back(col, col, act.stiffness);
+      d->force[col] += act.stiffness * (target - q_actuated_[a]);
+    }
+  }
+  // Contact selection A(q, eps): pairs with an unknown displacement, no robot self-contact.
+  const auto has_unknowns = [&](int b) { return !d->motion[b].empty(); };
+  const double eps = options_.contact_threshold;
+  std::vector<ContactPoint> points;
+  const int nd = options_.friction_directions;
+  const bool planar = options_.plane_normal.squaredNorm() > 0.0;
+  for (int b = 0; b < nb; ++b) {
+    for (int c = b + 1; c < nb; ++c) {
+      if (!has_unknowns(b) && !has_unknowns(c)) continue;
+      if (bodies[b].actuated && bodies[c].actuated) continue;
+      if (bodies[b].fixed && bodies[c].fixed) continue;
+      const bool plane = bodies[b].shape.kind == ShapeKind::HalfSpace ||
+                         bodies[c].shape.kind == ShapeKind::HalfSpace;
+      if (!plane && (bodies[b].position - bodies[c].position).norm() -
+                            bodies[b].shape.BoundingRadius() - bodies[c].shape.BoundingRadius() >=
+                        eps) {
+        continue;
+      }
+      ShapePose pb, pc;
+      pb.position = bodies[b].position;
+      pb.rotation = bodies[b].orientation.toRotationMatrix();
+      pc.position = bodies[c].position;
+      pc.rotation = bodies[c].orientation.toRotationMatrix();
+      points.clear();
+      geometry_->FindContacts(bodies[b].shape, pb, bodies[c].shape, pc, eps, &points);
+      double mu = options_.default_friction;
+      for (const auto& f : system_.friction()) {
+        if ((f[0] == b && f[1] == c) || (f[0] == c && f[1] == b)) mu = f[2];
+      }
+      for (const ContactPoint& p : points) {
+        internal::QuasistaticStepData::Contact contact;
+        contact.a = b;
+        contact.b = c;
+        contact.geometry = p;
+        contact.mu = mu;
+        const Vector3d& n = p.normal;
+        bool in_plane = false;
+        if (planar) {
+          const Vector3d t = options_.plane_normal.cross(n);
+          if (t.norm() > 1e-9) {
+            contact.t = t.normalized();
+            in_plane = true;
+          }
+        }
+        if (!in_plane) {
+          int k = 0;
+          for (int j = 1; j < 3; ++j) {
+            if (std::abs(n[j]) < std::abs(n[k]) - 1e-12) k = j;
+          }
+          const Vector3d e = Vector3d::Unit(k);
+          contact.t = (e - e.dot(n) * n).normalized();
+        }
+        contact.o = n.cross(contact.t);
+        if (mu > 0.0) {
+          contact.num_tangents = in_plane ? 1 : 2;
+          if (in_plane) {
+            contact.directions = {contact.t, -contact.t};
+          } else {
+            for (int j = 0; j < nd; ++j) {
+              const double angle = 2.0 * M_PI * j / nd;
+              Vector3d dir = std::cos(angle) * contact.t + std::sin(angle) * contact.o;
+              for (int k = 0; k < 3; ++k) {
+                if (std::abs(dir[k]) < 1e-15) dir[k] = 0.0;
+              }
+              contact.directions.push_back(dir);
+            }
+          }
+        }
+        d->contacts.push_back(contact);
+      }
+    }
+  }
+}
+
+namespace {
+
+using internal::QuasistaticStepData;
+using RowMatrix = Eigen::SparseMatrix<double, Eigen::RowMajor>;
+
+// Rows u_k . (displacement of B's contact point - A's) in delta, one per (contact, u), and
+// their constant parts (the prescribed motion, plus phi when `with_distance`).
+struct ContactRows {
+  RowMatrix J;
+  Eigen::VectorXd constant;
+};
+
+ContactRows BuildRows(const QuasistaticStepData& d, const std::vector<QuasistaticBody>& bodies,
+                      const std::vector<std::pair<int, Vector3d>>& rows, bool with_distance,
+                      int num_coordinates) {
+  std::vector<Triplet> triplets;
+  ContactRows out;
+  out.constant = Eigen::VectorXd::Zero(static_cast<int>(rows.size()));
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const auto& contact = d.contacts[rows[r].first];
+    const Vector3d& u = rows[r].second;
+    const int ends[2] = {contact.b, contact.a};
+    const Vector3d points[2] = {contact.geometry.point_b, contact.geometry.point_a};
+    for (int side = 0; side < 2; ++side) {
+      const int b = ends[side];
+      const double sign = side == 0 ? 1.0 : -1.0;
+      const Vector3d lever = points[side] - bodies[b].position;
+      const auto along = [&](const Vector6d& T) {
+        return u.dot(T.head<3>()) + lever.cross(u).dot(T.tail<3>());
+      };
+      for (const auto& [col, T] : d.motion[b]) {
+        triplets.emplace_back(static_cast<int>(r), col, sign * along(T));
+      }
+      out.constant[r] += sign * along(d.drift[b]);
+    }
+    if (with_distance) out.constant[r] += contact.geometry.distance;
+  }
+  out.J.resize(static_cast<int>(rows.size()), num_coordinates);
+  out.J.setFromTriplets(triplets.begin(), triplets.end());
+  return out;
+}
+
+// Adds the entries of J at (row0 + i, k) and of -J^T at (k, col0 + i).
+void AddCoupling(const RowMatrix& J, int offset, std::vector<Triplet>* t) {
+  for (int i = 0; i < J.outerSize(); ++i) {
+    for (RowMatrix::InnerIterator it(J, i); it; ++it) {
+      t->emplace_back(offset + i, it.col(), it.value());
+      t->emplace_back(it.col(), offset + i, -it.value());
+    }
+  }
+}
+
+// Model-DQC (seed 001 eqs. 1, 20-23) in delta and per contact [lambda_n, lambda_t,
+// (lambda_o), sigma] (frictionless contacts: lambda_n only):
+//   F_delta = K~ delta - Jn^T ln - Jt^T lt - Jo^T lo - r                    (free)
+//   F_n     = Jn delta + cn                                                  (ln >= 0)
+//   F_t     = mu ln (Jt delta + ct) + lt sigma,  F_o likewise                (free)
+//   F_sigma = mu^2 ln^2 - lt^2 - lo^2                                        (sigma >= 0)
+// sigma is the slip distance over the step (seed 001's sigma h).
+class QuasistaticNcp : public MixedComplementarityProblem {
+ public:
+  QuasistaticNcp(const QuasistaticStepData& d, const Eigen::SparseMatrix<double>& stiffness,
+                 ContactRows normal, ContactRows tangent, ContactRows other, int n)
+      : stiffness_(stiffness),
+        normal_(std::move(normal)),
+        tangent_(std::move(tangent)),
+        other_(std::move(other)),
+        force_(d.force),
+        n_(n) {
+    const int nc = static_cast<int>(d.contacts.size());
+    index_.assign(nc, {-1, -1, -1, -1});
+    mu_.resize(nc);
+    int k = n;
+    for (int i = 0; i < nc; ++i) {
+      mu_[i] = d.contacts[i].mu;
+      index_[i][0] = k++;
+      if (d.contacts[i].num_tangents >= 1) index_[i][1] = k++;
+      if (d.contacts[i].num_tangents == 2) index_[i][2] = k++;
+      if (d.contacts[i].num_tangents >= 1) index_[i][3] = k++;
+    }
+    lower_ = Eigen::VectorXd::Constant(k, -kInf);
+    upper_ = Eigen::VectorXd::Constant(k, kInf);
+    for (int i = 0; i < nc; ++i) {
+      lower_[index_[i][0]] = 0.0;
+      if (index_[i][3] >= 0) lower_[index_[i][3]] = 0.0;
+    }
+    for (int i = 0; i < stiffness_.outerSize(); ++i) {
+      for (Eigen::SparseMatrix<double>::InnerIterator it(stiffness_, i); it; ++it) {
+        stiffness_triplets_.emplace_back(it.row(), it.col(), it.value());
+      }
+    }
+  }
+  int size() const override { return static_cast<int>(lower_.size()); }
+  const Eigen::VectorXd& lower() const override { return lower_; }
+  const Eigen::VectorXd& upper() const override { return upper_; }
+  std::string name() const override { return "dqc"; }
+  const std::vector<std::array<int, 4>>& index() const { return index_; }
+
+  bool Evaluate(const Eigen::VectorXd& z, Eigen::VectorXd* F,
+                Eigen::SparseMatrix<double>* J) const override {
+    const int nc = static_cast<int>(mu_.size());
+    const auto delta = z.head(n_);
+    Eigen::VectorXd ln = Eigen::VectorXd::Zero(nc), lt = ln, lo = ln;
+    for (int i = 0; i < nc; ++i) {
+      ln[i] = z[index_[i][0]];
+      if (index_[i][1] >= 0) lt[i] = z[index_[i][1]];
+      if (index_[i][2] >= 0) lo[i] = z[index_[i][2]];
+    }
+    const Eigen::VectorXd gn = normal_.J * delta + normal_.constant;
+    const Eigen::VectorXd gt = tangent_.J * delta + tangent_.constant;
+    const Eigen::VectorXd go = other_.J * delta + other_.constant;
+    F->resize(size());
+    F->head(n_) = stiffness_ * delta - normal_.J.transpose() * ln - tangent_.J.transpose() * lt -
+                  other_.J.transpose() * lo - force_;
+    for (int i = 0; i < nc; ++i) {
+      const auto& idx = index_[i];
+      (*F)[idx[0]] = gn[i];
+      if (idx[3] < 0) continue;
+      const double sigma = z[idx[3]];
+      (*F)[idx[1]] = mu_[i] * ln[i] * gt[i] + lt[i] * sigma;
+      if (idx[2] >= 0) (*F)[idx[2]] = mu_[i] * ln[i] * go[i] + lo[i] * sigma;
+      (*F)[idx[3]] = mu_[i] * mu_[i] * ln[i] * ln[i] - lt[i] * lt[i] - lo[i] * lo[i];
+    }
+    if (!F->allFinite()) return false;
+    if (J == nullptr) return true;
+    std::vector<Triplet> t = stiffness_triplets_;
+    const auto couple = [&](const RowMatrix& rows, int which) {
+      for (int i = 0; i < nc; ++i) {
+        const int col = index_[i][which];
+        if (col < 0) continue;
+        for (RowMatrix::InnerIterator it(rows, i); it; ++it) {
+          t.emplace_back(it.col(), col, -it.value());
+          // d F_n / d delta = Jn; d F_t / d delta = mu ln Jt.
+          t.emplace_back(col, it.col(), which == 0 ? it.value() : mu_[i] * ln[i] * it.value());
+        }
+      }
+    };
+    couple(normal_.J, 0);
+    couple(tangent_.J, 1);
+    couple(other_.J, 2);
+    for (int i = 0; i < nc; ++i) {
+      const auto& idx = index_[i];
+      if (idx[3] < 0) continue;
+      const double sigma = z[idx[3]];
+      t.emplace_back(idx[1], idx[0], mu_[i] * gt[i]);
+      t.emplace_back(idx[1], idx[1], sigma);
+      t.emplace_back(idx[1], idx[3], lt[i]);
+      if (idx[2] >= 0) {
+        t.emplace_back(idx[2], idx[0], mu_[i] * go[i]);
+        t.emplace_back(idx[2], idx[2], sigma);
+        t.emplace_back(idx[2], idx[3], lo[i]);
+        t.emplace_back(idx[3], idx[2], -2.0 * lo[i]);
+      }
+      t.emplace_back(idx[3], idx[0], 2.0 * mu_[i] * mu_[i] * ln[i]);
+      t.emplace_back(idx[3], idx[1], -2.0 * lt[i]);
+    }
+    J->resize(size(), size());
+    J->setFromTriplets(t.begin(), t.end());
+    return true;
+  }
+
+ private:
+  Eigen::SparseMatrix<double> stiffness_;
+  std::vector<Triplet> stiffness_triplets_;
+  ContactRows normal_, tangent_, other_;
+  Eigen::VectorXd force_;
+  int n_;
+  std::vector<std::array<int, 4>> index_;
+  std::vector<double> mu_;
+  Eigen::VectorXd lower_, upper_;
+};
+
+}  // namespace
+
+QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_guess) {
+  const auto start = std::chrono::steady_clock::now();
+  QuasistaticStepData d;
+  BuildStep(&d);
+  const auto& bodies = system_.bodies();
+  const int n = num_coordinates_;
+  const int nc = static_cast<int>(d.contacts.size());
+  Eigen::SparseMatrix<double> stiffness(n, n);
+  stiffness.setFromTriplets(d.stiffness.begin(), d.stiffness.end());
+
+  std::vector<std::pair<int, Vector3d>> normal_rows;
+  for (int i = 0; i < nc; ++i) normal_rows.push_back({i, d.contacts[i].geometry.normal});
+  const ContactRows normal = BuildRows(d, bodies, normal_rows, true, n);
+
+  QuasistaticStepRecord record;
+  record.time = time_ + options_.h;
+  Eigen::VectorXd z;
+  const auto start_from = [&](int size) {
+    if (initial_guess != nullptr) {
+      if (initial_guess->size() != size) {
+        throw std::invalid_argument("initial guess has size " +
+                                    std::to_string(initial_guess->size()) + ", the step's problem " +
+                                    std::to_string(size));
+      }
+      z = *initial_guess;
+      return true;
+    }
+    if (options_.warm_start && solution_.size() == size && solution_.allFinite()) {
+      z = solution_;
+      return true;
+    }
+    z.resize(0);
+    return false;
+  };
+  LinearSolveSettings settings;
+  settings.tolerance = options_.tolerance;
+  settings.max_iterations = options_.max_iterations;
+  const auto solve_linear = [&](const LinearComplementarityProblem& problem) {
+    settings.warm_start = start_from(problem.size());
+    record.attempts = 1;
+    SolverSummary summary = SolveLinearProblem(options_.solver, problem, settings, &z);
+    if (!summary.IsSolved() && settings.warm_start) {
+      settings.warm_start = false;
+      z.resize(0);
+      record.attempts = 2;
+      summary = SolveLinearProblem(options_.solver, problem, settings, &z);
+    }
+    record.problem_size = problem.size();
+    return summary;
+  };
+
+  Eigen::VectorXd delta = Eigen::VectorXd::Zero(n);
+  std::vector<double> normal_force(nc, 0.0);
+  std::vector<Vector3d> friction(nc, Vector3d::Zero());
+  const Eigen::VectorXd lower_free = Eigen::VectorXd::Constant(n, -kInf);
+
+  if (options_.model == QuasistaticModel::Dlc) {
+    std::vector<std::pair<int, Vector3d>> rows;
+    std::vector<int> first(nc, -1), sigma(nc, -1);
+    int ns = 0;
+    for (int i = 0; i < nc; ++i) {
+      if (d.contacts[i].directions.empty()) continue;
+      first[i] = static_cast<int>(rows.size());
+      sigma[i] = ns++;
+      for (const Vector3d& dir : d.contacts[i].directions) rows.push_back({i, dir});
+    }
+    const ContactRows f = BuildRows(d, bodies, rows, false, n);
+    const int nf = static_cast<int>(rows.size());
+    const int on = n, of = n + nc, os = n + nc + nf, size = os + ns;
+    std::vector<Triplet> t = d.stiffness;
+    AddCoupling(normal.J, on, &t);
+    AddCoupling(f.J, of, &t);
+    for (int i = 0; i < nc; ++i) {
+      if (sigma[i] < 0) continue;
+      for (size_t j = 0; j < d.contacts[i].directions.size(); ++j) {
+        t.emplace_back(of + first[i] + j, os + sigma[i], 1.0);
+        t.emplace_back(os + sigma[i], of + first[i] + j, -1.0);
+      }
+      t.emplace_back(os + sigma[i], on + i, d.contacts[i].mu);
+    }
+    Eigen::SparseMatrix<double> M(size, size);
+    M.setFromTriplets(t.begin(), t.end());
+    Eigen::VectorXd q = Eigen::VectorXd::Zero(size);
+    q.head(n) = -d.force;
+    q.segment(on, nc) = normal.constant;
+    q.segment(of, nf) = f.constant;
+    Eigen::VectorXd l = Eigen::VectorXd::Zero(size), u = Eigen::VectorXd::Constant(size, kInf);
+    l.head(n) = lower_free;
+    LinearComplementarityProblem problem(M, q, l, u);
+    problem.name = "dlc";
+    record.summary = solve_linear(problem);
+    if (z.size() == size) {
+      delta = z.head(n);
+      for (int i = 0; i < nc; ++i) {
+        normal_force[i] = z[on + i];
+        if (first[i] < 0) continue;
+        for (size_t j = 0; j < d.contacts[i].directions.size(); ++j) {
+          friction[i] += z[of + first[i] + j] * d.contacts[i].directions[j];
+        }
+      }
+    }
+  } else if (options_.model == QuasistaticModel::Qp || options_.model == QuasistaticModel::QpLcp) {
+    // Anitescu's rows n + mu d_j (seed 002 eq. 7); a frictionless contact has the one row n.
+    std::vector<std::pair<int, Vector3d>> rows;
+    std::vector<int> first(nc);
+    for (int i = 0; i < nc; ++i) {
+      const auto& c = d.contacts[i];
+      first[i] = static_cast<int>(rows.size());
+      if (c.directions.empty()) {
+        rows.push_back({i, c.geometry.normal});
+      } else {
+        for (const Vector3d& dir : c.directions) rows.push_back({i, c.geometry.normal + c.mu * dir});
+      }
+    }
+    const ContactRows A = BuildRows(d, bodies, rows, true, n);
+    const int nb = static_cast<int>(rows.size());
+    Eigen::VectorXd beta;
+    if (options_.model == QuasistaticModel::Qp) {
+      const int size = n + nb;
+      std::vector<Triplet> t = d.stiffness;
+      AddCoupling(A.J, n, &t);
+      Eigen::SparseMatrix<double> M(size, size);
+      M.setFromTriplets(t.begin(), t.end());
+      Eigen::VectorXd q(size);
+      q << -d.force, A.constant;
+      Eigen::VectorXd l = Eigen::VectorXd::Zero(size), u = Eigen::VectorXd::Constant(size, kInf);
+      l.head(n) = lower_free;
+      LinearComplementarityProblem problem(M, q, l, u);
+      problem.name = "qp";
+      record.summary = solve_linear(problem);
+      if (z.size() == size) {
+        delta = z.head(n);
+        beta = z.tail(nb);
+      }
+    } else {
+      // Eliminate delta = K~^-1 (A^T beta + r): the LCP in beta with the Delassus matrix.
+      Eigen::CholmodSimplicialLLT<Eigen::SparseMatrix<double>> cholesky;
+      cholesky.compute(stiffness);
+      if (cholesky.info() != Eigen::Success) {
+        record.summary.solver = options_.solver;
+        record.summary.status = Status::NumericalFailure;
+        record.summary.message = "Cholesky factorization of the stiffness failed";
+      } else {
+        const Eigen::SparseMatrix<double> At = A.J.transpose();
+        const Eigen::SparseMatrix<double> X = cholesky.solve(At);
+        const Eigen::SparseMatrix<double> W = Eigen::SparseMatrix<double>(A.J) * X;
+        const Eigen::VectorXd free_motion = cholesky.solve(d.force);
+        const Eigen::VectorXd q = A.J * free_motion + A.constant;
+        LinearComplementarityProblem problem(W, q);
+        problem.name = "qp-lcp";
+        record.summary = solve_linear(problem);
+        if (z.size() == nb) {
+          beta = z;
+          delta = free_motion + X * beta;
+        }
+      }
+    }
+    if (beta.size() == nb) {
+      for (int i = 0; i < nc; ++i) {
+        const auto& c = d.contacts[i];
+        if (c.directions.empty()) {
+          normal_force[i] = beta[first[i]];
+          continue;
+        }
+        for (size_t j = 0; j < c.directions.size(); ++j) {
+          normal_force[i] += beta[first[i] + j];
+          friction[i] += c.mu * beta[first[i] + j] * c.directions[j];
+        }
+      }
+    }
+  } else {
+    std::vector<std::pair<int, Vector3d>> trows, orows;
+    for (int i = 0; i < nc; ++i) {
+      trows.push_back({i, d.contacts[i].t});
+      orows.push_back({i, d.contacts[i].o});
+    }
+    QuasistaticNcp problem(d, stiffness, normal, BuildRows(d, bodies, trows, false, n),
+                           BuildRows(d, bodies, orows, false, n), n);
+    const bool warm = start_from(problem.size());
+    record.attempts = 1;
+    record.summary = nonlinear_->Solve(problem, &z);
+    if (!record.summary.IsSolved() && warm) {
+      z.resize(0);
+      record.attempts = 2;
+      record.summary = nonlinear_->Solve(problem, &z);
+    }
+    record.problem_size = problem.size();
+    if (z.size() == problem.size()) {
+      delta = z.head(n);
+      for (int i = 0; i < nc; ++i) {
+        const auto& idx = problem.index()[i];
+        normal_force[i] = z[idx[0]];
+        if (idx[1] >= 0) friction[i] += z[idx[1]] * d.contacts[i].t;
+        if (idx[2] >= 0) friction[i] += z[idx[2]] * d.contacts[i].o;
+      }
+    }
+  }
+  solution_ = z;
+
+  // Records and the state update (the best iterate even when the solver did not converge,
+  // unless it is not finite).
+  const Eigen::VectorXd after = normal.J * delta + normal.constant;
+  for (int i = 0; i < nc; ++i) {
+    QuasistaticContactRecord c;
+    c.body_a = d.contacts[i].a;
+    c.body_b = d.contacts[i].b;
+    c.point = d.contacts[i].geometry.point_a;
+    c.normal = d.contacts[i].geometry.normal;
+    c.distance = d.contacts[i].geometry.distance;
+    c.distance_after = after[i];
+    c.normal_force = normal_force[i];
+    c.friction_force = friction[i];
+    record.max_penetration = std::max(record.max_penetration, -after[i]);
+    record.contacts.push_back(c);
+  }
+  if (delta.allFinite()) {
+    auto& mutable_bodies = system_.mutable_bodies();
+    for (size_t b = 0; b < mutable_bodies.size(); ++b) {
+      QuasistaticBody& body = mutable_bodies[b];
+      if (body.fixed || body.actuated) continue;
+      Vector3d dp = Vector3d::Zero(), dtheta = Vector3d::Zero();
+      for (int k = 0; k < 6; ++k) {
+        const int col = body_columns_[b][k];
+        if (col < 0) continue;
+        (k < 3 ? dp[k] : dtheta[k - 3]) = delta[col];
+      }
+      body.position += dp;
+      const double angle = dtheta.norm();
+      if (angle > 0.0) {
+        body.orientation =
+            (Eigen::Quaterniond(Eigen::AngleAxisd(angle, dtheta / angle)) * body.orientation)
+                .normalized();
+      }
+    }
+    const auto& actuators = system_.actuators();
+    for (size_t a = 0; a < actuators.size(); ++a) {
+      q_actuated_[a] = actuator_columns_[a] < 0 ? actuators[a].command(record.time)
+                                                : q_actuated_[a] + delta[actuator_columns_[a]];
+    }
+    UpdateActuatedPoses();
+  }
+  time_ = record.time;
+  record.actuator_positions = q_actuated_;
+  for (const Actuator& a : system_.actuators()) record.actuator_commands.push_back(a.command(time_));
+  record.step_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return record;
+}
+
+}  // namespace ncpkit

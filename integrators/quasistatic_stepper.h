@@ -1,0 +1,204 @@
+// Quasistatic time-stepping: bodies in force balance at the end of every step, driven by
+// commanded actuator positions. Three models of the same system, each one complementarity
+// problem per step in the generalized displacement delta = q+ - q (seed 001 eq. 19) and the
+// contact forces (N):
+//
+//   dqc     Model-DQC (seed 001 eqs. 1, 20-23): quadratic friction cones; a mixed NCP of size
+//           n_v + 4 n_c (n_v + 3 n_c when planar), solved by an MCP solver (fb-newton, ...).
+//   dlc     Model-DLC (seed 001 eqs. 24-26): friction pyramid with n_d directions; a mixed LCP
+//           of size n_v + (2 + n_d) n_c.
+//   qp      the convex quasistatic QP (seed 002 eq. 10) with Anitescu's relaxed friction,
+//           through its KKT conditions: a mixed LCP of size n_v + n_d n_c in (delta, beta).
+//   qp-lcp  the same QP after eliminating delta with a sparse Cholesky factorization of the
+//           stiffness: an LCP in beta with the Delassus matrix A K^-1 A^T.
+//
+// Actuators are impedances (seed 002 eqs. 3-6): stiffness K between the commanded and the
+// actual position, so that contact forces are unique; a `prescribed` actuator moves exactly as
+// commanded (seed 001's fence). Every model uses the same force balance
+//   K~ delta - J^T lambda - r = 0,   r = f_gravity + K (q_cmd(t + h) - q_a),
+// with K~ = diag(K on actuated coordinates, (eps / h^2) M on unactuated ones): eps is the
+// regularization 1/2 eps v_u^T M_u v_u of DESIGN.md, which makes an unactuated body out of contact
+// well posed (it then moves h^2 g / eps per step under gravity) and otherwise adds the force
+// (eps / h^2) M delta, i.e. eps M v / h. eps = 0 gives the papers' models exactly.
+#ifndef NCPKIT_INTEGRATORS_QUASISTATIC_STEPPER_H_
+#define NCPKIT_INTEGRATORS_QUASISTATIC_STEPPER_H_
+
+#include <Eigen/Dense>
+#include <Eigen/SparseCore>
+#include <array>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "contact/distance.h"
+#include "contact/shapes.h"
+#include "dynamics/rigid_body.h"
+#include "solvers/status.h"
+
+namespace ncpkit {
+
+class NonlinearSolver;
+namespace internal {
+struct QuasistaticStepData;
+}  // namespace internal
+
+// A commanded position q_cmd(t): piecewise-linear waypoints (t, q), held constant outside
+// them, or, without waypoints, offset + rate t + amplitude sin(omega t + phase).
+struct ActuatorCommand {
+  std::vector<std::pair<double, double>> waypoints;
+  double offset = 0.0, rate = 0.0, amplitude = 0.0, omega = 0.0, phase = 0.0;
+  double operator()(double t) const;
+  // Finite numbers, waypoint times strictly increasing.
+  bool IsValid(std::string* why) const;
+};
+
+enum class ActuatorKind { Prismatic, Revolute };
+
+// One actuated degree of freedom moving one or more bodies. A body's pose is its scene pose
+// moved by its prismatic actuators (translation q axis), then turned by its revolute ones
+// (angle q about `axis` through `pivot`, the pivot carried along by the translations).
+struct Actuator {
+  std::string name;
+  ActuatorKind kind = ActuatorKind::Prismatic;
+  Eigen::Vector3d axis = Eigen::Vector3d::UnitX();  // world frame, normalized on add
+  Eigen::Vector3d pivot = Eigen::Vector3d::Zero();  // revolute: a point on the axis
+  std::vector<int> bodies;
+  double stiffness = 1000.0;  // N/m (prismatic), N m/rad (revolute); > 0
+  bool prescribed = false;    // moves exactly as commanded; no stiffness, no unknown
+  ActuatorCommand command;
+};
+
+struct QuasistaticBody {
+  std::string name;
+  Shape shape;  // a sphere of radius 0 is a point
+  MassProperties mass;
+  // Pose: the current one; for actuated bodies also the pose at actuator positions 0.
+  Eigen::Vector3d position = Eigen::Vector3d::Zero();
+  Eigen::Quaterniond orientation = Eigen::Quaterniond::Identity();
+  Eigen::Vector3d base_position = Eigen::Vector3d::Zero();
+  Eigen::Quaterniond base_orientation = Eigen::Quaterniond::Identity();
+  // Unactuated, not fixed bodies: which of [x, y, z, rx, ry, rz] (world) are free.
+  std::array<bool, 6> free_dofs = {true, true, true, true, true, true};
+  bool fixed = false;
+  bool actuated = false;  // set when an actuator lists the body
+};
+
+enum class QuasistaticModel { Dqc, Dlc, Qp, QpLcp };
+const char* ToString(QuasistaticModel model);
+bool ParseQuasistaticModel(const std::string& name, QuasistaticModel* model);
+
+struct QuasistaticOptions {
+  double h = 0.01;  // s
+  Eigen::Vector3d gravity = Eigen::Vector3d(0.0, 0.0, -9.8);
+  QuasistaticModel model = QuasistaticModel::QpLcp;
+  // dqc: a name of NonlinearSolverNames(); the others: of LinearSolverNames().
+  std::string solver = "lemke";
+  bool warm_start = true;  // start from the previous step's solution when the sizes match
+  double tolerance = 1e-10;  // natural residual of each step's problem
+  int max_iterations = 0;    // 0: the solver's default
+  // Contact selection A(q, eps) of seed 002: pairs closer than this (m) enter the step.
+  double contact_threshold = 0.01;
+  // Friction directions per contact in 3D (seed 001 n_d; >= 3); planar scenes use 2.
+  int friction_directions = 4;
+  // eps of the regularization 1/2 eps v_u^T M_u v_u (dimensionless, >= 0); see above.
+  double regularization = 1e-3;
+  // Planar scenes: the normal of the plane of motion; contact tangents then lie in the plane
+  // and there is one tangent direction per contact. Zero: 3D.
+  Eigen::Vector3d plane_normal = Eigen::Vector3d::Zero();
+  double default_friction = 0.5;
+  bool IsValid(std::string* why) const;
+};
+
+struct QuasistaticContactRecord {
+  int body_a = -1, body_b = -1;
+  Eigen::Vector3d point = Eigen::Vector3d::Zero();   // on A, at the start of the step
+  Eigen::Vector3d normal = Eigen::Vector3d::Zero();  // from A to B
+  double distance = 0.0;        // signed distance at the start of the step (m)
+  double distance_after = 0.0;  // linearized at the end of the step: phi + J delta
+  double normal_force = 0.0;    // N, on B along the normal
+  Eigen::Vector3d friction_force = Eigen::Vector3d::Zero();  // N, on B
+};
+
+struct QuasistaticStepRecord {
+  double time = 0.0;  // at the end of the step
+  SolverSummary summary;
+  int problem_size = 0;
+  int attempts = 0;  // 1: solved from the warm start (or cold); 2: a cold restart was needed
+  std::vector<QuasistaticContactRecord> contacts;
+  std::vector<double> actuator_positions;  // at the end of the step
+  std::vector<double> actuator_commands;   // q_cmd at the end of the step
+  double max_penetration = 0.0;            // max(0, -distance_after) over the contacts
+  double step_seconds = 0.0;
+};
+
+// The system: bodies, actuators with their commands, friction coefficients. Adding validates
+// and throws std::invalid_argument with a message naming the body or actuator.
+class QuasistaticSystem {
+ public:
+  int AddBody(const QuasistaticBody& body);
+  int AddActuator(const Actuator& actuator);
+  // Replaces the command of the named actuator (throws for an unknown name or a bad command).
+  void SetCommand(const std::string& actuator, const ActuatorCommand& command);
+  // Friction coefficient of one pair (default: QuasistaticOptions::default_friction).
+  void SetFriction(int body_a, int body_b, double mu);
+  int FindBody(const std::string& name) const;      // -1 if none
+  int FindActuator(const std::string& name) const;  // -1 if none
+
+  const std::vector<QuasistaticBody>& bodies() const { return bodies_; }
+  const std::vector<Actuator>& actuators() const { return actuators_; }
+  const std::vector<std::array<double, 3>>& friction() const { return friction_; }
+  // For steppers: the poses change as the system moves.
+  std::vector<QuasistaticBody>& mutable_bodies() { return bodies_; }
+
+ private:
+  std::vector<QuasistaticBody> bodies_;
+  std::vector<Actuator> actuators_;
+  std::vector<std::array<double, 3>> friction_;  // (a, b, mu)
+};
+
+class QuasistaticStepper {
+ public:
+  // Throws std::invalid_argument for invalid options, an unknown solver for the model, or
+  // qp-lcp without regularization while some body is unactuated.
+  QuasistaticStepper(QuasistaticSystem system, const QuasistaticOptions& options);
+  ~QuasistaticStepper();
+
+  // One step from time() to time() + h. `initial_guess` (optional) replaces the warm start:
+  // the solver starts from it (it must have the step's problem size).
+  QuasistaticStepRecord Step(const Eigen::VectorXd* initial_guess = nullptr);
+
+  double time() const { return time_; }
+  const QuasistaticSystem& system() const { return system_; }
+  const QuasistaticOptions& options() const { return options_; }
+  const std::vector<QuasistaticBody>& bodies() const { return system_.bodies(); }
+  const std::vector<double>& actuator_positions() const { return q_actuated_; }
+  // Number of unknown displacements n_v and the step's problem layout, for tests.
+  int num_coordinates() const { return num_coordinates_; }
+  // The last step's problem size and solution (delta first).
+  const Eigen::VectorXd& last_solution() const { return solution_; }
+  // Replaces the contact geometry (default: ExplicitContactGeometry).
+  void set_contact_geometry(std::shared_ptr<const ContactGeometry> geometry);
+
+ private:
+  void UpdateActuatedPoses();
+  Eigen::Vector3d Translation(int body) const;  // by the body's prismatic actuators
+  void BuildStep(internal::QuasistaticStepData* data) const;
+
+  QuasistaticSystem system_;
+  QuasistaticOptions options_;
+  std::shared_ptr<const ContactGeometry> geometry_;
+  std::unique_ptr<NonlinearSolver> nonlinear_;
+  std::vector<double> q_actuated_;
+  // Coordinate layout: for each body its columns in delta (-1: not a coordinate); for each
+  // actuator its column (-1: prescribed).
+  std::vector<std::array<int, 6>> body_columns_;
+  std::vector<int> actuator_columns_;
+  int num_coordinates_ = 0;
+  double time_ = 0.0;
+  Eigen::VectorXd solution_;
+};
+
+}  // namespace ncpkit
+
+#endif  // NCPKIT_INTEGRATORS_QUASISTATIC_STEPPER_H_
