@@ -99,8 +99,10 @@ double Extent(const Matrix3d& R, const Vector3d& half, const Vector3d& l) {
          half[2] * std::abs(R.col(2).dot(l));
 }
 
-// Clips polygon `points` to the half-plane (x - c) . u <= limit.
-void Clip(const Vector3d& c, const Vector3d& u, double limit, std::vector<Vector3d>* points) {
+// Clips polygon `points` to the half-plane (x - c) . u <= limit. Points within `tol` of the
+// boundary count as inside, so faces flush with each other do not gain rounding-error points.
+void Clip(const Vector3d& c, const Vector3d& u, double limit, double tol,
+          std::vector<Vector3d>* points) {
   std::vector<Vector3d> kept;
   const size_t n = points->size();
   for (size_t i = 0; i < n; ++i) {
@@ -108,12 +110,45 @@ void Clip(const Vector3d& c, const Vector3d& u, double limit, std::vector<Vector
     const Vector3d& q = (*points)[(i + 1) % n];
     const double dp = (p - c).dot(u) - limit;
     const double dq = (q - c).dot(u) - limit;
-    if (dp <= 0.0) kept.push_back(p);
-    if ((dp < 0.0 && dq > 0.0) || (dp > 0.0 && dq < 0.0)) {
+    if (dp <= tol) kept.push_back(dp > 0.0 ? Vector3d(p - dp * u) : p);
+    if ((dp < -tol && dq > tol) || (dp > tol && dq < -tol)) {
       kept.push_back(p + (dp / (dp - dq)) * (q - p));
     }
   }
   points->swap(kept);
+}
+
+// At most four points of a clipped polygon that keep its extent: the deepest, the farthest from
+// it, and the two farthest on either side of the line through those (depth along n).
+std::vector<Vector3d> ReducePolygon(const std::vector<Vector3d>& points, const Vector3d& n,
+                                    double tol) {
+  std::vector<Vector3d> unique;
+  for (const Vector3d& p : points) {
+    bool seen = false;
+    for (const Vector3d& q : unique) seen = seen || (p - q).norm() <= tol;
+    if (!seen) unique.push_back(p);
+  }
+  if (unique.size() <= 4) return unique;
+  size_t a = 0;
+  for (size_t k = 1; k < unique.size(); ++k) {
+    if (unique[k].dot(n) < unique[a].dot(n)) a = k;
+  }
+  size_t b = a == 0 ? 1 : 0;
+  for (size_t k = 0; k < unique.size(); ++k) {
+    if ((unique[k] - unique[a]).squaredNorm() > (unique[b] - unique[a]).squaredNorm()) b = k;
+  }
+  const Vector3d line = unique[b] - unique[a];
+  size_t c = a, d = a;
+  double most = 0.0, least = 0.0;
+  for (size_t k = 0; k < unique.size(); ++k) {
+    const double side = line.cross(unique[k] - unique[a]).dot(n);
+    if (side > most) most = side, c = k;
+    if (side < least) least = side, d = k;
+  }
+  std::vector<Vector3d> kept = {unique[a], unique[b]};
+  if (c != a) kept.push_back(unique[c]);
+  if (d != a) kept.push_back(unique[d]);
+  return kept;
 }
 
 // Face contact: the reference box's face with outward normal n (towards the incident box)
@@ -141,13 +176,14 @@ void FaceContact(const ShapePose& ref, const Vector3d& ref_half, int ref_axis, d
   std::vector<Vector3d> polygon = {face_centre + e1 + e2, face_centre - e1 + e2,
                                    face_centre - e1 - e2, face_centre + e1 - e2};
   const Vector3d ref_centre = ref.position + ref_half[ref_axis] * n;
+  const double tol = 1e-9 * std::max(ref_half.maxCoeff(), inc_half.maxCoeff());
   for (int s = 1; s <= 2; ++s) {
     const int k = (ref_axis + s) % 3;
     const Vector3d u = ref.rotation.col(k);
-    Clip(ref_centre, u, ref_half[k], &polygon);
-    Clip(ref_centre, -u, ref_half[k], &polygon);
+    Clip(ref_centre, u, ref_half[k], tol, &polygon);
+    Clip(ref_centre, -u, ref_half[k], tol, &polygon);
   }
-  for (const Vector3d& p : polygon) {
+  for (const Vector3d& p : ReducePolygon(polygon, n, 1e3 * tol)) {
     const double distance = (p - ref_centre).dot(n);
     if (distance < threshold) Add(p - distance * n, n, distance, out);
   }

@@ -19,6 +19,8 @@ using Eigen::Vector3d;
 using Triplet = Eigen::Triplet<double>;
 using Vector6d = Eigen::Matrix<double, 6, 1>;
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Natural residual below which a step's unconverged best iterate is still applied.
+constexpr double kUsableResidual = 1e-4;
 
 std::string Str(double x) {
   std::ostringstream os;
@@ -106,6 +108,10 @@ bool QuasistaticOptions::IsValid(std::string* why) const {
     *why = "friction_directions must be >= 3, got " + std::to_string(friction_directions);
   } else if (!(regularization >= 0.0) || !std::isfinite(regularization)) {
     *why = "regularization must be >= 0 and finite, got " + Str(regularization);
+  } else if (!(proximal_regularization >= 0.0) || !std::isfinite(proximal_regularization)) {
+    *why = "proximal_regularization must be >= 0, got " + Str(proximal_regularization);
+  } else if (max_proximal_iterations < 0) {
+    *why = "max_proximal_iterations must be >= 0";
   } else if (!plane_normal.allFinite()) {
     *why = "plane_normal must be finite";
   } else if (!(default_friction >= 0.0) || !std::isfinite(default_friction)) {
@@ -131,9 +137,6 @@ int QuasistaticSystem::AddBody(const QuasistaticBody& body) {
   if (!AllFinite(body.position) || !body.orientation.coeffs().allFinite() ||
       std::abs(body.orientation.norm() - 1.0) > 1e-6) {
     throw std::invalid_argument(who + "pose must be finite with a unit quaternion");
-  }
-  if (body.shape.kind == ShapeKind::HalfSpace && !body.fixed) {
-    throw std::invalid_argument(who + "a plane must be fixed");
   }
   QuasistaticBody b = body;
   b.base_position = b.position;
@@ -242,6 +245,10 @@ QuasistaticStepper::QuasistaticStepper(QuasistaticSystem system, const Quasistat
   bool unactuated = false;
   for (size_t b = 0; b < bodies.size(); ++b) {
     if (bodies[b].fixed || bodies[b].actuated) continue;
+    if (bodies[b].shape.kind == ShapeKind::HalfSpace) {
+      throw std::invalid_argument("body '" + bodies[b].name +
+                                  "' is a plane: it must be fixed or moved by actuators");
+    }
     if (!bodies[b].mass.IsValid(&why)) {
       throw std::invalid_argument("body '" + bodies[b].name + "' is unactuated: " + why);
     }
@@ -263,15 +270,22 @@ QuasistaticStepper::QuasistaticStepper(QuasistaticSystem system, const Quasistat
         "qp-lcp eliminates the displacements with a Cholesky factorization of the stiffness, "
         "which needs regularization > 0 when a body is unactuated");
   }
+  // Every pair that can enter a step's problem (see BuildStep) needs a contact model.
+  std::vector<bool> has_unknowns(bodies.size(), false);
+  for (size_t b = 0; b < bodies.size(); ++b) {
+    has_unknowns[b] = !bodies[b].fixed && !bodies[b].actuated;
+  }
+  for (size_t a = 0; a < actuators.size(); ++a) {
+    for (int b : actuators[a].bodies) has_unknowns[b] = has_unknowns[b] || !actuators[a].prescribed;
+  }
   for (size_t b = 0; b < bodies.size(); ++b) {
     for (size_t c = b + 1; c < bodies.size(); ++c) {
+      if (!has_unknowns[b] && !has_unknowns[c]) continue;
+      if (bodies[b].actuated && bodies[c].actuated) continue;
       if (!geometry_->Supports(bodies[b].shape.kind, bodies[c].shape.kind)) {
-        const bool still_b = bodies[b].fixed, still_c = bodies[c].fixed;
-        if (!(still_b && still_c)) {
-          throw std::invalid_argument("no explicit contact between '" + bodies[b].name + "' (" +
-                                      bodies[b].shape.Name() + ") and '" + bodies[c].name + "' (" +
-                                      bodies[c].shape.Name() + ")");
-        }
+        throw std::invalid_argument("no explicit contact between '" + bodies[b].name + "' (" +
+                                    bodies[b].shape.Name() + ") and '" + bodies[c].name + "' (" +
+                                    bodies[c].shape.Name() + ")");
       }
     }
   }
@@ -628,7 +642,125 @@ class QuasistaticNcp : public MixedComplementarityProblem {
   Eigen::VectorXd lower_, upper_;
 };
 
+// Proximal-point iterations (Rockafellar 1976) for the monotone but singular LCPs that redundant
+// contacts give (four coplanar points per face make the Delassus matrix rank deficient, and
+// pivoting or Newton steps on it lose accuracy): z_{k+1} solves the LCP with M + gamma D and
+// q - gamma D z_k, D = 1 on the complementarity rows, which is strictly monotone there; a fixed
+// point solves the original problem, and each z_k is checked against the original problem's
+// natural residual. gamma = relative * (the largest diagonal of the dual: |M_ii| plus
+// |M_ik M_ki| / M_kk over the free k). The plain problem is tried first.
+QuasistaticNcp MakeDqcProblem(const QuasistaticStepData& d,
+                              const std::vector<QuasistaticBody>& bodies,
+                              const Eigen::SparseMatrix<double>& stiffness,
+                              const ContactRows& normal, int n) {
+  std::vector<std::pair<int, Vector3d>> trows, orows;
+  for (size_t i = 0; i < d.contacts.size(); ++i) {
+    trows.push_back({static_cast<int>(i), d.contacts[i].t});
+    orows.push_back({static_cast<int>(i), d.contacts[i].o});
+  }
+  return QuasistaticNcp(d, stiffness, normal, BuildRows(d, bodies, trows, false, n),
+                        BuildRows(d, bodies, orows, false, n), n);
+}
+
+SolverSummary SolveLinearWithProximalPoint(const std::string& solver,
+                                           const LinearComplementarityProblem& problem,
+                                           double relative, int max_outer,
+                                           LinearSolveSettings settings, Eigen::VectorXd* z,
+                                           int* outer) {
+  *outer = 0;
+  SolverSummary summary = SolveLinearProblem(solver, problem, settings, z);
+  if (summary.IsSolved() || relative <= 0.0 || summary.status == Status::InvalidInput) {
+    return summary;
+  }
+  const int size = problem.size();
+  const Eigen::VectorXd& l = problem.lower();
+  const Eigen::VectorXd& u = problem.upper();
+  const RowMatrix& M = problem.sparse_matrix();
+  std::vector<bool> free_row(size);
+  Eigen::VectorXd diagonal = Eigen::VectorXd::Zero(size);
+  for (int i = 0; i < size; ++i) {
+    free_row[i] = std::isinf(l[i]) && std::isinf(u[i]);
+    diagonal[i] = M.coeff(i, i);
+  }
+  Eigen::VectorXd dual = diagonal.cwiseAbs();
+  Eigen::VectorXd row_k = Eigen::VectorXd::Zero(size);
+  const Eigen::SparseMatrix<double>& columns = problem.sparse_columns();
+  for (int k = 0; k < size; ++k) {
+    if (!free_row[k] || !(diagonal[k] > 0.0)) continue;
+    for (RowMatrix::InnerIterator it(M, k); it; ++it) row_k[it.col()] = it.value();
+    for (Eigen::SparseMatrix<double>::InnerIterator it(columns, k); it; ++it) {
+      dual[it.row()] += std::abs(it.value() * row_k[it.row()]) / diagonal[k];
+    }
+    for (RowMatrix::InnerIterator it(M, k); it; ++it) row_k[it.col()] = 0.0;
+  }
+  double scale = 0.0;
+  for (int i = 0; i < size; ++i) {
+    if (!free_row[i]) scale = std::max(scale, dual[i]);
+  }
+  const double gamma = relative * (scale > 0.0 ? scale : 1.0);
+  std::vector<Triplet> t;
+  for (int i = 0; i < size; ++i) {
+    for (RowMatrix::InnerIterator it(M, i); it; ++it) t.emplace_back(i, it.col(), it.value());
+    if (!free_row[i]) t.emplace_back(i, i, gamma);
+  }
+  Eigen::SparseMatrix<double> regularized(size, size);
+  regularized.setFromTriplets(t.begin(), t.end());
+  Eigen::VectorXd previous = (z->size() == size && z->allFinite())
+                                 ? Eigen::VectorXd(*z)
+                                 : Eigen::VectorXd(Eigen::VectorXd::Zero(size).cwiseMax(l).cwiseMin(u));
+  SolverSummary total = summary;
+  total.iterations = summary.iterations;
+  double best = summary.natural_residual;
+  Eigen::VectorXd best_z = *z;
+  for (*outer = 1; *outer <= max_outer; ++*outer) {
+    Eigen::VectorXd shifted = problem.q();
+    for (int i = 0; i < size; ++i) {
+      if (!free_row[i]) shifted[i] -= gamma * previous[i];
+    }
+    const LinearComplementarityProblem step(regularized, shifted, l, u);
+    *z = previous;
+    settings.warm_start = true;
+    const SolverSummary inner = SolveLinearProblem(solver, step, settings, z);
+    total.iterations += inner.iterations;
+    total.factorizations += inner.factorizations;
+    if (z->size() != size || !z->allFinite()) break;
+    const double residual = natural_residual(problem, *z);
+    if (residual < best) {
+      best = residual;
+      best_z = *z;
+    }
+    if (residual <= settings.tolerance) {
+      total.status = Status::Converged;
+      total.natural_residual = residual;
+      total.message = "proximal point: converged after " + std::to_string(*outer) +
+                      " regularized problems (gamma " + Str(gamma) + ")";
+      return total;
+    }
+    previous = *z;
+  }
+  *z = best_z;
+  total.natural_residual = best;
+  total.message = summary.message + "; proximal point (gamma " + Str(gamma) + ") reached natural residual " +
+                  Str(best) + " > tolerance " + Str(settings.tolerance) + " after " +
+                  std::to_string(std::min(*outer, max_outer)) + " regularized problems";
+  return total;
+}
+
 }  // namespace
+
+std::unique_ptr<MixedComplementarityProblem> QuasistaticStepper::DqcProblem() const {
+  QuasistaticStepData d;
+  BuildStep(&d);
+  const int n = num_coordinates_;
+  Eigen::SparseMatrix<double> stiffness(n, n);
+  stiffness.setFromTriplets(d.stiffness.begin(), d.stiffness.end());
+  std::vector<std::pair<int, Vector3d>> normal_rows;
+  for (size_t i = 0; i < d.contacts.size(); ++i) {
+    normal_rows.push_back({static_cast<int>(i), d.contacts[i].geometry.normal});
+  }
+  const ContactRows normal = BuildRows(d, system_.bodies(), normal_rows, true, n);
+  return std::make_unique<QuasistaticNcp>(MakeDqcProblem(d, system_.bodies(), stiffness, normal, n));
+}
 
 QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_guess) {
   const auto start = std::chrono::steady_clock::now();
@@ -670,12 +802,16 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
   const auto solve_linear = [&](const LinearComplementarityProblem& problem) {
     settings.warm_start = start_from(problem.size());
     record.attempts = 1;
-    SolverSummary summary = SolveLinearProblem(options_.solver, problem, settings, &z);
+    SolverSummary summary = SolveLinearWithProximalPoint(
+        options_.solver, problem, options_.proximal_regularization,
+        options_.max_proximal_iterations, settings, &z, &record.proximal_iterations);
     if (!summary.IsSolved() && settings.warm_start) {
       settings.warm_start = false;
       z.resize(0);
       record.attempts = 2;
-      summary = SolveLinearProblem(options_.solver, problem, settings, &z);
+      summary = SolveLinearWithProximalPoint(
+          options_.solver, problem, options_.proximal_regularization,
+          options_.max_proximal_iterations, settings, &z, &record.proximal_iterations);
     }
     record.problem_size = problem.size();
     return summary;
@@ -801,13 +937,7 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
       }
     }
   } else {
-    std::vector<std::pair<int, Vector3d>> trows, orows;
-    for (int i = 0; i < nc; ++i) {
-      trows.push_back({i, d.contacts[i].t});
-      orows.push_back({i, d.contacts[i].o});
-    }
-    QuasistaticNcp problem(d, stiffness, normal, BuildRows(d, bodies, trows, false, n),
-                           BuildRows(d, bodies, orows, false, n), n);
+    const QuasistaticNcp problem = MakeDqcProblem(d, bodies, stiffness, normal, n);
     const bool warm = start_from(problem.size());
     record.attempts = 1;
     record.summary = nonlinear_->Solve(problem, &z);
@@ -828,9 +958,12 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
     }
   }
   solution_ = z;
+  // A step that did not converge moves the bodies only if its best iterate is close to a
+  // solution; otherwise the configuration stays as it was (the record says the step failed).
+  const bool usable = record.summary.IsSolved() || record.summary.natural_residual <= kUsableResidual;
+  if (!usable) delta.setZero();
 
-  // Records and the state update (the best iterate even when the solver did not converge,
-  // unless it is not finite).
+  // Records and the state update.
   const Eigen::VectorXd after = normal.J * delta + normal.constant;
   for (int i = 0; i < nc; ++i) {
     QuasistaticContactRecord c;
@@ -845,7 +978,7 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
     record.max_penetration = std::max(record.max_penetration, -after[i]);
     record.contacts.push_back(c);
   }
-  if (delta.allFinite()) {
+  if (usable && delta.allFinite()) {
     auto& mutable_bodies = system_.mutable_bodies();
     for (size_t b = 0; b < mutable_bodies.size(); ++b) {
       QuasistaticBody& body = mutable_bodies[b];

@@ -39,6 +39,7 @@
 namespace ncpkit {
 
 class NonlinearSolver;
+class MixedComplementarityProblem;
 namespace internal {
 struct QuasistaticStepData;
 }  // namespace internal
@@ -107,6 +108,11 @@ struct QuasistaticOptions {
   // and there is one tangent direction per contact. Zero: 3D.
   Eigen::Vector3d plane_normal = Eigen::Vector3d::Zero();
   double default_friction = 0.5;
+  // Linear models: when the solver fails on the step's LCP, proximal-point iterations on it
+  // with gamma = this * (largest dual diagonal); each iterate is checked against the original
+  // problem, so the answer is not changed, only found. 0 disables.
+  double proximal_regularization = 1e-3;
+  int max_proximal_iterations = 30;
   bool IsValid(std::string* why) const;
 };
 
@@ -124,6 +130,7 @@ struct QuasistaticStepRecord {
   double time = 0.0;  // at the end of the step
   SolverSummary summary;
   int problem_size = 0;
+  int proximal_iterations = 0;  // regularized problems solved (0: the plain one sufficed)
   int attempts = 0;  // 1: solved from the warm start (or cold); 2: a cold restart was needed
   std::vector<QuasistaticContactRecord> contacts;
   std::vector<double> actuator_positions;  // at the end of the step
@@ -177,6 +184,9 @@ class QuasistaticStepper {
   int num_coordinates() const { return num_coordinates_; }
   // The last step's problem size and solution (delta first).
   const Eigen::VectorXd& last_solution() const { return solution_; }
+  // The Model-DQC problem of the next step at the current state (what Step() solves with the
+  // dqc model), for derivative checks.
+  std::unique_ptr<MixedComplementarityProblem> DqcProblem() const;
   // Replaces the contact geometry (default: ExplicitContactGeometry).
   void set_contact_geometry(std::shared_ptr<const ContactGeometry> geometry);
 
