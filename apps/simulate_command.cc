@@ -28,7 +28,6 @@ std::vector<std::string> SplitList(const std::string& text) {
   return items;
 }
 
-
 // Reports a run: the table or JSON, and exit 1 naming the first failed step.
 int Report(const SimulationStats& stats, const CommandLine& line, std::ostream& out) {
   if (line.Has("json")) {

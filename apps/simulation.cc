@@ -151,7 +151,8 @@ void QuasistaticTrajectoryTable::WriteCsv(std::ostream& out) const {
   out << "t";
   for (size_t b = 0; b < names_.size(); ++b) {
     if (!moving_[b]) continue;
-    for (const char* q : {"x", "y", "z", "qw", "qx", "qy", "qz"}) out << "," << names_[b] << "." << q;
+    for (const char* q : {"x", "y", "z", "qw", "qx", "qy", "qz"})
+      out << "," << names_[b] << "." << q;
   }
   for (const std::string& a : actuators_) out << "," << a << ".q," << a << ".q_cmd";
   for (const auto& entry : pair_column) {

@@ -230,7 +230,8 @@ void BoxBox(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose
       const double length = l.norm();
       if (length < 1e-6) continue;  // parallel edges: a face axis covers them
       l /= length;
-      const double sep = std::abs(d.dot(l)) - Extent(pa.rotation, ha, l) - Extent(pb.rotation, hb, l);
+      const double sep =
+          std::abs(d.dot(l)) - Extent(pa.rotation, ha, l) - Extent(pb.rotation, hb, l);
       if (sep >= threshold) return;  // separated farther than the threshold
       // Edge axes only when clearly better than every face axis.
       if (sep > best + 10.0 * face_bias) {

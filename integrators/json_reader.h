@@ -98,7 +98,8 @@ class Reader {
   std::string source_;
 };
 
-inline Eigen::Quaterniond ReadOrientation(const Reader& in, const Json& object, const std::string& path) {
+inline Eigen::Quaterniond ReadOrientation(const Reader& in, const Json& object,
+                                          const std::string& path) {
   if (!object.contains("orientation")) return Eigen::Quaterniond::Identity();
   const Eigen::VectorXd q = in.Vector(object.at("orientation"), path + ".orientation", 4);
   const double norm = q.norm();

@@ -11,9 +11,9 @@ namespace ncpkit {
 namespace {
 
 using internal::Json;
+using internal::Reader;
 using internal::ReadOrientation;
 using internal::ReadShape;
-using internal::Reader;
 
 const char* const kDofs[] = {"x", "y", "z", "rx", "ry", "rz"};
 
@@ -167,8 +167,7 @@ QuasistaticScene ParseQuasistaticScene(const std::string& text, const std::strin
     for (size_t k = 0; k < list.size(); ++k) {
       const std::string path = "actuators[" + std::to_string(k) + "]";
       const Json& a = list[k];
-      in.OnlyKeys(a, path,
-                  {"name", "kind", "axis", "pivot", "bodies", "stiffness", "prescribed"});
+      in.OnlyKeys(a, path, {"name", "kind", "axis", "pivot", "bodies", "stiffness", "prescribed"});
       Actuator act;
       act.name = in.String(in.Required(a, path, "name"), path + ".name");
       const std::string kind =
@@ -312,8 +311,8 @@ std::string QuasistaticVariantName(const QuasistaticOptions& options) {
 
 const std::vector<std::string>& DefaultQuasistaticVariants() {
   static const std::vector<std::string> kVariants = {
-      "dqc/fb-newton", "dlc/lemke",        "dlc/fb-newton", "qp/lemke",
-      "qp/fb-newton",  "qp-lcp/lemke",     "qp-lcp/pgs",    "qp-lcp/fb-newton"};
+      "dqc/fb-newton", "dlc/lemke",    "dlc/fb-newton", "qp/lemke",
+      "qp/fb-newton",  "qp-lcp/lemke", "qp-lcp/pgs",    "qp-lcp/fb-newton"};
   return kVariants;
 }
 

@@ -219,8 +219,8 @@ struct QuasistaticStepData {
     ContactPoint geometry;
     double mu = 0.0;
     Vector3d t = Vector3d::Zero(), o = Vector3d::Zero();
-    int num_tangents = 0;                // dqc: 0 (frictionless), 1 (planar) or 2
-    std::vector<Vector3d> directions;    // dlc / qp: friction directions d_j (empty: frictionless)
+    int num_tangents = 0;              // dqc: 0 (frictionless), 1 (planar) or 2
+    std::vector<Vector3d> directions;  // dlc / qp: friction directions d_j (empty: frictionless)
   };
   std::vector<Contact> contacts;
   // Per body: displacement twist [dp; dtheta] = sum (column, T) delta_column + drift.
@@ -368,7 +368,8 @@ void QuasistaticStepper::BuildStep(internal::QuasistaticStepData* d) const {
       if (reg == 0.0) continue;
       for (int l = 0; l < 6; ++l) {
         const int other = body_columns_[b][l];
-        if (other >= 0 && inertia(k, l) != 0.0) d->stiffness.emplace_back(col, other, reg * inertia(k, l));
+        if (other >= 0 && inertia(k, l) != 0.0)
+          d->stiffness.emplace_back(col, other, reg * inertia(k, l));
       }
     }
   }
@@ -705,9 +706,10 @@ SolverSummary SolveLinearWithProximalPoint(const std::string& solver,
   }
   Eigen::SparseMatrix<double> regularized(size, size);
   regularized.setFromTriplets(t.begin(), t.end());
-  Eigen::VectorXd previous = (z->size() == size && z->allFinite())
-                                 ? Eigen::VectorXd(*z)
-                                 : Eigen::VectorXd(Eigen::VectorXd::Zero(size).cwiseMax(l).cwiseMin(u));
+  Eigen::VectorXd previous =
+      (z->size() == size && z->allFinite())
+          ? Eigen::VectorXd(*z)
+          : Eigen::VectorXd(Eigen::VectorXd::Zero(size).cwiseMax(l).cwiseMin(u));
   SolverSummary total = summary;
   total.iterations = summary.iterations;
   double best = summary.natural_residual;
@@ -740,8 +742,9 @@ SolverSummary SolveLinearWithProximalPoint(const std::string& solver,
   }
   *z = best_z;
   total.natural_residual = best;
-  total.message = summary.message + "; proximal point (gamma " + Str(gamma) + ") reached natural residual " +
-                  Str(best) + " > tolerance " + Str(settings.tolerance) + " after " +
+  total.message = summary.message + "; proximal point (gamma " + Str(gamma) +
+                  ") reached natural residual " + Str(best) + " > tolerance " +
+                  Str(settings.tolerance) + " after " +
                   std::to_string(std::min(*outer, max_outer)) + " regularized problems";
   return total;
 }
@@ -759,7 +762,8 @@ std::unique_ptr<MixedComplementarityProblem> QuasistaticStepper::DqcProblem() co
     normal_rows.push_back({static_cast<int>(i), d.contacts[i].geometry.normal});
   }
   const ContactRows normal = BuildRows(d, system_.bodies(), normal_rows, true, n);
-  return std::make_unique<QuasistaticNcp>(MakeDqcProblem(d, system_.bodies(), stiffness, normal, n));
+  return std::make_unique<QuasistaticNcp>(
+      MakeDqcProblem(d, system_.bodies(), stiffness, normal, n));
 }
 
 QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_guess) {
@@ -783,8 +787,8 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
     if (initial_guess != nullptr) {
       if (initial_guess->size() != size) {
         throw std::invalid_argument("initial guess has size " +
-                                    std::to_string(initial_guess->size()) + ", the step's problem " +
-                                    std::to_string(size));
+                                    std::to_string(initial_guess->size()) +
+                                    ", the step's problem " + std::to_string(size));
       }
       z = *initial_guess;
       return true;
@@ -877,7 +881,8 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
       if (c.directions.empty()) {
         rows.push_back({i, c.geometry.normal});
       } else {
-        for (const Vector3d& dir : c.directions) rows.push_back({i, c.geometry.normal + c.mu * dir});
+        for (const Vector3d& dir : c.directions)
+          rows.push_back({i, c.geometry.normal + c.mu * dir});
       }
     }
     const ContactRows A = BuildRows(d, bodies, rows, true, n);
@@ -960,7 +965,8 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
   solution_ = z;
   // A step that did not converge moves the bodies only if its best iterate is close to a
   // solution; otherwise the configuration stays as it was (the record says the step failed).
-  const bool usable = record.summary.IsSolved() || record.summary.natural_residual <= kUsableResidual;
+  const bool usable =
+      record.summary.IsSolved() || record.summary.natural_residual <= kUsableResidual;
   if (!usable) delta.setZero();
 
   // Records and the state update.
@@ -1006,7 +1012,8 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
   }
   time_ = record.time;
   record.actuator_positions = q_actuated_;
-  for (const Actuator& a : system_.actuators()) record.actuator_commands.push_back(a.command(time_));
+  for (const Actuator& a : system_.actuators())
+    record.actuator_commands.push_back(a.command(time_));
   record.step_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return record;

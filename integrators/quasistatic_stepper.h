@@ -95,7 +95,7 @@ struct QuasistaticOptions {
   QuasistaticModel model = QuasistaticModel::QpLcp;
   // dqc: a name of NonlinearSolverNames(); the others: of LinearSolverNames().
   std::string solver = "lemke";
-  bool warm_start = true;  // start from the previous step's solution when the sizes match
+  bool warm_start = true;    // start from the previous step's solution when the sizes match
   double tolerance = 1e-10;  // natural residual of each step's problem
   int max_iterations = 0;    // 0: the solver's default
   // Contact selection A(q, eps) of seed 002: pairs closer than this (m) enter the step.
@@ -120,7 +120,7 @@ struct QuasistaticContactRecord {
   int body_a = -1, body_b = -1;
   Eigen::Vector3d point = Eigen::Vector3d::Zero();   // on A, at the start of the step
   Eigen::Vector3d normal = Eigen::Vector3d::Zero();  // from A to B
-  double distance = 0.0;        // signed distance at the start of the step (m)
+  double distance = 0.0;                             // signed distance at the start of the step (m)
   double distance_after = 0.0;  // linearized at the end of the step: phi + J delta
   double normal_force = 0.0;    // N, on B along the normal
   Eigen::Vector3d friction_force = Eigen::Vector3d::Zero();  // N, on B

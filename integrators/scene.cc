@@ -1,7 +1,5 @@
 #include "integrators/scene.h"
 
-#include "integrators/json_reader.h"
-
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -9,13 +7,15 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "integrators/json_reader.h"
+
 namespace ncpkit {
 namespace {
 
 using Json = nlohmann::json;
+using internal::Reader;
 using internal::ReadOrientation;
 using internal::ReadShape;
-using internal::Reader;
 
 const char* const kQuantities[] = {"x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz"};
 

@@ -12,7 +12,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j "$jobs"
 
 echo "== Benchmark smoke run (small sizes, so that the benchmarks never rot)"
-build/bench/ncpkit_bench --benchmark_filter='/(10|100)$|Mcp|Josephy|sliding_cube.json/fb-newton$' \
+build/bench/ncpkit_bench --benchmark_filter='/(10|100)$|Mcp|Josephy|sliding_cube.json/fb-newton$|Quasistatic/gripper' \
   --benchmark_min_time=0.01
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"

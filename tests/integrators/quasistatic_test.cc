@@ -100,15 +100,18 @@ TEST_CASE("explicit contact geometry of the primitive pairs") {
     CHECK(max_x == doctest::Approx(0.5));
   }
   SUBCASE("box turned 45 degrees about x above another: edge on face") {
-    const Eigen::Matrix3d R = Eigen::AngleAxisd(M_PI / 4, Eigen::Vector3d::UnitX()).toRotationMatrix();
+    const Eigen::Matrix3d R =
+        Eigen::AngleAxisd(M_PI / 4, Eigen::Vector3d::UnitX()).toRotationMatrix();
     const double lift = 0.5 + std::sqrt(0.5) + 0.002;
     geometry.FindContacts(cube, At({0, 0, 0}), cube, At({0, 0, lift}, R), 0.01, &c);
     REQUIRE(c.size() == 2);  // the bottom edge, clipped at both ends
     for (const ContactPoint& p : c) CHECK(p.distance == doctest::Approx(0.002));
   }
   SUBCASE("crossed edges") {
-    const Eigen::Matrix3d Ra = Eigen::AngleAxisd(M_PI / 4, Eigen::Vector3d::UnitX()).toRotationMatrix();
-    const Eigen::Matrix3d Rb = Eigen::AngleAxisd(M_PI / 4, Eigen::Vector3d::UnitY()).toRotationMatrix();
+    const Eigen::Matrix3d Ra =
+        Eigen::AngleAxisd(M_PI / 4, Eigen::Vector3d::UnitX()).toRotationMatrix();
+    const Eigen::Matrix3d Rb =
+        Eigen::AngleAxisd(M_PI / 4, Eigen::Vector3d::UnitY()).toRotationMatrix();
     const double reach = std::sqrt(0.5);
     geometry.FindContacts(cube, At({0, 0, 0}, Ra), cube, At({0, 0, 2 * reach + 0.003}, Rb), 0.01,
                           &c);
@@ -143,7 +146,8 @@ TEST_CASE("Model-DQC Jacobian matches finite differences") {
   }
 }
 
-TEST_CASE("fence-particle: unique motion with friction, guess-dependent without (seed 001 sec. 5)") {
+TEST_CASE(
+    "fence-particle: unique motion with friction, guess-dependent without (seed 001 sec. 5)") {
   for (const bool friction : {true, false}) {
     CAPTURE(friction);
     QuasistaticScene scene = Load("fence_particle.json", "dqc/fb-newton");
@@ -218,7 +222,8 @@ TEST_CASE("DQC and DLC agree when the motion is along a cone direction, and meas
   }
 }
 
-TEST_CASE("gripper and sphere: contact, squeeze, slip, and the QP's boundary layer (seed 002 V-A)") {
+TEST_CASE(
+    "gripper and sphere: contact, squeeze, slip, and the QP's boundary layer (seed 002 V-A)") {
   for (const char* variant : {"dlc/lemke", "dqc/fb-newton", "qp-lcp/lemke", "qp/fb-newton"}) {
     CAPTURE(variant);
     QuasistaticScene scene = Load("gripper_sphere.json", variant);
@@ -243,14 +248,14 @@ TEST_CASE("gripper and sphere: contact, squeeze, slip, and the QP's boundary lay
       const double moved = r.actuator_positions[y] - previous_y;
       previous_y = r.actuator_positions[y];
       CAPTURE(t);
-      if (t < 0.025) CHECK(std::abs(cn1) < 1e-9);  // approaching
+      if (t < 0.025) CHECK(std::abs(cn1) < 1e-9);    // approaching
       if (t > 0.035 && t < 0.075) CHECK(cn1 > 0.5);  // squeezing
       if (std::abs(t - 0.08) < 1e-9) CHECK(cn1 == doctest::Approx(10.0).epsilon(1e-6));
-      if (t < 0.125) CHECK(std::abs(moved) < 1e-6);  // friction holds the fingers
+      if (t < 0.125) CHECK(std::abs(moved) < 1e-6);      // friction holds the fingers
       if (t > 0.145 && t < 0.225) CHECK(moved < -1e-3);  // sliding down the sphere
       if (t > 0.245) CHECK(std::abs(moved) < 1e-3);      // the command stopped at 0.23 s
       if (t > 0.035) {
-        if (!qp) CHECK(std::abs(phi1) < 1e-9);  // LCP: on the surface while sliding
+        if (!qp) CHECK(std::abs(phi1) < 1e-9);                 // LCP: on the surface while sliding
         if (qp && t > 0.145 && t < 0.225) CHECK(phi1 > 5e-4);  // QP: boundary layer
         if (qp && t > 0.275) CHECK(phi1 < 1e-4);  // ... that vanishes when sliding stops
       }
@@ -261,8 +266,8 @@ TEST_CASE("gripper and sphere: contact, squeeze, slip, and the QP's boundary lay
 
 TEST_CASE("QP stepper: Lemke, PGS and FB Newton reach the same per-step solution on the gripper") {
   std::vector<std::vector<double>> runs;
-  for (const char* variant : {"qp-lcp/lemke", "qp-lcp/pgs", "qp-lcp/fb-newton", "qp/lemke",
-                              "qp/fb-newton"}) {
+  for (const char* variant :
+       {"qp-lcp/lemke", "qp-lcp/pgs", "qp-lcp/fb-newton", "qp/lemke", "qp/fb-newton"}) {
     CAPTURE(variant);
     QuasistaticScene scene = Load("gripper_sphere.json", variant);
     QuasistaticStepper stepper(scene.system, scene.options);
@@ -379,8 +384,8 @@ TEST_CASE("bad quasistatic input is rejected with a clear message") {
   soft.name = "z";
   soft.bodies = {2};
   soft.stiffness = 0.0;
-  CHECK_THROWS_WITH_AS(scene.system.AddActuator(soft), doctest::Contains("stiffness must be positive"),
-                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(scene.system.AddActuator(soft),
+                       doctest::Contains("stiffness must be positive"), std::invalid_argument);
   QuasistaticOptions options = scene.options;
   options.solver = "path";
   CHECK_THROWS_WITH_AS(QuasistaticStepper(scene.system, options),
