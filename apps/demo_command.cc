@@ -68,6 +68,22 @@ int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out) {
     scenes.push_back(LoadScene(SceneDirectory() + "/" + file));
   }
   PrintStatsTable(CompareScenes(scenes, DefaultCompareVariants(), std::cerr), out);
+  out << "\nThe quasistatic scenes (seeds 001, 002) with each model/solver: one complementarity\n"
+         "problem per step in the displacements and contact forces; dqc = quadratic cones (NCP),\n"
+         "dlc = friction pyramid (MLCP), qp = convex QP by its KKT conditions (MLCP), qp-lcp =\n"
+         "the QP's Delassus LCP. Penetration = linearized at the end of the step.\n\n";
+  std::vector<SimulationStats> stats;
+  for (const char* file : {"fence_particle.json", "gripper_sphere.json", "cube_stacking.json"}) {
+    const QuasistaticScene scene = LoadQuasistaticScene(SceneDirectory() + "/" + file);
+    const bool large = std::string(file) == "cube_stacking.json";
+    for (const std::string& variant : DefaultQuasistaticVariants()) {
+      if (scene.options.regularization == 0.0 && variant.rfind("qp-lcp", 0) == 0) continue;
+      if (large && variant != "qp-lcp/fb-newton" && variant != "qp/lemke") continue;
+      std::cerr << scene.name << " with " << variant << " ...\n";
+      stats.push_back(RunQuasistaticScene(scene, variant, nullptr));
+    }
+  }
+  PrintStatsTable(stats, out);
   return 0;
 }
 

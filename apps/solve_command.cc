@@ -19,7 +19,8 @@ std::string UsageText() {
          "  ncpkit compare SCENE... [--solvers a,b,...] [--csv FILE] [--duration T]\n"
          "      SCENE: a JSON scene file (README, 'Scene files'); NAME: fb-newton,\n"
          "      fb-newton-dense, penalized-fb, minmap-newton, auto, or any with -cold (no warm\n"
-         "      start). simulate exits 1 if a step failed to solve.\n"
+         "      start); quasistatic scenes: MODEL/SOLVER with MODEL dqc, dlc, qp, qp-lcp (e.g.\n"
+         "      qp-lcp/lemke). simulate exits 1 if a step failed to solve.\n"
          "  ncpkit solve FILE [--q QFILE] [--solver " +
          solvers +
          "all] [--tol T] [--max-iter N] [--json]\n"
