@@ -160,11 +160,7 @@ void QuasistaticTrajectoryTable::WriteCsv(std::ostream& out) const {
     for (const char* q : {"cn", "cf", "phi", "points"}) out << "," << name << "." << q;
   }
   out << ",solver.iterations,solver.residual,solver.time_us,solver.status\n";
-  char buffer[64];
-  auto number = [&](double x) {
-    std::snprintf(buffer, sizeof(buffer), "%.12g", x);
-    return std::string(buffer);
-  };
+  const auto number = [](double x) { return Format("%.12g", x); };
   for (const Row& row : rows_) {
     out << number(row.t);
     for (double v : row.bodies) out << "," << number(v);
@@ -235,11 +231,7 @@ void TrajectoryTable::WriteCsv(std::ostream& out) const {
     }
   }
   out << ",solver.iterations,solver.residual,solver.time_us,solver.status\n";
-  char buffer[64];
-  auto number = [&](double x) {
-    std::snprintf(buffer, sizeof(buffer), "%.12g", x);
-    return std::string(buffer);
-  };
+  const auto number = [](double x) { return Format("%.12g", x); };
   for (const Row& row : rows_) {
     out << number(row.t);
     for (double v : row.bodies) out << "," << number(v);
