@@ -28,8 +28,6 @@ std::string Str(double x) {
   return os.str();
 }
 
-bool AllFinite(const Vector3d& v) { return v.allFinite(); }
-
 }  // namespace
 
 // ----------------------------------------------------------------------------------------------
@@ -134,7 +132,7 @@ int QuasistaticSystem::AddBody(const QuasistaticBody& body) {
   if (!body.fixed && body.mass.mass != 0.0 && !body.mass.IsValid(&why)) {
     throw std::invalid_argument(who + why);
   }
-  if (!AllFinite(body.position) || !body.orientation.coeffs().allFinite() ||
+  if (!body.position.allFinite() || !body.orientation.coeffs().allFinite() ||
       std::abs(body.orientation.norm() - 1.0) > 1e-6) {
     throw std::invalid_argument(who + "pose must be finite with a unit quaternion");
   }
@@ -153,7 +151,7 @@ int QuasistaticSystem::AddActuator(const Actuator& actuator) {
     throw std::invalid_argument(who + "stiffness must be positive and finite, got " +
                                 Str(actuator.stiffness));
   }
-  if (!AllFinite(actuator.axis) || actuator.axis.norm() < 1e-12 || !AllFinite(actuator.pivot)) {
+  if (!actuator.axis.allFinite() || actuator.axis.norm() < 1e-12 || !actuator.pivot.allFinite()) {
     throw std::invalid_argument(who + "axis must be a finite nonzero vector");
   }
   if (actuator.bodies.empty()) throw std::invalid_argument(who + "moves no body");
@@ -650,6 +648,29 @@ class QuasistaticNcp : public MixedComplementarityProblem {
 // point solves the original problem, and each z_k is checked against the original problem's
 // natural residual. gamma = relative * (the largest diagonal of the dual: |M_ii| plus
 // |M_ik M_ki| / M_kk over the free k). The plain problem is tried first.
+// The step's mixed LCP: the first n unknowns (the displacements) free, the rest >= 0.
+LinearComplementarityProblem MixedProblem(const std::vector<Triplet>& triplets,
+                                          const Eigen::VectorXd& q, int n, const char* name) {
+  const int size = static_cast<int>(q.size());
+  Eigen::SparseMatrix<double> M(size, size);
+  M.setFromTriplets(triplets.begin(), triplets.end());
+  Eigen::VectorXd l = Eigen::VectorXd::Zero(size);
+  l.head(n).setConstant(-kInf);
+  LinearComplementarityProblem problem(M, q, l, Eigen::VectorXd::Constant(size, kInf));
+  problem.name = name;
+  return problem;
+}
+
+// Normal rows n . (displacement of B's point - A's) with phi in their constants.
+ContactRows NormalRows(const QuasistaticStepData& d, const std::vector<QuasistaticBody>& bodies,
+                       int n) {
+  std::vector<std::pair<int, Vector3d>> rows;
+  for (size_t i = 0; i < d.contacts.size(); ++i) {
+    rows.push_back({static_cast<int>(i), d.contacts[i].geometry.normal});
+  }
+  return BuildRows(d, bodies, rows, true, n);
+}
+
 QuasistaticNcp MakeDqcProblem(const QuasistaticStepData& d,
                               const std::vector<QuasistaticBody>& bodies,
                               const Eigen::SparseMatrix<double>& stiffness,
@@ -757,11 +778,7 @@ std::unique_ptr<MixedComplementarityProblem> QuasistaticStepper::DqcProblem() co
   const int n = num_coordinates_;
   Eigen::SparseMatrix<double> stiffness(n, n);
   stiffness.setFromTriplets(d.stiffness.begin(), d.stiffness.end());
-  std::vector<std::pair<int, Vector3d>> normal_rows;
-  for (size_t i = 0; i < d.contacts.size(); ++i) {
-    normal_rows.push_back({static_cast<int>(i), d.contacts[i].geometry.normal});
-  }
-  const ContactRows normal = BuildRows(d, system_.bodies(), normal_rows, true, n);
+  const ContactRows normal = NormalRows(d, system_.bodies(), n);
   return std::make_unique<QuasistaticNcp>(
       MakeDqcProblem(d, system_.bodies(), stiffness, normal, n));
 }
@@ -776,9 +793,7 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
   Eigen::SparseMatrix<double> stiffness(n, n);
   stiffness.setFromTriplets(d.stiffness.begin(), d.stiffness.end());
 
-  std::vector<std::pair<int, Vector3d>> normal_rows;
-  for (int i = 0; i < nc; ++i) normal_rows.push_back({i, d.contacts[i].geometry.normal});
-  const ContactRows normal = BuildRows(d, bodies, normal_rows, true, n);
+  const ContactRows normal = NormalRows(d, bodies, n);
 
   QuasistaticStepRecord record;
   record.time = time_ + options_.h;
@@ -824,7 +839,6 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
   Eigen::VectorXd delta = Eigen::VectorXd::Zero(n);
   std::vector<double> normal_force(nc, 0.0);
   std::vector<Vector3d> friction(nc, Vector3d::Zero());
-  const Eigen::VectorXd lower_free = Eigen::VectorXd::Constant(n, -kInf);
 
   if (options_.model == QuasistaticModel::Dlc) {
     std::vector<std::pair<int, Vector3d>> rows;
@@ -850,16 +864,11 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
       }
       t.emplace_back(os + sigma[i], on + i, d.contacts[i].mu);
     }
-    Eigen::SparseMatrix<double> M(size, size);
-    M.setFromTriplets(t.begin(), t.end());
     Eigen::VectorXd q = Eigen::VectorXd::Zero(size);
     q.head(n) = -d.force;
     q.segment(on, nc) = normal.constant;
     q.segment(of, nf) = f.constant;
-    Eigen::VectorXd l = Eigen::VectorXd::Zero(size), u = Eigen::VectorXd::Constant(size, kInf);
-    l.head(n) = lower_free;
-    LinearComplementarityProblem problem(M, q, l, u);
-    problem.name = "dlc";
+    const LinearComplementarityProblem problem = MixedProblem(t, q, n, "dlc");
     record.summary = solve_linear(problem);
     if (z.size() == size) {
       delta = z.head(n);
@@ -892,14 +901,9 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
       const int size = n + nb;
       std::vector<Triplet> t = d.stiffness;
       AddCoupling(A.J, n, &t);
-      Eigen::SparseMatrix<double> M(size, size);
-      M.setFromTriplets(t.begin(), t.end());
       Eigen::VectorXd q(size);
       q << -d.force, A.constant;
-      Eigen::VectorXd l = Eigen::VectorXd::Zero(size), u = Eigen::VectorXd::Constant(size, kInf);
-      l.head(n) = lower_free;
-      LinearComplementarityProblem problem(M, q, l, u);
-      problem.name = "qp";
+      const LinearComplementarityProblem problem = MixedProblem(t, q, n, "qp");
       record.summary = solve_linear(problem);
       if (z.size() == size) {
         delta = z.head(n);
