@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <limits>
 
+#include "solvers/text_scanner.h"
+
 namespace ncpkit {
 
 CommandLine CommandLine::Parse(const std::vector<std::string>& args,
@@ -30,7 +32,7 @@ CommandLine CommandLine::Parse(const std::vector<std::string>& args,
       } else if (flag_options.count(name) && !inline_value) {
         line.flags.insert(name);
       } else {
-        throw UsageError("unknown option '" + arg + "'");
+        throw UsageError("unknown option '" + internal::Printable(arg) + "'");
       }
     } else {
       line.positional.push_back(arg);
@@ -52,6 +54,18 @@ double CommandLine::PositiveDouble(const std::string& name, double fallback) con
   const double value = std::strtod(it->second.c_str(), &end);
   if (it->second.empty() || *end != '\0' || errno != 0 || !std::isfinite(value) || !(value > 0)) {
     throw UsageError("--" + name + " needs a positive number, got '" + it->second + "'");
+  }
+  return value;
+}
+
+int64_t CommandLine::PositiveInt64(const std::string& name, int64_t fallback) const {
+  const auto it = values.find(name);
+  if (it == values.end()) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(it->second.c_str(), &end, 10);
+  if (it->second.empty() || *end != '\0' || errno != 0 || value <= 0) {
+    throw UsageError("--" + name + " needs a positive integer, got '" + it->second + "'");
   }
   return value;
 }

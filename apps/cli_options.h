@@ -2,6 +2,7 @@
 #ifndef NCPKIT_APPS_CLI_OPTIONS_H_
 #define NCPKIT_APPS_CLI_OPTIONS_H_
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -32,6 +33,7 @@ struct CommandLine {
   std::string Value(const std::string& name, const std::string& fallback) const;
   double PositiveDouble(const std::string& name, double fallback) const;
   int PositiveInt(const std::string& name, int fallback) const;
+  int64_t PositiveInt64(const std::string& name, int64_t fallback) const;
 };
 
 }  // namespace ncpkit

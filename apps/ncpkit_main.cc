@@ -10,21 +10,35 @@
 #include "apps/commands.h"
 #include "solvers/text_scanner.h"
 
+namespace {
+
+int RunCommand(std::vector<std::string> args) {
+  if (args.empty()) return ncpkit::RunDemoCommand({}, std::cout);
+  const std::string command = args[0];
+  args.erase(args.begin());
+  if (command == "solve") return ncpkit::RunSolveCommand(args, std::cout);
+  if (command == "simulate") return ncpkit::RunSimulateCommand(args, std::cout);
+  if (command == "compare") return ncpkit::RunCompareCommand(args, std::cout);
+  if (command == "lcp-demo") return ncpkit::RunLcpDemoCommand(args, std::cout);
+  if (command == "help" || command == "--help" || command == "-h") {
+    std::cout << ncpkit::UsageText();
+    return 0;
+  }
+  throw ncpkit::UsageError("unknown command '" + ncpkit::internal::Printable(command) + "'\n" +
+                           ncpkit::UsageText());
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
   try {
-    if (args.empty()) return ncpkit::RunDemoCommand({}, std::cout);
-    const std::string command = args[0];
-    args.erase(args.begin());
-    if (command == "solve") return ncpkit::RunSolveCommand(args, std::cout);
-    if (command == "simulate") return ncpkit::RunSimulateCommand(args, std::cout);
-    if (command == "compare") return ncpkit::RunCompareCommand(args, std::cout);
-    if (command == "lcp-demo") return ncpkit::RunLcpDemoCommand(args, std::cout);
-    if (command == "help" || command == "--help" || command == "-h") {
-      std::cout << ncpkit::UsageText();
-      return 0;
+    const int status = RunCommand(std::vector<std::string>(argv + 1, argv + argc));
+    std::cout.flush();
+    if (!std::cout) {
+      std::cerr << "ncpkit: cannot write the standard output (write error)\n";
+      return 2;
     }
-    throw ncpkit::UsageError("unknown command '" + command + "'\n" + ncpkit::UsageText());
+    return status;
   } catch (const ncpkit::UsageError& e) {
     std::cerr << "ncpkit: " << e.what() << "\n";
   } catch (const ncpkit::ParseError& e) {

@@ -11,7 +11,16 @@ namespace {
 Scene LoadWithOverrides(const std::string& path, const CommandLine& line) {
   Scene scene = LoadScene(path);
   if (line.Has("duration")) scene.duration = line.PositiveDouble("duration", scene.duration);
+  scene.max_steps = line.PositiveInt64("max-steps", scene.max_steps);
   return scene;
+}
+
+// Write errors (a full disk, /dev/full) are errors of the run, not silent truncation.
+void CloseOrThrow(std::ofstream* file, const std::string& path) {
+  file->flush();
+  if (!*file) throw std::runtime_error("cannot write " + path + " (write error)");
+  file->close();
+  if (!*file) throw std::runtime_error("cannot write " + path + " (write error on close)");
 }
 
 std::vector<std::string> SplitList(const std::string& text) {
@@ -46,6 +55,7 @@ int Report(const SimulationStats& stats, const CommandLine& line, std::ostream& 
 int SimulateQuasistatic(const CommandLine& line, std::ostream& out) {
   QuasistaticScene scene = LoadQuasistaticScene(line.positional[0]);
   if (line.Has("duration")) scene.duration = line.PositiveDouble("duration", scene.duration);
+  scene.max_steps = line.PositiveInt64("max-steps", scene.max_steps);
   std::string variant = QuasistaticVariantName(scene.options);
   if (line.Has("solver")) {
     variant = line.Value("solver", variant);
@@ -61,14 +71,17 @@ int SimulateQuasistatic(const CommandLine& line, std::ostream& out) {
       scene, variant, [&](const QuasistaticStepRecord& record, const QuasistaticStepper& stepper) {
         if (csv.is_open()) table.Add(record, stepper);
       });
-  if (csv.is_open()) table.WriteCsv(csv);
+  if (csv.is_open()) {
+    table.WriteCsv(csv);
+    CloseOrThrow(&csv, line.Value("out", ""));
+  }
   return Report(stats, line, out);
 }
 
 }  // namespace
 
 int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) {
-  const CommandLine line = CommandLine::Parse(args, {"solver", "duration", "out"}, {"json"});
+  const CommandLine line = CommandLine::Parse(args, {"solver", "duration", "out", "max-steps"}, {"json"});
   if (line.positional.size() != 1) {
     throw UsageError("simulate needs exactly one SCENE file\n" + UsageText());
   }
@@ -89,12 +102,15 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) 
       RunScene(scene, variant, [&](const StepRecord& record, const SceneRunner& runner) {
         if (csv.is_open()) table.Add(record, runner);
       });
-  if (csv.is_open()) table.WriteCsv(csv);
+  if (csv.is_open()) {
+    table.WriteCsv(csv);
+    CloseOrThrow(&csv, line.Value("out", ""));
+  }
   return Report(stats, line, out);
 }
 
 int RunCompareCommand(const std::vector<std::string>& args, std::ostream& out) {
-  const CommandLine line = CommandLine::Parse(args, {"solvers", "csv", "duration"}, {});
+  const CommandLine line = CommandLine::Parse(args, {"solvers", "csv", "duration", "max-steps"}, {});
   if (line.positional.empty()) throw UsageError("compare needs SCENE files\n" + UsageText());
   std::vector<std::string> variants = DefaultCompareVariants();
   std::vector<std::string> quasistatic_variants = DefaultQuasistaticVariants();
@@ -123,6 +139,7 @@ int RunCompareCommand(const std::vector<std::string>& args, std::ostream& out) {
       if (line.Has("duration")) {
         quasistatic.back().duration = line.PositiveDouble("duration", quasistatic.back().duration);
       }
+      quasistatic.back().max_steps = line.PositiveInt64("max-steps", quasistatic.back().max_steps);
     } else {
       scenes.push_back(LoadWithOverrides(path, line));
     }
@@ -140,6 +157,7 @@ int RunCompareCommand(const std::vector<std::string>& args, std::ostream& out) {
     std::ofstream csv(line.Value("csv", ""));
     if (!csv) throw std::invalid_argument("cannot write " + line.Value("csv", ""));
     WriteStatsCsv(stats, csv);
+    CloseOrThrow(&csv, line.Value("csv", ""));
   }
   return 0;
 }
@@ -156,8 +174,8 @@ std::vector<SimulationStats> CompareScenes(const std::vector<Scene>& scenes,
       ApplySolverVariant(variant, &scene.options);
       progress << "[" << ++done << "/" << total << "] " << scene.name << " with " << variant
                << " ..." << std::flush;
-      int steps = 0;
-      const int total_steps = static_cast<int>(scene.duration / scene.options.h + 0.5);
+      int64_t steps = 0;
+      const int64_t total_steps = CountSteps(scene.duration, scene.options.h, scene.max_steps);
       stats.push_back(RunScene(scene, variant, [&](const StepRecord&, const SceneRunner&) {
         if (++steps % 500 == 0) progress << " " << (100 * steps / total_steps) << "%" << std::flush;
       }));

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "solvers/nonlinear_solve.h"
@@ -20,6 +21,18 @@ std::string Format(const char* format, double value) {
   return buffer;
 }
 
+// A CSV field (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote or a
+// line break; names come from users' scene files.
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
 }  // namespace
 
 const std::vector<std::string>& DefaultCompareVariants() {
@@ -30,7 +43,35 @@ const std::vector<std::string>& DefaultCompareVariants() {
 
 namespace {
 
-// Per-step figures of a run, summarized into SimulationStats.
+// Median of positive values in constant memory: a histogram with bins 1 % wide on a log
+// scale from 1e-3 to 1e9 (here µs per step), so a run of any length keeps the same memory.
+// The median is the geometric centre of its bin: within 0.5 % of the exact one.
+class LogHistogram {
+ public:
+  void Add(double value) {
+    const double position = std::log(std::max(value, kLowest) / kLowest) / std::log(kRatio);
+    const size_t bin = static_cast<size_t>(std::min<double>(std::max(position, 0.0), kBins - 1));
+    ++counts_[bin];
+    ++total_;
+  }
+  double Median() const {
+    if (total_ == 0) return 0.0;
+    int64_t seen = 0;
+    for (size_t bin = 0; bin < counts_.size(); ++bin) {
+      seen += counts_[bin];
+      if (2 * seen > total_) return kLowest * std::pow(kRatio, static_cast<double>(bin) + 0.5);
+    }
+    return 0.0;
+  }
+
+ private:
+  static constexpr double kLowest = 1e-3, kRatio = 1.01;
+  static constexpr size_t kBins = 2800;  // 1e-3 * 1.01^2800 > 1e9
+  std::vector<int64_t> counts_ = std::vector<int64_t>(kBins, 0);
+  int64_t total_ = 0;
+};
+
+// Per-step figures of a run, summarized into SimulationStats in constant memory.
 class StatsAccumulator {
  public:
   StatsAccumulator(const std::string& scene, const std::string& variant)
@@ -50,21 +91,27 @@ class StatsAccumulator {
       }
       ++stats_.failed_steps;
     }
-    stats_.max_residual = std::max(stats_.max_residual, summary.natural_residual);
-    stats_.max_penetration = std::max(stats_.max_penetration, penetration);
-    times_.push_back(seconds * 1e6);
-    iterations_.push_back(summary.iterations);
+    // NaN must not hide in a max: a non-finite residual or penetration is reported as inf.
+    stats_.max_residual = std::isnan(summary.natural_residual)
+                              ? std::numeric_limits<double>::infinity()
+                              : std::max(stats_.max_residual, summary.natural_residual);
+    stats_.max_penetration = std::isnan(penetration) ? std::numeric_limits<double>::infinity()
+                                                     : std::max(stats_.max_penetration, penetration);
+    const double us = seconds * 1e6;
+    times_.Add(us);
+    stats_.max_us = std::max(stats_.max_us, us);
+    ++iterations_[summary.iterations];  // distinct counts only: bounded by the solver's cap
+    stats_.max_iterations = std::max(stats_.max_iterations, summary.iterations);
   }
   SimulationStats Finish() {
-    if (!times_.empty()) {
-      std::vector<double> sorted = times_;
-      std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
-      stats_.median_us = sorted[sorted.size() / 2];
-      stats_.max_us = *std::max_element(times_.begin(), times_.end());
-      std::vector<int> its = iterations_;
-      std::nth_element(its.begin(), its.begin() + its.size() / 2, its.end());
-      stats_.median_iterations = its[its.size() / 2];
-      stats_.max_iterations = *std::max_element(iterations_.begin(), iterations_.end());
+    stats_.median_us = times_.Median();
+    int64_t seen = 0;
+    for (const auto& [iterations, count] : iterations_) {
+      seen += count;
+      if (2 * seen > stats_.steps) {
+        stats_.median_iterations = iterations;
+        break;
+      }
     }
     stats_.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -74,8 +121,8 @@ class StatsAccumulator {
  private:
   std::chrono::steady_clock::time_point start_;
   SimulationStats stats_;
-  std::vector<double> times_;
-  std::vector<int> iterations_;
+  LogHistogram times_;
+  std::map<int, int64_t> iterations_;
 };
 
 }  // namespace
@@ -100,8 +147,8 @@ SimulationStats RunQuasistaticScene(
   ApplyQuasistaticVariant(variant, &options);
   StatsAccumulator stats(scene.name, variant);
   QuasistaticStepper stepper(scene.system, options);
-  const int steps = static_cast<int>(std::ceil(scene.duration / options.h - 1e-9));
-  for (int k = 0; k < steps; ++k) {
+  const int64_t steps = CountSteps(scene.duration, options.h, scene.max_steps);
+  for (int64_t k = 0; k < steps; ++k) {
     const QuasistaticStepRecord record = stepper.Step();
     stats.Add(record.time, record.summary, record.max_penetration, record.step_seconds);
     if (on_step) on_step(record, stepper);
@@ -152,12 +199,12 @@ void QuasistaticTrajectoryTable::WriteCsv(std::ostream& out) const {
   for (size_t b = 0; b < names_.size(); ++b) {
     if (!moving_[b]) continue;
     for (const char* q : {"x", "y", "z", "qw", "qx", "qy", "qz"})
-      out << "," << names_[b] << "." << q;
+      out << "," << CsvField(names_[b] + "." + q);
   }
-  for (const std::string& a : actuators_) out << "," << a << ".q," << a << ".q_cmd";
+  for (const std::string& a : actuators_) out << "," << CsvField(a + ".q") << "," << CsvField(a + ".q_cmd");
   for (const auto& entry : pair_column) {
     const std::string name = names_[entry.first.first] + "-" + names_[entry.first.second];
-    for (const char* q : {"cn", "cf", "phi", "points"}) out << "," << name << "." << q;
+    for (const char* q : {"cn", "cf", "phi", "points"}) out << "," << CsvField(name + "." + q);
   }
   out << ",solver.iterations,solver.residual,solver.time_us,solver.status\n";
   const auto number = [](double x) { return Format("%.12g", x); };
@@ -221,13 +268,13 @@ void TrajectoryTable::WriteCsv(std::ostream& out) const {
     if (name.empty()) continue;
     for (const char* q :
          {"x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz"}) {
-      out << "," << name << "." << q;
+      out << "," << CsvField(name + "." + q);
     }
   }
   for (const auto& entry : pair_column) {
     const std::string name = all_names_[entry.first.first] + "-" + all_names_[entry.first.second];
     for (const char* q : {"ax", "ay", "az", "pn", "pt", "po", "pr", "n_active", "gap"}) {
-      out << "," << name << "." << q;
+      out << "," << CsvField(name + "." + q);
     }
   }
   out << ",solver.iterations,solver.residual,solver.time_us,solver.status\n";
@@ -259,8 +306,9 @@ void PrintStatsTable(const std::vector<SimulationStats>& stats, std::ostream& ou
                 "max resid", "max penetr");
   out << line;
   for (const SimulationStats& s : stats) {
-    std::snprintf(line, sizeof(line), "%-22s %-16s %6d %6d %9d %9d %11.1f %11.1f %10.2e %11.2e\n",
-                  s.scene.c_str(), s.variant.c_str(), s.steps, s.failed_steps, s.median_iterations,
+    std::snprintf(line, sizeof(line), "%-22s %-16s %6lld %6lld %9d %9d %11.1f %11.1f %10.2e %11.2e\n",
+                  s.scene.c_str(), s.variant.c_str(), static_cast<long long>(s.steps),
+                  static_cast<long long>(s.failed_steps), s.median_iterations,
                   s.max_iterations, s.median_us, s.max_us, s.max_residual, s.max_penetration);
     out << line;
   }
@@ -270,32 +318,28 @@ void WriteStatsCsv(const std::vector<SimulationStats>& stats, std::ostream& out)
   out << "scene,solver,steps,failed_steps,median_iterations,max_iterations,median_us,max_us,"
          "max_residual,max_penetration,first_failure\n";
   for (const SimulationStats& s : stats) {
-    std::string failure = s.first_failure;
-    std::replace(failure.begin(), failure.end(), '"', '\'');
-    out << s.scene << "," << s.variant << "," << s.steps << "," << s.failed_steps << ","
-        << s.median_iterations << "," << s.max_iterations << "," << s.median_us << "," << s.max_us
-        << "," << s.max_residual << "," << s.max_penetration << ",\"" << failure << "\"\n";
+    out << CsvField(s.scene) << "," << CsvField(s.variant) << "," << s.steps << ","
+        << s.failed_steps << "," << s.median_iterations << "," << s.max_iterations << ","
+        << s.median_us << "," << s.max_us << "," << s.max_residual << "," << s.max_penetration
+        << "," << CsvField(s.first_failure) << "\n";
   }
 }
 
 std::string StatsJson(const SimulationStats& s) {
-  std::string failure = s.first_failure;
-  std::string escaped;
-  for (char c : failure) {
-    if (c == '"' || c == '\\') escaped += '\\';
-    escaped += c;
-  }
-  std::ostringstream os;
-  os.precision(6);
-  os << "{\"scene\": \"" << s.scene << "\", \"solver\": \"" << s.variant
-     << "\", \"steps\": " << s.steps << ", \"failed_steps\": " << s.failed_steps
-     << ", \"max_natural_residual\": " << s.max_residual
-     << ", \"max_penetration\": " << s.max_penetration
-     << ", \"median_us_per_step\": " << s.median_us << ", \"max_us_per_step\": " << s.max_us
-     << ", \"median_iterations\": " << s.median_iterations
-     << ", \"max_iterations\": " << s.max_iterations << ", \"first_failure\": \"" << escaped
-     << "\"}";
-  return os.str();
+  // nlohmann::json escapes the strings and writes a non-finite number as null.
+  nlohmann::ordered_json json;
+  json["scene"] = s.scene;
+  json["solver"] = s.variant;
+  json["steps"] = s.steps;
+  json["failed_steps"] = s.failed_steps;
+  json["max_natural_residual"] = s.max_residual;
+  json["max_penetration"] = s.max_penetration;
+  json["median_us_per_step"] = s.median_us;
+  json["max_us_per_step"] = s.max_us;
+  json["median_iterations"] = s.median_iterations;
+  json["max_iterations"] = s.max_iterations;
+  json["first_failure"] = s.first_failure;
+  return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string SceneDirectory() {

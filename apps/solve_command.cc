@@ -15,12 +15,14 @@ std::string UsageText() {
   return "usage:\n"
          "  ncpkit                      run the built-in demo (paper scenes x solver variants)\n"
          "  ncpkit lcp-demo             bundled LCPs x LCP solvers\n"
-         "  ncpkit simulate SCENE [--solver NAME] [--duration T] [--out traj.csv] [--json]\n"
-         "  ncpkit compare SCENE... [--solvers a,b,...] [--csv FILE] [--duration T]\n"
+         "  ncpkit simulate SCENE [--solver NAME] [--duration T] [--max-steps N] [--out traj.csv]\n"
+         "                  [--json]\n"
+         "  ncpkit compare SCENE... [--solvers a,b,...] [--csv FILE] [--duration T] [--max-steps N]\n"
          "      SCENE: a JSON scene file (README, 'Scene files'); NAME: fb-newton,\n"
          "      fb-newton-dense, penalized-fb, minmap-newton, auto, or any with -cold (no warm\n"
          "      start); quasistatic scenes: MODEL/SOLVER with MODEL dqc, dlc, qp, qp-lcp (e.g.\n"
-         "      qp-lcp/lemke). simulate exits 1 if a step failed to solve.\n"
+         "      qp-lcp/lemke). simulate exits 1 if a step failed to solve. A run over 10^7 steps\n"
+         "      needs --max-steps N.\n"
          "  ncpkit solve FILE [--q QFILE] [--solver " +
          solvers +
          "all] [--tol T] [--max-iter N] [--json]\n"

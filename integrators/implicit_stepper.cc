@@ -598,11 +598,30 @@ StepRecord ImplicitStepper::Step(const std::vector<Vector6d>& applied_impulses) 
   record.summary = best;
   record.solver_report = best_report;
   record.summary.iterations = total_iterations;
-  if (best_attempt != first_attempt) {
+  if (best.IsSolved() && best_attempt != first_attempt) {
     record.summary.message += (record.summary.message.empty() ? "" : "; ") +
                               std::string("solved from start ") + std::to_string(best_attempt) +
                               " after " + std::to_string(best_attempt - first_attempt) +
                               " failed start(s)";
+  } else if (!best.IsSolved() && last_attempt > first_attempt) {
+    record.summary.message += (record.summary.message.empty() ? "" : "; ") +
+                              std::string("no start solved it (") +
+                              std::to_string(last_attempt - first_attempt + 1) +
+                              " tried); the best, start " + std::to_string(best_attempt) +
+                              ", is kept";
+  }
+
+  // A non-finite result is a failed step that moves nothing: the bodies keep their state.
+  if (!z.allFinite()) {
+    record.summary.status = Status::NumericalFailure;
+    record.summary.message = "the step's result is not finite; the bodies were not moved" +
+                             std::string(record.summary.message.empty() ? "" : "; ") +
+                             record.summary.message;
+    time_ += h;
+    record.time = time_;
+    record.step_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start).count();
+    return record;
   }
 
   // Advance the bodies and read the contact quantities at the solution.

@@ -4,6 +4,7 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <cstdint>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -60,6 +61,20 @@ class Reader {
     const double x = Number(Required(object, path, key), path + "." + key);
     if (!(x > 0.0)) Fail(path + "." + key, "must be positive, got " + Format(x));
     return x;
+  }
+
+  // An integer field in [min, max]; the message quotes the value as written (1e20, 2.5, -3).
+  int64_t Integer(const Json& object, const std::string& path, const char* key, int64_t fallback,
+                  int64_t min, int64_t max) const {
+    if (!object.contains(key)) return fallback;
+    const Json& value = object.at(key);
+    const std::string field = path + "." + key;
+    const double x = Number(value, field);
+    if (!(x >= static_cast<double>(min) && x <= static_cast<double>(max)) || x != std::floor(x)) {
+      Fail(field, "must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+                      "], got " + value.dump());
+    }
+    return static_cast<int64_t>(x);
   }
 
   Eigen::VectorXd Vector(const Json& value, const std::string& path, int size) const {

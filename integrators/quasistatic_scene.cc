@@ -3,7 +3,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "contact/overlap.h"
 #include "integrators/json_reader.h"
+#include "integrators/limits.h"
 #include "solvers/linear_solve.h"
 #include "solvers/nonlinear_solve.h"
 
@@ -88,6 +90,48 @@ ActuatorCommand ReadCommand(const Reader& in, const Json& value, const std::stri
   return command;
 }
 
+// As for the implicit scenes (scene.cc): bodies overlapping at the start, with actuated bodies
+// where their commands put them at t = 0, are rejected unless "initial_overlap" is "separate",
+// which moves the unactuated ones apart before the first step. Pairs of bodies that are both
+// fixed or actuated are not checked (the steppers do not model them either).
+void CheckInitialOverlap(const Reader& in, const Json& root,
+                         const std::vector<QuasistaticBody>& posed, QuasistaticSystem* system) {
+  std::string policy = "reject";
+  if (root.contains("initial_overlap")) {
+    policy = in.String(root.at("initial_overlap"), "initial_overlap");
+    if (policy != "reject" && policy != "separate") {
+      in.Fail("initial_overlap", "expected \"reject\" or \"separate\", got '" + policy + "'");
+    }
+  }
+  std::vector<PlacedShape> placed;
+  for (const QuasistaticBody& b : posed) {
+    PlacedShape p;
+    p.name = b.name;
+    p.shape = b.shape;
+    p.pose.position = b.position;
+    p.pose.rotation = b.orientation.toRotationMatrix();
+    p.inverse_mass = b.fixed || b.actuated ? 0.0 : 1.0 / b.mass.mass;
+    placed.push_back(p);
+  }
+  if (policy == "reject") {
+    const std::vector<OverlappingPair> pairs = FindOverlaps(placed);
+    if (!pairs.empty()) {
+      in.Fail("bodies", DescribeOverlaps(placed, pairs) +
+                            " (move them apart, or set \"initial_overlap\": \"separate\")");
+    }
+    return;
+  }
+  try {
+    SeparateOverlaps(&placed);
+  } catch (const std::invalid_argument& e) {
+    in.Fail("bodies", e.what());
+  }
+  for (size_t i = 0; i < placed.size(); ++i) {
+    QuasistaticBody& body = system->mutable_bodies()[i];
+    if (!body.fixed && !body.actuated) body.position = placed[i].pose.position;
+  }
+}
+
 }  // namespace
 
 bool IsQuasistaticSceneText(const std::string& text) {
@@ -109,7 +153,7 @@ QuasistaticScene ParseQuasistaticScene(const std::string& text, const std::strin
   }
   in.OnlyKeys(root, "scene",
               {"name", "description", "duration", "quasistatic", "friction", "pairs", "bodies",
-               "actuators", "commands"});
+               "actuators", "commands", "initial_overlap"});
   QuasistaticScene scene;
   scene.name = root.contains("name") ? in.String(root.at("name"), "name") : source;
   if (root.contains("description")) {
@@ -132,12 +176,12 @@ QuasistaticScene ParseQuasistaticScene(const std::string& text, const std::strin
   o.h = in.Number(q, "quasistatic", "h", o.h);
   o.gravity = in.Vector3(q, "quasistatic", "gravity", o.gravity);
   o.tolerance = in.Number(q, "quasistatic", "tolerance", o.tolerance);
-  o.max_iterations =
-      static_cast<int>(in.Number(q, "quasistatic", "max_iterations", o.max_iterations));
+  o.max_iterations = static_cast<int>(
+      in.Integer(q, "quasistatic", "max_iterations", o.max_iterations, 0, kMaxSolverIterations));
   o.warm_start = in.Bool(q, "quasistatic", "warm_start", o.warm_start);
   o.contact_threshold = in.Number(q, "quasistatic", "contact_threshold", o.contact_threshold);
-  o.friction_directions =
-      static_cast<int>(in.Number(q, "quasistatic", "friction_directions", o.friction_directions));
+  o.friction_directions = static_cast<int>(in.Integer(
+      q, "quasistatic", "friction_directions", o.friction_directions, 3, kMaxFrictionDirections));
   o.regularization = in.Number(q, "quasistatic", "regularization", o.regularization);
   o.plane_normal = in.Vector3(q, "quasistatic", "plane_normal", o.plane_normal);
   o.default_friction = in.Number(root, "scene", "friction", o.default_friction);
@@ -235,7 +279,9 @@ QuasistaticScene ParseQuasistaticScene(const std::string& text, const std::strin
   // qp-lcp without regularization).
   try {
     QuasistaticStepper check(scene.system, scene.options);
+    CheckInitialOverlap(in, root, check.bodies(), &scene.system);
   } catch (const std::invalid_argument& e) {
+    if (std::string(e.what()).rfind(source, 0) == 0) throw;
     throw std::invalid_argument(source + ": " + e.what());
   }
   return scene;

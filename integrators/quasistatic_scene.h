@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "integrators/limits.h"
 #include "integrators/quasistatic_stepper.h"
 
 namespace ncpkit {
@@ -15,6 +16,8 @@ struct QuasistaticScene {
   std::string name;
   std::string description;
   double duration = 1.0;
+  // Step cap of a run (not a scene file field: the caller raises it, e.g. --max-steps).
+  int64_t max_steps = kDefaultMaxSteps;
   QuasistaticSystem system;
   QuasistaticOptions options;
 };

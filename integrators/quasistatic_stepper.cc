@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "integrators/limits.h"
 #include "solvers/linear_problem.h"
 #include "solvers/linear_solve.h"
 #include "solvers/mcp.h"
@@ -14,6 +15,33 @@
 
 namespace ncpkit {
 namespace {
+
+// CHOLMOD reports errors by printing them; this collects them instead, for the step's status
+// message (no library prints on its own), while it lives.
+class CholmodMessages {
+ public:
+  explicit CholmodMessages(cholmod_common* common) : common_(common) {
+    previous_ = common_->error_handler;
+    common_->print = 0;
+    common_->error_handler = &CholmodMessages::Handler;
+    Collected().clear();
+  }
+  ~CholmodMessages() { common_->error_handler = previous_; }
+  // "; CHOLMOD: <message>" for each message so far, or empty.
+  std::string Text() const { return Collected(); }
+
+ private:
+  static std::string& Collected() {
+    thread_local std::string text;
+    return text;
+  }
+  static void Handler(int status, const char* /*file*/, int /*line*/, const char* message) {
+    Collected() += std::string("; CHOLMOD ") + (status < 0 ? "error" : "warning") + ": " +
+                   (message != nullptr ? message : "");
+  }
+  cholmod_common* common_;
+  void (*previous_)(int, const char*, int, const char*) = nullptr;
+};
 
 using Eigen::Vector3d;
 using Triplet = Eigen::Triplet<double>;
@@ -52,10 +80,20 @@ bool ActuatorCommand::IsValid(std::string* why) const {
       return false;
     }
   }
+  if (std::abs(offset) + std::abs(amplitude) > kMaxCoordinate) {
+    *why = "command offset and amplitude reach beyond the coordinate limit " +
+           Str(kMaxCoordinate);
+    return false;
+  }
   for (size_t k = 0; k < waypoints.size(); ++k) {
     if (!std::isfinite(waypoints[k].first) || !std::isfinite(waypoints[k].second)) {
       *why = "command waypoint " + std::to_string(k) + " is not finite (" +
              Str(waypoints[k].first) + ", " + Str(waypoints[k].second) + ")";
+      return false;
+    }
+    if (std::abs(waypoints[k].second) > kMaxCoordinate) {
+      *why = "command waypoint " + std::to_string(k) + " value " + Str(waypoints[k].second) +
+             " is beyond the coordinate limit " + Str(kMaxCoordinate);
       return false;
     }
     if (k > 0 && !(waypoints[k].first > waypoints[k - 1].first)) {
@@ -102,8 +140,9 @@ bool QuasistaticOptions::IsValid(std::string* why) const {
     *why = "max_iterations must be >= 0";
   } else if (!(contact_threshold >= 0.0)) {
     *why = "contact_threshold must be >= 0, got " + Str(contact_threshold);
-  } else if (friction_directions < 3) {
-    *why = "friction_directions must be >= 3, got " + std::to_string(friction_directions);
+  } else if (friction_directions < 3 || friction_directions > kMaxFrictionDirections) {
+    *why = "friction_directions must be in [3, " + std::to_string(kMaxFrictionDirections) +
+           "], got " + std::to_string(friction_directions);
   } else if (!(regularization >= 0.0) || !std::isfinite(regularization)) {
     *why = "regularization must be >= 0 and finite, got " + Str(regularization);
   } else if (!(proximal_regularization >= 0.0) || !std::isfinite(proximal_regularization)) {
@@ -783,6 +822,23 @@ std::unique_ptr<MixedComplementarityProblem> QuasistaticStepper::DqcProblem() co
       MakeDqcProblem(d, system_.bodies(), stiffness, normal, n));
 }
 
+std::string QuasistaticStepper::OutOfRange() const {
+  for (const QuasistaticBody& body : system_.bodies()) {
+    if (!(body.position.cwiseAbs().maxCoeff() <= kMaxCoordinate) ||
+        !body.orientation.coeffs().allFinite()) {
+      return "body '" + body.name + "' left the coordinate range |x| <= " + Str(kMaxCoordinate) +
+             " m (at " + Str(body.position.cwiseAbs().maxCoeff()) + ")";
+    }
+  }
+  for (size_t a = 0; a < q_actuated_.size(); ++a) {
+    if (!(std::abs(q_actuated_[a]) <= kMaxCoordinate)) {
+      return "actuator '" + system_.actuators()[a].name + "' left the coordinate range (at " +
+             Str(q_actuated_[a]) + ")";
+    }
+  }
+  return "";
+}
+
 QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_guess) {
   const auto start = std::chrono::steady_clock::now();
   QuasistaticStepData d;
@@ -912,20 +968,37 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
     } else {
       // Eliminate delta = K~^-1 (A^T beta + r): the LCP in beta with the Delassus matrix.
       Eigen::CholmodSimplicialLLT<Eigen::SparseMatrix<double>> cholesky;
+      CholmodMessages messages(&cholesky.cholmod());
       cholesky.compute(stiffness);
       if (cholesky.info() != Eigen::Success) {
         record.summary.solver = options_.solver;
         record.summary.status = Status::NumericalFailure;
-        record.summary.message = "Cholesky factorization of the stiffness failed";
+        record.summary.message = "Cholesky factorization of the stiffness failed" + messages.Text();
+      } else if (nb == 0) {
+        // No contact: the stiffness alone decides the step (an empty LCP, nothing to solve).
+        delta = cholesky.solve(d.force);
+        beta.resize(0);
+        record.summary.solver = options_.solver;
+        record.summary.status = Status::Converged;
+        record.summary.natural_residual = 0.0;
+        record.summary.message = "no contact: the step is the stiffness solve alone" +
+                                 messages.Text();
+        z.resize(0);
       } else {
         const Eigen::SparseMatrix<double> At = A.J.transpose();
         const Eigen::SparseMatrix<double> X = cholesky.solve(At);
         const Eigen::SparseMatrix<double> W = Eigen::SparseMatrix<double>(A.J) * X;
         const Eigen::VectorXd free_motion = cholesky.solve(d.force);
         const Eigen::VectorXd q = A.J * free_motion + A.constant;
-        LinearComplementarityProblem problem(W, q);
-        problem.name = "qp-lcp";
-        record.summary = solve_linear(problem);
+        if (!messages.Text().empty() || !q.allFinite()) {
+          record.summary.solver = options_.solver;
+          record.summary.status = Status::NumericalFailure;
+          record.summary.message = "the Delassus LCP could not be formed" + messages.Text();
+        } else {
+          LinearComplementarityProblem problem(W, q);
+          problem.name = "qp-lcp";
+          record.summary = solve_linear(problem);
+        }
         if (z.size() == nb) {
           beta = z;
           delta = free_motion + X * beta;
@@ -967,11 +1040,27 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
     }
   }
   solution_ = z;
+  // A non-finite result is a failed step.
+  bool finite = delta.allFinite();
+  for (int i = 0; i < nc; ++i) {
+    finite = finite && std::isfinite(normal_force[i]) && friction[i].allFinite();
+  }
+  if (!finite) {
+    record.summary.status = Status::NumericalFailure;
+    record.summary.message = "the step's result is not finite; the bodies were not moved" +
+                             std::string(record.summary.message.empty() ? "" : "; ") +
+                             record.summary.message;
+    solution_.resize(0);
+  }
   // A step that did not converge moves the bodies only if its best iterate is close to a
   // solution; otherwise the configuration stays as it was (the record says the step failed).
   const bool usable =
-      record.summary.IsSolved() || record.summary.natural_residual <= kUsableResidual;
+      finite && (record.summary.IsSolved() || record.summary.natural_residual <= kUsableResidual);
   if (!usable) delta.setZero();
+  if (!finite) {
+    std::fill(normal_force.begin(), normal_force.end(), 0.0);
+    std::fill(friction.begin(), friction.end(), Vector3d::Zero());
+  }
 
   // Records and the state update.
   const Eigen::VectorXd after = normal.J * delta + normal.constant;
@@ -988,6 +1077,8 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
     record.max_penetration = std::max(record.max_penetration, -after[i]);
     record.contacts.push_back(c);
   }
+  const std::vector<QuasistaticBody> bodies_before = system_.bodies();
+  const std::vector<double> actuated_before = q_actuated_;
   if (usable && delta.allFinite()) {
     auto& mutable_bodies = system_.mutable_bodies();
     for (size_t b = 0; b < mutable_bodies.size(); ++b) {
@@ -1013,6 +1104,12 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
                                                 : q_actuated_[a] + delta[actuator_columns_[a]];
     }
     UpdateActuatedPoses();
+    if (const std::string out = OutOfRange(); !out.empty()) {
+      system_.mutable_bodies() = bodies_before;
+      q_actuated_ = actuated_before;
+      record.summary.status = Status::NumericalFailure;
+      record.summary.message = out + "; the step was undone";
+    }
   }
   time_ = record.time;
   record.actuator_positions = q_actuated_;

@@ -192,6 +192,8 @@ class QuasistaticStepper {
 
  private:
   void UpdateActuatedPoses();
+  // Empty, or what left the range |x| <= kMaxCoordinate after a step.
+  std::string OutOfRange() const;
   Eigen::Vector3d Translation(int body) const;  // by the body's prismatic actuators
   void BuildStep(internal::QuasistaticStepData* data) const;
 

@@ -7,7 +7,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "contact/overlap.h"
 #include "integrators/json_reader.h"
+#include "integrators/limits.h"
 
 namespace ncpkit {
 namespace {
@@ -39,6 +41,43 @@ void ReadLawFields(const Reader& in, const Json& object, const std::string& path
   }
   std::string why;
   if (!law->IsValid(&why)) in.Fail(path, why);
+}
+
+// Bodies overlapping at the start would be pushed apart in the first step at any speed (a cube
+// 0.5 m into the ground leaves at 50 m/s): rejected, unless the scene asks for "initial_overlap":
+// "separate", which moves them apart before the first step, with no velocity.
+void CheckInitialOverlap(const Reader& in, const Json& root, std::vector<Body>* bodies) {
+  std::string policy = "reject";
+  if (root.contains("initial_overlap")) {
+    policy = in.String(root.at("initial_overlap"), "initial_overlap");
+    if (policy != "reject" && policy != "separate") {
+      in.Fail("initial_overlap", "expected \"reject\" or \"separate\", got '" + policy + "'");
+    }
+  }
+  std::vector<PlacedShape> placed;
+  for (const Body& b : *bodies) {
+    PlacedShape p;
+    p.name = b.name;
+    p.shape = b.shape;
+    p.pose.position = b.state.position;
+    p.pose.rotation = b.state.orientation.toRotationMatrix();
+    p.inverse_mass = b.fixed ? 0.0 : 1.0 / b.mass.mass;
+    placed.push_back(p);
+  }
+  if (policy == "reject") {
+    const std::vector<OverlappingPair> pairs = FindOverlaps(placed);
+    if (!pairs.empty()) {
+      in.Fail("bodies", DescribeOverlaps(placed, pairs) +
+                            " (move them apart, or set \"initial_overlap\": \"separate\")");
+    }
+    return;
+  }
+  try {
+    SeparateOverlaps(&placed);
+  } catch (const std::invalid_argument& e) {
+    in.Fail("bodies", e.what());
+  }
+  for (size_t i = 0; i < placed.size(); ++i) (*bodies)[i].state.position = placed[i].pose.position;
 }
 
 }  // namespace
@@ -84,7 +123,8 @@ Scene ParseScene(const std::string& text, const std::string& source) {
   in.OnlyKeys(
       root, "scene",
       {"name", "description", "h", "duration", "gravity", "solver", "tolerance", "max_iterations",
-       "warm_start", "contact_margin", "bodies", "fixed", "contact", "pairs", "impulses"});
+       "warm_start", "contact_margin", "bodies", "fixed", "contact", "pairs", "impulses",
+       "initial_overlap"});
   Scene scene;
   scene.name = root.contains("name") ? in.String(root.at("name"), "name") : source;
   if (root.contains("description")) {
@@ -102,11 +142,8 @@ Scene ParseScene(const std::string& text, const std::string& source) {
   }
   options.tolerance = in.Number(root, "scene", "tolerance", options.tolerance);
   if (!(options.tolerance > 0.0)) in.Fail("tolerance", "must be positive");
-  const double max_iterations = in.Number(root, "scene", "max_iterations", options.max_iterations);
-  if (max_iterations < 1 || max_iterations != std::floor(max_iterations)) {
-    in.Fail("max_iterations", "must be a positive integer");
-  }
-  options.max_iterations = static_cast<int>(max_iterations);
+  options.max_iterations = static_cast<int>(
+      in.Integer(root, "scene", "max_iterations", options.max_iterations, 1, kMaxSolverIterations));
   options.warm_start = in.Bool(root, "scene", "warm_start", options.warm_start);
   options.contact_margin = in.Number(root, "scene", "contact_margin", options.contact_margin);
   if (options.contact_margin < 0.0) in.Fail("contact_margin", "must be >= 0");
@@ -196,6 +233,7 @@ Scene ParseScene(const std::string& text, const std::string& source) {
       scene.bodies.push_back(body);
     }
   }
+  CheckInitialOverlap(in, root, &scene.bodies);
   if (root.contains("contact")) {
     in.OnlyKeys(root.at("contact"), "contact",
                 {"mu", "e_t", "e_o", "e_r", "torsion", "compliance"});
@@ -284,7 +322,7 @@ SceneRunner::SceneRunner(const Scene& scene)
       armed_(scene.impulses.size(), 1),
       done_(scene.impulses.size(), 0),
       previous_(scene.impulses.size(), std::nan("")) {
-  num_steps_ = static_cast<int>(std::ceil(scene.duration / scene.options.h - 1e-9));
+  num_steps_ = CountSteps(scene.duration, scene.options.h, scene.max_steps);
 }
 
 bool SceneRunner::Done() const { return step_ >= num_steps_; }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "integrators/implicit_stepper.h"
+#include "integrators/limits.h"
 #include "solvers/nonlinear_solve.h"
 
 namespace ncpkit {
@@ -37,6 +38,8 @@ struct Scene {
   ContactLawTable laws;
   ImplicitStepperOptions options;
   double duration = 1.0;
+  // Step cap of a run (not a scene file field: the caller raises it, e.g. --max-steps).
+  int64_t max_steps = kDefaultMaxSteps;
   std::vector<ImpulseEvent> impulses;
 };
 
@@ -64,12 +67,13 @@ struct ScriptedEvent {
 // lists the impulses that acted.
 class SceneRunner {
  public:
+  // Throws std::invalid_argument if the run would take more than scene.max_steps steps.
   explicit SceneRunner(const Scene& scene);
   bool Done() const;
   StepRecord Step();
   const ImplicitStepper& stepper() const { return stepper_; }
   const std::vector<ScriptedEvent>& fired() const { return fired_; }
-  int num_steps() const { return num_steps_; }
+  int64_t num_steps() const { return num_steps_; }
 
  private:
   const Scene& scene_;
@@ -78,8 +82,8 @@ class SceneRunner {
   std::vector<char> done_;
   std::vector<double> previous_;
   std::vector<ScriptedEvent> fired_;
-  int num_steps_ = 0;
-  int step_ = 0;
+  int64_t num_steps_ = 0;
+  int64_t step_ = 0;
 };
 
 }  // namespace ncpkit

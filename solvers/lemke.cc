@@ -205,6 +205,18 @@ LemkeSolver::Summary LemkeSolver::Solve(const LinearComplementarityProblem& prob
   ReducedLcp r = Reduce(problem);
   summary.eliminated_free_variables = static_cast<int>(r.free.size());
   summary.split_free_variables = r.split;
+  summary.lcp_size = static_cast<int>(r.q.size());
+  if (!r.M.allFinite() || !r.q.allFinite()) {
+    // The Schur complement of a nearly singular free block, or data near the overflow limit.
+    summary.status = Status::NumericalFailure;
+    summary.message =
+        "the reduced LCP has non-finite entries (free-variable block nearly singular or data "
+        "near the overflow limit)";
+    z->setZero(n);
+    summary.natural_residual = natural_residual(problem, *z);
+    summary.wall_time_seconds = Seconds(start);
+    return summary;
+  }
   Eigen::VectorXd x;
   const std::vector<int> warm_basis = warm ? WarmBasis(problem, r, z_in) : std::vector<int>();
   const Summary core = SolveLcp(r.M, r.q, warm_basis, &x);
@@ -285,6 +297,16 @@ bool LemkeSolver::Refactor() {
   Eigen::MatrixXd S(k, k);
   for (int a = 0; a < k; ++a) S.row(a) = basis_z_columns_.row(r_rows_[a]);
   lu_.compute(S);
+  // Refuse a basis whose LU has a pivot that is zero or at rounding level, tested on the pivots
+  // themselves (a condition estimate alone can miss an exactly zero pivot), and one whose
+  // condition estimate says it is numerically singular.
+  const double largest = S.cwiseAbs().maxCoeff();
+  if (!std::isfinite(largest) || largest == 0.0) return false;
+  const double pivot_floor = 64.0 * std::numeric_limits<double>::epsilon() * k * largest;
+  const Eigen::VectorXd pivots = lu_.matrixLU().diagonal().cwiseAbs();
+  for (int a = 0; a < k; ++a) {
+    if (!(pivots[a] > pivot_floor)) return false;
+  }
   const double rcond = lu_.rcond();
   return std::isfinite(rcond) && rcond > 1e-14;
 }
@@ -346,8 +368,11 @@ void LemkeSolver::Btran(int position, Eigen::VectorXd* y) const {
   SolveBasisTransposed(c, y);
 }
 
-// Lexicographic minimum over the tied positions of row_i(B^{-1}) / delta_i.
+// Lexicographic minimum over the tied positions of row_i(B^{-1}) / delta_i. Returns -1 when
+// the rows are not finite (overflow or a singular basis), so no choice rests on a comparison
+// with NaN.
 int LemkeSolver::ChooseAmongTies(const std::vector<int>& ties, const Eigen::VectorXd& delta) {
+  if (ties.empty()) return -1;
   if (ties.size() == 1 || !options_.lexicographic) return ties.front();
   const int n = static_cast<int>(M_->rows());
   Eigen::MatrixXd rows(ties.size(), n);
@@ -356,16 +381,19 @@ int LemkeSolver::ChooseAmongTies(const std::vector<int>& ties, const Eigen::Vect
     Btran(ties[t], &y);
     rows.row(t) = y.transpose() / delta[ties[t]];
   }
+  if (!rows.allFinite()) return -1;
   std::vector<int> alive(ties.size());
   for (size_t t = 0; t < ties.size(); ++t) alive[t] = static_cast<int>(t);
+  std::vector<int> next;
   for (int j = 0; j < n && alive.size() > 1; ++j) {
     double best = kInf;
     for (int t : alive) best = std::min(best, rows(t, j));
     const double scale = 1e-9 * std::max(1.0, std::abs(best));
-    std::vector<int> next;
+    next.clear();
     for (int t : alive) {
       if (rows(t, j) <= best + scale) next.push_back(t);
     }
+    if (next.empty()) return -1;  // unreachable with finite rows; kept as a guard
     alive.swap(next);
   }
   return ties[alive.front()];
@@ -380,6 +408,11 @@ LemkeSolver::Summary LemkeSolver::SolveLcp(const Eigen::MatrixXd& M, const Eigen
   summary.lcp_size = n;
   factorizations_ = 0;
   z->setZero(n);
+  if (M.rows() != n || M.cols() != n || !M.allFinite() || !q.allFinite()) {
+    summary.status = Status::InvalidInput;
+    summary.message = "M must be a finite square matrix of the size of q, and q finite";
+    return summary;
+  }
   if (n == 0 || q.minCoeff() >= 0.0) {
     summary.status = Status::Converged;
     summary.message = "z = 0 solves it (q >= 0)";
@@ -444,14 +477,18 @@ LemkeSolver::Summary LemkeSolver::SolveLcp(const Eigen::MatrixXd& M, const Eigen
     }
     int pivots = 0;
     int entering = z0;
-    int r = ChooseAmongTies(ties, bd);
+    int r = bd.allFinite() && xbar.allFinite() ? ChooseAmongTies(ties, bd) : -1;
     delta = -bd;  // B^{-1} a_z0 with a_z0 = -d
-    bool done = false, ray = false, numerical = false;
-    while (true) {
+    bool done = false, ray = false, numerical = r < 0;
+    while (!numerical) {
       // Pivot: entering variable takes position r.
       const double theta = xbar[r] / delta[r];
       xbar.noalias() -= theta * delta;
       xbar[r] = theta;
+      if (!xbar.allFinite()) {
+        numerical = true;
+        break;
+      }
       const int leaving = basis_[r];
       basis_[r] = entering;
       ++pivots;
@@ -462,6 +499,10 @@ LemkeSolver::Summary LemkeSolver::SolveLcp(const Eigen::MatrixXd& M, const Eigen
         }
         Ftran(q, &xbar);
         // Fresh basic values (z0 included) from the new factorization.
+        if (!xbar.allFinite()) {
+          numerical = true;
+          break;
+        }
       } else {
         eta_columns_.col(eta_rows_.size()) = delta;
         eta_rows_.push_back(r);
@@ -499,11 +540,18 @@ LemkeSolver::Summary LemkeSolver::SolveLcp(const Eigen::MatrixXd& M, const Eigen
         }
       }
       r = z0_tie >= 0 ? z0_tie : ChooseAmongTies(ties, delta);
+      if (r < 0) {
+        numerical = true;
+        break;
+      }
     }
     summary.iterations += pivots;
+    if (done && !Refactor()) {
+      done = false;
+      numerical = true;
+    }
     if (done) {
       // Fresh factorization of the final basis and one step of iterative refinement.
-      Refactor();
       Ftran(q, &xbar);
       Eigen::VectorXd residual = q, correction;
       for (int p = 0; p < n; ++p) residual -= Column(basis_[p]) * xbar[p];
@@ -526,7 +574,8 @@ LemkeSolver::Summary LemkeSolver::SolveLcp(const Eigen::MatrixXd& M, const Eigen
     std::ostringstream os;
     if (numerical) {
       summary.status = Status::NumericalFailure;
-      os << "basis became singular after " << summary.iterations << " pivots";
+      os << "basis became singular or its values overflowed after " << summary.iterations
+         << " pivots";
     } else if (ray) {
       summary.status = Status::Failed;
       summary.ray_termination = true;
@@ -538,7 +587,7 @@ LemkeSolver::Summary LemkeSolver::SolveLcp(const Eigen::MatrixXd& M, const Eigen
       os << "pivot cap " << max_pivots << " reached";
     }
     summary.message = os.str();
-    if (ray && warm) {
+    if ((ray || numerical) && warm) {
       warm = false;  // try once more from the cold start
       continue;
     }

@@ -19,7 +19,8 @@ std::string Lower(std::string s) {
 
 }  // namespace
 
-Eigen::SparseMatrix<double> ReadMatrixMarket(const std::string& path) {
+Eigen::SparseMatrix<double> ReadMatrixMarket(const std::string& path,
+                                             Eigen::Index expected_size) {
   TextScanner in(path);
   std::string line;
   if (!in.NextLine(&line)) in.Fail("empty file, expected a %%MatrixMarket header");
@@ -27,17 +28,19 @@ Eigen::SparseMatrix<double> ReadMatrixMarket(const std::string& path) {
   std::string banner, object, format, field, symmetry;
   header >> banner >> object >> format >> field >> symmetry;
   if (banner != "%%matrixmarket" || object != "matrix") {
-    in.Fail("expected '%%MatrixMarket matrix ...' header, found '" + line + "'");
+    in.Fail("expected '%%MatrixMarket matrix ...' header, found '" + internal::Printable(line) +
+            "'");
   }
   if (format != "coordinate" && format != "array") {
-    in.Fail("expected format 'coordinate' or 'array', found '" + format + "'");
+    in.Fail("expected format 'coordinate' or 'array', found '" + internal::Printable(format) +
+            "'");
   }
   if (field != "real" && field != "integer" && field != "double") {
-    in.Fail("expected field 'real' or 'integer', found '" + field + "'");
+    in.Fail("expected field 'real' or 'integer', found '" + internal::Printable(field) + "'");
   }
   if (symmetry != "general" && symmetry != "symmetric" && symmetry != "skew-symmetric") {
-    in.Fail("expected symmetry 'general', 'symmetric' or 'skew-symmetric', found '" + symmetry +
-            "'");
+    in.Fail("expected symmetry 'general', 'symmetric' or 'skew-symmetric', found '" +
+            internal::Printable(symmetry) + "'");
   }
   if (format == "array" && symmetry != "general") in.Fail("array format must be 'general'");
   // Skip comment lines.
@@ -50,10 +53,19 @@ Eigen::SparseMatrix<double> ReadMatrixMarket(const std::string& path) {
     break;
   }
   TextScanner sizes(path + " (size line)", rest);
-  const int64_t kMax = 50'000'000;
-  const int rows = static_cast<int>(sizes.ReadInt("row count", 1, kMax));
-  const int cols = static_cast<int>(sizes.ReadInt("column count", 1, kMax));
-  Eigen::SparseMatrix<double> M(rows, cols);
+  const int rows = static_cast<int>(sizes.ReadInt("row count", 1, kMaxMatrixMarketDimension));
+  const int cols = static_cast<int>(sizes.ReadInt("column count", 1, kMaxMatrixMarketDimension));
+  if (symmetry != "general" && rows != cols) {
+    std::ostringstream os;
+    os << "a " << symmetry << " matrix must be square, found " << rows << " x " << cols;
+    in.Fail(os.str());
+  }
+  if (expected_size >= 0 && (rows != expected_size || cols != expected_size)) {
+    std::ostringstream os;
+    os << "M is " << rows << " x " << cols << " but q has " << expected_size << " entries";
+    in.Fail(os.str());
+  }
+  // Nothing is allocated before the file is known to hold the entries it declares.
   std::vector<Eigen::Triplet<double>> triplets;
   if (format == "array") {
     in.RequireTokens(int64_t{rows} * cols, "array matrix");
@@ -77,7 +89,9 @@ Eigen::SparseMatrix<double> ReadMatrixMarket(const std::string& path) {
       }
     }
   }
+  if (!sizes.AtEnd()) sizes.Fail("unexpected data after the sizes");
   if (!in.AtEnd()) in.Fail("unexpected data after the last entry");
+  Eigen::SparseMatrix<double> M(rows, cols);
   M.setFromTriplets(triplets.begin(), triplets.end());
   return M;
 }

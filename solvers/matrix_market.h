@@ -10,9 +10,16 @@
 
 namespace ncpkit {
 
+// Largest row or column count ReadMatrixMarket accepts (a coordinate file may declare a large
+// matrix with few entries; its column pointers alone take 4 bytes per column).
+constexpr int64_t kMaxMatrixMarketDimension = 10'000'000;
+
 // Reads a Matrix Market file: "matrix coordinate" (real or integer; general, symmetric or
-// skew-symmetric) or "matrix array" (real, general). Throws ParseError on malformed input.
-Eigen::SparseMatrix<double> ReadMatrixMarket(const std::string& path);
+// skew-symmetric, both square) or "matrix array" (real, general). With expected_size >= 0 the
+// matrix must be expected_size x expected_size (checked before anything is allocated). Throws
+// ParseError on malformed input, naming the file and the line.
+Eigen::SparseMatrix<double> ReadMatrixMarket(const std::string& path,
+                                             Eigen::Index expected_size = -1);
 
 // Reads a vector written as whitespace-separated numbers ("inf" and "-inf" allowed, for
 // bounds); lines starting with '%' or '#' are comments. Throws ParseError if it has none.

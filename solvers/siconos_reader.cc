@@ -1,6 +1,7 @@
 #include "solvers/siconos_reader.h"
 
 #include <Eigen/SparseCore>
+#include <algorithm>
 #include <limits>
 #include <sstream>
 #include <vector>
@@ -138,15 +139,70 @@ LinearComplementarityProblem MakeProblem(const NumericsMatrix& m, Eigen::VectorX
   return LinearComplementarityProblem(m.sparse_values, std::move(q), std::move(l), std::move(u));
 }
 
+// The MLCP's A, B, C, D, a, b form (storage type 2), assembled as M and q.
+void ReadSecondForm(TextScanner& in, int n, int m, Eigen::MatrixXd* M_out, Eigen::VectorXd* q_out) {
+  const int size = n + m;
+  in.RequireTokens(int64_t{size} * size + size, "A, B, C, D, a, b");
+  Eigen::MatrixXd& M = *M_out;
+  M.resize(size, size);
+  auto read_block = [&](int row0, int col0, int rows, int cols, const char* name) {
+    for (int i = 0; i < rows; ++i) {
+      for (int j = 0; j < cols; ++j) {
+        std::ostringstream what;
+        what << name << "(" << i << "," << j << ")";
+        M(row0 + i, col0 + j) = in.ReadDouble(what.str());
+      }
+    }
+  };
+  read_block(0, 0, n, n, "A");
+  read_block(n, n, m, m, "B");
+  read_block(0, n, n, m, "C");
+  read_block(n, 0, m, n, "D");
+  Eigen::VectorXd& q = *q_out;
+  q.resize(size);
+  q.head(n) = ReadVector(in, n, "a");
+  q.tail(m) = ReadVector(in, m, "b");
+}
+
+// A file with both storage types states the problem twice: the two must agree (to the
+// rounding of a decimal writer), or the file contradicts itself.
+void CheckSecondForm(TextScanner& in, int n, int m, const NumericsMatrix& first,
+                     const Eigen::VectorXd& q) {
+  Eigen::MatrixXd M2;
+  Eigen::VectorXd q2;
+  const int line = in.line();
+  ReadSecondForm(in, n, m, &M2, &q2);
+  const Eigen::MatrixXd M1 = first.dense ? first.dense_values : Eigen::MatrixXd(first.sparse_values);
+  const double scale = std::max({1.0, M1.cwiseAbs().maxCoeff(), q.cwiseAbs().maxCoeff()});
+  const double dM = (M1 - M2).cwiseAbs().maxCoeff(), dq = (q - q2).cwiseAbs().maxCoeff();
+  if (!(dM <= 1e-12 * scale && dq <= 1e-12 * scale)) {
+    std::ostringstream os;
+    os << "the A, B, C, D, a, b form from line " << line
+       << " differs from M and q given before it (max difference " << std::max(dM, dq) << ")";
+    in.Fail(os.str());
+  }
+}
+
+
+// Siconos' MLCP test files follow the two (checked) forms with solution values of their own
+// layout, which Siconos' reader does not read either: numbers are skipped up to a remark.
+void SkipSolutionValues(TextScanner& in) {
+  while (!in.AtEnd() && in.NextNumberOrRestore()) {
+  }
+}
+
 }  // namespace
 
 LinearComplementarityProblem ReadSiconosLcp(const std::string& path) {
   TextScanner in(path);
   const int n = static_cast<int>(in.ReadInt("problem size n", 1, kMaxDim));
+  // q alone takes n values: a size the file cannot hold is refused before any allocation.
+  in.RequireTokens(n, "an LCP of size n");
   std::ostringstream context;
   context << "the LCP has size n = " << n;
   NumericsMatrix m = ReadNumericsMatrix(in, n, n, context.str());
   Eigen::VectorXd q = ReadVector(in, n, "q");
+  in.ExpectEndOrRemark("the last entry of q");
   LinearComplementarityProblem problem =
       MakeProblem(m, std::move(q), Eigen::VectorXd::Zero(n), Eigen::VectorXd::Constant(n, kInf));
   problem.name = BaseName(path);
@@ -162,6 +218,8 @@ LinearComplementarityProblem ReadSiconosMlcp(const std::string& path) {
   const int m = static_cast<int>(in.ReadInt("number of complementarity rows m", 0, kMaxDim));
   const int size = n + m;
   if (size == 0) in.Fail("empty MLCP (n + m = 0)");
+  // q alone takes n + m values: a size the file cannot hold is refused before any allocation.
+  in.RequireTokens(size, "an MLCP of size n + m");
   Eigen::VectorXd l(size), u = Eigen::VectorXd::Constant(size, kInf);
   if (type1) {
     std::vector<int> block_rows;
@@ -192,35 +250,26 @@ LinearComplementarityProblem ReadSiconosMlcp(const std::string& path) {
     context << "n + m = " << size << ": ncpkit solves square MLCPs only";
     NumericsMatrix M = ReadNumericsMatrix(in, size, size, context.str());
     Eigen::VectorXd q = ReadVector(in, size, "q");
+    if (type2) {
+      CheckSecondForm(in, n, m, M, q);
+      SkipSolutionValues(in);
+    }
+    in.ExpectEndOrRemark("the last entry of q");
     LinearComplementarityProblem problem = MakeProblem(M, std::move(q), l, u);
     problem.name = BaseName(path);
     return problem;
   }
-  // Storage type 2 only: A (n x n), B (m x m), C (n x m), D (m x n), a (n), b (m), row-major.
-  Eigen::MatrixXd M(size, size);
-  in.RequireTokens(int64_t{size} * size + size, "A, B, C, D, a, b");
-  auto read_block = [&](int row0, int col0, int rows, int cols, const char* name) {
-    for (int i = 0; i < rows; ++i) {
-      for (int j = 0; j < cols; ++j) {
-        std::ostringstream what;
-        what << name << "(" << i << "," << j << ")";
-        M(row0 + i, col0 + j) = in.ReadDouble(what.str());
-      }
-    }
-  };
-  read_block(0, 0, n, n, "A");
-  read_block(n, n, m, m, "B");
-  read_block(0, n, n, m, "C");
-  read_block(n, 0, m, n, "D");
-  Eigen::VectorXd q(size);
-  q.head(n) = ReadVector(in, n, "a");
-  q.tail(m) = ReadVector(in, m, "b");
+  Eigen::MatrixXd M;
+  Eigen::VectorXd q;
+  ReadSecondForm(in, n, m, &M, &q);
+  in.ExpectEndOrRemark("the last entry of b");
   l.head(n).setConstant(-kInf);
   l.tail(m).setZero();
   LinearComplementarityProblem problem(std::move(M), std::move(q), l, u);
   problem.name = BaseName(path);
   return problem;
 }
+
 
 LinearComplementarityProblem ReadProblemFile(const std::string& path, const std::string& q_path,
                                              const std::string& lower_path,
@@ -235,7 +284,7 @@ LinearComplementarityProblem ReadProblemFile(const std::string& path, const std:
         lower_path.empty() ? Eigen::VectorXd::Zero(q.size()) : ReadVectorFile(lower_path);
     Eigen::VectorXd u =
         upper_path.empty() ? Eigen::VectorXd::Constant(q.size(), kInf) : ReadVectorFile(upper_path);
-    LinearComplementarityProblem problem(ReadMatrixMarket(path), std::move(q), std::move(l),
+    LinearComplementarityProblem problem(ReadMatrixMarket(path, q.size()), std::move(q), std::move(l),
                                          std::move(u));
     problem.name = base;
     return problem;

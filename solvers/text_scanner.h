@@ -16,11 +16,23 @@ class ParseError : public std::runtime_error {
 
 namespace internal {
 
+// Largest problem file the readers accept (bytes); a larger one is refused before it is read.
+constexpr int64_t kMaxProblemFileBytes = int64_t{1} << 31;
+
+// Reads a whole text file for a reader: throws ParseError if it cannot be opened, is not a
+// regular file (a directory, a device), is larger than kMaxProblemFileBytes, or holds binary
+// data (a NUL or another control byte than white space).
+std::string ReadTextFile(const std::string& path);
+
+// `text` as it may appear in a message: at most `max_length` bytes, bytes outside printable
+// ASCII written as \xNN.
+std::string Printable(const std::string& text, size_t max_length = 40);
+
 class TextScanner {
  public:
-  // Reads the whole file; throws ParseError if it cannot be opened.
+  // Reads the whole file with ReadTextFile().
   explicit TextScanner(const std::string& path);
-  // Scans text already in memory; `name` is used in messages.
+  // Scans text already in memory; `name` is used in messages. Throws ParseError on binary data.
   TextScanner(std::string name, std::string text);
 
   // Next whitespace-separated token, or empty at end of input.
@@ -36,6 +48,13 @@ class TextScanner {
   // Throws unless at least `count` more tokens could still be in the input (guards against
   // huge allocations requested by a corrupt size field).
   void RequireTokens(int64_t count, const std::string& what) const;
+
+  // Consumes the next token if it is a number and returns true; otherwise leaves it.
+  bool NextNumberOrRestore();
+  // After the last value of a problem: the rest of the input must be empty or a remark whose
+  // first token is not a number (Siconos files carry such remarks). Otherwise fails naming
+  // `last` (what was read last) and the token found.
+  void ExpectEndOrRemark(const std::string& last);
 
   [[noreturn]] void Fail(const std::string& message) const;
   int line() const { return line_; }
