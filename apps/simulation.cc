@@ -326,20 +326,28 @@ void WriteStatsCsv(const std::vector<SimulationStats>& stats, std::ostream& out)
 }
 
 std::string StatsJson(const SimulationStats& s) {
-  // nlohmann::json escapes the strings and writes a non-finite number as null.
-  nlohmann::ordered_json json;
-  json["scene"] = s.scene;
-  json["solver"] = s.variant;
-  json["steps"] = s.steps;
-  json["failed_steps"] = s.failed_steps;
-  json["max_natural_residual"] = s.max_residual;
-  json["max_penetration"] = s.max_penetration;
-  json["median_us_per_step"] = s.median_us;
-  json["max_us_per_step"] = s.max_us;
-  json["median_iterations"] = s.median_iterations;
-  json["max_iterations"] = s.max_iterations;
-  json["first_failure"] = s.first_failure;
-  return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // Strings escaped by nlohmann::json; a non-finite number is written as null (JSON has no inf).
+  const auto text = [](const std::string& value) {
+    return nlohmann::json(value).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  const auto number = [](double value) {
+    if (!std::isfinite(value)) return std::string("null");
+    std::ostringstream os;
+    os.precision(6);
+    os << value;
+    return os.str();
+  };
+  std::ostringstream os;
+  os << "{\"scene\": " << text(s.scene) << ", \"solver\": " << text(s.variant)
+     << ", \"steps\": " << s.steps << ", \"failed_steps\": " << s.failed_steps
+     << ", \"max_natural_residual\": " << number(s.max_residual)
+     << ", \"max_penetration\": " << number(s.max_penetration)
+     << ", \"median_us_per_step\": " << number(s.median_us)
+     << ", \"max_us_per_step\": " << number(s.max_us)
+     << ", \"median_iterations\": " << s.median_iterations
+     << ", \"max_iterations\": " << s.max_iterations
+     << ", \"first_failure\": " << text(s.first_failure) << "}";
+  return os.str();
 }
 
 std::string SceneDirectory() {

@@ -6,6 +6,7 @@
 #include "contact/overlap.h"
 #include "integrators/json_reader.h"
 #include "integrators/limits.h"
+#include "solvers/text_scanner.h"
 #include "solvers/linear_solve.h"
 #include "solvers/nonlinear_solve.h"
 
@@ -289,18 +290,22 @@ QuasistaticScene ParseQuasistaticScene(const std::string& text, const std::strin
 
 namespace {
 bool ReadFile(const std::string& path, std::string* text) {
-  std::ifstream file(path);
-  if (!file) return false;
-  std::stringstream buffer;
-  buffer << file.rdbuf();
-  *text = buffer.str();
+  try {
+    *text = internal::ReadTextFile(path);
+  } catch (const ParseError&) {
+    return false;
+  }
   return true;
 }
 }  // namespace
 
 QuasistaticScene LoadQuasistaticScene(const std::string& path) {
   std::string text;
-  if (!ReadFile(path, &text)) throw std::invalid_argument(path + ": cannot open the scene file");
+  try {
+    text = internal::ReadTextFile(path);
+  } catch (const ParseError& e) {
+    throw std::invalid_argument(e.what());  // scenes report std::invalid_argument
+  }
   return ParseQuasistaticScene(text, path);
 }
 

@@ -10,6 +10,7 @@
 #include "contact/overlap.h"
 #include "integrators/json_reader.h"
 #include "integrators/limits.h"
+#include "solvers/text_scanner.h"
 
 namespace ncpkit {
 namespace {
@@ -309,11 +310,13 @@ Scene ParseScene(const std::string& text, const std::string& source) {
 }
 
 Scene LoadScene(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw std::invalid_argument(path + ": cannot open the scene file");
-  std::stringstream text;
-  text << file.rdbuf();
-  return ParseScene(text.str(), path);
+  std::string text;
+  try {
+    text = internal::ReadTextFile(path);
+  } catch (const ParseError& e) {
+    throw std::invalid_argument(e.what());  // scenes report std::invalid_argument
+  }
+  return ParseScene(text, path);
 }
 
 SceneRunner::SceneRunner(const Scene& scene)

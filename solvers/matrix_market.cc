@@ -21,7 +21,12 @@ std::string Lower(std::string s) {
 
 Eigen::SparseMatrix<double> ReadMatrixMarket(const std::string& path,
                                              Eigen::Index expected_size) {
-  TextScanner in(path);
+  return ParseMatrixMarket(internal::ReadTextFile(path), path, expected_size);
+}
+
+Eigen::SparseMatrix<double> ParseMatrixMarket(const std::string& text, const std::string& path,
+                                              Eigen::Index expected_size) {
+  TextScanner in(path, text);
   std::string line;
   if (!in.NextLine(&line)) in.Fail("empty file, expected a %%MatrixMarket header");
   std::istringstream header(Lower(line));
@@ -62,7 +67,12 @@ Eigen::SparseMatrix<double> ReadMatrixMarket(const std::string& path,
   }
   if (expected_size >= 0 && (rows != expected_size || cols != expected_size)) {
     std::ostringstream os;
-    os << "M is " << rows << " x " << cols << " but q has " << expected_size << " entries";
+    os << "M is " << rows << " x " << cols;
+    if (rows != cols) {
+      os << ", it must be square";
+    } else {
+      os << " but q has " << expected_size << " entries";
+    }
     in.Fail(os.str());
   }
   // Nothing is allocated before the file is known to hold the entries it declares.

@@ -20,6 +20,9 @@ constexpr int64_t kMaxMatrixMarketDimension = 10'000'000;
 // ParseError on malformed input, naming the file and the line.
 Eigen::SparseMatrix<double> ReadMatrixMarket(const std::string& path,
                                              Eigen::Index expected_size = -1);
+// The same from text in memory; `name` stands for the file in messages.
+Eigen::SparseMatrix<double> ParseMatrixMarket(const std::string& text, const std::string& name,
+                                              Eigen::Index expected_size = -1);
 
 // Reads a vector written as whitespace-separated numbers ("inf" and "-inf" allowed, for
 // bounds); lines starting with '%' or '#' are comments. Throws ParseError if it has none.

@@ -194,7 +194,15 @@ void SkipSolutionValues(TextScanner& in) {
 }  // namespace
 
 LinearComplementarityProblem ReadSiconosLcp(const std::string& path) {
-  TextScanner in(path);
+  return ParseSiconosLcp(internal::ReadTextFile(path), path);
+}
+
+LinearComplementarityProblem ReadSiconosMlcp(const std::string& path) {
+  return ParseSiconosMlcp(internal::ReadTextFile(path), path);
+}
+
+LinearComplementarityProblem ParseSiconosLcp(const std::string& text, const std::string& path) {
+  TextScanner in(path, text);
   const int n = static_cast<int>(in.ReadInt("problem size n", 1, kMaxDim));
   // q alone takes n values: a size the file cannot hold is refused before any allocation.
   in.RequireTokens(n, "an LCP of size n");
@@ -209,8 +217,8 @@ LinearComplementarityProblem ReadSiconosLcp(const std::string& path) {
   return problem;
 }
 
-LinearComplementarityProblem ReadSiconosMlcp(const std::string& path) {
-  TextScanner in(path);
+LinearComplementarityProblem ParseSiconosMlcp(const std::string& text, const std::string& path) {
+  TextScanner in(path, text);
   const bool type1 = in.ReadInt("isStorageType1 (0 or 1)", 0, 1) == 1;
   const bool type2 = in.ReadInt("isStorageType2 (0 or 1)", 0, 1) == 1;
   if (!type1 && !type2) in.Fail("neither storage type is set");
@@ -284,7 +292,8 @@ LinearComplementarityProblem ReadProblemFile(const std::string& path, const std:
         lower_path.empty() ? Eigen::VectorXd::Zero(q.size()) : ReadVectorFile(lower_path);
     Eigen::VectorXd u =
         upper_path.empty() ? Eigen::VectorXd::Constant(q.size(), kInf) : ReadVectorFile(upper_path);
-    LinearComplementarityProblem problem(ReadMatrixMarket(path, q.size()), std::move(q), std::move(l),
+    Eigen::SparseMatrix<double> M = ReadMatrixMarket(path, q.size());
+    LinearComplementarityProblem problem(std::move(M), std::move(q), std::move(l),
                                          std::move(u));
     problem.name = base;
     return problem;

@@ -21,6 +21,10 @@ LinearComplementarityProblem ReadSiconosLcp(const std::string& path);
 // ncpkit solves square MLCPs only: a rectangular M is rejected with a ParseError.
 LinearComplementarityProblem ReadSiconosMlcp(const std::string& path);
 
+// The same from text in memory; `name` stands for the file in messages and names the problem.
+LinearComplementarityProblem ParseSiconosLcp(const std::string& text, const std::string& name);
+LinearComplementarityProblem ParseSiconosMlcp(const std::string& text, const std::string& name);
+
 // Reads any supported problem file: "*.mtx" as Matrix Market (see matrix_market.h) with q
 // from `q_path` and optional bounds l, u from `lower_path`, `upper_path` (vector files; "inf"
 // allowed; default l = 0, u = +inf); files whose name contains "mlcp" as Siconos MLCP; other

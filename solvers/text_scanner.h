@@ -9,9 +9,10 @@
 namespace ncpkit {
 
 // Thrown by the file readers: the message names the file, the line and what was expected.
-class ParseError : public std::runtime_error {
+// A kind of std::invalid_argument, like every other report of bad input data.
+class ParseError : public std::invalid_argument {
  public:
-  using std::runtime_error::runtime_error;
+  using std::invalid_argument::invalid_argument;
 };
 
 namespace internal {

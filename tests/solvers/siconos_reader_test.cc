@@ -75,8 +75,9 @@ TEST_CASE("malformed LCP files give a message with the line and what was expecte
             .find("expected q(1) (a number), found end of file") != std::string::npos);
   CHECK(ParseErrorOf("storage.dat", "2\n7\n2\n2\n").find("storage type") != std::string::npos);
   CHECK(ParseErrorOf("size.dat", "-3\n").find("problem size n in [1,") != std::string::npos);
+  // A size the file cannot hold is refused before the matrix header is read.
   CHECK(ParseErrorOf("huge.dat", "2000000\n0\n2000000\n2000000\n2000000 2000000\n1\n")
-            .find("needs 4000000000000 values") != std::string::npos);
+            .find("an LCP of size n needs 2000000 values") != std::string::npos);
   CHECK(ParseErrorOf("mismatch.dat", "2\n0\n3\n3\n3 3\n")
             .find("M is 3 x 3 but the LCP has size n = 2") != std::string::npos);
   CHECK(ParseErrorOf("header.dat", "2\n0\n2\n2\n2 3\n").find("then 2 x 3") != std::string::npos);
