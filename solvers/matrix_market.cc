@@ -107,7 +107,11 @@ Eigen::SparseMatrix<double> ParseMatrixMarket(const std::string& text, const std
 }
 
 Eigen::VectorXd ReadVectorFile(const std::string& path) {
-  TextScanner in(path);
+  return ParseVectorFile(internal::ReadTextFile(path), path);
+}
+
+Eigen::VectorXd ParseVectorFile(const std::string& text, const std::string& path) {
+  TextScanner in(path, text);
   std::vector<double> values;
   std::string line;
   int line_number = 0;

@@ -27,6 +27,8 @@ Eigen::SparseMatrix<double> ParseMatrixMarket(const std::string& text, const std
 // Reads a vector written as whitespace-separated numbers ("inf" and "-inf" allowed, for
 // bounds); lines starting with '%' or '#' are comments. Throws ParseError if it has none.
 Eigen::VectorXd ReadVectorFile(const std::string& path);
+// The same from text in memory; `name` stands for the file in messages.
+Eigen::VectorXd ParseVectorFile(const std::string& text, const std::string& name);
 
 // Writes M in Matrix Market coordinate format and a vector as one number per line.
 void WriteMatrixMarket(const std::string& path, const Eigen::SparseMatrix<double>& M);

@@ -2,6 +2,9 @@
 #ifndef NCPKIT_TESTS_TEST_SUPPORT_H_
 #define NCPKIT_TESTS_TEST_SUPPORT_H_
 
+#include <sys/wait.h>
+
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -25,6 +28,32 @@ class TemporaryFile {
  private:
   std::string path_;
 };
+
+// The ncpkit program run as a user would: its exit status and stdout + stderr together.
+struct Run {
+  int status = -1;
+  std::string output;
+};
+
+inline Run RunNcpkit(const std::string& args) {
+  const std::string command = std::string(NCPKIT_BINARY) + " " + args + " 2>&1";
+  Run run;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
+    run.output.append(buffer.data(), n);
+  }
+  const int raw = pclose(pipe);
+  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return run;
+}
+
+// A file of this repository's tests/data/.
+inline std::string TestData(const std::string& relative) {
+  return std::string(NCPKIT_SOURCE_DIR) + "/tests/data/" + relative;
+}
 
 }  // namespace ncpkit::testing
 

@@ -15,24 +15,8 @@ namespace {
 using testing::SharedData;
 using testing::TemporaryFile;
 
-struct Run {
-  int status = -1;
-  std::string output;  // stdout and stderr together
-};
-
-Run RunNcpkit(const std::string& args) {
-  const std::string command = std::string(NCPKIT_BINARY) + " " + args + " 2>&1";
-  Run run;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    run.output.append(buffer.data(), n);
-  const int raw = pclose(pipe);
-  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return run;
-}
+using testing::Run;
+using testing::RunNcpkit;
 
 TEST_CASE("solve: converged run exits 0 and prints the summary") {
   const Run run = RunNcpkit("solve " + SharedData("lcp/lcp_CPS_2.dat"));

@@ -1,0 +1,122 @@
+#include "tests/fuzz/fuzz_targets.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "integrators/quasistatic_scene.h"
+#include "integrators/scene.h"
+#include "solvers/linear_solve.h"
+#include "solvers/matrix_market.h"
+#include "solvers/siconos_reader.h"
+
+namespace ncpkit::fuzz {
+namespace {
+
+// Bounds that keep one input's solve or run short (libFuzzer's time-out is per input).
+constexpr int kMaxSolveSize = 64;
+constexpr int kMaxSceneBodies = 12;
+constexpr int kMaxSteps = 3;
+
+std::string Text(const uint8_t* data, size_t size) {
+  return std::string(reinterpret_cast<const char*>(data), size);
+}
+
+[[noreturn]] void Finding(const std::string& what) {
+  std::fprintf(stderr, "fuzz finding: %s\n", what.c_str());
+  std::abort();
+}
+
+// A solver's summary must not claim a convergence its natural residual denies.
+void CheckSummary(const SolverSummary& summary, const std::string& context) {
+  if (summary.IsSolved() && !(summary.natural_residual <= summary.tolerance)) {
+    Finding(context + ": " + summary.solver + " says solved at natural residual " +
+            std::to_string(summary.natural_residual) + " > " + std::to_string(summary.tolerance));
+  }
+}
+
+void SolveBounded(const LinearComplementarityProblem& problem) {
+  if (problem.size() > kMaxSolveSize) return;
+  for (const std::string solver : {"lemke", "pgs", "fb-newton"}) {
+    LinearSolveSettings settings;
+    settings.max_iterations = solver == "lemke" ? 2000 : solver == "pgs" ? 200 : 30;
+    Eigen::VectorXd z;
+    CheckSummary(SolveLinearProblem(solver, problem, settings, &z), problem.name);
+  }
+}
+
+template <class Parse>
+void ParseThenSolve(const uint8_t* data, size_t size, Parse parse) {
+  try {
+    SolveBounded(parse(Text(data, size)));
+  } catch (const std::invalid_argument&) {
+    // Rejected with a message: the readers' contract.
+  }
+}
+
+}  // namespace
+
+void SiconosLcp(const uint8_t* data, size_t size) {
+  ParseThenSolve(data, size, [](const std::string& t) { return ParseSiconosLcp(t, "fuzz.dat"); });
+}
+
+void SiconosMlcp(const uint8_t* data, size_t size) {
+  ParseThenSolve(data, size,
+                 [](const std::string& t) { return ParseSiconosMlcp(t, "fuzz_mlcp.dat"); });
+}
+
+void MatrixMarket(const uint8_t* data, size_t size) {
+  ParseThenSolve(data, size, [](const std::string& t) {
+    const Eigen::SparseMatrix<double> M = ParseMatrixMarket(t, "fuzz.mtx");
+    if (M.rows() != M.cols() || M.rows() > kMaxSolveSize) {
+      throw std::invalid_argument("not a small square matrix");
+    }
+    Eigen::VectorXd q = Eigen::VectorXd::LinSpaced(M.rows(), -1.0, 1.0);
+    LinearComplementarityProblem problem(M, q);
+    problem.name = "fuzz.mtx";
+    return problem;
+  });
+}
+
+void VectorFile(const uint8_t* data, size_t size) {
+  try {
+    const Eigen::VectorXd v = ParseVectorFile(Text(data, size), "fuzz.txt");
+    if (v.size() == 0) Finding("an empty vector was accepted");
+  } catch (const std::invalid_argument&) {
+  }
+}
+
+void ImplicitScene(const uint8_t* data, size_t size) {
+  try {
+    Scene scene = ParseScene(Text(data, size), "fuzz.json");
+    if (scene.bodies.size() > kMaxSceneBodies) return;
+    scene.options.max_iterations = std::min(scene.options.max_iterations, 30);
+    scene.duration = std::min(scene.duration, kMaxSteps * scene.options.h);
+    SceneRunner runner(scene);
+    while (!runner.Done()) CheckSummary(runner.Step().summary, scene.name);
+  } catch (const std::invalid_argument&) {
+  }
+}
+
+void QuasistaticScene(const uint8_t* data, size_t size) {
+  try {
+    ncpkit::QuasistaticScene scene = ParseQuasistaticScene(Text(data, size), "fuzz.json");
+    if (scene.system.bodies().size() > kMaxSceneBodies) return;
+    QuasistaticOptions options = scene.options;
+    options.max_iterations = options.max_iterations == 0 ? 200 : std::min(options.max_iterations, 200);
+    QuasistaticStepper stepper(scene.system, options);
+    for (int k = 0; k < kMaxSteps; ++k) CheckSummary(stepper.Step().summary, scene.name);
+  } catch (const std::invalid_argument&) {
+  }
+}
+
+const std::vector<NamedTarget>& Targets() {
+  static const std::vector<NamedTarget> kTargets = {
+      {"siconos_lcp", SiconosLcp},     {"siconos_mlcp", SiconosMlcp},
+      {"matrix_market", MatrixMarket}, {"vector_file", VectorFile},
+      {"implicit_scene", ImplicitScene}, {"quasistatic_scene", QuasistaticScene}};
+  return kTargets;
+}
+
+}  // namespace ncpkit::fuzz
