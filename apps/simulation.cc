@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -31,6 +32,16 @@ std::string CsvField(const std::string& text) {
     quoted += c;
   }
   return quoted + "\"";
+}
+
+// VmHWM of /proc/self/status: the peak resident memory of this process image (kB), or -1.
+int64_t PeakResidentKilobytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6);
+  }
+  return -1;
 }
 
 }  // namespace
@@ -115,6 +126,7 @@ class StatsAccumulator {
     }
     stats_.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    stats_.peak_rss_kb = PeakResidentKilobytes();
     return stats_;
   }
 
@@ -245,6 +257,13 @@ void TrajectoryTable::Add(const StepRecord& record, const SceneRunner& runner) {
     row.bodies.insert(row.bodies.end(), values, values + 13);
   }
   row.contacts = record.contacts;
+  const ImplicitStepperOptions& options = runner.stepper().options();
+  row.energy = 0.0;
+  for (const Body& b : bodies) {
+    if (!b.fixed) row.energy += MechanicalEnergy(b.mass, b.state, options.gravity);
+  }
+  // A scripted impulse acted in this step (fired() records the start time of its step).
+  row.impulse = !runner.fired().empty() && runner.fired().back().time > record.time - 1.5 * options.h;
   row.iterations = record.summary.iterations;
   row.residual = record.summary.natural_residual;
   row.time_us = record.step_seconds * 1e6;
@@ -277,7 +296,7 @@ void TrajectoryTable::WriteCsv(std::ostream& out) const {
       out << "," << CsvField(name + "." + q);
     }
   }
-  out << ",solver.iterations,solver.residual,solver.time_us,solver.status\n";
+  out << ",solver.iterations,solver.residual,solver.time_us,solver.status,energy,impulse\n";
   const auto number = [](double x) { return Format("%.12g", x); };
   for (const Row& row : rows_) {
     out << number(row.t);
@@ -295,7 +314,7 @@ void TrajectoryTable::WriteCsv(std::ostream& out) const {
           << number(c->p_r) << "," << c->n_active_f << "," << number(c->gap);
     }
     out << "," << row.iterations << "," << number(row.residual) << "," << number(row.time_us) << ","
-        << row.status << "\n";
+        << row.status << "," << Format("%.17g", row.energy) << "," << (row.impulse ? 1 : 0) << "\n";
   }
 }
 
@@ -346,7 +365,9 @@ std::string StatsJson(const SimulationStats& s) {
      << ", \"max_us_per_step\": " << number(s.max_us)
      << ", \"median_iterations\": " << s.median_iterations
      << ", \"max_iterations\": " << s.max_iterations
-     << ", \"first_failure\": " << text(s.first_failure) << "}";
+     << ", \"first_failure\": " << text(s.first_failure)
+     << ", \"peak_rss_kb\": " << (s.peak_rss_kb >= 0 ? std::to_string(s.peak_rss_kb) : "null")
+     << "}";
   return os.str();
 }
 

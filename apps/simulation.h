@@ -29,6 +29,9 @@ struct SimulationStats {
   double median_us = 0.0, max_us = 0.0;
   int median_iterations = 0, max_iterations = 0;
   double wall_seconds = 0.0;
+  // Peak resident memory of the process so far (kB; VmHWM of /proc/self/status, -1 if the
+  // system does not say), for checking that long runs keep their memory flat.
+  int64_t peak_rss_kb = -1;
 };
 
 // Runs `scene` (its duration and solver may have been overridden by the caller); `on_step`
@@ -72,7 +75,9 @@ class QuasistaticTrajectoryTable {
 
 // Collects a trajectory and writes it as CSV: t; per body x, y, z, qw, qx, qy, qz, vx, vy, vz,
 // wx, wy, wz; per contact pair that was ever active ax, ay, az, pn, pt, po, pr, n_active, gap
-// (empty while the pair is not active); solver iterations, residual, time_us, status.
+// (empty while the pair is not active); solver iterations, residual, time_us, status; energy
+// (kinetic + gravitational potential of the moving bodies, J) and impulse (1 if a scripted
+// impulse acted in the step).
 class TrajectoryTable {
  public:
   void Add(const StepRecord& record, const SceneRunner& runner);
@@ -83,6 +88,8 @@ class TrajectoryTable {
     double t;
     std::vector<double> bodies;
     std::vector<ContactRecord> contacts;
+    double energy;  // kinetic + gravitational potential of the moving bodies (J)
+    bool impulse;   // a scripted impulse acted in the step
     int iterations;
     double residual, time_us;
     std::string status;

@@ -54,6 +54,14 @@ Eigen::Matrix3d WorldInertia(const MassProperties& mass, const Eigen::Quaternion
   return R * mass.body_inertia * R.transpose();
 }
 
+double MechanicalEnergy(const MassProperties& mass, const RigidBodyState& state,
+                        const Eigen::Vector3d& gravity) {
+  const Eigen::Vector3d& w = state.angular_velocity;
+  return 0.5 * mass.mass * state.linear_velocity.squaredNorm() +
+         0.5 * w.dot(WorldInertia(mass, state.orientation) * w) -
+         mass.mass * gravity.dot(state.position);
+}
+
 void AdvanceState(double h, const Eigen::Matrix<double, 6, 1>& nu_plus, RigidBodyState* state) {
   double pose[7];
   IntegratePose(*state, h, nu_plus.data(), pose);

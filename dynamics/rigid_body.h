@@ -54,6 +54,11 @@ struct RigidBodyState {
 // World-frame inertia R I_body R^T.
 Eigen::Matrix3d WorldInertia(const MassProperties& mass, const Eigen::Quaterniond& orientation);
 
+// Kinetic plus gravitational potential energy (J): 1/2 m v.v + 1/2 w.I w - m g.x, with the
+// potential zero at the world origin.
+double MechanicalEnergy(const MassProperties& mass, const RigidBodyState& state,
+                        const Eigen::Vector3d& gravity);
+
 // The rotation of angle |theta| about theta / |theta| as a quaternion [w, x, y, z], smooth in
 // theta (a Taylor series near 0), so that Jets carry exact derivatives through it.
 template <class T>

@@ -475,7 +475,7 @@ StepRecord ImplicitStepper::Step(const std::vector<Vector6d>& applied_impulses) 
     std::vector<char> all_remembered(num_bodies, 1);
     next_memory.clear();
     for (size_t k = 0; k < pairs.size(); ++k) {
-      const auto [f, g] = pairs[k];
+      const int f = pairs[k].first, g = pairs[k].second;  // (lambdas below use them)
       ContactPairStep& s = *problem.pair_data[k];
       s.h = h;
       s.state_f = bodies_[f].state;
