@@ -113,8 +113,10 @@ ReducedLcp Reduce(const LinearComplementarityProblem& problem) {
     for (int a = 0; a < nc; ++a) {
       for (int b = 0; b < nf; ++b) M_cf(a, b) = M(r.kept_rows[a], r.free[b]);
     }
-    M_cc -= M_cf * r.free_lu.solve(r.M_fc);
-    q_c -= M_cf * r.free_lu.solve(r.q_f);
+    if (nc > 0) {  // (a solve with no right-hand side column is UB inside Eigen)
+      M_cc -= M_cf * r.free_lu.solve(r.M_fc);
+      q_c -= M_cf * r.free_lu.solve(r.q_f);
+    }
   }
   // Shift / flip to x >= 0 and add s for doubly bounded variables.
   for (int a = 0; a < nc; ++a) {
