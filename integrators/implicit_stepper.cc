@@ -16,6 +16,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // A multiplier l_i (i != k1) above this counts as positive: the l_i are ratios of gradient
 // weights, of order 1 when the inequality is active.
 constexpr double kActiveMultiplier = 1e-6;
+// Fraction of the tolerance below which a warm start is accepted without a Newton step.
+constexpr double kWarmStartAcceptance = 1e-2;
 
 Eigen::Vector3d WorldSupport(const Shape& shape, const RigidBodyState& state,
                              const Eigen::Vector3d& direction, double flat = 1e-9) {
@@ -242,6 +244,9 @@ ImplicitStepper::ImplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
                                               options_.max_iterations);
   solver_->set_record_history(options_.keep_solver_reports);
   solver_->set_project_onto_bounds(true);
+  // A resting contact's warm start is refined once its residual reaches 1 % of the
+  // tolerance, so rounding errors do not accumulate over the steps.
+  solver_->set_start_acceptance(kWarmStartAcceptance);
 }
 
 ImplicitStepper::~ImplicitStepper() = default;

@@ -47,6 +47,10 @@ void NonlinearSolver::set_project_onto_bounds(bool project) {
   if (newton_) newton_->mutable_options().project_onto_bounds = project;
 }
 
+void NonlinearSolver::set_start_acceptance(double fraction) {
+  if (newton_) newton_->mutable_options().start_acceptance = fraction;
+}
+
 void NonlinearSolver::set_record_history(bool record) {
   if (newton_) newton_->mutable_options().record_history = record;
 }

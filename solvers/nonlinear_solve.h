@@ -31,6 +31,8 @@ class NonlinearSolver {
   void set_record_history(bool record);
   // Newton variants: keep iterates inside the bounds (FischerBurmeisterNewton::Options).
   void set_project_onto_bounds(bool project);
+  // Newton variants: FischerBurmeisterNewton::Options::start_acceptance.
+  void set_start_acceptance(double fraction);
   SolverSummary Solve(const MixedComplementarityProblem& problem, Eigen::VectorXd* z,
                       std::string* full_report = nullptr);
 

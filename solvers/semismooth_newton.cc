@@ -110,6 +110,8 @@ bool FischerBurmeisterNewton::Options::IsValid(std::string* why) const {
     os << "tolerance = " << tolerance << " must be > 0";
   else if (max_iterations < 1)
     os << "max_iterations = " << max_iterations << " must be >= 1";
+  else if (!(start_acceptance > 0.0 && start_acceptance <= 1.0))
+    os << "start_acceptance = " << start_acceptance << " must be in (0, 1]";
   else if (!(penalty_lambda > 0.0 && penalty_lambda <= 1.0))
     os << "penalty_lambda = " << penalty_lambda << " must be in (0, 1]";
   else if (!(armijo_sigma > 0.0 && armijo_sigma < 0.5))
@@ -210,11 +212,20 @@ FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
   internal::NewtonMatrix& newton = *newton_matrix_;
   bool& pattern_analyzed = klu_analyzed_;  // the KLU analysis of H's pattern, kept across solves
 
+  // The start, kept while it meets the tolerance but not start_acceptance * tolerance.
+  const double start_residual = natural_residual(*z, F, l, u);
+  Eigen::VectorXd acceptable_start;
+  if (start_residual <= options_.tolerance &&
+      start_residual > options_.start_acceptance * options_.tolerance) {
+    acceptable_start = *z;
+  }
   for (int iteration = 0;; ++iteration) {
     summary.iterations = iteration;
     summary.natural_residual = natural_residual(*z, F, l, u);
     residuals.push_back(summary.natural_residual);
-    if (summary.natural_residual <= options_.tolerance) {
+    const double threshold =
+        iteration == 0 ? options_.start_acceptance * options_.tolerance : options_.tolerance;
+    if (summary.natural_residual <= threshold) {
       summary.status = Status::Converged;
       break;
     }
@@ -351,6 +362,13 @@ FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
     record.merit = merit;
     record.natural_residual = natural_residual(*z, F, l, u);
     if (options_.record_history) summary.history.push_back(record);
+  }
+  if (acceptable_start.size() > 0 &&
+      (summary.status != Status::Converged || summary.natural_residual > start_residual)) {
+    *z = acceptable_start;  // the step did not improve a start that met the tolerance
+    summary.status = Status::Converged;
+    summary.natural_residual = start_residual;
+    summary.message.clear();
   }
 
   // Rate diagnostic: the last four ratios of successive natural residuals all in [0.1, 0.9]

@@ -41,6 +41,13 @@ class FischerBurmeisterNewton {
     int dense_threshold = 20;  // Auto: dense LU below this size, KLU from it on (measured:
                                // dense faster at n = 10, KLU at n = 30, bench/)
     double tolerance = 1e-10;  // natural residual
+    // A start point is returned without a Newton step only if its natural residual is at most
+    // start_acceptance * tolerance; otherwise at least one step is taken (and the start is
+    // kept if that step does not improve it). In (0, 1]. A time-stepper that warm-starts from
+    // the last step's solution sets it below 1: accepted as is, the rounding errors of a
+    // warm start build up step after step (the implicit stepper uses 1e-2: a resting box's
+    // residual grew in proportion to time, 2e-12 after 1e5 steps, with 1).
+    double start_acceptance = 1.0;
     int max_iterations = 200;
     double armijo_sigma = 1e-4;
     double backtrack_factor = 0.5;
