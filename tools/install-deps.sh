@@ -2,7 +2,9 @@
 # Installs the Debian packages ncpkit needs, if any is missing (run as root on Debian 12).
 set -euo pipefail
 required=(g++ cmake make libeigen3-dev libsuitesparse-dev libceres-dev doctest-dev libbenchmark-dev
-          nlohmann-json3-dev)
+          nlohmann-json3-dev
+          # the test suite: Clang's sanitizers and libFuzzer, Debian's Python for tools/soak.py
+          clang libclang-rt-14-dev python3)
 # Optional peer library: the benchmarks measure ratios against Siconos numerics when present.
 optional=(libsiconos-numerics-dev)
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds ncpkit and runs the whole test suite: a smoke run of the benchmarks, the unit tests
-# built with AddressSanitizer + UndefinedBehaviorSanitizer, and the unit tests (Release). Then
+# Builds ncpkit and runs the whole test suite: a smoke run of the benchmarks; the unit tests
+# built with Clang's AddressSanitizer + UndefinedBehaviorSanitizer, in a tree that also builds
+# the libFuzzer programs; every reader and parser fuzzed for FUZZ_SECONDS (default 60) each;
+# a shortened soak of every scene (tools/soak.py --factor 2); the unit tests (Release). Then
 # lists the expected failures the tests recorded, and repeats the ctest summary last.
 # Expects ../shared (the shared test data) beside the repository.
 set -euo pipefail
@@ -15,11 +17,21 @@ echo "== Benchmark smoke run (small sizes, so that the benchmarks never rot)"
 build/bench/ncpkit_bench --benchmark_filter='/(10|100)$|Mcp|Josephy|sliding_cube.json/fb-newton$|Quasistatic/gripper' \
   --benchmark_min_time=0.01
 
-echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
-cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNCPKIT_SANITIZE=ON \
-  -DNCPKIT_BUILD_BENCHMARKS=OFF >/dev/null
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer build (Clang, fuzzer-instrumented) and tests"
+# A tree configured with another compiler cannot be switched in place.
+if [ -f build-sanitize/CMakeCache.txt ] && ! grep -q 'CMAKE_CXX_COMPILER:.*clang' build-sanitize/CMakeCache.txt; then
+  rm -rf build-sanitize
+fi
+CC=clang CXX=clang++ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DNCPKIT_FUZZ=ON -DNCPKIT_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build build-sanitize -j "$jobs"
 (cd build-sanitize && ctest --output-on-failure)
+
+echo "== Fuzzing every reader and parser (libFuzzer, ${FUZZ_SECONDS:-60} s each)"
+FUZZ_BUILD_DIR=build-sanitize bash tools/fuzz.sh
+
+echo "== Soak, shortened (every scene at twice its duration)"
+/usr/bin/python3 tools/soak.py --factor 2
 
 echo "== Release tests"
 status=0
