@@ -81,7 +81,8 @@ int SimulateQuasistatic(const CommandLine& line, std::ostream& out) {
 }  // namespace
 
 int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) {
-  const CommandLine line = CommandLine::Parse(args, {"solver", "duration", "out", "max-steps"}, {"json"});
+  const CommandLine line =
+      CommandLine::Parse(args, {"solver", "duration", "out", "max-steps"}, {"json"});
   if (line.positional.size() != 1) {
     throw UsageError("simulate needs exactly one SCENE file\n" + UsageText());
   }
@@ -110,7 +111,8 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) 
 }
 
 int RunCompareCommand(const std::vector<std::string>& args, std::ostream& out) {
-  const CommandLine line = CommandLine::Parse(args, {"solvers", "csv", "duration", "max-steps"}, {});
+  const CommandLine line =
+      CommandLine::Parse(args, {"solvers", "csv", "duration", "max-steps"}, {});
   if (line.positional.empty()) throw UsageError("compare needs SCENE files\n" + UsageText());
   std::vector<std::string> variants = DefaultCompareVariants();
   std::vector<std::string> quasistatic_variants = DefaultQuasistaticVariants();

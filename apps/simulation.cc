@@ -106,8 +106,9 @@ class StatsAccumulator {
     stats_.max_residual = std::isnan(summary.natural_residual)
                               ? std::numeric_limits<double>::infinity()
                               : std::max(stats_.max_residual, summary.natural_residual);
-    stats_.max_penetration = std::isnan(penetration) ? std::numeric_limits<double>::infinity()
-                                                     : std::max(stats_.max_penetration, penetration);
+    stats_.max_penetration = std::isnan(penetration)
+                                 ? std::numeric_limits<double>::infinity()
+                                 : std::max(stats_.max_penetration, penetration);
     const double us = seconds * 1e6;
     times_.Add(us);
     stats_.max_us = std::max(stats_.max_us, us);
@@ -213,7 +214,8 @@ void QuasistaticTrajectoryTable::WriteCsv(std::ostream& out) const {
     for (const char* q : {"x", "y", "z", "qw", "qx", "qy", "qz"})
       out << "," << CsvField(names_[b] + "." + q);
   }
-  for (const std::string& a : actuators_) out << "," << CsvField(a + ".q") << "," << CsvField(a + ".q_cmd");
+  for (const std::string& a : actuators_)
+    out << "," << CsvField(a + ".q") << "," << CsvField(a + ".q_cmd");
   for (const auto& entry : pair_column) {
     const std::string name = names_[entry.first.first] + "-" + names_[entry.first.second];
     for (const char* q : {"cn", "cf", "phi", "points"}) out << "," << CsvField(name + "." + q);
@@ -263,7 +265,8 @@ void TrajectoryTable::Add(const StepRecord& record, const SceneRunner& runner) {
     if (!b.fixed) row.energy += MechanicalEnergy(b.mass, b.state, options.gravity);
   }
   // A scripted impulse acted in this step (fired() records the start time of its step).
-  row.impulse = !runner.fired().empty() && runner.fired().back().time > record.time - 1.5 * options.h;
+  row.impulse =
+      !runner.fired().empty() && runner.fired().back().time > record.time - 1.5 * options.h;
   row.iterations = record.summary.iterations;
   row.residual = record.summary.natural_residual;
   row.time_us = record.step_seconds * 1e6;
@@ -325,10 +328,11 @@ void PrintStatsTable(const std::vector<SimulationStats>& stats, std::ostream& ou
                 "max resid", "max penetr");
   out << line;
   for (const SimulationStats& s : stats) {
-    std::snprintf(line, sizeof(line), "%-22s %-16s %6lld %6lld %9d %9d %11.1f %11.1f %10.2e %11.2e\n",
-                  s.scene.c_str(), s.variant.c_str(), static_cast<long long>(s.steps),
-                  static_cast<long long>(s.failed_steps), s.median_iterations,
-                  s.max_iterations, s.median_us, s.max_us, s.max_residual, s.max_penetration);
+    std::snprintf(line, sizeof(line),
+                  "%-22s %-16s %6lld %6lld %9d %9d %11.1f %11.1f %10.2e %11.2e\n", s.scene.c_str(),
+                  s.variant.c_str(), static_cast<long long>(s.steps),
+                  static_cast<long long>(s.failed_steps), s.median_iterations, s.max_iterations,
+                  s.median_us, s.max_us, s.max_residual, s.max_penetration);
     out << line;
   }
 }

@@ -123,8 +123,8 @@ std::vector<OverlappingPair> FindOverlaps(const std::vector<PlacedShape>& bodies
       OverlappingPair pair;
       pair.a = a;
       pair.b = b;
-      pair.overlap = MeasureOverlap(bodies[a].shape, bodies[a].pose, bodies[b].shape,
-                                    bodies[b].pose);
+      pair.overlap =
+          MeasureOverlap(bodies[a].shape, bodies[a].pose, bodies[b].shape, bodies[b].pose);
       if (pair.overlap.depth > tolerance) found.push_back(pair);
     }
   }

@@ -609,11 +609,10 @@ StepRecord ImplicitStepper::Step(const std::vector<Vector6d>& applied_impulses) 
                               " after " + std::to_string(best_attempt - first_attempt) +
                               " failed start(s)";
   } else if (!best.IsSolved() && last_attempt > first_attempt) {
-    record.summary.message += (record.summary.message.empty() ? "" : "; ") +
-                              std::string("no start solved it (") +
-                              std::to_string(last_attempt - first_attempt + 1) +
-                              " tried); the best, start " + std::to_string(best_attempt) +
-                              ", is kept";
+    record.summary.message +=
+        (record.summary.message.empty() ? "" : "; ") + std::string("no start solved it (") +
+        std::to_string(last_attempt - first_attempt + 1) + " tried); the best, start " +
+        std::to_string(best_attempt) + ", is kept";
   }
 
   // A non-finite result is a failed step that moves nothing: the bodies keep their state.

@@ -11,7 +11,9 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "contact/overlap.h"
 #include "contact/shapes.h"
 
 namespace ncpkit::internal {
@@ -147,6 +149,33 @@ inline Shape ReadShape(const Reader& in, const Json& object, const std::string& 
   std::string why;
   if (!shape.IsValid(&why)) in.Fail(path + ".size", why);
   return shape;
+}
+
+// The scene's "initial_overlap" policy on the bodies as placed: "reject" (default) fails with
+// the pair and the depth; "separate" moves the movable bodies apart (SeparateOverlaps), with no
+// velocity, and fails only if that cannot be done.
+inline void ApplyInitialOverlapPolicy(const Reader& in, const Json& root,
+                                      std::vector<PlacedShape>* placed) {
+  std::string policy = "reject";
+  if (root.contains("initial_overlap")) {
+    policy = in.String(root.at("initial_overlap"), "initial_overlap");
+    if (policy != "reject" && policy != "separate") {
+      in.Fail("initial_overlap", "expected \"reject\" or \"separate\", got '" + policy + "'");
+    }
+  }
+  if (policy == "reject") {
+    const std::vector<OverlappingPair> pairs = FindOverlaps(*placed);
+    if (!pairs.empty()) {
+      in.Fail("bodies", DescribeOverlaps(*placed, pairs) +
+                            " (move them apart, or set \"initial_overlap\": \"separate\")");
+    }
+    return;
+  }
+  try {
+    SeparateOverlaps(placed);
+  } catch (const std::invalid_argument& e) {
+    in.Fail("bodies", e.what());
+  }
 }
 
 }  // namespace ncpkit::internal

@@ -6,13 +6,14 @@
 #include "contact/overlap.h"
 #include "integrators/json_reader.h"
 #include "integrators/limits.h"
-#include "solvers/text_scanner.h"
 #include "solvers/linear_solve.h"
 #include "solvers/nonlinear_solve.h"
+#include "solvers/text_scanner.h"
 
 namespace ncpkit {
 namespace {
 
+using internal::ApplyInitialOverlapPolicy;
 using internal::Json;
 using internal::Reader;
 using internal::ReadOrientation;
@@ -91,19 +92,12 @@ ActuatorCommand ReadCommand(const Reader& in, const Json& value, const std::stri
   return command;
 }
 
-// As for the implicit scenes (scene.cc): bodies overlapping at the start, with actuated bodies
-// where their commands put them at t = 0, are rejected unless "initial_overlap" is "separate",
-// which moves the unactuated ones apart before the first step. Pairs of bodies that are both
-// fixed or actuated are not checked (the steppers do not model them either).
+// As for the implicit scenes: bodies overlapping at the start, with actuated bodies where their
+// commands put them at t = 0, are refused unless the scene asks to separate them; only the
+// unactuated ones move. Pairs of fixed or actuated bodies are not checked (the steppers do not
+// model them either).
 void CheckInitialOverlap(const Reader& in, const Json& root,
                          const std::vector<QuasistaticBody>& posed, QuasistaticSystem* system) {
-  std::string policy = "reject";
-  if (root.contains("initial_overlap")) {
-    policy = in.String(root.at("initial_overlap"), "initial_overlap");
-    if (policy != "reject" && policy != "separate") {
-      in.Fail("initial_overlap", "expected \"reject\" or \"separate\", got '" + policy + "'");
-    }
-  }
   std::vector<PlacedShape> placed;
   for (const QuasistaticBody& b : posed) {
     PlacedShape p;
@@ -114,19 +108,7 @@ void CheckInitialOverlap(const Reader& in, const Json& root,
     p.inverse_mass = b.fixed || b.actuated ? 0.0 : 1.0 / b.mass.mass;
     placed.push_back(p);
   }
-  if (policy == "reject") {
-    const std::vector<OverlappingPair> pairs = FindOverlaps(placed);
-    if (!pairs.empty()) {
-      in.Fail("bodies", DescribeOverlaps(placed, pairs) +
-                            " (move them apart, or set \"initial_overlap\": \"separate\")");
-    }
-    return;
-  }
-  try {
-    SeparateOverlaps(&placed);
-  } catch (const std::invalid_argument& e) {
-    in.Fail("bodies", e.what());
-  }
+  ApplyInitialOverlapPolicy(in, root, &placed);
   for (size_t i = 0; i < placed.size(); ++i) {
     QuasistaticBody& body = system->mutable_bodies()[i];
     if (!body.fixed && !body.actuated) body.position = placed[i].pose.position;
@@ -300,13 +282,8 @@ bool ReadFile(const std::string& path, std::string* text) {
 }  // namespace
 
 QuasistaticScene LoadQuasistaticScene(const std::string& path) {
-  std::string text;
-  try {
-    text = internal::ReadTextFile(path);
-  } catch (const ParseError& e) {
-    throw std::invalid_argument(e.what());  // scenes report std::invalid_argument
-  }
-  return ParseQuasistaticScene(text, path);
+  return ParseQuasistaticScene(internal::ReadTextFile(path),
+                               path);  // ParseError: an invalid_argument
 }
 
 bool IsQuasistaticSceneFile(const std::string& path) {

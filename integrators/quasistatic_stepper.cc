@@ -81,8 +81,7 @@ bool ActuatorCommand::IsValid(std::string* why) const {
     }
   }
   if (std::abs(offset) + std::abs(amplitude) > kMaxCoordinate) {
-    *why = "command offset and amplitude reach beyond the coordinate limit " +
-           Str(kMaxCoordinate);
+    *why = "command offset and amplitude reach beyond the coordinate limit " + Str(kMaxCoordinate);
     return false;
   }
   for (size_t k = 0; k < waypoints.size(); ++k) {
@@ -981,8 +980,8 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
         record.summary.solver = options_.solver;
         record.summary.status = Status::Converged;
         record.summary.natural_residual = 0.0;
-        record.summary.message = "no contact: the step is the stiffness solve alone" +
-                                 messages.Text();
+        record.summary.message =
+            "no contact: the step is the stiffness solve alone" + messages.Text();
         z.resize(0);
       } else {
         const Eigen::SparseMatrix<double> At = A.J.transpose();

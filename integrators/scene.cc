@@ -16,6 +16,7 @@ namespace ncpkit {
 namespace {
 
 using Json = nlohmann::json;
+using internal::ApplyInitialOverlapPolicy;
 using internal::Reader;
 using internal::ReadOrientation;
 using internal::ReadShape;
@@ -45,16 +46,8 @@ void ReadLawFields(const Reader& in, const Json& object, const std::string& path
 }
 
 // Bodies overlapping at the start would be pushed apart in the first step at any speed (a cube
-// 0.5 m into the ground leaves at 50 m/s): rejected, unless the scene asks for "initial_overlap":
-// "separate", which moves them apart before the first step, with no velocity.
+// 0.5 m into the ground leaves at 50 m/s): see ApplyInitialOverlapPolicy().
 void CheckInitialOverlap(const Reader& in, const Json& root, std::vector<Body>* bodies) {
-  std::string policy = "reject";
-  if (root.contains("initial_overlap")) {
-    policy = in.String(root.at("initial_overlap"), "initial_overlap");
-    if (policy != "reject" && policy != "separate") {
-      in.Fail("initial_overlap", "expected \"reject\" or \"separate\", got '" + policy + "'");
-    }
-  }
   std::vector<PlacedShape> placed;
   for (const Body& b : *bodies) {
     PlacedShape p;
@@ -65,19 +58,7 @@ void CheckInitialOverlap(const Reader& in, const Json& root, std::vector<Body>* 
     p.inverse_mass = b.fixed ? 0.0 : 1.0 / b.mass.mass;
     placed.push_back(p);
   }
-  if (policy == "reject") {
-    const std::vector<OverlappingPair> pairs = FindOverlaps(placed);
-    if (!pairs.empty()) {
-      in.Fail("bodies", DescribeOverlaps(placed, pairs) +
-                            " (move them apart, or set \"initial_overlap\": \"separate\")");
-    }
-    return;
-  }
-  try {
-    SeparateOverlaps(&placed);
-  } catch (const std::invalid_argument& e) {
-    in.Fail("bodies", e.what());
-  }
+  ApplyInitialOverlapPolicy(in, root, &placed);
   for (size_t i = 0; i < placed.size(); ++i) (*bodies)[i].state.position = placed[i].pose.position;
 }
 
@@ -121,11 +102,10 @@ Scene ParseScene(const std::string& text, const std::string& source) {
   } catch (const Json::exception& e) {
     throw std::invalid_argument(source + ": not valid JSON: " + e.what());
   }
-  in.OnlyKeys(
-      root, "scene",
-      {"name", "description", "h", "duration", "gravity", "solver", "tolerance", "max_iterations",
-       "warm_start", "contact_margin", "bodies", "fixed", "contact", "pairs", "impulses",
-       "initial_overlap"});
+  in.OnlyKeys(root, "scene",
+              {"name", "description", "h", "duration", "gravity", "solver", "tolerance",
+               "max_iterations", "warm_start", "contact_margin", "bodies", "fixed", "contact",
+               "pairs", "impulses", "initial_overlap"});
   Scene scene;
   scene.name = root.contains("name") ? in.String(root.at("name"), "name") : source;
   if (root.contains("description")) {
@@ -310,13 +290,7 @@ Scene ParseScene(const std::string& text, const std::string& source) {
 }
 
 Scene LoadScene(const std::string& path) {
-  std::string text;
-  try {
-    text = internal::ReadTextFile(path);
-  } catch (const ParseError& e) {
-    throw std::invalid_argument(e.what());  // scenes report std::invalid_argument
-  }
-  return ParseScene(text, path);
+  return ParseScene(internal::ReadTextFile(path), path);  // ParseError: an invalid_argument
 }
 
 SceneRunner::SceneRunner(const Scene& scene)

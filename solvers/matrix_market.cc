@@ -19,8 +19,7 @@ std::string Lower(std::string s) {
 
 }  // namespace
 
-Eigen::SparseMatrix<double> ReadMatrixMarket(const std::string& path,
-                                             Eigen::Index expected_size) {
+Eigen::SparseMatrix<double> ReadMatrixMarket(const std::string& path, Eigen::Index expected_size) {
   return ParseMatrixMarket(internal::ReadTextFile(path), path, expected_size);
 }
 
@@ -37,8 +36,7 @@ Eigen::SparseMatrix<double> ParseMatrixMarket(const std::string& text, const std
             "'");
   }
   if (format != "coordinate" && format != "array") {
-    in.Fail("expected format 'coordinate' or 'array', found '" + internal::Printable(format) +
-            "'");
+    in.Fail("expected format 'coordinate' or 'array', found '" + internal::Printable(format) + "'");
   }
   if (field != "real" && field != "integer" && field != "double") {
     in.Fail("expected field 'real' or 'integer', found '" + internal::Printable(field) + "'");

@@ -173,7 +173,8 @@ void CheckSecondForm(TextScanner& in, int n, int m, const NumericsMatrix& first,
   Eigen::VectorXd q2;
   const int line = in.line();
   ReadSecondForm(in, n, m, &M2, &q2);
-  const Eigen::MatrixXd M1 = first.dense ? first.dense_values : Eigen::MatrixXd(first.sparse_values);
+  const Eigen::MatrixXd M1 =
+      first.dense ? first.dense_values : Eigen::MatrixXd(first.sparse_values);
   const double scale = std::max({1.0, M1.cwiseAbs().maxCoeff(), q.cwiseAbs().maxCoeff()});
   const double dM = (M1 - M2).cwiseAbs().maxCoeff(), dq = (q - q2).cwiseAbs().maxCoeff();
   if (!(dM <= 1e-12 * scale && dq <= 1e-12 * scale)) {
@@ -183,7 +184,6 @@ void CheckSecondForm(TextScanner& in, int n, int m, const NumericsMatrix& first,
     in.Fail(os.str());
   }
 }
-
 
 // Siconos' MLCP test files follow the two (checked) forms with solution values of their own
 // layout, which Siconos' reader does not read either: numbers are skipped up to a remark.
@@ -279,7 +279,6 @@ LinearComplementarityProblem ParseSiconosMlcp(const std::string& text, const std
   return problem;
 }
 
-
 LinearComplementarityProblem ReadProblemFile(const std::string& path, const std::string& q_path,
                                              const std::string& lower_path,
                                              const std::string& upper_path) {
@@ -294,8 +293,7 @@ LinearComplementarityProblem ReadProblemFile(const std::string& path, const std:
     Eigen::VectorXd u =
         upper_path.empty() ? Eigen::VectorXd::Constant(q.size(), kInf) : ReadVectorFile(upper_path);
     Eigen::SparseMatrix<double> M = ReadMatrixMarket(path, q.size());
-    LinearComplementarityProblem problem(std::move(M), std::move(q), std::move(l),
-                                         std::move(u));
+    LinearComplementarityProblem problem(std::move(M), std::move(q), std::move(l), std::move(u));
     problem.name = base;
     return problem;
   }

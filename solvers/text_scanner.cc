@@ -127,7 +127,8 @@ int64_t TextScanner::ReadInt(const std::string& what, int64_t min, int64_t max) 
   errno = 0;
   char* end = nullptr;
   const long long value = std::strtoll(token.c_str(), &end, 10);
-  if (*end != '\0' || errno != 0) Fail("expected " + what + " (an integer), found '" + Printable(token) + "'");
+  if (*end != '\0' || errno != 0)
+    Fail("expected " + what + " (an integer), found '" + Printable(token) + "'");
   if (value < min || value > max) {
     std::ostringstream os;
     os << "expected " << what << " in [" << min << ", " << max << "], found " << value;

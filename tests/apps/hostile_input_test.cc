@@ -31,8 +31,8 @@ std::string Regression(const std::string& relative) {
 
 TEST_CASE("Matrix Market: a symmetric header with a non-square size is rejected, not a crash") {
   TemporaryFile q("q5.txt", "1 2\n");
-  for (const char* file : {"matrix_market/symmetric_not_square.mtx",
-                           "matrix_market/skew_not_square.mtx"}) {
+  for (const char* file :
+       {"matrix_market/symmetric_not_square.mtx", "matrix_market/skew_not_square.mtx"}) {
     const Run run = RunNcpkit("solve " + Regression(file) + " --q " + q.path());
     CHECK(run.status == 2);
     CHECK(Contains(run, "matrix must be square"));
@@ -40,8 +40,8 @@ TEST_CASE("Matrix Market: a symmetric header with a non-square size is rejected,
 }
 
 TEST_CASE("Lemke: overflowing data and singular bases give a status, never a crash") {
-  for (const char* file : {"siconos_lcp/lemke_overflow_1e308_a.dat",
-                           "siconos_lcp/lemke_overflow_1e308_b.dat"}) {
+  for (const char* file :
+       {"siconos_lcp/lemke_overflow_1e308_a.dat", "siconos_lcp/lemke_overflow_1e308_b.dat"}) {
     CAPTURE(file);
     const LinearComplementarityProblem problem = ReadSiconosLcp(Regression(file));
     Eigen::VectorXd z;

@@ -104,7 +104,8 @@ void QuasistaticScene(const uint8_t* data, size_t size) {
     ncpkit::QuasistaticScene scene = ParseQuasistaticScene(Text(data, size), "fuzz.json");
     if (scene.system.bodies().size() > kMaxSceneBodies) return;
     QuasistaticOptions options = scene.options;
-    options.max_iterations = options.max_iterations == 0 ? 200 : std::min(options.max_iterations, 200);
+    options.max_iterations =
+        options.max_iterations == 0 ? 200 : std::min(options.max_iterations, 200);
     QuasistaticStepper stepper(scene.system, options);
     for (int k = 0; k < kMaxSteps; ++k) CheckSummary(stepper.Step().summary, scene.name);
   } catch (const std::invalid_argument&) {
@@ -113,8 +114,8 @@ void QuasistaticScene(const uint8_t* data, size_t size) {
 
 const std::vector<NamedTarget>& Targets() {
   static const std::vector<NamedTarget> kTargets = {
-      {"siconos_lcp", SiconosLcp},     {"siconos_mlcp", SiconosMlcp},
-      {"matrix_market", MatrixMarket}, {"vector_file", VectorFile},
+      {"siconos_lcp", SiconosLcp},       {"siconos_mlcp", SiconosMlcp},
+      {"matrix_market", MatrixMarket},   {"vector_file", VectorFile},
       {"implicit_scene", ImplicitScene}, {"quasistatic_scene", QuasistaticScene}};
   return kTargets;
 }

@@ -20,7 +20,8 @@ std::string ReadAll(const std::filesystem::path& path) {
 }
 
 TEST_CASE("kept fuzz inputs run through their targets") {
-  const std::filesystem::path root = std::filesystem::path(NCPKIT_SOURCE_DIR) / "tests/fuzz/regressions";
+  const std::filesystem::path root =
+      std::filesystem::path(NCPKIT_SOURCE_DIR) / "tests/fuzz/regressions";
   int inputs = 0;
   for (const fuzz::NamedTarget& target : fuzz::Targets()) {
     const std::filesystem::path folder = root / target.name;
