@@ -7,6 +7,8 @@
 #include <limits>
 #include <sstream>
 
+#include "solvers/pivots.h"
+
 namespace ncpkit {
 namespace {
 
@@ -302,12 +304,8 @@ bool LemkeSolver::Refactor() {
   // Refuse a basis whose LU has a pivot that is zero or at rounding level, tested on the pivots
   // themselves (a condition estimate alone can miss an exactly zero pivot), and one whose
   // condition estimate says it is numerically singular.
-  const double largest = S.cwiseAbs().maxCoeff();
-  if (!std::isfinite(largest) || largest == 0.0) return false;
-  const double pivot_floor = 64.0 * std::numeric_limits<double>::epsilon() * k * largest;
-  const Eigen::VectorXd pivots = lu_.matrixLU().diagonal().cwiseAbs();
-  for (int a = 0; a < k; ++a) {
-    if (!(pivots[a] > pivot_floor)) return false;
+  if (!internal::PivotsAreUsable(lu_.matrixLU().diagonal(), S.cwiseAbs().maxCoeff())) {
+    return false;
   }
   const double rcond = lu_.rcond();
   return std::isfinite(rcond) && rcond > 1e-14;
