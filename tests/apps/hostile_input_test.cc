@@ -49,6 +49,17 @@ TEST_CASE("Lemke: overflowing data and singular bases give a status, never a cra
     CHECK(summary.status == Status::NumericalFailure);
     CHECK(summary.message.find("overflow") != std::string::npos);
   }
+  // A free-variable reduction that overflows (M_FF = 1e-300 is invertible, its Schur complement
+  // is not finite) gives a status instead of NaN in the tie-breaking rows.
+  Eigen::MatrixXd mixed(2, 2);
+  mixed << 1e-300, 1e5, 1e5, 1.0;
+  const double inf = std::numeric_limits<double>::infinity();
+  const LinearComplementarityProblem overflow(mixed, Eigen::Vector2d(1, -1),
+                                              Eigen::Vector2d(-inf, 0), Eigen::Vector2d(inf, inf));
+  Eigen::VectorXd x;
+  const LemkeSolver::Summary reduced = LemkeSolver().Solve(overflow, &x);
+  CHECK(reduced.status == Status::NumericalFailure);
+  CHECK(reduced.message.find("non-finite") != std::string::npos);
   // A warm start whose basis is exactly singular is refused (pivots tested), then the cold
   // start solves the problem.
   Eigen::MatrixXd M(2, 2);
