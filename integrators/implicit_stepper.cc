@@ -476,6 +476,16 @@ StepRecord ImplicitStepper::Step(const std::vector<Vector6d>& applied_impulses) 
   // the poses; attempt 3: from the centre of a face or edge of F that turns flat against G
   // within the step. A step that fails from one start is retried from the next.
   std::map<std::pair<int, int>, PairMemory> next_memory;
+  // Each pair's problem is posed relative to an origin of its own, F's position at the start of
+  // the step: its unknowns (the contact points) and the poses it reads are then of the size of
+  // the bodies, not of their distance from the world origin, so far from it a step is as
+  // accurate as near it. Twists do not depend on the origin. The remembered contact points
+  // stay in world coordinates.
+  std::vector<Eigen::Vector3d> origin(pairs.size());
+  const auto shift_points = [](const Eigen::Vector3d& by, Eigen::VectorXd* geometry) {
+    geometry->head<3>() += by;
+    geometry->segment<3>(3) += by;
+  };
   auto prepare = [&](int attempt, Eigen::VectorXd* z) {
     std::vector<char> all_remembered(num_bodies, 1);
     next_memory.clear();
@@ -483,8 +493,13 @@ StepRecord ImplicitStepper::Step(const std::vector<Vector6d>& applied_impulses) 
       const int f = pairs[k].first, g = pairs[k].second;  // (lambdas below use them)
       ContactPairStep& s = *problem.pair_data[k];
       s.h = h;
-      s.state_f = bodies_[f].state;
-      s.state_g = bodies_[g].state;
+      origin[k] = bodies_[f].state.position;
+      const auto local = [&](RigidBodyState state) {
+        state.position -= origin[k];
+        return state;
+      };
+      s.state_f = local(bodies_[f].state);
+      s.state_g = local(bodies_[g].state);
       auto remembered = memory_.find({f, g});
       const bool known = remembered != memory_.end();
       const bool warm = attempt == 0 && known;
@@ -493,18 +508,19 @@ StepRecord ImplicitStepper::Step(const std::vector<Vector6d>& applied_impulses) 
       // The pair at the free-flight prediction of both poses.
       const auto predicted_pair = [&]() {
         ContactPairStep at_prediction = s;
-        at_prediction.state_f = PredictedState(bodies_[f].state, h);
-        if (s.g_moves) at_prediction.state_g = PredictedState(bodies_[g].state, h);
+        at_prediction.state_f = local(PredictedState(bodies_[f].state, h));
+        if (s.g_moves) at_prediction.state_g = local(PredictedState(bodies_[g].state, h));
         return at_prediction;
       };
       PairMemory memory;
       if (warm) {
         memory = remembered->second;
+        shift_points(-origin[k], &memory.geometry);
         // Carry the remembered points along with F's material point over one step; if the
         // carried point is no longer a lowest point of F towards G at the predicted pose (the
         // contact feature is changing: a vertex about to hit), start from that pose's support
         // point instead.
-        const RigidBodyState& state = bodies_[f].state;
+        const RigidBodyState& state = s.state_f;
         const Eigen::Vector3d a1 = memory.geometry.head<3>();
         const Eigen::Vector3d shift =
             h * (state.linear_velocity + state.angular_velocity.cross(a1 - state.position));
@@ -646,7 +662,7 @@ StepRecord ImplicitStepper::Step(const std::vector<Vector6d>& applied_impulses) 
     c.body_f = f;
     c.body_g = g;
     c.k1 = s.k1;
-    c.ecp = geometry.head<3>();
+    c.ecp = geometry.head<3>() + origin[k];
     c.normal = Eigen::Vector3d(frame.n[0], frame.n[1], frame.n[2]);
     const bool compliant = s.law.compliant();
     c.p_n = forces[0] + (compliant ? forces[6] : 0.0);
@@ -664,6 +680,7 @@ StepRecord ImplicitStepper::Step(const std::vector<Vector6d>& applied_impulses) 
     }
     PairMemory& memory = next_memory[{f, g}];
     memory.geometry = geometry;
+    shift_points(origin[k], &memory.geometry);
     memory.forces = forces;
     if (c.normal.allFinite() && c.normal.norm() > 0.5) memory.normal = c.normal;
     memory.deflection = c.deflection;
