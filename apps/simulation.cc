@@ -273,9 +273,7 @@ void TrajectoryTable::Add(const StepRecord& record, const SceneRunner& runner) {
   for (const Body& b : bodies) {
     if (!b.fixed) row.energy += MechanicalEnergy(b.mass, b.state, options.gravity);
   }
-  // A scripted impulse acted in this step (fired() records the start time of its step).
-  row.impulse =
-      !runner.fired().empty() && runner.fired().back().time > record.time - 1.5 * options.h;
+  row.impulse = !runner.fired().empty();  // a scripted impulse acted in this step
   row.iterations = record.summary.iterations;
   row.residual = record.summary.natural_residual;
   row.time_us = record.step_seconds * 1e6;

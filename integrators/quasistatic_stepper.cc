@@ -604,6 +604,11 @@ class QuasistaticNcp : public MixedComplementarityProblem {
   const Eigen::VectorXd& upper() const override { return upper_; }
   std::string name() const override { return "dqc"; }
   const std::vector<std::array<int, 4>>& index() const { return index_; }
+  // Tangential displacement (along t, o) of contact i for the step's displacement delta.
+  Eigen::Vector2d Slip(const Eigen::VectorXd& delta, int i) const {
+    return Eigen::Vector2d(tangent_.J.row(i).dot(delta) + tangent_.constant[i],
+                           other_.J.row(i).dot(delta) + other_.constant[i]);
+  }
 
   bool Evaluate(const Eigen::VectorXd& z, Eigen::VectorXd* F,
                 Eigen::SparseMatrix<double>* J) const override {
@@ -722,6 +727,61 @@ QuasistaticNcp MakeDqcProblem(const QuasistaticStepData& d,
                         BuildRows(d, bodies, orows, false, n), n);
 }
 
+// The step's Model-DLC (seed 001 eqs. 24-26): unknowns [delta, c_n, the pyramid's direction
+// forces, sigma per frictional contact], and where each contact's unknowns are.
+struct DlcStep {
+  LinearComplementarityProblem problem;
+  std::vector<int> first;  // per contact: its first direction force, -1 if frictionless
+  int normal_offset = 0, friction_offset = 0;
+};
+
+DlcStep MakeDlcStep(const QuasistaticStepData& d, const std::vector<QuasistaticBody>& bodies,
+                    const ContactRows& normal, int n) {
+  const int nc = static_cast<int>(d.contacts.size());
+  std::vector<std::pair<int, Vector3d>> rows;
+  std::vector<int> first(nc, -1), sigma(nc, -1);
+  int ns = 0;
+  for (int i = 0; i < nc; ++i) {
+    if (d.contacts[i].directions.empty()) continue;
+    first[i] = static_cast<int>(rows.size());
+    sigma[i] = ns++;
+    for (const Vector3d& dir : d.contacts[i].directions) rows.push_back({i, dir});
+  }
+  const ContactRows f = BuildRows(d, bodies, rows, false, n);
+  const int nf = static_cast<int>(rows.size());
+  const int on = n, of = n + nc, os = n + nc + nf, size = os + ns;
+  std::vector<Triplet> t = d.stiffness;
+  AddCoupling(normal.J, on, &t);
+  AddCoupling(f.J, of, &t);
+  for (int i = 0; i < nc; ++i) {
+    if (sigma[i] < 0) continue;
+    for (size_t j = 0; j < d.contacts[i].directions.size(); ++j) {
+      t.emplace_back(of + first[i] + j, os + sigma[i], 1.0);
+      t.emplace_back(os + sigma[i], of + first[i] + j, -1.0);
+    }
+    t.emplace_back(os + sigma[i], on + i, d.contacts[i].mu);
+  }
+  Eigen::VectorXd q = Eigen::VectorXd::Zero(size);
+  q.head(n) = -d.force;
+  q.segment(on, nc) = normal.constant;
+  q.segment(of, nf) = f.constant;
+  return {MixedProblem(t, q, n, "dlc"), first, on, of};
+}
+
+// delta, the normal forces and the friction force vectors of a DLC solution z.
+void ReadDlcSolution(const DlcStep& dlc, const QuasistaticStepData& d, const Eigen::VectorXd& z,
+                     Eigen::VectorXd* delta, std::vector<double>* normal_force,
+                     std::vector<Vector3d>* friction) {
+  *delta = z.head(dlc.normal_offset);
+  for (size_t i = 0; i < d.contacts.size(); ++i) {
+    (*normal_force)[i] = z[dlc.normal_offset + i];
+    if (dlc.first[i] < 0) continue;
+    for (size_t j = 0; j < d.contacts[i].directions.size(); ++j) {
+      (*friction)[i] += z[dlc.friction_offset + dlc.first[i] + j] * d.contacts[i].directions[j];
+    }
+  }
+}
+
 SolverSummary SolveLinearWithProximalPoint(const std::string& solver,
                                            const LinearComplementarityProblem& problem,
                                            double relative, int max_outer,
@@ -806,6 +866,39 @@ SolverSummary SolveLinearWithProximalPoint(const std::string& solver,
                   Str(settings.tolerance) + " after " +
                   std::to_string(std::min(*outer, max_outer)) + " regularized problems";
   return total;
+}
+
+// A start for the step's DQC problem from its DLC solution (Lemke, with the proximal
+// fallback): delta and the forces as they are, sigma the length of each contact's slip.
+bool DqcStartFromDlc(const QuasistaticStepData& d, const std::vector<QuasistaticBody>& bodies,
+                     const ContactRows& normal, const QuasistaticNcp& problem,
+                     const QuasistaticOptions& options, int n, Eigen::VectorXd* start) {
+  const int nc = static_cast<int>(d.contacts.size());
+  const DlcStep dlc = MakeDlcStep(d, bodies, normal, n);
+  LinearSolveSettings settings;
+  settings.tolerance = options.tolerance;
+  Eigen::VectorXd x;
+  int outer = 0;
+  const SolverSummary summary =
+      SolveLinearWithProximalPoint("lemke", dlc.problem, options.proximal_regularization,
+                                   options.max_proximal_iterations, settings, &x, &outer);
+  if (!summary.IsSolved() || x.size() != dlc.problem.size()) return false;
+  Eigen::VectorXd delta;
+  std::vector<double> normal_force(nc, 0.0);
+  std::vector<Vector3d> friction(nc, Vector3d::Zero());
+  ReadDlcSolution(dlc, d, x, &delta, &normal_force, &friction);
+  *start = Eigen::VectorXd::Zero(problem.size());
+  start->head(n) = delta;
+  for (int i = 0; i < nc; ++i) {
+    const auto& idx = problem.index()[i];
+    (*start)[idx[0]] = normal_force[i];
+    if (idx[1] >= 0) (*start)[idx[1]] = friction[i].dot(d.contacts[i].t);
+    if (idx[2] >= 0) (*start)[idx[2]] = friction[i].dot(d.contacts[i].o);
+    // sigma is the slip's length when sliding (then c = -mu c_n slip / sigma), 0 when sticking.
+    const Eigen::Vector2d slip = problem.Slip(delta, i);
+    if (idx[3] >= 0) (*start)[idx[3]] = idx[2] >= 0 ? slip.norm() : std::abs(slip[0]);
+  }
+  return start->allFinite();
 }
 
 }  // namespace
@@ -896,45 +989,10 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
   std::vector<Vector3d> friction(nc, Vector3d::Zero());
 
   if (options_.model == QuasistaticModel::Dlc) {
-    std::vector<std::pair<int, Vector3d>> rows;
-    std::vector<int> first(nc, -1), sigma(nc, -1);
-    int ns = 0;
-    for (int i = 0; i < nc; ++i) {
-      if (d.contacts[i].directions.empty()) continue;
-      first[i] = static_cast<int>(rows.size());
-      sigma[i] = ns++;
-      for (const Vector3d& dir : d.contacts[i].directions) rows.push_back({i, dir});
-    }
-    const ContactRows f = BuildRows(d, bodies, rows, false, n);
-    const int nf = static_cast<int>(rows.size());
-    const int on = n, of = n + nc, os = n + nc + nf, size = os + ns;
-    std::vector<Triplet> t = d.stiffness;
-    AddCoupling(normal.J, on, &t);
-    AddCoupling(f.J, of, &t);
-    for (int i = 0; i < nc; ++i) {
-      if (sigma[i] < 0) continue;
-      for (size_t j = 0; j < d.contacts[i].directions.size(); ++j) {
-        t.emplace_back(of + first[i] + j, os + sigma[i], 1.0);
-        t.emplace_back(os + sigma[i], of + first[i] + j, -1.0);
-      }
-      t.emplace_back(os + sigma[i], on + i, d.contacts[i].mu);
-    }
-    Eigen::VectorXd q = Eigen::VectorXd::Zero(size);
-    q.head(n) = -d.force;
-    q.segment(on, nc) = normal.constant;
-    q.segment(of, nf) = f.constant;
-    const LinearComplementarityProblem problem = MixedProblem(t, q, n, "dlc");
-    record.summary = solve_linear(problem);
-    if (z.size() == size) {
-      delta = z.head(n);
-      for (int i = 0; i < nc; ++i) {
-        normal_force[i] = z[on + i];
-        if (first[i] < 0) continue;
-        for (size_t j = 0; j < d.contacts[i].directions.size(); ++j) {
-          friction[i] += z[of + first[i] + j] * d.contacts[i].directions[j];
-        }
-      }
-    }
+    const DlcStep dlc = MakeDlcStep(d, bodies, normal, n);
+    record.summary = solve_linear(dlc.problem);
+    if (z.size() == dlc.problem.size())
+      ReadDlcSolution(dlc, d, z, &delta, &normal_force, &friction);
   } else if (options_.model == QuasistaticModel::Qp || options_.model == QuasistaticModel::QpLcp) {
     // Anitescu's rows n + mu d_j (seed 002 eq. 7); a frictionless contact has the one row n.
     std::vector<std::pair<int, Vector3d>> rows;
@@ -1026,6 +1084,22 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
       z.resize(0);
       record.attempts = 2;
       record.summary = nonlinear_->Solve(problem, &z);
+    }
+    if (!record.summary.IsSolved()) {
+      // Newton found no way from the warm or the cold start (a grazing contact that must take
+      // a large force at a tiny slip): start from the step's DLC solution (the pyramid, by
+      // Lemke), which is near the cone's.
+      Eigen::VectorXd seed;
+      if (DqcStartFromDlc(d, bodies, normal, problem, options_, n, &seed)) {
+        record.attempts = 3;
+        const SolverSummary seeded = nonlinear_->Solve(problem, &seed);
+        if (seeded.IsSolved() || seeded.natural_residual < record.summary.natural_residual) {
+          record.summary = seeded;
+          record.summary.message += seeded.IsSolved() ? "solved from the DLC's solution"
+                                                      : "; best from the DLC's solution";
+          z = seed;
+        }
+      }
     }
     record.problem_size = problem.size();
     if (z.size() == problem.size()) {

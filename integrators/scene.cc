@@ -309,6 +309,7 @@ StepRecord SceneRunner::Step() {
   const double h = scene_.options.h;
   std::vector<Vector6d> impulses(stepper_.bodies().size(), Vector6d::Zero());
   bool any = false;
+  fired_.clear();
   for (size_t k = 0; k < scene_.impulses.size(); ++k) {
     const ImpulseEvent& e = scene_.impulses[k];
     bool fire = false;
@@ -333,6 +334,7 @@ StepRecord SceneRunner::Step() {
     if (fire) {
       impulses[e.body] += e.impulse;
       fired_.push_back({t, static_cast<int>(k)});
+      ++num_fired_;
       any = true;
     }
   }

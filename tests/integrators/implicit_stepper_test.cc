@@ -27,13 +27,12 @@ struct Trajectory {
 Trajectory Run(const Scene& scene) {
   Trajectory out;
   SceneRunner runner(scene);
-  size_t seen = 0;
   double previous_value = 0.0;
   while (!runner.Done()) {
     out.records.push_back(runner.Step());
     out.states.push_back(runner.stepper().bodies()[0].state);
-    for (; seen < runner.fired().size(); ++seen) {
-      out.fired.push_back(runner.fired()[seen]);
+    for (const ScriptedEvent& event : runner.fired()) {  // the events of this step
+      out.fired.push_back(event);
       out.fired_value.push_back(previous_value);
     }
     previous_value = out.states.back().angular_velocity.z();
