@@ -131,7 +131,9 @@ struct QuasistaticStepRecord {
   SolverSummary summary;
   int problem_size = 0;
   int proximal_iterations = 0;  // regularized problems solved (0: the plain one sufficed)
-  int attempts = 0;  // 1: solved from the warm start (or cold); 2: a cold restart was needed
+  // 1: solved from the warm start (or cold); 2: a cold restart was needed; 3 (dqc): the start
+  // from the step's DLC solution was needed
+  int attempts = 0;
   std::vector<QuasistaticContactRecord> contacts;
   std::vector<double> actuator_positions;  // at the end of the step
   std::vector<double> actuator_commands;   // q_cmd at the end of the step

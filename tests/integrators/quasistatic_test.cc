@@ -402,4 +402,15 @@ TEST_CASE("bad quasistatic input is rejected with a clear message") {
   }
 }
 
+TEST_CASE("a DQC step Newton cannot solve is solved from the step's DLC solution") {
+  // The stacking scene's first steps: from the cold start FB Newton stalls (natural residual
+  // 9.4e-3 on every step before the retry existed); from the DLC's solution it converges.
+  QuasistaticScene scene = Load("cube_stacking.json", "dqc/fb-newton");
+  QuasistaticStepper stepper(scene.system, scene.options);
+  const QuasistaticStepRecord first = stepper.Step();
+  CHECK(first.summary.IsSolved());
+  CHECK(first.attempts == 3);
+  for (int k = 0; k < 4; ++k) CHECK(stepper.Step().summary.IsSolved());
+}
+
 }  // namespace ncpkit
