@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 #include <stdexcept>
 
@@ -894,9 +895,13 @@ bool DqcStartFromDlc(const QuasistaticStepData& d, const std::vector<Quasistatic
     (*start)[idx[0]] = normal_force[i];
     if (idx[1] >= 0) (*start)[idx[1]] = friction[i].dot(d.contacts[i].t);
     if (idx[2] >= 0) (*start)[idx[2]] = friction[i].dot(d.contacts[i].o);
-    // sigma is the slip's length when sliding (then c = -mu c_n slip / sigma), 0 when sticking.
+    // sigma is the slip's length when sliding (then c = -mu c_n slip / sigma), 0 when sticking
+    // and 0 without a normal force: there any sigma solves the cone row, whose Jacobian row
+    // would then vanish at sigma > 0.
     const Eigen::Vector2d slip = problem.Slip(delta, i);
-    if (idx[3] >= 0) (*start)[idx[3]] = idx[2] >= 0 ? slip.norm() : std::abs(slip[0]);
+    if (idx[3] >= 0 && normal_force[i] > 0.0) {
+      (*start)[idx[3]] = idx[2] >= 0 ? slip.norm() : std::abs(slip[0]);
+    }
   }
   return start->allFinite();
 }
@@ -1078,6 +1083,13 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
   } else {
     const QuasistaticNcp problem = MakeDqcProblem(d, bodies, stiffness, normal, n);
     const bool warm = start_from(problem.size());
+    if (warm) {
+      // A contact without normal force starts with sigma = 0: any sigma solves its cone row
+      // there, and at sigma > 0 that row of the Newton matrix vanishes.
+      for (const auto& idx : problem.index()) {
+        if (idx[3] >= 0 && !(z[idx[0]] > 0.0)) z[idx[3]] = 0.0;
+      }
+    }
     record.attempts = 1;
     record.summary = nonlinear_->Solve(problem, &z);
     if (!record.summary.IsSolved() && warm) {

@@ -37,11 +37,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPECTED_FAILED_STEPS = {
     "fence_particle.json":
         "dqc/fb-newton (seed 001's model, as the paper) fails 3 steps in 10^5 from t = 20.42 s "
-        "(natural residual 6.9e-8): the fence grazes the particle at the end of its swing, the "
-        "step's solution has the particle slide 1e-7 m (sigma 1.1e-7) under a 4.4 N fence force "
-        "while the warm start has none; Newton stalls from the warm, the cold and the DLC start "
-        "(5 of 40 random starts converge). Not a matter of coordinates: it fails the same with "
-        "the fence held at y = 0. dlc/lemke and qp/lemke solve every step of the long run.",
+        "(natural residual 6.9e-8): the fence grazes the particle at the end of its swing and "
+        "the step's solution has the particle slide 1e-7 m under a 4.4 N fence force; Newton "
+        "stalls from the warm, the cold and the DLC start (5 of 40 random starts converge) "
+        "because the wall contact, 0.1 m away but in the problem (the paper's threshold), has "
+        "friction rows c sigma = -mu c_n g that vanish at c_n = 0: the Newton matrix is "
+        "singular there. Not a matter of coordinates: it fails the same with the fence held at "
+        "y = 0. dlc/lemke and qp/lemke solve every step of the long run.",
 }
 
 ENERGY_RISE = {
