@@ -71,14 +71,11 @@ int64_t CommandLine::PositiveInt64(const std::string& name, int64_t fallback) co
 }
 
 int CommandLine::PositiveInt(const std::string& name, int fallback) const {
-  const auto it = values.find(name);
-  if (it == values.end()) return fallback;
-  char* end = nullptr;
-  errno = 0;
-  const long value = std::strtol(it->second.c_str(), &end, 10);
-  if (it->second.empty() || *end != '\0' || errno != 0 || value <= 0 ||
-      value > std::numeric_limits<int>::max()) {
-    throw UsageError("--" + name + " needs a positive integer, got '" + it->second + "'");
+  const int64_t value = PositiveInt64(name, fallback);
+  if (value > std::numeric_limits<int>::max()) {
+    throw UsageError("--" + name + " needs a positive integer up to " +
+                     std::to_string(std::numeric_limits<int>::max()) + ", got '" + Value(name, "") +
+                     "'");
   }
   return static_cast<int>(value);
 }

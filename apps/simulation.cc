@@ -69,7 +69,8 @@ namespace {
 class LogHistogram {
  public:
   void Add(double value) {
-    const double position = std::log(std::max(value, kLowest) / kLowest) / std::log(kRatio);
+    // (NaN and values below the range go to the first bin.)
+    const double position = value > kLowest ? std::log(value / kLowest) / std::log(kRatio) : 0.0;
     const size_t bin = static_cast<size_t>(std::min<double>(std::max(position, 0.0), kBins - 1));
     ++counts_[bin];
     ++total_;

@@ -142,27 +142,18 @@ std::string DescribeOverlaps(const std::vector<PlacedShape>& bodies,
   return os.str();
 }
 
-double SeparateOverlaps(std::vector<PlacedShape>* bodies, double tolerance) {
-  double largest = 0.0;
-  std::vector<Eigen::Vector3d> moved(bodies->size(), Eigen::Vector3d::Zero());
+void SeparateOverlaps(std::vector<PlacedShape>* bodies, double tolerance) {
   for (int pass = 0; pass < 100; ++pass) {
     const std::vector<OverlappingPair> pairs = FindOverlaps(*bodies, tolerance);
-    if (pairs.empty()) {
-      for (const Eigen::Vector3d& m : moved) largest = std::max(largest, m.norm());
-      return largest;
-    }
+    if (pairs.empty()) return;
     for (const OverlappingPair& p : pairs) {
       PlacedShape& a = (*bodies)[p.a];
       PlacedShape& b = (*bodies)[p.b];
       const double total = a.inverse_mass + b.inverse_mass;
       // Push a little past contact so that the pair ends touching, not overlapping.
       const Eigen::Vector3d push = (p.overlap.depth + 0.5 * tolerance) * p.overlap.direction;
-      const Eigen::Vector3d da = push * (a.inverse_mass / total);
-      const Eigen::Vector3d db = -push * (b.inverse_mass / total);
-      a.pose.position += da;
-      b.pose.position += db;
-      moved[p.a] += da;
-      moved[p.b] += db;
+      a.pose.position += push * (a.inverse_mass / total);
+      b.pose.position -= push * (b.inverse_mass / total);
     }
   }
   throw std::invalid_argument(DescribeOverlaps(*bodies, FindOverlaps(*bodies, tolerance)) +

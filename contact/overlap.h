@@ -48,17 +48,17 @@ constexpr double kInitialOverlapTolerance = 1e-6;
 std::vector<OverlappingPair> FindOverlaps(const std::vector<PlacedShape>& bodies,
                                           double tolerance = kInitialOverlapTolerance);
 
-// "initial overlap: 'a' and 'b' overlap by 0.5 m (...)" for the first pair, with a count of
-// the others.
+// "bodies 'a' and 'b' overlap by 0.5 m at the start" for the first pair, with a count of the
+// others.
 std::string DescribeOverlaps(const std::vector<PlacedShape>& bodies,
                              const std::vector<OverlappingPair>& pairs);
 
 // Moves the movable bodies apart, without any velocity: each overlapping pair is pushed apart
 // along its separating direction by its depth (split by inverse mass), repeated while some
 // pair still overlaps, at most 100 passes. Throws std::invalid_argument (DescribeOverlaps) if
-// overlaps remain or a pair has no movable body. Returns the largest displacement (m).
-double SeparateOverlaps(std::vector<PlacedShape>* bodies,
-                        double tolerance = kInitialOverlapTolerance);
+// overlaps remain.
+void SeparateOverlaps(std::vector<PlacedShape>* bodies,
+                      double tolerance = kInitialOverlapTolerance);
 
 }  // namespace ncpkit
 

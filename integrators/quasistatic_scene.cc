@@ -1,8 +1,5 @@
 #include "integrators/quasistatic_scene.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "contact/overlap.h"
 #include "integrators/json_reader.h"
 #include "integrators/limits.h"
@@ -282,8 +279,8 @@ bool ReadFile(const std::string& path, std::string* text) {
 }  // namespace
 
 QuasistaticScene LoadQuasistaticScene(const std::string& path) {
-  return ParseQuasistaticScene(internal::ReadTextFile(path),
-                               path);  // ParseError: an invalid_argument
+  // ReadTextFile's ParseError is an std::invalid_argument, as scene errors are.
+  return ParseQuasistaticScene(internal::ReadTextFile(path), path);
 }
 
 bool IsQuasistaticSceneFile(const std::string& path) {

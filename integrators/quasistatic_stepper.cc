@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <sstream>
 #include <stdexcept>
 
@@ -28,7 +27,7 @@ class CholmodMessages {
     Collected().clear();
   }
   ~CholmodMessages() { common_->error_handler = previous_; }
-  // "; CHOLMOD: <message>" for each message so far, or empty.
+  // "; CHOLMOD error: <message>" (or warning) for each message so far, or empty.
   std::string Text() const { return Collected(); }
 
  private:
@@ -919,18 +918,27 @@ std::unique_ptr<MixedComplementarityProblem> QuasistaticStepper::DqcProblem() co
       MakeDqcProblem(d, system_.bodies(), stiffness, normal, n));
 }
 
-std::string QuasistaticStepper::OutOfRange() const {
-  for (const QuasistaticBody& body : system_.bodies()) {
-    if (!(body.position.cwiseAbs().maxCoeff() <= kMaxCoordinate) ||
-        !body.orientation.coeffs().allFinite()) {
-      return "body '" + body.name + "' left the coordinate range |x| <= " + Str(kMaxCoordinate) +
-             " m (at " + Str(body.position.cwiseAbs().maxCoeff()) + ")";
+std::string QuasistaticStepper::LeavesRange(const Eigen::VectorXd& delta, double t) const {
+  const auto& bodies = system_.bodies();
+  for (size_t b = 0; b < bodies.size(); ++b) {
+    if (bodies[b].fixed || bodies[b].actuated) continue;
+    Vector3d position = bodies[b].position;
+    for (int k = 0; k < 3; ++k) {
+      if (body_columns_[b][k] >= 0) position[k] += delta[body_columns_[b][k]];
+    }
+    if (!(position.cwiseAbs().maxCoeff() <= kMaxCoordinate)) {
+      return "body '" + bodies[b].name +
+             "' would leave the coordinate range |x| <= " + Str(kMaxCoordinate) + " m (to " +
+             Str(position.cwiseAbs().maxCoeff()) + ")";
     }
   }
-  for (size_t a = 0; a < q_actuated_.size(); ++a) {
-    if (!(std::abs(q_actuated_[a]) <= kMaxCoordinate)) {
-      return "actuator '" + system_.actuators()[a].name + "' left the coordinate range (at " +
-             Str(q_actuated_[a]) + ")";
+  const auto& actuators = system_.actuators();
+  for (size_t a = 0; a < actuators.size(); ++a) {
+    const double q = actuator_columns_[a] < 0 ? actuators[a].command(t)
+                                              : q_actuated_[a] + delta[actuator_columns_[a]];
+    if (!(std::abs(q) <= kMaxCoordinate)) {
+      return "actuator '" + actuators[a].name + "' would leave the coordinate range (to " + Str(q) +
+             ")";
     }
   }
   return "";
@@ -1107,7 +1115,7 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
         const SolverSummary seeded = nonlinear_->Solve(problem, &seed);
         if (seeded.IsSolved() || seeded.natural_residual < record.summary.natural_residual) {
           record.summary = seeded;
-          record.summary.message += seeded.IsSolved() ? "solved from the DLC's solution"
+          record.summary.message += seeded.IsSolved() ? "; solved from the DLC's solution"
                                                       : "; best from the DLC's solution";
           z = seed;
         }
@@ -1162,9 +1170,11 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
     record.max_penetration = std::max(record.max_penetration, -after[i]);
     record.contacts.push_back(c);
   }
-  const std::vector<QuasistaticBody> bodies_before = system_.bodies();
-  const std::vector<double> actuated_before = q_actuated_;
-  if (usable && delta.allFinite()) {
+  const std::string out_of_range = usable ? LeavesRange(delta, record.time) : std::string();
+  if (!out_of_range.empty()) {
+    record.summary.status = Status::NumericalFailure;
+    record.summary.message = out_of_range + "; the bodies were not moved";
+  } else if (usable) {
     auto& mutable_bodies = system_.mutable_bodies();
     for (size_t b = 0; b < mutable_bodies.size(); ++b) {
       QuasistaticBody& body = mutable_bodies[b];
@@ -1189,12 +1199,6 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
                                                 : q_actuated_[a] + delta[actuator_columns_[a]];
     }
     UpdateActuatedPoses();
-    if (const std::string out = OutOfRange(); !out.empty()) {
-      system_.mutable_bodies() = bodies_before;
-      q_actuated_ = actuated_before;
-      record.summary.status = Status::NumericalFailure;
-      record.summary.message = out + "; the step was undone";
-    }
   }
   time_ = record.time;
   record.actuator_positions = q_actuated_;

@@ -194,8 +194,9 @@ class QuasistaticStepper {
 
  private:
   void UpdateActuatedPoses();
-  // Empty, or what left the range |x| <= kMaxCoordinate after a step.
-  std::string OutOfRange() const;
+  // Empty, or which unactuated body or actuator the step's displacement delta (ending at time
+  // t) would take beyond |x| = kMaxCoordinate.
+  std::string LeavesRange(const Eigen::VectorXd& delta, double t) const;
   Eigen::Vector3d Translation(int body) const;  // by the body's prismatic actuators
   void BuildStep(internal::QuasistaticStepData* data) const;
 

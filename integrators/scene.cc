@@ -1,10 +1,8 @@
 #include "integrators/scene.h"
 
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
 #include "contact/overlap.h"
@@ -290,7 +288,8 @@ Scene ParseScene(const std::string& text, const std::string& source) {
 }
 
 Scene LoadScene(const std::string& path) {
-  return ParseScene(internal::ReadTextFile(path), path);  // ParseError: an invalid_argument
+  // ReadTextFile's ParseError is an std::invalid_argument, as scene errors are.
+  return ParseScene(internal::ReadTextFile(path), path);
 }
 
 SceneRunner::SceneRunner(const Scene& scene)
@@ -334,7 +333,6 @@ StepRecord SceneRunner::Step() {
     if (fire) {
       impulses[e.body] += e.impulse;
       fired_.push_back({t, static_cast<int>(k)});
-      ++num_fired_;
       any = true;
     }
   }

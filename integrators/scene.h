@@ -65,7 +65,7 @@ struct ScriptedEvent {
 
 // Steps a scene to its duration, one Step() at a time, firing the scripted impulses; fired()
 // lists the impulses that acted in the latest step (kept per step, so that a long run with
-// repeating events keeps its memory flat), num_fired() counts them all.
+// repeating events keeps its memory flat).
 class SceneRunner {
  public:
   // Throws std::invalid_argument if the run would take more than scene.max_steps steps.
@@ -74,7 +74,6 @@ class SceneRunner {
   StepRecord Step();
   const ImplicitStepper& stepper() const { return stepper_; }
   const std::vector<ScriptedEvent>& fired() const { return fired_; }
-  int64_t num_fired() const { return num_fired_; }
   int64_t num_steps() const { return num_steps_; }
 
  private:
@@ -84,7 +83,6 @@ class SceneRunner {
   std::vector<char> done_;
   std::vector<double> previous_;
   std::vector<ScriptedEvent> fired_;
-  int64_t num_fired_ = 0;
   int64_t num_steps_ = 0;
   int64_t step_ = 0;
 };

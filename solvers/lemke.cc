@@ -230,7 +230,6 @@ LemkeSolver::Summary LemkeSolver::Solve(const LinearComplementarityProblem& prob
   summary.factorizations = core.factorizations;
   summary.ray_termination = core.ray_termination;
   summary.warm_start_used = core.warm_start_used;
-  summary.lcp_size = static_cast<int>(r.q.size());
 
   // Map back to the original variables.
   z->resize(n);
@@ -393,7 +392,6 @@ int LemkeSolver::ChooseAmongTies(const std::vector<int>& ties, const Eigen::Vect
     for (int t : alive) {
       if (rows(t, j) <= best + scale) next.push_back(t);
     }
-    if (next.empty()) return -1;  // unreachable with finite rows; kept as a guard
     alive.swap(next);
   }
   return ties[alive.front()];

@@ -221,7 +221,7 @@ FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
   }
   for (int iteration = 0;; ++iteration) {
     summary.iterations = iteration;
-    summary.natural_residual = natural_residual(*z, F, l, u);
+    summary.natural_residual = iteration == 0 ? start_residual : natural_residual(*z, F, l, u);
     residuals.push_back(summary.natural_residual);
     const double threshold =
         iteration == 0 ? options_.start_acceptance * options_.tolerance : options_.tolerance;

@@ -117,7 +117,7 @@ NumericsMatrix ReadNumericsMatrix(TextScanner& in, int expected_rows, int expect
 
 Eigen::VectorXd ReadVector(TextScanner& in, int64_t size, const std::string& name) {
   in.RequireTokens(size, name);
-  Eigen::VectorXd v = Eigen::VectorXd::Zero(size);
+  Eigen::VectorXd v(size);
   for (int64_t i = 0; i < size; ++i) {
     std::ostringstream what;
     what << name << "(" << i << ")";
@@ -160,9 +160,8 @@ void ReadSecondForm(TextScanner& in, int n, int m, Eigen::MatrixXd* M_out, Eigen
   read_block(n, 0, m, n, "D");
   Eigen::VectorXd& q = *q_out;
   q.resize(size);
-  // Empty blocks are skipped: Eigen forms no block of a zero-size vector without UB.
-  if (n > 0) q.head(n) = ReadVector(in, n, "a");
-  if (m > 0) q.tail(m) = ReadVector(in, m, "b");
+  q.head(n) = ReadVector(in, n, "a");
+  q.tail(m) = ReadVector(in, m, "b");
 }
 
 // A file with both storage types states the problem twice: the two must agree (to the
