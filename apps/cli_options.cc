@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <limits>
 
-#include "solvers/text_scanner.h"
+#include "readers/text_scanner.h"
 
 namespace ncpkit {
 

@@ -1,6 +1,6 @@
 // The subcommands of the ncpkit program. Each returns the process exit status:
 // 0 every solver converged, 1 some solver did not, 2 usage or input error (thrown as
-// UsageError, ParseError or std::invalid_argument and reported by main).
+// UsageError, InputError or std::invalid_argument and reported by main).
 #ifndef NCPKIT_APPS_COMMANDS_H_
 #define NCPKIT_APPS_COMMANDS_H_
 

@@ -6,8 +6,8 @@
 #include "apps/commands.h"
 #include "apps/report.h"
 #include "apps/simulation.h"
-#include "solvers/linear_solve.h"
-#include "solvers/problem_generators.h"
+#include "fixtures/problem_generators.h"
+#include "solvers/solver_registry.h"
 
 namespace ncpkit {
 namespace {
@@ -93,12 +93,11 @@ int RunLcpDemoCommand(const std::vector<std::string>& args, std::ostream& out) {
          "residual ||z - mid(l, u, z - (Mz + q))||_inf). PGS is not expected to converge on\n"
          "non-symmetric problems or on a zero diagonal; the note column says why.\n\n";
   std::vector<SolveRecord> records;
-  LinearSolveSettings settings;
   for (const LinearComplementarityProblem& problem : BundledProblems()) {
-    for (const std::string& solver : LinearSolverNames()) {
+    for (const std::string& name : SolverNames(ProblemKind::Linear)) {
       Eigen::VectorXd z;
-      records.push_back(
-          {problem.name, problem.size(), SolveLinearProblem(solver, problem, settings, &z)});
+      const auto solver = CreateSolver(name, ProblemKind::Linear, SolverOptions());
+      records.push_back({problem.name, problem.size(), solver->Solve(problem, &z)});
     }
   }
   PrintTable(records, out);

@@ -8,7 +8,7 @@
 
 #include "apps/cli_options.h"
 #include "apps/commands.h"
-#include "solvers/text_scanner.h"
+#include "readers/text_scanner.h"
 
 namespace {
 
@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     return status;
   } catch (const ncpkit::UsageError& e) {
     std::cerr << "ncpkit: " << e.what() << "\n";
-  } catch (const ncpkit::ParseError& e) {
+  } catch (const ncpkit::InputError& e) {
     std::cerr << "ncpkit: " << e.what() << "\n";
   } catch (const std::invalid_argument& e) {
     std::cerr << "ncpkit: " << e.what() << "\n";

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "solvers/nonlinear_solve.h"
+#include "solvers/solver_registry.h"
 
 namespace ncpkit {
 namespace {

@@ -4,14 +4,15 @@
 #include "apps/cli_options.h"
 #include "apps/commands.h"
 #include "apps/report.h"
-#include "solvers/linear_solve.h"
-#include "solvers/siconos_reader.h"
+#include "readers/siconos_reader.h"
+#include "solvers/solver_registry.h"
 
 namespace ncpkit {
 
 std::string UsageText() {
   std::string solvers;
-  for (const std::string& name : LinearSolverNames()) solvers += name + "|";
+  for (const std::string& name : SolverNames(ProblemKind::Linear)) solvers += name + "|";
+  const std::string mcp_solvers = SolverNameList(ProblemKind::Mixed);
   return "usage:\n"
          "  ncpkit                      run the built-in demo (paper scenes x solver variants)\n"
          "  ncpkit lcp-demo             bundled LCPs x LCP solvers\n"
@@ -19,10 +20,12 @@ std::string UsageText() {
          "                  [--json]\n"
          "  ncpkit compare SCENE... [--solvers a,b,...] [--csv FILE] [--duration T] [--max-steps "
          "N]\n"
-         "      SCENE: a JSON scene file (README, 'Scene files'); NAME: fb-newton,\n"
-         "      fb-newton-dense, penalized-fb, minmap-newton, auto, or any with -cold (no warm\n"
-         "      start); quasistatic scenes: MODEL/SOLVER with MODEL dqc, dlc, qp, qp-lcp (e.g.\n"
-         "      qp-lcp/lemke). simulate exits 1 if a step failed to solve. A run over 10^7 steps\n"
+         "      SCENE: a JSON scene file (README, 'Scene files'); NAME: " +
+         mcp_solvers +
+         ",\n"
+         "      or any with -cold (no warm start); quasistatic scenes: MODEL/SOLVER with MODEL\n"
+         "      dqc (SOLVER as above), dlc, qp, qp-lcp (SOLVER one of solve's), e.g.\n"
+         "      qp-lcp/lemke. simulate exits 1 if a step failed to solve. A run over 10^7 steps\n"
          "      needs --max-steps N.\n"
          "  ncpkit solve FILE [--q QFILE] [--solver " +
          solvers +
@@ -44,15 +47,15 @@ int RunSolveCommand(const std::vector<std::string>& args, std::ostream& out) {
   const std::string solver = line.Value("solver", "lemke");
   std::vector<std::string> solvers;
   if (solver == "all") {
-    solvers = LinearSolverNames();
-  } else if (IsLinearSolverName(solver)) {
+    solvers = SolverNames(ProblemKind::Linear);
+  } else if (IsSolverName(solver, ProblemKind::Linear)) {
     solvers = {solver};
   } else {
     throw UsageError("unknown solver '" + solver + "'\n" + UsageText());
   }
-  LinearSolveSettings settings;
-  settings.tolerance = line.PositiveDouble("tol", settings.tolerance);
-  settings.max_iterations = line.PositiveInt("max-iter", 0);
+  SolverOptions options;
+  options.tolerance = line.PositiveDouble("tol", options.tolerance);
+  options.max_iterations = line.PositiveInt("max-iter", 0);
   const bool json = line.Has("json");
 
   const LinearComplementarityProblem problem = ReadProblemFile(
@@ -61,9 +64,11 @@ int RunSolveCommand(const std::vector<std::string>& args, std::ostream& out) {
   bool all_converged = true;
   for (const std::string& name : solvers) {
     Eigen::VectorXd z;
-    std::string full_report;
-    SolveRecord record{problem.name, problem.size(),
-                       SolveLinearProblem(name, problem, settings, &z, &full_report)};
+    const std::unique_ptr<ComplementaritySolver> solver =
+        CreateSolver(name, ProblemKind::Linear, options);
+    const SolverSummary& summary = solver->Solve(problem, &z);
+    const std::string full_report = summary.FullReport();
+    SolveRecord record{problem.name, problem.size(), summary};
     all_converged = all_converged && record.summary.IsSolved();
     if (json) {
       out << ToJson(record) << "\n";

@@ -5,7 +5,7 @@
 
 #include <Eigen/UmfPackSupport>
 
-#include "solvers/problem_generators.h"
+#include "fixtures/problem_generators.h"
 #include "solvers/sparse_lu.h"
 
 namespace ncpkit {

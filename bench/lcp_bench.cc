@@ -11,7 +11,7 @@
 
 #include "solvers/lemke.h"
 #include "solvers/linear_problem.h"
-#include "solvers/problem_generators.h"
+#include "fixtures/problem_generators.h"
 #include "solvers/projected_gauss_seidel.h"
 #include "solvers/semismooth_newton.h"
 #ifdef NCPKIT_HAVE_SICONOS

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "solvers/auto_solve.h"
-#include "solvers/mcp_examples.h"
+#include "fixtures/mcp_examples.h"
 #include "solvers/semismooth_newton.h"
 
 namespace ncpkit {
@@ -27,10 +27,10 @@ void BM_McpFbNewton(benchmark::State& state, const std::string& name) {
 void BM_McpAuto(benchmark::State& state, const std::string& name) {
   const McpExample example = McpExampleByName(name);
   Eigen::VectorXd z;
-  AutoSolveSummary summary;
+  AutoSolver::Summary summary;
   for (auto _ : state) {
     z = example.starts[0];
-    summary = AutoSolve(*example.problem, &z);
+    summary = AutoSolver().Solve(*example.problem, &z);
   }
   if (!summary.IsSolved()) state.SkipWithError(summary.message.c_str());
   state.counters["attempts"] = summary.attempts;

@@ -6,8 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "solvers/nonlinear_solve.h"
 #include "solvers/problem_builder.h"
+#include "solvers/solver_registry.h"
 
 namespace ncpkit {
 namespace {
@@ -177,7 +177,7 @@ bool ImplicitStepperOptions::IsValid(std::string* why) const {
     os << "h = " << h << " must be positive and finite";
   } else if (!gravity.allFinite()) {
     os << "gravity must be finite";
-  } else if (!IsNonlinearSolverName(solver)) {
+  } else if (!IsSolverName(solver, ProblemKind::Mixed)) {
     os << "unknown solver '" << solver << "'";
   } else if (!(tolerance > 0.0)) {
     os << "tolerance = " << tolerance << " must be positive";
@@ -240,13 +240,16 @@ ImplicitStepper::ImplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
       }
     }
   }
-  solver_ = std::make_unique<NonlinearSolver>(options_.solver, options_.tolerance,
-                                              options_.max_iterations);
-  solver_->set_record_history(options_.keep_solver_reports);
-  solver_->set_project_onto_bounds(true);
+  SolverOptions solver_options;
+  solver_options.tolerance = options_.tolerance;
+  solver_options.max_iterations = options_.max_iterations;
+  solver_options.warm_start = true;  // every attempt hands the solver its start point
+  solver_options.record_history = options_.keep_solver_reports;
+  solver_options.project_onto_bounds = true;
   // A resting contact's warm start is refined once its residual reaches 1 % of the
   // tolerance, so rounding errors do not accumulate over the steps.
-  solver_->set_start_acceptance(kWarmStartAcceptance);
+  solver_options.start_acceptance = kWarmStartAcceptance;
+  solver_ = CreateSolver(options_.solver, ProblemKind::Mixed, solver_options);
 }
 
 ImplicitStepper::~ImplicitStepper() = default;
@@ -602,9 +605,8 @@ StepRecord ImplicitStepper::Step(const std::vector<Vector6d>& applied_impulses) 
   std::string best_report;
   for (int attempt = first_attempt; attempt <= last_attempt; ++attempt) {
     prepare(attempt, &z);
-    std::string report;
-    const SolverSummary summary =
-        solver_->Solve(builder, &z, options_.keep_solver_reports ? &report : nullptr);
+    const SolverSummary& summary = solver_->Solve(builder, &z);
+    const std::string report = options_.keep_solver_reports ? summary.FullReport() : std::string();
     total_iterations += summary.iterations;
     if (best_attempt < 0 || !(summary.natural_residual >= best.natural_residual)) {
       best_attempt = attempt;

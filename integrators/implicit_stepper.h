@@ -18,7 +18,7 @@
 
 namespace ncpkit {
 
-class NonlinearSolver;
+class ComplementaritySolver;
 
 using Vector6d = Eigen::Matrix<double, 6, 1>;
 
@@ -33,7 +33,7 @@ struct Body {
 struct ImplicitStepperOptions {
   double h = 0.01;
   Eigen::Vector3d gravity = Eigen::Vector3d(0.0, 0.0, -9.8);
-  std::string solver = "fb-newton";  // a name from NonlinearSolverNames()
+  std::string solver = "fb-newton";  // a registry name taking ProblemKind::Mixed
   bool warm_start = true;            // false: every step starts from default guesses
   double tolerance = 1e-10;          // natural residual of each step's problem
   int max_iterations = 100;
@@ -116,7 +116,7 @@ class ImplicitStepper {
   std::vector<Body> bodies_;
   ContactLawTable laws_;
   ImplicitStepperOptions options_;
-  std::unique_ptr<NonlinearSolver> solver_;
+  std::unique_ptr<ComplementaritySolver> solver_;
   std::unique_ptr<StepProblem> problem_;
   std::map<std::pair<int, int>, PairMemory> memory_;
   double time_ = 0.0;

@@ -15,6 +15,7 @@
 
 #include "contact/overlap.h"
 #include "contact/shapes.h"
+#include "solvers/input_error.h"
 
 namespace ncpkit::internal {
 
@@ -26,7 +27,7 @@ class Reader {
   explicit Reader(std::string source) : source_(std::move(source)) {}
 
   [[noreturn]] void Fail(const std::string& path, const std::string& what) const {
-    throw std::invalid_argument(source_ + ": " + path + ": " + what);
+    throw InputError(source_, 0, path, what);
   }
 
   void OnlyKeys(const Json& object, const std::string& path,

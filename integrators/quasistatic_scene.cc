@@ -3,9 +3,8 @@
 #include "contact/overlap.h"
 #include "integrators/json_reader.h"
 #include "integrators/limits.h"
-#include "solvers/linear_solve.h"
-#include "solvers/nonlinear_solve.h"
-#include "solvers/text_scanner.h"
+#include "solvers/solver_registry.h"
+#include "readers/text_scanner.h"
 
 namespace ncpkit {
 namespace {
@@ -271,7 +270,7 @@ namespace {
 bool ReadFile(const std::string& path, std::string* text) {
   try {
     *text = internal::ReadTextFile(path);
-  } catch (const ParseError&) {
+  } catch (const InputError&) {
     return false;
   }
   return true;
@@ -279,7 +278,7 @@ bool ReadFile(const std::string& path, std::string* text) {
 }  // namespace
 
 QuasistaticScene LoadQuasistaticScene(const std::string& path) {
-  // ReadTextFile's ParseError is an std::invalid_argument, as scene errors are.
+  // ReadTextFile's InputError is an std::invalid_argument, as scene errors are.
   return ParseQuasistaticScene(internal::ReadTextFile(path), path);
 }
 
@@ -288,50 +287,42 @@ bool IsQuasistaticSceneFile(const std::string& path) {
   return ReadFile(path, &text) && IsQuasistaticSceneText(text);
 }
 
-namespace {
-const std::string kColdSuffix = "-cold";
-}  // namespace
-
 bool IsQuasistaticVariant(const std::string& variant) {
   QuasistaticOptions options;
   try {
     ApplyQuasistaticVariant(variant, &options);
-  } catch (const std::invalid_argument&) {
+  } catch (const InputError&) {
     return false;
   }
   return true;
 }
 
 void ApplyQuasistaticVariant(const std::string& variant, QuasistaticOptions* options) {
-  std::string text = variant;
-  bool cold = false;
-  if (text.size() > kColdSuffix.size() &&
-      text.compare(text.size() - kColdSuffix.size(), kColdSuffix.size(), kColdSuffix) == 0) {
-    cold = true;
-    text.resize(text.size() - kColdSuffix.size());
-  }
-  const size_t slash = text.find('/');
+  SolverVariant parsed;
   QuasistaticModel model;
-  if (slash == std::string::npos || !ParseQuasistaticModel(text.substr(0, slash), &model)) {
-    throw std::invalid_argument("unknown quasistatic variant '" + variant +
-                                "' (expected <model>/<solver>[-cold], model dqc, dlc, qp or "
-                                "qp-lcp, e.g. qp-lcp/lemke)");
+  try {
+    parsed = ParseSolverVariant(variant);
+  } catch (const InputError&) {
+    parsed = SolverVariant();
   }
-  const std::string solver = text.substr(slash + 1);
-  const bool known =
-      model == QuasistaticModel::Dqc ? IsNonlinearSolverName(solver) : IsLinearSolverName(solver);
-  if (!known) {
-    throw std::invalid_argument("unknown solver '" + solver + "' for the " + ToString(model) +
-                                " model in variant '" + variant + "'");
+  if (parsed.model.empty() || !ParseQuasistaticModel(parsed.model, &model)) {
+    throw InputError("unknown quasistatic variant '" + variant +
+                     "' (expected <model>/<solver>[-cold], model dqc, dlc, qp or "
+                     "qp-lcp, e.g. qp-lcp/lemke)");
+  }
+  const ProblemKind kind =
+      model == QuasistaticModel::Dqc ? ProblemKind::Mixed : ProblemKind::Linear;
+  if (!IsSolverName(parsed.solver, kind)) {
+    throw InputError("unknown solver '" + parsed.solver + "' for the " + ToString(model) +
+                     " model in variant '" + variant + "'");
   }
   options->model = model;
-  options->solver = solver;
-  options->warm_start = !cold;
+  options->solver = parsed.solver;
+  options->warm_start = !parsed.cold;
 }
 
 std::string QuasistaticVariantName(const QuasistaticOptions& options) {
-  return std::string(ToString(options.model)) + "/" + options.solver +
-         (options.warm_start ? "" : kColdSuffix);
+  return SolverVariant{ToString(options.model), options.solver, !options.warm_start}.ToString();
 }
 
 const std::vector<std::string>& DefaultQuasistaticVariants() {

@@ -32,8 +32,8 @@ QuasistaticScene LoadQuasistaticScene(const std::string& path);
 bool IsQuasistaticSceneFile(const std::string& path);
 
 // Stepper variants "<model>/<solver>", optionally with "-cold" (no warm start): the model one of
-// dqc, dlc, qp, qp-lcp and the solver one of NonlinearSolverNames() for dqc and of
-// LinearSolverNames() otherwise, e.g. "qp-lcp/lemke", "dqc/fb-newton-cold".
+// dqc, dlc, qp, qp-lcp and the solver one of SolverNames(ProblemKind::Mixed) for dqc and of
+// SolverNames(ProblemKind::Linear) otherwise, e.g. "qp-lcp/lemke", "dqc/fb-newton-cold".
 bool IsQuasistaticVariant(const std::string& variant);
 // Throws std::invalid_argument for an unknown variant.
 void ApplyQuasistaticVariant(const std::string& variant, QuasistaticOptions* options);

@@ -1,6 +1,5 @@
 #include "integrators/quasistatic_stepper.h"
 
-#include <Eigen/CholmodSupport>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -9,39 +8,13 @@
 
 #include "integrators/limits.h"
 #include "solvers/linear_problem.h"
-#include "solvers/linear_solve.h"
 #include "solvers/mcp.h"
-#include "solvers/nonlinear_solve.h"
+#include "solvers/proximal_point.h"
+#include "solvers/solver_registry.h"
+#include "solvers/sparse_cholesky.h"
 
 namespace ncpkit {
 namespace {
-
-// CHOLMOD reports errors by printing them; this collects them instead, for the step's status
-// message (no library prints on its own), while it lives.
-class CholmodMessages {
- public:
-  explicit CholmodMessages(cholmod_common* common) : common_(common) {
-    previous_ = common_->error_handler;
-    common_->print = 0;
-    common_->error_handler = &CholmodMessages::Handler;
-    Collected().clear();
-  }
-  ~CholmodMessages() { common_->error_handler = previous_; }
-  // "; CHOLMOD error: <message>" (or warning) for each message so far, or empty.
-  std::string Text() const { return Collected(); }
-
- private:
-  static std::string& Collected() {
-    thread_local std::string text;
-    return text;
-  }
-  static void Handler(int status, const char* /*file*/, int /*line*/, const char* message) {
-    Collected() += std::string("; CHOLMOD ") + (status < 0 ? "error" : "warning") + ": " +
-                   (message != nullptr ? message : "");
-  }
-  cholmod_common* common_;
-  void (*previous_)(int, const char*, int, const char*) = nullptr;
-};
 
 using Eigen::Vector3d;
 using Triplet = Eigen::Triplet<double>;
@@ -152,8 +125,8 @@ bool QuasistaticOptions::IsValid(std::string* why) const {
     *why = "plane_normal must be finite";
   } else if (!(default_friction >= 0.0) || !std::isfinite(default_friction)) {
     *why = "friction must be >= 0, got " + Str(default_friction);
-  } else if (model == QuasistaticModel::Dqc ? !IsNonlinearSolverName(solver)
-                                            : !IsLinearSolverName(solver)) {
+  } else if (!IsSolverName(solver, model == QuasistaticModel::Dqc ? ProblemKind::Mixed
+                                                                  : ProblemKind::Linear)) {
     *why = "unknown solver '" + solver + "' for the " + ToString(model) + " model";
   } else {
     return true;
@@ -325,12 +298,26 @@ QuasistaticStepper::QuasistaticStepper(QuasistaticSystem system, const Quasistat
       }
     }
   }
+  SolverOptions solver_options;
+  solver_options.tolerance = options_.tolerance;
+  solver_options.max_iterations = options_.max_iterations;
+  solver_options.warm_start = true;  // Step() hands over the warm start, or an empty start
+  ProximalPointSolver::Options proximal;
+  proximal.relative_regularization = options_.proximal_regularization;
+  proximal.max_outer_iterations = options_.max_proximal_iterations;
   if (options_.model == QuasistaticModel::Dqc) {
-    nonlinear_ = std::make_unique<NonlinearSolver>(
-        options_.solver, options_.tolerance,
-        options_.max_iterations > 0 ? options_.max_iterations : 100);
-    nonlinear_->set_project_onto_bounds(true);
+    SolverOptions dlc_options = solver_options;
+    dlc_options.max_iterations = 0;
+    dlc_solver_ = CreateSolver("lemke", ProblemKind::Linear, dlc_options);
+    dlc_proximal_ = std::make_unique<ProximalPointSolver>(dlc_solver_.get(), proximal);
+    solver_options.max_iterations = options_.max_iterations > 0 ? options_.max_iterations : 100;
+    solver_options.project_onto_bounds = true;
+    solver_ = CreateSolver(options_.solver, ProblemKind::Mixed, solver_options);
+  } else {
+    solver_ = CreateSolver(options_.solver, ProblemKind::Linear, solver_options);
+    proximal_ = std::make_unique<ProximalPointSolver>(solver_.get(), proximal);
   }
+  cholesky_ = std::make_unique<SparseCholesky>();
   UpdateActuatedPoses();
 }
 
@@ -782,106 +769,15 @@ void ReadDlcSolution(const DlcStep& dlc, const QuasistaticStepData& d, const Eig
   }
 }
 
-SolverSummary SolveLinearWithProximalPoint(const std::string& solver,
-                                           const LinearComplementarityProblem& problem,
-                                           double relative, int max_outer,
-                                           LinearSolveSettings settings, Eigen::VectorXd* z,
-                                           int* outer) {
-  *outer = 0;
-  SolverSummary summary = SolveLinearProblem(solver, problem, settings, z);
-  if (summary.IsSolved() || relative <= 0.0 || summary.status == Status::InvalidInput) {
-    return summary;
-  }
-  const int size = problem.size();
-  const Eigen::VectorXd& l = problem.lower();
-  const Eigen::VectorXd& u = problem.upper();
-  const RowMatrix& M = problem.sparse_matrix();
-  std::vector<bool> free_row(size);
-  Eigen::VectorXd diagonal = Eigen::VectorXd::Zero(size);
-  for (int i = 0; i < size; ++i) {
-    free_row[i] = std::isinf(l[i]) && std::isinf(u[i]);
-    diagonal[i] = M.coeff(i, i);
-  }
-  Eigen::VectorXd dual = diagonal.cwiseAbs();
-  Eigen::VectorXd row_k = Eigen::VectorXd::Zero(size);
-  const Eigen::SparseMatrix<double>& columns = problem.sparse_columns();
-  for (int k = 0; k < size; ++k) {
-    if (!free_row[k] || !(diagonal[k] > 0.0)) continue;
-    for (RowMatrix::InnerIterator it(M, k); it; ++it) row_k[it.col()] = it.value();
-    for (Eigen::SparseMatrix<double>::InnerIterator it(columns, k); it; ++it) {
-      dual[it.row()] += std::abs(it.value() * row_k[it.row()]) / diagonal[k];
-    }
-    for (RowMatrix::InnerIterator it(M, k); it; ++it) row_k[it.col()] = 0.0;
-  }
-  double scale = 0.0;
-  for (int i = 0; i < size; ++i) {
-    if (!free_row[i]) scale = std::max(scale, dual[i]);
-  }
-  const double gamma = relative * (scale > 0.0 ? scale : 1.0);
-  std::vector<Triplet> t;
-  for (int i = 0; i < size; ++i) {
-    for (RowMatrix::InnerIterator it(M, i); it; ++it) t.emplace_back(i, it.col(), it.value());
-    if (!free_row[i]) t.emplace_back(i, i, gamma);
-  }
-  Eigen::SparseMatrix<double> regularized(size, size);
-  regularized.setFromTriplets(t.begin(), t.end());
-  Eigen::VectorXd previous =
-      (z->size() == size && z->allFinite())
-          ? Eigen::VectorXd(*z)
-          : Eigen::VectorXd(Eigen::VectorXd::Zero(size).cwiseMax(l).cwiseMin(u));
-  SolverSummary total = summary;
-  total.iterations = summary.iterations;
-  double best = summary.natural_residual;
-  Eigen::VectorXd best_z = *z;
-  for (*outer = 1; *outer <= max_outer; ++*outer) {
-    Eigen::VectorXd shifted = problem.q();
-    for (int i = 0; i < size; ++i) {
-      if (!free_row[i]) shifted[i] -= gamma * previous[i];
-    }
-    const LinearComplementarityProblem step(regularized, shifted, l, u);
-    *z = previous;
-    settings.warm_start = true;
-    const SolverSummary inner = SolveLinearProblem(solver, step, settings, z);
-    total.iterations += inner.iterations;
-    total.factorizations += inner.factorizations;
-    if (z->size() != size || !z->allFinite()) break;
-    const double residual = natural_residual(problem, *z);
-    if (residual < best) {
-      best = residual;
-      best_z = *z;
-    }
-    if (residual <= settings.tolerance) {
-      total.status = Status::Converged;
-      total.natural_residual = residual;
-      total.message = "proximal point: converged after " + std::to_string(*outer) +
-                      " regularized problems (gamma " + Str(gamma) + ")";
-      return total;
-    }
-    previous = *z;
-  }
-  *z = best_z;
-  total.natural_residual = best;
-  total.message = summary.message + "; proximal point (gamma " + Str(gamma) +
-                  ") reached natural residual " + Str(best) + " > tolerance " +
-                  Str(settings.tolerance) + " after " +
-                  std::to_string(std::min(*outer, max_outer)) + " regularized problems";
-  return total;
-}
-
 // A start for the step's DQC problem from its DLC solution (Lemke, with the proximal
 // fallback): delta and the forces as they are, sigma the length of each contact's slip.
 bool DqcStartFromDlc(const QuasistaticStepData& d, const std::vector<QuasistaticBody>& bodies,
                      const ContactRows& normal, const QuasistaticNcp& problem,
-                     const QuasistaticOptions& options, int n, Eigen::VectorXd* start) {
+                     ProximalPointSolver* dlc_solver, int n, Eigen::VectorXd* start) {
   const int nc = static_cast<int>(d.contacts.size());
   const DlcStep dlc = MakeDlcStep(d, bodies, normal, n);
-  LinearSolveSettings settings;
-  settings.tolerance = options.tolerance;
   Eigen::VectorXd x;
-  int outer = 0;
-  const SolverSummary summary =
-      SolveLinearWithProximalPoint("lemke", dlc.problem, options.proximal_regularization,
-                                   options.max_proximal_iterations, settings, &x, &outer);
+  const SolverSummary& summary = dlc_solver->Solve(dlc.problem, &x);
   if (!summary.IsSolved() || x.size() != dlc.problem.size()) return false;
   Eigen::VectorXd delta;
   std::vector<double> normal_force(nc, 0.0);
@@ -976,22 +872,16 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
     z.resize(0);
     return false;
   };
-  LinearSolveSettings settings;
-  settings.tolerance = options_.tolerance;
-  settings.max_iterations = options_.max_iterations;
   const auto solve_linear = [&](const LinearComplementarityProblem& problem) {
-    settings.warm_start = start_from(problem.size());
+    const bool warm = start_from(problem.size());
     record.attempts = 1;
-    SolverSummary summary = SolveLinearWithProximalPoint(
-        options_.solver, problem, options_.proximal_regularization,
-        options_.max_proximal_iterations, settings, &z, &record.proximal_iterations);
-    if (!summary.IsSolved() && settings.warm_start) {
-      settings.warm_start = false;
+    SolverSummary summary = proximal_->Solve(problem, &z);
+    record.proximal_iterations = proximal_->summary().outer_iterations;
+    if (!summary.IsSolved() && warm) {
       z.resize(0);
       record.attempts = 2;
-      summary = SolveLinearWithProximalPoint(
-          options_.solver, problem, options_.proximal_regularization,
-          options_.max_proximal_iterations, settings, &z, &record.proximal_iterations);
+      summary = proximal_->Solve(problem, &z);
+      record.proximal_iterations = proximal_->summary().outer_iterations;
     }
     record.problem_size = problem.size();
     return summary;
@@ -1037,13 +927,12 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
       }
     } else {
       // Eliminate delta = K~^-1 (A^T beta + r): the LCP in beta with the Delassus matrix.
-      Eigen::CholmodSimplicialLLT<Eigen::SparseMatrix<double>> cholesky;
-      CholmodMessages messages(&cholesky.cholmod());
+      SparseCholesky& cholesky = *cholesky_;
       cholesky.compute(stiffness);
       if (cholesky.info() != Eigen::Success) {
         record.summary.solver = options_.solver;
         record.summary.status = Status::NumericalFailure;
-        record.summary.message = "Cholesky factorization of the stiffness failed" + messages.Text();
+        record.summary.message = "Cholesky factorization of the stiffness failed" + cholesky.messages();
       } else if (nb == 0) {
         // No contact: the stiffness alone decides the step (an empty LCP, nothing to solve).
         delta = cholesky.solve(d.force);
@@ -1052,7 +941,7 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
         record.summary.status = Status::Converged;
         record.summary.natural_residual = 0.0;
         record.summary.message =
-            "no contact: the step is the stiffness solve alone" + messages.Text();
+            "no contact: the step is the stiffness solve alone" + cholesky.messages();
         z.resize(0);
       } else {
         const Eigen::SparseMatrix<double> At = A.J.transpose();
@@ -1060,10 +949,10 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
         const Eigen::SparseMatrix<double> W = Eigen::SparseMatrix<double>(A.J) * X;
         const Eigen::VectorXd free_motion = cholesky.solve(d.force);
         const Eigen::VectorXd q = A.J * free_motion + A.constant;
-        if (!messages.Text().empty() || !q.allFinite()) {
+        if (!cholesky.messages().empty() || !q.allFinite()) {
           record.summary.solver = options_.solver;
           record.summary.status = Status::NumericalFailure;
-          record.summary.message = "the Delassus LCP could not be formed" + messages.Text();
+          record.summary.message = "the Delassus LCP could not be formed" + cholesky.messages();
         } else {
           LinearComplementarityProblem problem(W, q);
           problem.name = "qp-lcp";
@@ -1099,20 +988,20 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
       }
     }
     record.attempts = 1;
-    record.summary = nonlinear_->Solve(problem, &z);
+    record.summary = solver_->Solve(problem, &z);
     if (!record.summary.IsSolved() && warm) {
       z.resize(0);
       record.attempts = 2;
-      record.summary = nonlinear_->Solve(problem, &z);
+      record.summary = solver_->Solve(problem, &z);
     }
     if (!record.summary.IsSolved()) {
       // Newton found no way from the warm or the cold start (a grazing contact that must take
       // a large force at a tiny slip): start from the step's DLC solution (the pyramid, by
       // Lemke), which is near the cone's.
       Eigen::VectorXd seed;
-      if (DqcStartFromDlc(d, bodies, normal, problem, options_, n, &seed)) {
+      if (DqcStartFromDlc(d, bodies, normal, problem, dlc_proximal_.get(), n, &seed)) {
         record.attempts = 3;
-        const SolverSummary seeded = nonlinear_->Solve(problem, &seed);
+        const SolverSummary seeded = solver_->Solve(problem, &seed);
         if (seeded.IsSolved() || seeded.natural_residual < record.summary.natural_residual) {
           record.summary = seeded;
           record.summary.message += seeded.IsSolved() ? "; solved from the DLC's solution"

@@ -38,8 +38,10 @@
 
 namespace ncpkit {
 
-class NonlinearSolver;
+class ComplementaritySolver;
 class MixedComplementarityProblem;
+class ProximalPointSolver;
+class SparseCholesky;
 namespace internal {
 struct QuasistaticStepData;
 }  // namespace internal
@@ -93,7 +95,8 @@ struct QuasistaticOptions {
   double h = 0.01;  // s
   Eigen::Vector3d gravity = Eigen::Vector3d(0.0, 0.0, -9.8);
   QuasistaticModel model = QuasistaticModel::QpLcp;
-  // dqc: a name of NonlinearSolverNames(); the others: of LinearSolverNames().
+  // A registry name (solvers/solver_registry.h) taking ProblemKind::Mixed for dqc, Linear
+  // for the others.
   std::string solver = "lemke";
   bool warm_start = true;    // start from the previous step's solution when the sizes match
   double tolerance = 1e-10;  // natural residual of each step's problem
@@ -203,7 +206,13 @@ class QuasistaticStepper {
   QuasistaticSystem system_;
   QuasistaticOptions options_;
   std::shared_ptr<const ContactGeometry> geometry_;
-  std::unique_ptr<NonlinearSolver> nonlinear_;
+  // The step's solver, kept for every step; linear models wrap it in the proximal-point
+  // method. dqc also keeps Lemke with the proximal-point method for its DLC start.
+  std::unique_ptr<ComplementaritySolver> solver_;
+  std::unique_ptr<ProximalPointSolver> proximal_;
+  std::unique_ptr<ComplementaritySolver> dlc_solver_;
+  std::unique_ptr<ProximalPointSolver> dlc_proximal_;
+  std::unique_ptr<SparseCholesky> cholesky_;  // qp-lcp: the stiffness, analyzed once
   std::vector<double> q_actuated_;
   // Coordinate layout: for each body its columns in delta (-1: not a coordinate); for each
   // actuator its column (-1: prescribed).

@@ -8,7 +8,7 @@
 #include "contact/overlap.h"
 #include "integrators/json_reader.h"
 #include "integrators/limits.h"
-#include "solvers/text_scanner.h"
+#include "readers/text_scanner.h"
 
 namespace ncpkit {
 namespace {
@@ -62,28 +62,30 @@ void CheckInitialOverlap(const Reader& in, const Json& root, std::vector<Body>* 
 
 }  // namespace
 
-namespace {
-const std::string kCold = "-cold";
-bool EndsWithCold(const std::string& s) {
-  return s.size() > kCold.size() && s.compare(s.size() - kCold.size(), kCold.size(), kCold) == 0;
-}
-}  // namespace
-
 bool IsSolverVariant(const std::string& variant) {
-  return IsNonlinearSolverName(
-      EndsWithCold(variant) ? variant.substr(0, variant.size() - kCold.size()) : variant);
+  try {
+    ImplicitStepperOptions options;
+    ApplySolverVariant(variant, &options);
+  } catch (const InputError&) {
+    return false;
+  }
+  return true;
 }
 
 void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* options) {
-  if (!IsSolverVariant(variant)) {
-    std::string names;
-    for (const std::string& n : NonlinearSolverNames()) names += n + ", ";
-    throw std::invalid_argument("unknown solver '" + variant + "' (expected one of " + names +
-                                "or any of them with -cold: no warm start)");
+  SolverVariant parsed;
+  try {
+    parsed = ParseSolverVariant(variant);
+  } catch (const InputError&) {
+    parsed = SolverVariant();
   }
-  const bool cold = EndsWithCold(variant);
-  options->solver = cold ? variant.substr(0, variant.size() - kCold.size()) : variant;
-  options->warm_start = !cold;
+  if (!parsed.model.empty() || !IsSolverName(parsed.solver, ProblemKind::Mixed)) {
+    throw InputError("unknown solver '" + variant + "' (expected one of " +
+                     SolverNameList(ProblemKind::Mixed) +
+                     ", or any of them with -cold: no warm start)");
+  }
+  options->solver = parsed.solver;
+  options->warm_start = !parsed.cold;
 }
 
 double StateQuantity(const RigidBodyState& state, int quantity) {
@@ -115,7 +117,7 @@ Scene ParseScene(const std::string& text, const std::string& source) {
   options.gravity = in.Vector3(root, "scene", "gravity", options.gravity);
   if (root.contains("solver")) {
     options.solver = in.String(root.at("solver"), "solver");
-    if (!IsNonlinearSolverName(options.solver)) {
+    if (!IsSolverName(options.solver, ProblemKind::Mixed)) {
       in.Fail("solver", "unknown solver '" + options.solver + "'");
     }
   }
@@ -288,7 +290,7 @@ Scene ParseScene(const std::string& text, const std::string& source) {
 }
 
 Scene LoadScene(const std::string& path) {
-  // ReadTextFile's ParseError is an std::invalid_argument, as scene errors are.
+  // ReadTextFile's InputError is an std::invalid_argument, as scene errors are.
   return ParseScene(internal::ReadTextFile(path), path);
 }
 

@@ -9,7 +9,7 @@
 
 #include "integrators/implicit_stepper.h"
 #include "integrators/limits.h"
-#include "solvers/nonlinear_solve.h"
+#include "solvers/solver_registry.h"
 
 namespace ncpkit {
 
@@ -48,7 +48,7 @@ struct Scene {
 Scene ParseScene(const std::string& text, const std::string& source);
 Scene LoadScene(const std::string& path);
 
-// Solver variants for stepping a scene: every name of NonlinearSolverNames(), and each with
+// Solver variants for stepping a scene: every name of SolverNames(ProblemKind::Mixed), and each with
 // "-cold" appended (no warm start from the previous step), e.g. "fb-newton-cold".
 bool IsSolverVariant(const std::string& variant);
 // Sets options->solver and options->warm_start from the variant; throws std::invalid_argument

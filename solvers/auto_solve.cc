@@ -15,7 +15,7 @@ namespace {
 // Runs attempts in order until one converges; keeps the best point.
 class AttemptLog {
  public:
-  AttemptLog(AutoSolveSummary* summary, Eigen::VectorXd* z) : summary_(summary), z_(z) {}
+  AttemptLog(AutoSolver::Summary* summary, Eigen::VectorXd* z) : summary_(summary), z_(z) {}
 
   // Returns true if this attempt converged.
   bool Record(const SolverSummary& attempt, const std::string& label, const Eigen::VectorXd& x) {
@@ -54,14 +54,14 @@ class AttemptLog {
   }
 
  private:
-  AutoSolveSummary* summary_;
+  AutoSolver::Summary* summary_;
   Eigen::VectorXd* z_;
   double best_ = std::numeric_limits<double>::infinity();
   Eigen::VectorXd best_point_;
   Status best_status_ = Status::NotRun;
 };
 
-FischerBurmeisterNewton::Options NewtonOptions(const AutoSolveOptions& options,
+FischerBurmeisterNewton::Options NewtonOptions(const AutoSolver::Options& options,
                                                NcpFunction function) {
   FischerBurmeisterNewton::Options o;
   o.tolerance = options.tolerance;
@@ -72,7 +72,7 @@ FischerBurmeisterNewton::Options NewtonOptions(const AutoSolveOptions& options,
 
 // The MCP sequence of auto_solve.h; `skip_first` leaves out FB Newton from the start point.
 bool RunMcpChain(const MixedComplementarityProblem& problem, const Eigen::VectorXd& start,
-                 const AutoSolveOptions& options, bool skip_first, AttemptLog* log) {
+                 const AutoSolver::Options& options, bool skip_first, AttemptLog* log) {
   const int n = problem.size();
   const Eigen::VectorXd& l = problem.lower();
   const Eigen::VectorXd& u = problem.upper();
@@ -109,7 +109,7 @@ bool RunMcpChain(const MixedComplementarityProblem& problem, const Eigen::Vector
 
 }  // namespace
 
-bool AutoSolveOptions::IsValid(std::string* why) const {
+bool AutoSolver::Options::IsValid(std::string* why) const {
   std::ostringstream os;
   if (!(tolerance > 0.0))
     os << "tolerance = " << tolerance << " must be > 0";
@@ -119,7 +119,7 @@ bool AutoSolveOptions::IsValid(std::string* why) const {
   return os.str().empty();
 }
 
-std::string AutoSolveSummary::FullReport() const {
+std::string AutoSolver::Summary::FullReport() const {
   return CommonFullReport(*this) + "solved by         " + (solved_by.empty() ? "-" : solved_by) +
          "\npath              " + path + "\n";
 }
@@ -128,11 +128,11 @@ namespace {
 
 // The common frame of both AutoSolve overloads: options check, start point, attempt log.
 template <class Attempts>
-AutoSolveSummary RunAuto(const MixedComplementarityProblem& problem,
-                         const AutoSolveOptions& options, Eigen::VectorXd* z,
+AutoSolver::Summary RunAuto(const MixedComplementarityProblem& problem,
+                         const AutoSolver::Options& options, Eigen::VectorXd* z,
                          const Attempts& attempts) {
   const auto start_time = std::chrono::steady_clock::now();
-  AutoSolveSummary summary;
+  AutoSolver::Summary summary;
   summary.solver = "auto";
   summary.tolerance = options.tolerance;
   if (!AcceptOptions(options, &summary)) return summary;
@@ -151,15 +151,17 @@ AutoSolveSummary RunAuto(const MixedComplementarityProblem& problem,
 
 }  // namespace
 
-AutoSolveSummary AutoSolve(const MixedComplementarityProblem& problem, Eigen::VectorXd* z,
-                           const AutoSolveOptions& options) {
+AutoSolver::Summary AutoSolver::Solve(const MixedComplementarityProblem& problem,
+                                      Eigen::VectorXd* z) const {
+  const Options& options = options_;
   return RunAuto(problem, options, z, [&](const Eigen::VectorXd& start, AttemptLog* log) {
     RunMcpChain(problem, start, options, /*skip_first=*/false, log);
   });
 }
 
-AutoSolveSummary AutoSolve(const LinearComplementarityProblem& problem, Eigen::VectorXd* z,
-                           const AutoSolveOptions& options) {
+AutoSolver::Summary AutoSolver::Solve(const LinearComplementarityProblem& problem,
+                                      Eigen::VectorXd* z) const {
+  const Options& options = options_;
   const LinearMcp mcp(problem);
   return RunAuto(mcp, options, z, [&](const Eigen::VectorXd& start, AttemptLog* log) {
     FischerBurmeisterNewton newton(NewtonOptions(options, NcpFunction::FischerBurmeister));

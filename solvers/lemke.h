@@ -56,7 +56,7 @@ class LemkeSolver {
     int lcp_size = 0;              // Size of the LCP after reducing the MLCP.
     int eliminated_free_variables = 0;
     int split_free_variables = 0;  // free variables split as x+ - x- (singular M_FF)
-    std::string FullReport() const;
+    std::string FullReport() const override;
   };
 
   LemkeSolver() = default;

@@ -31,7 +31,7 @@ class ProjectedGaussSeidel {
 
   struct Summary : SolverSummary {
     int invalid_diagonal_row = -1;  // Row with M_ii <= 0, if that stopped the solver.
-    std::string FullReport() const;
+    std::string FullReport() const override;
   };
 
   ProjectedGaussSeidel() = default;

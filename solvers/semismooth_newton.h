@@ -86,7 +86,7 @@ class FischerBurmeisterNewton {
     double observed_rate = 0.0;  // mean ratio of successive natural residuals, last iterations
     std::string diagnostic;      // e.g. linear convergence near a degenerate solution
     std::vector<IterationRecord> history;
-    std::string FullReport() const;
+    std::string FullReport() const override;
   };
 
   FischerBurmeisterNewton();

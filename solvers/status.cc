@@ -48,4 +48,6 @@ std::string CommonFullReport(const SolverSummary& summary) {
   return buffer;
 }
 
+std::string SolverSummary::FullReport() const { return CommonFullReport(*this); }
+
 }  // namespace ncpkit

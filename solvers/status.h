@@ -22,7 +22,15 @@ enum class Status {
 std::string ToString(Status status);
 
 // Fields every solver reports, so that solvers can be compared on the same problem.
+// Each solver's Summary derives from it with its own fields and FullReport().
 struct SolverSummary {
+  SolverSummary() = default;
+  SolverSummary(const SolverSummary&) = default;
+  SolverSummary(SolverSummary&&) = default;
+  SolverSummary& operator=(const SolverSummary&) = default;
+  SolverSummary& operator=(SolverSummary&&) = default;
+  virtual ~SolverSummary() = default;
+
   std::string solver;  // Name of the solver that produced this summary.
   Status status = Status::NotRun;
   std::string message;  // Why the solver stopped, with the measured numbers.
@@ -35,6 +43,8 @@ struct SolverSummary {
   bool IsSolved() const { return status == Status::Converged; }
   // One line: solver, status, iterations, residual, time.
   std::string BriefReport() const;
+  // "name: value" lines of every field, the solver's own ones included.
+  virtual std::string FullReport() const;
 };
 
 // The options check every solver starts with: if options.IsValid() fails, sets the summary's

@@ -43,7 +43,7 @@ int SolvePathExample() {  // returns how many solvers converged
     solved += report(FischerBurmeisterNewton(options).Solve(problem, &z), z);
   }
   Eigen::VectorXd z = problem.start();
-  return solved + report(AutoSolve(problem, &z), z);
+  return solved + report(AutoSolver().Solve(problem, &z), z);
 }
 // END README EXAMPLE
 

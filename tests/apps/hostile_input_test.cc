@@ -11,7 +11,7 @@
 #include "integrators/limits.h"
 #include "solvers/lemke.h"
 #include "solvers/pivots.h"
-#include "solvers/siconos_reader.h"
+#include "readers/siconos_reader.h"
 #include "tests/test_support.h"
 
 namespace ncpkit {

@@ -7,9 +7,9 @@
 
 #include "integrators/quasistatic_scene.h"
 #include "integrators/scene.h"
-#include "solvers/linear_solve.h"
-#include "solvers/matrix_market.h"
-#include "solvers/siconos_reader.h"
+#include "solvers/solver_registry.h"
+#include "readers/matrix_market.h"
+#include "readers/siconos_reader.h"
 
 namespace ncpkit::fuzz {
 namespace {
@@ -39,10 +39,11 @@ void CheckSummary(const SolverSummary& summary, const std::string& context) {
 void SolveBounded(const LinearComplementarityProblem& problem) {
   if (problem.size() > kMaxSolveSize) return;
   for (const std::string solver : {"lemke", "pgs", "fb-newton"}) {
-    LinearSolveSettings settings;
-    settings.max_iterations = solver == "lemke" ? 2000 : solver == "pgs" ? 200 : 30;
+    SolverOptions options;
+    options.max_iterations = solver == "lemke" ? 2000 : solver == "pgs" ? 200 : 30;
     Eigen::VectorXd z;
-    CheckSummary(SolveLinearProblem(solver, problem, settings, &z), problem.name);
+    CheckSummary(CreateSolver(solver, ProblemKind::Linear, options)->Solve(problem, &z),
+                 problem.name);
   }
 }
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "solvers/solver_registry.h"
 #include "solvers/lemke.h"
-#include "solvers/linear_solve.h"
-#include "solvers/problem_generators.h"
-#include "solvers/siconos_reader.h"
+#include "fixtures/problem_generators.h"
+#include "readers/siconos_reader.h"
 #include "tests/test_support.h"
 
 namespace ncpkit {
@@ -102,13 +102,14 @@ TEST_CASE("every Siconos LCP file with every solver matches CASES.md") {
     REQUIRE_MESSAGE(Cases().count(name), "no expectation recorded for " << file);
     const Expectation& expect = Cases().at(name);
     const LinearComplementarityProblem problem = ReadSiconosLcp(SharedData("lcp/" + file));
-    for (const std::string& solver : LinearSolverNames()) {
+    for (const std::string& solver : SolverNames(ProblemKind::Linear)) {
       CAPTURE(file);
       CAPTURE(solver);
-      LinearSolveSettings settings;
-      settings.tolerance = 1e-10;
+      SolverOptions options;
+      options.tolerance = 1e-10;
       Eigen::VectorXd z;
-      const SolverSummary summary = SolveLinearProblem(solver, problem, settings, &z);
+      const SolverSummary summary =
+          CreateSolver(solver, ProblemKind::Linear, options)->Solve(problem, &z);
       CAPTURE(summary.BriefReport());
       const auto failure = expect.expected_failures.find(solver);
       if (failure != expect.expected_failures.end()) {
@@ -134,10 +135,10 @@ TEST_CASE("every Siconos LCP file with every solver matches CASES.md") {
 
 TEST_CASE("auto solves lcp_tobenna, and says which path did") {
   Eigen::VectorXd z;
-  LinearSolveSettings settings;
-  std::string report;
-  const SolverSummary summary = SolveLinearProblem(
-      "auto", ReadSiconosLcp(SharedData("lcp/lcp_tobenna.dat")), settings, &z, &report);
+  const auto solver = CreateSolver("auto", ProblemKind::Linear, SolverOptions());
+  const SolverSummary& summary =
+      solver->Solve(ReadSiconosLcp(SharedData("lcp/lcp_tobenna.dat")), &z);
+  const std::string report = summary.FullReport();
   CHECK(summary.IsSolved());
   CHECK(summary.natural_residual <= 1e-10);
   CHECK(summary.message == "solved by lemke");

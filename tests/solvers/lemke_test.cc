@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "solvers/problem_generators.h"
+#include "fixtures/problem_generators.h"
 
 namespace ncpkit {
 namespace {

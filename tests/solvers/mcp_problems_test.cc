@@ -7,7 +7,7 @@
 #include <string>
 
 #include "solvers/auto_solve.h"
-#include "solvers/mcp_examples.h"
+#include "fixtures/mcp_examples.h"
 #include "solvers/semismooth_newton.h"
 
 namespace ncpkit {
@@ -84,7 +84,7 @@ TEST_CASE("auto solves every MCP from every start, billups and josephy included"
       CAPTURE(example.name);
       CAPTURE(s);
       Eigen::VectorXd z = example.starts[s];
-      const AutoSolveSummary summary = AutoSolve(*example.problem, &z);
+      const AutoSolver::Summary summary = AutoSolver().Solve(*example.problem, &z);
       CAPTURE(summary.path);
       REQUIRE(summary.IsSolved());
       CHECK(summary.natural_residual <= 1e-10);
@@ -93,7 +93,7 @@ TEST_CASE("auto solves every MCP from every start, billups and josephy included"
     }
   }
   Eigen::VectorXd z = Eigen::VectorXd::Zero(1);
-  const AutoSolveSummary billups = AutoSolve(*McpExampleByName("billups").problem, &z);
+  const AutoSolver::Summary billups = AutoSolver().Solve(*McpExampleByName("billups").problem, &z);
   CHECK(billups.solved_by == "fb-newton from start + 1");
   CHECK(z[0] == doctest::Approx(1 + std::sqrt(1.01)).epsilon(1e-12));
 }

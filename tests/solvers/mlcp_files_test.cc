@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "solvers/linear_solve.h"
-#include "solvers/siconos_reader.h"
+#include "solvers/solver_registry.h"
+#include "readers/siconos_reader.h"
 #include "tests/test_support.h"
 
 namespace ncpkit {
@@ -75,18 +75,19 @@ TEST_CASE("every Siconos MLCP file is solved by at least one solver, or its fail
     if (kRejected.count(name)) {
       std::cout << "expected failure: every solver on " << name << ": rejected, "
                 << kRejected.at(name) << "\n";
-      CHECK_THROWS_AS(ReadSiconosMlcp(path), ParseError);
+      CHECK_THROWS_AS(ReadSiconosMlcp(path), InputError);
       continue;
     }
     REQUIRE_MESSAGE(ExpectedFailures().count(name), "no expectation recorded for " << name);
     const LinearComplementarityProblem problem = ReadSiconosMlcp(path);
     int solved_by = 0;
-    for (const std::string& solver : LinearSolverNames()) {
+    for (const std::string& solver : SolverNames(ProblemKind::Linear)) {
       CAPTURE(solver);
-      LinearSolveSettings settings;
-      settings.tolerance = 1e-9;
+      SolverOptions options;
+      options.tolerance = 1e-9;
       Eigen::VectorXd z;
-      const SolverSummary summary = SolveLinearProblem(solver, problem, settings, &z);
+      const SolverSummary summary =
+          CreateSolver(solver, ProblemKind::Linear, options)->Solve(problem, &z);
       CAPTURE(summary.BriefReport());
       const auto& failures = ExpectedFailures().at(name);
       if (failures.count(solver)) {

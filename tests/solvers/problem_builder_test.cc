@@ -7,7 +7,7 @@
 #include <random>
 
 #include "solvers/jacobian_check.h"
-#include "solvers/mcp_examples.h"
+#include "fixtures/mcp_examples.h"
 
 namespace ncpkit {
 namespace {

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "solvers/lemke.h"
-#include "solvers/problem_generators.h"
+#include "fixtures/problem_generators.h"
 
 namespace ncpkit {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "solvers/lemke.h"
 #include "solvers/problem_builder.h"
-#include "solvers/problem_generators.h"
+#include "fixtures/problem_generators.h"
 
 namespace ncpkit {
 namespace {

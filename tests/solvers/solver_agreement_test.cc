@@ -2,8 +2,8 @@
 // (unique) solution.
 #include <doctest/doctest.h>
 
-#include "solvers/linear_solve.h"
-#include "solvers/problem_generators.h"
+#include "solvers/solver_registry.h"
+#include "fixtures/problem_generators.h"
 
 namespace ncpkit {
 namespace {
@@ -12,12 +12,13 @@ void CheckAgreement(const LinearComplementarityProblem& problem) {
   CAPTURE(problem.name);
   Eigen::VectorXd reference;
   std::string reference_solver;
-  for (const std::string& solver : LinearSolverNames()) {
+  for (const std::string& solver : SolverNames(ProblemKind::Linear)) {
     CAPTURE(solver);
-    LinearSolveSettings settings;
-    settings.tolerance = 1e-10;
+    SolverOptions options;
+    options.tolerance = 1e-10;
     Eigen::VectorXd z;
-    const SolverSummary summary = SolveLinearProblem(solver, problem, settings, &z);
+    const SolverSummary summary =
+        CreateSolver(solver, ProblemKind::Linear, options)->Solve(problem, &z);
     CAPTURE(summary.BriefReport());
     REQUIRE(summary.IsSolved());
     CHECK(summary.natural_residual <= 1e-10);

@@ -1,24 +1,24 @@
 // Readers for the Siconos numerics ".dat" LCP and MLCP files
 // (../shared/data/FORMAT-siconos-dat.md).
-#ifndef NCPKIT_SOLVERS_SICONOS_READER_H_
-#define NCPKIT_SOLVERS_SICONOS_READER_H_
+#ifndef NCPKIT_READERS_SICONOS_READER_H_
+#define NCPKIT_READERS_SICONOS_READER_H_
 
 #include <string>
 
 #include "solvers/linear_problem.h"
-#include "solvers/text_scanner.h"
+#include "readers/text_scanner.h"
 
 namespace ncpkit {
 
 // Reads an LCP file: n, a NumericsMatrix (dense column-major, or sparse-block), q.
 // Dense matrices become a dense problem, sparse-block matrices a sparse one.
-// Throws ParseError (file, line, what was expected) on malformed input and
+// Throws InputError (file, line, what was expected) on malformed input and
 // std::invalid_argument if the data do not form a valid problem (e.g. NaN).
 LinearComplementarityProblem ReadSiconosLcp(const std::string& path);
 
 // Reads an MLCP file (storage type 1: block rows, M, q; or storage type 2: A, B, C, D, a, b).
 // Rows of equality blocks become free variables (l = -inf, u = +inf), the others [0, +inf).
-// ncpkit solves square MLCPs only: a rectangular M is rejected with a ParseError.
+// ncpkit solves square MLCPs only: a rectangular M is rejected with a InputError.
 LinearComplementarityProblem ReadSiconosMlcp(const std::string& path);
 
 // The same from text in memory; `name` stands for the file in messages and names the problem.
@@ -36,4 +36,4 @@ LinearComplementarityProblem ReadProblemFile(const std::string& path,
 
 }  // namespace ncpkit
 
-#endif  // NCPKIT_SOLVERS_SICONOS_READER_H_
+#endif  // NCPKIT_READERS_SICONOS_READER_H_

@@ -1,12 +1,12 @@
 // Matrix Market matrices and plain vector files, for users' own problems.
-#ifndef NCPKIT_SOLVERS_MATRIX_MARKET_H_
-#define NCPKIT_SOLVERS_MATRIX_MARKET_H_
+#ifndef NCPKIT_READERS_MATRIX_MARKET_H_
+#define NCPKIT_READERS_MATRIX_MARKET_H_
 
 #include <Eigen/Dense>
 #include <Eigen/SparseCore>
 #include <string>
 
-#include "solvers/text_scanner.h"
+#include "readers/text_scanner.h"
 
 namespace ncpkit {
 
@@ -17,7 +17,7 @@ constexpr int64_t kMaxMatrixMarketDimension = 10'000'000;
 // Reads a Matrix Market file: "matrix coordinate" (real or integer; general, symmetric or
 // skew-symmetric, both square) or "matrix array" (real, general). With expected_size >= 0 the
 // matrix must be expected_size x expected_size (checked before anything is allocated). Throws
-// ParseError on malformed input, naming the file and the line.
+// InputError on malformed input, naming the file and the line.
 Eigen::SparseMatrix<double> ReadMatrixMarket(const std::string& path,
                                              Eigen::Index expected_size = -1);
 // The same from text in memory; `name` stands for the file in messages.
@@ -25,7 +25,7 @@ Eigen::SparseMatrix<double> ParseMatrixMarket(const std::string& text, const std
                                               Eigen::Index expected_size = -1);
 
 // Reads a vector written as whitespace-separated numbers ("inf" and "-inf" allowed, for
-// bounds); lines starting with '%' or '#' are comments. Throws ParseError if it has none.
+// bounds); lines starting with '%' or '#' are comments. Throws InputError if it has none.
 Eigen::VectorXd ReadVectorFile(const std::string& path);
 // The same from text in memory; `name` stands for the file in messages.
 Eigen::VectorXd ParseVectorFile(const std::string& text, const std::string& name);
@@ -36,4 +36,4 @@ void WriteVectorFile(const std::string& path, const Eigen::VectorXd& v);
 
 }  // namespace ncpkit
 
-#endif  // NCPKIT_SOLVERS_MATRIX_MARKET_H_
+#endif  // NCPKIT_READERS_MATRIX_MARKET_H_

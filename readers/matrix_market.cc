@@ -1,4 +1,4 @@
-#include "solvers/matrix_market.h"
+#include "readers/matrix_market.h"
 
 #include <algorithm>
 #include <cctype>
@@ -122,7 +122,7 @@ Eigen::VectorXd ParseVectorFile(const std::string& text, const std::string& path
     TextScanner tokens(name.str(), line);
     while (!tokens.AtEnd()) values.push_back(tokens.ReadDouble("vector entry"));
   }
-  if (values.empty()) throw ParseError(path + ": expected a vector of numbers, found none");
+  if (values.empty()) throw InputError(path, 0, "", "expected a vector of numbers, found none");
   return Eigen::Map<Eigen::VectorXd>(values.data(), static_cast<Eigen::Index>(values.size()));
 }
 

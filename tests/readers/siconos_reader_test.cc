@@ -1,4 +1,4 @@
-#include "solvers/siconos_reader.h"
+#include "readers/siconos_reader.h"
 
 #include <doctest/doctest.h>
 
@@ -12,7 +12,7 @@ namespace {
 using testing::SharedData;
 using testing::TemporaryFile;
 
-std::string ParseErrorOf(const std::string& name, const std::string& contents, bool mlcp = false) {
+std::string InputErrorOf(const std::string& name, const std::string& contents, bool mlcp = false) {
   TemporaryFile file(name, contents);
   try {
     if (mlcp) {
@@ -20,7 +20,7 @@ std::string ParseErrorOf(const std::string& name, const std::string& contents, b
     } else {
       ReadSiconosLcp(file.path());
     }
-  } catch (const ParseError& e) {
+  } catch (const InputError& e) {
     return e.what();
   } catch (const std::invalid_argument& e) {
     return std::string("invalid: ") + e.what();
@@ -61,36 +61,36 @@ TEST_CASE("MLCP files: equality rows become free variables") {
 TEST_CASE("a rectangular MLCP is rejected with its sizes") {
   try {
     ReadSiconosMlcp(SharedData("mlcp/Rectangular_mlcp.dat"));
-    FAIL("expected a ParseError");
-  } catch (const ParseError& e) {
+    FAIL("expected a InputError");
+  } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("M is 3 x 2 but n + m = 2") != std::string::npos);
   }
 }
 
 TEST_CASE("malformed LCP files give a message with the line and what was expected") {
-  CHECK(ParseErrorOf("missing.dat", "").find("expected problem size n") != std::string::npos);
-  CHECK(ParseErrorOf("word.dat", "2\n0\n2\n2\n2 2\n1 0 zero 1\n1 1\n")
+  CHECK(InputErrorOf("missing.dat", "").find("expected problem size n") != std::string::npos);
+  CHECK(InputErrorOf("word.dat", "2\n0\n2\n2\n2 2\n1 0 zero 1\n1 1\n")
             .find(":6: expected M(0,1) (a number), found 'zero'") != std::string::npos);
-  CHECK(ParseErrorOf("short.dat", "2\n0\n2\n2\n2 2\n1 0 0 1\n1\n")
+  CHECK(InputErrorOf("short.dat", "2\n0\n2\n2\n2 2\n1 0 0 1\n1\n")
             .find("expected q(1) (a number), found end of file") != std::string::npos);
-  CHECK(ParseErrorOf("storage.dat", "2\n7\n2\n2\n").find("storage type") != std::string::npos);
-  CHECK(ParseErrorOf("size.dat", "-3\n").find("problem size n in [1,") != std::string::npos);
+  CHECK(InputErrorOf("storage.dat", "2\n7\n2\n2\n").find("storage type") != std::string::npos);
+  CHECK(InputErrorOf("size.dat", "-3\n").find("problem size n in [1,") != std::string::npos);
   // A size the file cannot hold is refused before the matrix header is read.
-  CHECK(ParseErrorOf("huge.dat", "2000000\n0\n2000000\n2000000\n2000000 2000000\n1\n")
+  CHECK(InputErrorOf("huge.dat", "2000000\n0\n2000000\n2000000\n2000000 2000000\n1\n")
             .find("an LCP of size n needs 2000000 values") != std::string::npos);
-  CHECK(ParseErrorOf("mismatch.dat", "2\n0\n3\n3\n3 3\n")
+  CHECK(InputErrorOf("mismatch.dat", "2\n0\n3\n3\n3 3\n")
             .find("M is 3 x 3 but the LCP has size n = 2") != std::string::npos);
-  CHECK(ParseErrorOf("header.dat", "2\n0\n2\n2\n2 3\n").find("then 2 x 3") != std::string::npos);
-  CHECK(ParseErrorOf("nan.dat", "1\n0\n1\n1\n1 1\nnan\n-1\n").find("invalid: ") !=
+  CHECK(InputErrorOf("header.dat", "2\n0\n2\n2\n2 3\n").find("then 2 x 3") != std::string::npos);
+  CHECK(InputErrorOf("nan.dat", "1\n0\n1\n1\n1 1\nnan\n-1\n").find("invalid: ") !=
         std::string::npos);
-  CHECK(ParseErrorOf("blockcol.dat", "2 1 2 2\n1\n1 1\n2\n2\n2 1\n0 1\n5\n0 1 0 0 1\n-1 -1\n")
+  CHECK(InputErrorOf("blockcol.dat", "2 1 2 2\n1\n1 1\n2\n2\n2 1\n0 1\n5\n0 1 0 0 1\n-1 -1\n")
             .find("block column index") != std::string::npos);
-  CHECK(ParseErrorOf("mlcp_kind.dat", "1\n1\n1\n1\n0 1 2\n0 3\n", true).find("block kind") !=
+  CHECK(InputErrorOf("mlcp_kind.dat", "1\n1\n1\n1\n0 1 2\n0 3\n", true).find("block kind") !=
         std::string::npos);
   try {
     ReadSiconosLcp("/nonexistent/lcp.dat");
-    FAIL("expected a ParseError");
-  } catch (const ParseError& e) {
+    FAIL("expected a InputError");
+  } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("cannot open file") != std::string::npos);
   }
 }

@@ -1,4 +1,4 @@
-#include "solvers/siconos_reader.h"
+#include "readers/siconos_reader.h"
 
 #include <Eigen/SparseCore>
 #include <algorithm>
@@ -6,7 +6,7 @@
 #include <sstream>
 #include <vector>
 
-#include "solvers/matrix_market.h"
+#include "readers/matrix_market.h"
 
 namespace ncpkit {
 namespace {
@@ -284,7 +284,7 @@ LinearComplementarityProblem ReadProblemFile(const std::string& path, const std:
   const std::string base = BaseName(path);
   if (base.size() > 4 && base.compare(base.size() - 4, 4, ".mtx") == 0) {
     if (q_path.empty()) {
-      throw ParseError(path + ": a Matrix Market matrix needs a q vector file (--q FILE)");
+      throw InputError(path, 0, "", "a Matrix Market matrix needs a q vector file (--q FILE)");
     }
     Eigen::VectorXd q = ReadVectorFile(q_path);
     Eigen::VectorXd l =
@@ -297,8 +297,8 @@ LinearComplementarityProblem ReadProblemFile(const std::string& path, const std:
     return problem;
   }
   if (!lower_path.empty() || !upper_path.empty()) {
-    throw ParseError(path +
-                     ": bounds files go with a Matrix Market (.mtx) matrix only; Siconos "
+    throw InputError(path, 0, "",
+                     "bounds files go with a Matrix Market (.mtx) matrix only; Siconos "
                      "files carry their own bounds");
   }
   if (base.find("mlcp") != std::string::npos) return ReadSiconosMlcp(path);

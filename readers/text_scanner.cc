@@ -1,4 +1,4 @@
-#include "solvers/text_scanner.h"
+#include "readers/text_scanner.h"
 
 #include <sys/stat.h>
 
@@ -29,7 +29,7 @@ void CheckText(const std::string& name, const std::string& text) {
     if (c < 0x20 && !std::isspace(c)) {
       char byte[8];
       std::snprintf(byte, sizeof(byte), "0x%02x", c);
-      throw ParseError(name + ":" + std::to_string(line) + ": binary data (byte " + byte +
+      throw InputError(name, line, "", std::string("binary data (byte ") + byte +
                        "), expected a text file");
     }
   }
@@ -40,20 +40,20 @@ void CheckText(const std::string& name, const std::string& text) {
 std::string ReadTextFile(const std::string& path) {
   struct stat info;
   if (::stat(path.c_str(), &info) != 0) {
-    throw ParseError(path + ": cannot open file (" + std::strerror(errno) + ")");
+    throw InputError(path, 0, "", std::string("cannot open file (") + std::strerror(errno) + ")");
   }
-  if (S_ISDIR(info.st_mode)) throw ParseError(path + ": is a directory, expected a file");
-  if (!S_ISREG(info.st_mode)) throw ParseError(path + ": is not a regular file");
+  if (S_ISDIR(info.st_mode)) throw InputError(path, 0, "", "is a directory, expected a file");
+  if (!S_ISREG(info.st_mode)) throw InputError(path, 0, "", "is not a regular file");
   if (info.st_size > kMaxProblemFileBytes) {
-    throw ParseError(path + ": " + std::to_string(info.st_size) + " bytes is above the limit of " +
+    throw InputError(path, 0, "", "" + std::to_string(info.st_size) + " bytes is above the limit of " +
                      std::to_string(kMaxProblemFileBytes) + " bytes for a problem file");
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ParseError(path + ": cannot open file");
+  if (!in) throw InputError(path, 0, "", "cannot open file");
   std::string text(static_cast<size_t>(info.st_size), '\0');
   in.read(text.data(), info.st_size);
   text.resize(static_cast<size_t>(in.gcount()));
-  if (in.bad()) throw ParseError(path + ": read error");
+  if (in.bad()) throw InputError(path, 0, "", "read error");
   CheckText(path, text);
   return text;
 }
@@ -116,9 +116,7 @@ bool TextScanner::NextLine(std::string* line) {
 }
 
 void TextScanner::Fail(const std::string& message) const {
-  std::ostringstream os;
-  os << name_ << ":" << line_ << ": " << message;
-  throw ParseError(os.str());
+  throw InputError(name_, line_, "", message);
 }
 
 int64_t TextScanner::ReadInt(const std::string& what, int64_t min, int64_t max) {

@@ -1,10 +1,10 @@
-#include "solvers/matrix_market.h"
+#include "readers/matrix_market.h"
 
 #include <doctest/doctest.h>
 
 #include <limits>
 
-#include "solvers/siconos_reader.h"
+#include "readers/siconos_reader.h"
 #include "tests/test_support.h"
 
 namespace ncpkit {
@@ -16,7 +16,7 @@ std::string ErrorOf(const std::string& contents) {
   TemporaryFile file("bad.mtx", contents);
   try {
     ReadMatrixMarket(file.path());
-  } catch (const ParseError& e) {
+  } catch (const InputError& e) {
     return e.what();
   }
   return "";
@@ -61,14 +61,14 @@ TEST_CASE("vector files and .mtx problems") {
   REQUIRE(v.size() == 3);
   CHECK(v[2] == -std::numeric_limits<double>::infinity());
   TemporaryFile bad("badq.txt", "1 2 x\n");
-  CHECK_THROWS_AS(ReadVectorFile(bad.path()), ParseError);
+  CHECK_THROWS_AS(ReadVectorFile(bad.path()), InputError);
 
   TemporaryFile matrix("problem.mtx",
                        "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 2\n2 2 2\n");
   TemporaryFile rhs("problem_q.txt", "-2\n4\n");
   const LinearComplementarityProblem p = ReadProblemFile(matrix.path(), rhs.path());
   CHECK(p.size() == 2);
-  CHECK_THROWS_AS(ReadProblemFile(matrix.path()), ParseError);
+  CHECK_THROWS_AS(ReadProblemFile(matrix.path()), InputError);
   TemporaryFile short_q("short_q.txt", "1\n");
   CHECK_THROWS_AS(ReadProblemFile(matrix.path(), short_q.path()), std::invalid_argument);
 }

@@ -1,26 +1,20 @@
 // Whitespace-token scanner for the text problem formats, with positions for error messages.
-#ifndef NCPKIT_SOLVERS_TEXT_SCANNER_H_
-#define NCPKIT_SOLVERS_TEXT_SCANNER_H_
+#ifndef NCPKIT_READERS_TEXT_SCANNER_H_
+#define NCPKIT_READERS_TEXT_SCANNER_H_
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 
-namespace ncpkit {
+#include "solvers/input_error.h"
 
-// Thrown by the file readers: the message names the file, the line and what was expected.
-// A kind of std::invalid_argument, like every other report of bad input data.
-class ParseError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
+namespace ncpkit {
 
 namespace internal {
 
 // Largest problem file the readers accept (bytes); a larger one is refused before it is read.
 constexpr int64_t kMaxProblemFileBytes = int64_t{1} << 31;
 
-// Reads a whole text file for a reader: throws ParseError if it cannot be opened, is not a
+// Reads a whole text file for a reader: throws InputError if it cannot be opened, is not a
 // regular file (a directory, a device), is larger than kMaxProblemFileBytes, or holds binary
 // data (a NUL or another control byte than white space).
 std::string ReadTextFile(const std::string& path);
@@ -33,7 +27,7 @@ class TextScanner {
  public:
   // Reads the whole file with ReadTextFile().
   explicit TextScanner(const std::string& path);
-  // Scans text already in memory; `name` is used in messages. Throws ParseError on binary data.
+  // Scans text already in memory; `name` is used in messages. Throws InputError on binary data.
   TextScanner(std::string name, std::string text);
 
   // Next whitespace-separated token, or empty at end of input.
@@ -71,4 +65,4 @@ class TextScanner {
 }  // namespace internal
 }  // namespace ncpkit
 
-#endif  // NCPKIT_SOLVERS_TEXT_SCANNER_H_
+#endif  // NCPKIT_READERS_TEXT_SCANNER_H_

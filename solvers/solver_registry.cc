@@ -1,0 +1,243 @@
+#include "solvers/solver_registry.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "solvers/auto_solve.h"
+#include "solvers/input_error.h"
+#include "solvers/lemke.h"
+#include "solvers/projected_gauss_seidel.h"
+#include "solvers/semismooth_newton.h"
+
+namespace ncpkit {
+namespace {
+
+// The summary a solver gives for a problem kind it does not take.
+template <class Summary>
+const Summary& NotTaken(const std::string& name, ProblemKind kind, double tolerance,
+                        Summary* summary) {
+  *summary = Summary();
+  summary->solver = name;
+  summary->tolerance = tolerance;
+  summary->status = Status::InvalidInput;
+  summary->message = name + " does not take " + ToString(kind) + " problems";
+  return *summary;
+}
+
+class LemkeEntry : public ComplementaritySolver {
+ public:
+  LemkeEntry(const std::string& name, const SolverOptions& options)
+      : ComplementaritySolver(name, options) {
+    LemkeSolver::Options& o = lemke_.mutable_options();
+    o.tolerance = options.tolerance;
+    o.max_pivots = options.max_iterations;
+    o.warm_start = options.warm_start;
+  }
+  const SolverSummary& Solve(const LinearComplementarityProblem& problem,
+                             Eigen::VectorXd* z) override {
+    summary_ = lemke_.Solve(problem, z);
+    return summary_;
+  }
+  const SolverSummary& Solve(const MixedComplementarityProblem&, Eigen::VectorXd*) override {
+    return NotTaken(name(), ProblemKind::Mixed, options().tolerance, &summary_);
+  }
+  const SolverSummary& summary() const override { return summary_; }
+
+ private:
+  LemkeSolver lemke_;
+  LemkeSolver::Summary summary_;
+};
+
+class PgsEntry : public ComplementaritySolver {
+ public:
+  PgsEntry(const std::string& name, const SolverOptions& options)
+      : ComplementaritySolver(name, options) {
+    ProjectedGaussSeidel::Options& o = pgs_.mutable_options();
+    o.tolerance = options.tolerance;
+    if (options.max_iterations > 0) o.max_sweeps = options.max_iterations;
+    o.warm_start = options.warm_start;
+  }
+  const SolverSummary& Solve(const LinearComplementarityProblem& problem,
+                             Eigen::VectorXd* z) override {
+    summary_ = pgs_.Solve(problem, z);
+    return summary_;
+  }
+  const SolverSummary& Solve(const MixedComplementarityProblem&, Eigen::VectorXd*) override {
+    return NotTaken(name(), ProblemKind::Mixed, options().tolerance, &summary_);
+  }
+  const SolverSummary& summary() const override { return summary_; }
+
+ private:
+  ProjectedGaussSeidel pgs_;
+  ProjectedGaussSeidel::Summary summary_;
+};
+
+// fb-newton (KLU), fb-newton-dense, penalized-fb and minmap-newton: one Newton object, kept.
+class NewtonEntry : public ComplementaritySolver {
+ public:
+  NewtonEntry(const std::string& name, const SolverOptions& options)
+      : ComplementaritySolver(name, options) {
+    FischerBurmeisterNewton::Options& o = newton_.mutable_options();
+    o.tolerance = options.tolerance;
+    if (options.max_iterations > 0) o.max_iterations = options.max_iterations;
+    o.linear_solver = name == "fb-newton-dense" ? FischerBurmeisterNewton::LinearSolver::Dense
+                                                : FischerBurmeisterNewton::LinearSolver::SparseKlu;
+    if (name == "penalized-fb") o.ncp_function = NcpFunction::PenalizedFischerBurmeister;
+    if (name == "minmap-newton") o.ncp_function = NcpFunction::MinMap;
+    o.record_history = options.record_history;
+    o.project_onto_bounds = options.project_onto_bounds;
+    o.start_acceptance = options.start_acceptance;
+  }
+  const SolverSummary& Solve(const LinearComplementarityProblem& problem,
+                             Eigen::VectorXd* z) override {
+    return Solve(LinearMcp(problem), z);
+  }
+  const SolverSummary& Solve(const MixedComplementarityProblem& problem,
+                             Eigen::VectorXd* z) override {
+    if (!options().warm_start) z->resize(0);
+    summary_ = newton_.Solve(problem, z);
+    summary_.solver = name();
+    return summary_;
+  }
+  const SolverSummary& summary() const override { return summary_; }
+
+ private:
+  FischerBurmeisterNewton newton_;
+  FischerBurmeisterNewton::Summary summary_;
+};
+
+class AutoEntry : public ComplementaritySolver {
+ public:
+  AutoEntry(const std::string& name, const SolverOptions& options)
+      : ComplementaritySolver(name, options) {
+    AutoSolver::Options& o = auto_.mutable_options();
+    o.tolerance = options.tolerance;
+    if (options.max_iterations > 0) o.max_iterations = options.max_iterations;
+  }
+  const SolverSummary& Solve(const LinearComplementarityProblem& problem,
+                             Eigen::VectorXd* z) override {
+    if (!options().warm_start) z->resize(0);
+    summary_ = auto_.Solve(problem, z);
+    return summary_;
+  }
+  const SolverSummary& Solve(const MixedComplementarityProblem& problem,
+                             Eigen::VectorXd* z) override {
+    if (!options().warm_start) z->resize(0);
+    summary_ = auto_.Solve(problem, z);
+    return summary_;
+  }
+  const SolverSummary& summary() const override { return summary_; }
+
+ private:
+  AutoSolver auto_;
+  AutoSolver::Summary summary_;
+};
+
+template <class Entry>
+std::unique_ptr<ComplementaritySolver> Create(const std::string& name,
+                                              const SolverOptions& options) {
+  return std::make_unique<Entry>(name, options);
+}
+
+}  // namespace
+
+const char* ToString(ProblemKind kind) {
+  return kind == ProblemKind::Linear ? "linear (LCP / MLCP)" : "mixed (MCP)";
+}
+
+bool SolverOptions::IsValid(std::string* why) const {
+  std::ostringstream os;
+  if (!(tolerance > 0.0) || !std::isfinite(tolerance)) {
+    os << "tolerance = " << tolerance << " must be positive and finite";
+  } else if (max_iterations < 0) {
+    os << "max_iterations = " << max_iterations << " must be >= 0 (0: the solver's default)";
+  } else if (!(start_acceptance > 0.0 && start_acceptance <= 1.0)) {
+    os << "start_acceptance = " << start_acceptance << " must be in (0, 1]";
+  }
+  if (why) *why = os.str();
+  return os.str().empty();
+}
+
+const std::vector<SolverEntry>& SolverRegistry() {
+  static const std::vector<SolverEntry> kSolvers = {
+      {"lemke", "Lemke's complementary pivoting, lexicographic (lemke.h)", true, false,
+       &Create<LemkeEntry>},
+      {"pgs", "projected Gauss-Seidel / SOR (projected_gauss_seidel.h)", true, false,
+       &Create<PgsEntry>},
+      {"fb-newton", "Fischer-Burmeister semismooth Newton, sparse KLU (semismooth_newton.h)", true,
+       true, &Create<NewtonEntry>},
+      {"fb-newton-dense", "the same with dense LU", true, true, &Create<NewtonEntry>},
+      {"penalized-fb", "penalized Fischer-Burmeister semismooth Newton", true, true,
+       &Create<NewtonEntry>},
+      {"minmap-newton", "min-map semismooth Newton", true, true, &Create<NewtonEntry>},
+      {"auto", "a robust sequence of the above, reporting which solved it (auto_solve.h)", true,
+       true, &Create<AutoEntry>},
+  };
+  return kSolvers;
+}
+
+std::vector<std::string> SolverNames(ProblemKind kind) {
+  std::vector<std::string> names;
+  for (const SolverEntry& entry : SolverRegistry()) {
+    if (entry.Takes(kind)) names.push_back(entry.name);
+  }
+  return names;
+}
+
+bool IsSolverName(const std::string& name, ProblemKind kind) {
+  const auto& table = SolverRegistry();
+  return std::any_of(table.begin(), table.end(), [&](const SolverEntry& entry) {
+    return entry.name == name && entry.Takes(kind);
+  });
+}
+
+std::string SolverNameList(ProblemKind kind) {
+  std::string list;
+  for (const std::string& name : SolverNames(kind)) list += (list.empty() ? "" : ", ") + name;
+  return list;
+}
+
+std::unique_ptr<ComplementaritySolver> CreateSolver(const std::string& name, ProblemKind kind,
+                                                    const SolverOptions& options) {
+  for (const SolverEntry& entry : SolverRegistry()) {
+    if (entry.name != name) continue;
+    if (!entry.Takes(kind)) {
+      throw InputError("solver '" + name + "' does not take " + ToString(kind) +
+                       " problems (those that do: " + SolverNameList(kind) + ")");
+    }
+    RequireValidOptions(options, "solver " + name);
+    return entry.create(name, options);
+  }
+  throw InputError("unknown solver '" + name + "' (expected one of " + SolverNameList(kind) +
+                   ")");
+}
+
+std::string SolverVariant::ToString() const {
+  return (model.empty() ? "" : model + "/") + solver + (cold ? "-cold" : "");
+}
+
+SolverVariant ParseSolverVariant(const std::string& text) {
+  static const std::string kCold = "-cold";
+  SolverVariant variant;
+  std::string rest = text;
+  if (rest.size() > kCold.size() &&
+      rest.compare(rest.size() - kCold.size(), kCold.size(), kCold) == 0) {
+    variant.cold = true;
+    rest.resize(rest.size() - kCold.size());
+  }
+  const size_t slash = rest.find('/');
+  if (slash != std::string::npos) {
+    variant.model = rest.substr(0, slash);
+    rest = rest.substr(slash + 1);
+    if (variant.model.empty()) throw InputError("solver variant '" + text + "' names no model");
+  }
+  if (rest.empty() || rest.find('/') != std::string::npos) {
+    throw InputError("malformed solver variant '" + text +
+                     "' (expected <solver>[-cold] or <model>/<solver>[-cold])");
+  }
+  variant.solver = rest;
+  return variant;
+}
+
+}  // namespace ncpkit

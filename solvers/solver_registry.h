@@ -1,0 +1,118 @@
+// The solver registry: one table from a solver's name to the solver, for every problem kind,
+// and the one grammar of solver variants that steppers and the command line accept.
+//
+// Contract for names: CreateSolver() throws InputError for a name that is not in the table or
+// that does not take the problem kind asked for, naming the ones that do; nothing downstream of
+// it sees an unknown name. Adding a solver: its file pair (foo.h / foo.cc with Options, Summary
+// and Solve), one entry in solver_registry.cc, and its tests.
+#ifndef NCPKIT_SOLVERS_SOLVER_REGISTRY_H_
+#define NCPKIT_SOLVERS_SOLVER_REGISTRY_H_
+
+#include <Eigen/Dense>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "solvers/linear_problem.h"
+#include "solvers/mcp.h"
+#include "solvers/status.h"
+
+namespace ncpkit {
+
+// What a solver is handed.
+enum class ProblemKind {
+  Linear,  // LinearComplementarityProblem: an LCP or a box-constrained MLCP
+  Mixed,   // MixedComplementarityProblem: a nonlinear MCP (a Linear one can be posed as one)
+};
+const char* ToString(ProblemKind kind);
+
+// The settings every registered solver takes; each solver keeps its own defaults for the rest
+// (its Options in its header).
+struct SolverOptions {
+  // Natural residual ||z - mid(l, u, z - F(z))||_inf below which a point counts as a solution.
+  // Default 1e-10; > 0.
+  double tolerance = 1e-10;
+  // Pivots (Lemke), sweeps (PGS), iterations (Newton, per attempt for auto). Default 0: the
+  // solver's own default; >= 0.
+  int max_iterations = 0;
+  // Start from *z when it has the problem's size (Lemke: its complementary basis; PGS and the
+  // Newton methods: the point). Default false: from the solver's default start.
+  bool warm_start = false;
+  // Newton methods: keep per-iteration records in the summary (FischerBurmeisterNewton).
+  bool record_history = false;
+  // Newton methods: keep the line search inside [l, u] (FischerBurmeisterNewton::Options).
+  bool project_onto_bounds = false;
+  // Newton methods: FischerBurmeisterNewton::Options::start_acceptance, in (0, 1]. Default 1.
+  double start_acceptance = 1.0;
+  bool IsValid(std::string* why) const;
+};
+
+// A solver chosen by name. It lives as long as its owner (a time-stepper keeps one for all
+// its steps), so factorization analyses and workspaces carry over from one Solve to the next.
+class ComplementaritySolver {
+ public:
+  virtual ~ComplementaritySolver() = default;
+  const std::string& name() const { return name_; }
+  const SolverOptions& options() const { return options_; }
+  // Solves the problem; *z is the start (see SolverOptions::warm_start) and receives the
+  // solution, or the best point found. The summary's dynamic type is the solver's own
+  // (LemkeSolver::Summary, ...): FullReport() and a dynamic_cast reach its specific fields. It
+  // stays valid until the next Solve. A solver that does not take the kind reports
+  // InvalidInput.
+  virtual const SolverSummary& Solve(const LinearComplementarityProblem& problem,
+                                     Eigen::VectorXd* z) = 0;
+  virtual const SolverSummary& Solve(const MixedComplementarityProblem& problem,
+                                     Eigen::VectorXd* z) = 0;
+  // The summary of the latest Solve (NotRun before the first).
+  virtual const SolverSummary& summary() const = 0;
+
+ protected:
+  ComplementaritySolver(std::string name, const SolverOptions& options)
+      : name_(std::move(name)), options_(options) {}
+
+ private:
+  std::string name_;
+  SolverOptions options_;
+};
+
+// One row of the registry.
+struct SolverEntry {
+  std::string name;
+  std::string description;  // one line, for usage texts
+  bool linear = false;      // takes ProblemKind::Linear
+  bool mixed = false;       // takes ProblemKind::Mixed
+  std::unique_ptr<ComplementaritySolver> (*create)(const std::string& name,
+                                                   const SolverOptions& options) = nullptr;
+  bool Takes(ProblemKind kind) const { return kind == ProblemKind::Linear ? linear : mixed; }
+};
+
+// The table, in the order comparison tables list the solvers.
+const std::vector<SolverEntry>& SolverRegistry();
+// The names that take `kind`, in table order.
+std::vector<std::string> SolverNames(ProblemKind kind);
+bool IsSolverName(const std::string& name, ProblemKind kind);
+// "a, b, c" of SolverNames(kind), for messages and usage texts.
+std::string SolverNameList(ProblemKind kind);
+
+// Throws InputError for a name that does not take `kind` (see the contract above) or for
+// invalid options.
+std::unique_ptr<ComplementaritySolver> CreateSolver(const std::string& name, ProblemKind kind,
+                                                    const SolverOptions& options);
+
+// A solver variant as steppers and the command line name it: "<solver>[-cold]" or
+// "<model>/<solver>[-cold]" (a stepper's problem model and the solver for its problems);
+// "-cold": no warm start from the previous step.
+struct SolverVariant {
+  std::string model;  // empty when the variant names none
+  std::string solver;
+  bool cold = false;
+  std::string ToString() const;
+};
+
+// Splits a variant by the grammar above; throws InputError if it is empty or malformed (an
+// empty model or solver). Whether the names exist is for the caller's tables to say.
+SolverVariant ParseSolverVariant(const std::string& text);
+
+}  // namespace ncpkit
+
+#endif  // NCPKIT_SOLVERS_SOLVER_REGISTRY_H_
