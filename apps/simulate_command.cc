@@ -4,6 +4,7 @@
 #include "apps/cli_options.h"
 #include "apps/commands.h"
 #include "apps/simulation.h"
+#include "integrators/trajectory_table.h"
 
 namespace ncpkit {
 namespace {
@@ -52,32 +53,6 @@ int Report(const SimulationStats& stats, const CommandLine& line, std::ostream& 
   return 0;
 }
 
-int SimulateQuasistatic(const CommandLine& line, std::ostream& out) {
-  QuasistaticScene scene = LoadQuasistaticScene(line.positional[0]);
-  if (line.Has("duration")) scene.duration = line.PositiveDouble("duration", scene.duration);
-  scene.max_steps = line.PositiveInt64("max-steps", scene.max_steps);
-  std::string variant = QuasistaticVariantName(scene.options);
-  if (line.Has("solver")) {
-    variant = line.Value("solver", variant);
-    ApplyQuasistaticVariant(variant, &scene.options);
-  }
-  std::ofstream csv;
-  if (line.Has("out")) {
-    csv.open(line.Value("out", ""));
-    if (!csv) throw std::invalid_argument("cannot write " + line.Value("out", ""));
-  }
-  QuasistaticTrajectoryTable table;
-  const SimulationStats stats = RunQuasistaticScene(
-      scene, variant, [&](const QuasistaticStepRecord& record, const QuasistaticStepper& stepper) {
-        if (csv.is_open()) table.Add(record, stepper);
-      });
-  if (csv.is_open()) {
-    table.WriteCsv(csv);
-    CloseOrThrow(&csv, line.Value("out", ""));
-  }
-  return Report(stats, line, out);
-}
-
 }  // namespace
 
 int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) {
@@ -86,13 +61,9 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) 
   if (line.positional.size() != 1) {
     throw UsageError("simulate needs exactly one SCENE file\n" + UsageText());
   }
-  if (IsQuasistaticSceneFile(line.positional[0])) return SimulateQuasistatic(line, out);
-  Scene scene = LoadWithOverrides(line.positional[0], line);
-  std::string variant = scene.options.solver + (scene.options.warm_start ? "" : "-cold");
-  if (line.Has("solver")) {
-    variant = line.Value("solver", variant);
-    ApplySolverVariant(variant, &scene.options);
-  }
+  const Scene scene = LoadWithOverrides(line.positional[0], line);
+  const std::string variant = line.Value("solver", scene.variant());
+  if (!scene.TakesVariant(variant)) Scene(scene).ApplyVariant(variant);  // throws, saying why
   std::ofstream csv;
   if (line.Has("out")) {
     csv.open(line.Value("out", ""));
@@ -101,7 +72,7 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) 
   TrajectoryTable table;
   const SimulationStats stats =
       RunScene(scene, variant, [&](const StepRecord& record, const SceneRunner& runner) {
-        if (csv.is_open()) table.Add(record, runner);
+        if (csv.is_open()) table.Add(record, runner.stepper(), !runner.fired().empty());
       });
   if (csv.is_open()) {
     table.WriteCsv(csv);
@@ -114,46 +85,21 @@ int RunCompareCommand(const std::vector<std::string>& args, std::ostream& out) {
   const CommandLine line =
       CommandLine::Parse(args, {"solvers", "csv", "duration", "max-steps"}, {});
   if (line.positional.empty()) throw UsageError("compare needs SCENE files\n" + UsageText());
-  std::vector<std::string> variants = DefaultCompareVariants();
-  std::vector<std::string> quasistatic_variants = DefaultQuasistaticVariants();
+  std::vector<std::string> variants;  // empty: each scene's defaults
   if (line.Has("solvers")) {
-    // Each name applies to the scenes whose kind it fits.
-    variants.clear();
-    quasistatic_variants.clear();
-    for (const std::string& v : SplitList(line.Value("solvers", ""))) {
-      const bool implicit = IsSolverVariant(v), quasistatic = IsQuasistaticVariant(v);
-      if (!implicit && !quasistatic) {
+    // Each name applies to the scenes whose stepper takes it.
+    variants = SplitList(line.Value("solvers", ""));
+    if (variants.empty()) throw UsageError("--solvers needs at least one name");
+    for (const std::string& v : variants) {
+      if (!IsSolverVariant(v) && !IsQuasistaticVariant(v)) {
         ImplicitStepperOptions check;
         ApplySolverVariant(v, &check);  // throws with the list of names
       }
-      if (implicit) variants.push_back(v);
-      if (quasistatic) quasistatic_variants.push_back(v);
-    }
-    if (variants.empty() && quasistatic_variants.empty()) {
-      throw UsageError("--solvers needs at least one name");
     }
   }
   std::vector<Scene> scenes;
-  std::vector<QuasistaticScene> quasistatic;
-  for (const std::string& path : line.positional) {
-    if (IsQuasistaticSceneFile(path)) {
-      quasistatic.push_back(LoadQuasistaticScene(path));
-      if (line.Has("duration")) {
-        quasistatic.back().duration = line.PositiveDouble("duration", quasistatic.back().duration);
-      }
-      quasistatic.back().max_steps = line.PositiveInt64("max-steps", quasistatic.back().max_steps);
-    } else {
-      scenes.push_back(LoadWithOverrides(path, line));
-    }
-  }
-  std::vector<SimulationStats> stats = CompareScenes(scenes, variants, std::cerr);
-  for (const QuasistaticScene& scene : quasistatic) {
-    for (const std::string& variant : quasistatic_variants) {
-      std::cerr << scene.name << " with " << variant << " ..." << std::flush;
-      stats.push_back(RunQuasistaticScene(scene, variant, nullptr));
-      std::cerr << " " << stats.back().wall_seconds << " s\n";
-    }
-  }
+  for (const std::string& path : line.positional) scenes.push_back(LoadWithOverrides(path, line));
+  const std::vector<SimulationStats> stats = CompareScenes(scenes, variants, std::cerr);
   PrintStatsTable(stats, out);
   if (line.Has("csv")) {
     std::ofstream csv(line.Value("csv", ""));
@@ -162,29 +108,6 @@ int RunCompareCommand(const std::vector<std::string>& args, std::ostream& out) {
     CloseOrThrow(&csv, line.Value("csv", ""));
   }
   return 0;
-}
-
-std::vector<SimulationStats> CompareScenes(const std::vector<Scene>& scenes,
-                                           const std::vector<std::string>& variants,
-                                           std::ostream& progress) {
-  std::vector<SimulationStats> stats;
-  const int total = static_cast<int>(scenes.size() * variants.size());
-  int done = 0;
-  for (const Scene& original : scenes) {
-    for (const std::string& variant : variants) {
-      Scene scene = original;
-      ApplySolverVariant(variant, &scene.options);
-      progress << "[" << ++done << "/" << total << "] " << scene.name << " with " << variant
-               << " ..." << std::flush;
-      int64_t steps = 0;
-      const int64_t total_steps = CountSteps(scene.duration, scene.options.h, scene.max_steps);
-      stats.push_back(RunScene(scene, variant, [&](const StepRecord&, const SceneRunner&) {
-        if (++steps % 500 == 0) progress << " " << (100 * steps / total_steps) << "%" << std::flush;
-      }));
-      progress << " " << stats.back().wall_seconds << " s\n";
-    }
-  }
-  return stats;
 }
 
 }  // namespace ncpkit

@@ -12,7 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "solvers/solver_registry.h"
+#include "integrators/trajectory_table.h"
+#include "solvers/input_error.h"
 
 namespace ncpkit {
 namespace {
@@ -21,26 +22,6 @@ std::string Format(const char* format, double value) {
   char buffer[64];
   std::snprintf(buffer, sizeof(buffer), format, value);
   return buffer;
-}
-
-// The shortest decimal that reads back as the same double: a trajectory far from the origin
-// (x = 1e5 m) keeps every digit the stepper computed (12 significant digits lost 5e-7 m there).
-std::string ExactNumber(double x) {
-  char buffer[32];
-  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), x);
-  return std::string(buffer, result.ptr);
-}
-
-// A CSV field (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote or a
-// line break; names come from users' scene files.
-std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
 }
 
 // VmHWM of /proc/self/status: the peak resident memory of this process image (kB), or -1.
@@ -54,12 +35,6 @@ int64_t PeakResidentKilobytes() {
 }
 
 }  // namespace
-
-const std::vector<std::string>& DefaultCompareVariants() {
-  static const std::vector<std::string> kVariants = {
-      "fb-newton", "fb-newton-dense", "minmap-newton", "penalized-fb", "fb-newton-cold"};
-  return kVariants;
-}
 
 namespace {
 
@@ -153,191 +128,63 @@ class StatsAccumulator {
 SimulationStats RunScene(
     const Scene& scene, const std::string& variant,
     const std::function<void(const StepRecord&, const SceneRunner&)>& on_step) {
+  Scene run = scene;
+  run.ApplyVariant(variant);
   StatsAccumulator stats(scene.name, variant);
-  SceneRunner runner(scene);
+  SceneRunner runner(run);
   while (!runner.Done()) {
-    const StepRecord record = runner.Step();
+    const StepRecord& record = runner.Step();
     stats.Add(record.time, record.summary, record.max_penetration, record.step_seconds);
     if (on_step) on_step(record, runner);
   }
   return stats.Finish();
 }
 
-SimulationStats RunQuasistaticScene(
-    const QuasistaticScene& scene, const std::string& variant,
-    const std::function<void(const QuasistaticStepRecord&, const QuasistaticStepper&)>& on_step) {
-  QuasistaticOptions options = scene.options;
-  ApplyQuasistaticVariant(variant, &options);
-  StatsAccumulator stats(scene.name, variant);
-  QuasistaticStepper stepper(scene.system, options);
-  const int64_t steps = CountSteps(scene.duration, options.h, scene.max_steps);
-  for (int64_t k = 0; k < steps; ++k) {
-    const QuasistaticStepRecord record = stepper.Step();
-    stats.Add(record.time, record.summary, record.max_penetration, record.step_seconds);
-    if (on_step) on_step(record, stepper);
-  }
-  return stats.Finish();
-}
-
-void QuasistaticTrajectoryTable::Add(const QuasistaticStepRecord& record,
-                                     const QuasistaticStepper& stepper) {
-  if (names_.empty()) {
-    for (const QuasistaticBody& b : stepper.bodies()) names_.push_back(b.name);
-    for (const Actuator& a : stepper.system().actuators()) actuators_.push_back(a.name);
-    for (const QuasistaticBody& b : stepper.bodies()) moving_.push_back(!b.fixed);
-  }
-  Row row;
-  row.t = record.time;
-  for (const QuasistaticBody& b : stepper.bodies()) {
-    if (b.fixed) continue;
-    const double values[7] = {b.position.x(),    b.position.y(),    b.position.z(),
-                              b.orientation.w(), b.orientation.x(), b.orientation.y(),
-                              b.orientation.z()};
-    row.bodies.insert(row.bodies.end(), values, values + 7);
-  }
-  for (size_t a = 0; a < record.actuator_positions.size(); ++a) {
-    row.actuators.push_back(record.actuator_positions[a]);
-    row.actuators.push_back(record.actuator_commands[a]);
-  }
-  for (const QuasistaticContactRecord& c : record.contacts) {
-    PairSum& sum = row.pairs[{c.body_a, c.body_b}];
-    sum.normal += c.normal_force;
-    sum.friction += c.friction_force.norm();
-    sum.distance = std::min(sum.distance, c.distance_after);
-    ++sum.count;
-  }
-  row.iterations = record.summary.iterations;
-  row.residual = record.summary.natural_residual;
-  row.time_us = record.step_seconds * 1e6;
-  row.status = ToString(record.summary.status);
-  rows_.push_back(std::move(row));
-}
-
-void QuasistaticTrajectoryTable::WriteCsv(std::ostream& out) const {
-  std::map<std::pair<int, int>, int> pair_column;
-  for (const Row& row : rows_) {
-    for (const auto& entry : row.pairs) pair_column[entry.first] = 0;
-  }
-  out << "t";
-  for (size_t b = 0; b < names_.size(); ++b) {
-    if (!moving_[b]) continue;
-    for (const char* q : {"x", "y", "z", "qw", "qx", "qy", "qz"})
-      out << "," << CsvField(names_[b] + "." + q);
-  }
-  for (const std::string& a : actuators_)
-    out << "," << CsvField(a + ".q") << "," << CsvField(a + ".q_cmd");
-  for (const auto& entry : pair_column) {
-    const std::string name = names_[entry.first.first] + "-" + names_[entry.first.second];
-    for (const char* q : {"cn", "cf", "phi", "points"}) out << "," << CsvField(name + "." + q);
-  }
-  out << ",solver.iterations,solver.residual,solver.time_us,solver.status\n";
-  const auto number = [](double x) { return ExactNumber(x); };
-  for (const Row& row : rows_) {
-    out << number(row.t);
-    for (double v : row.bodies) out << "," << number(v);
-    for (double v : row.actuators) out << "," << number(v);
-    for (const auto& entry : pair_column) {
-      const auto it = row.pairs.find(entry.first);
-      if (it == row.pairs.end()) {
-        out << ",,,,";
+std::vector<SimulationStats> CompareScenes(const std::vector<Scene>& scenes,
+                                           const std::vector<std::string>& variants,
+                                           std::ostream& progress) {
+  std::vector<std::pair<const Scene*, std::string>> runs;
+  for (const Scene& scene : scenes) {
+    for (const std::string& variant :
+         variants.empty() ? DefaultVariants(scene.stepper) : variants) {
+      if (!scene.TakesVariant(variant)) continue;
+      // A variant the scene cannot be stepped with (qp-lcp without regularization) is skipped,
+      // saying why.
+      try {
+        Scene probe = scene;
+        probe.ApplyVariant(variant);
+        MakeStepper(probe);
+      } catch (const InputError& e) {
+        progress << scene.name << " with " << variant << ": skipped (" << e.what() << ")\n";
         continue;
       }
-      out << "," << number(it->second.normal) << "," << number(it->second.friction) << ","
-          << number(it->second.distance) << "," << it->second.count;
-    }
-    out << "," << row.iterations << "," << number(row.residual) << "," << number(row.time_us) << ","
-        << row.status << "\n";
-  }
-}
-
-void TrajectoryTable::Add(const StepRecord& record, const SceneRunner& runner) {
-  const auto& bodies = runner.stepper().bodies();
-  if (body_names_.empty()) {
-    for (const Body& b : bodies) body_names_.push_back(b.fixed ? "" : b.name);
-  }
-  Row row;
-  row.t = record.time;
-  for (const Body& b : bodies) {
-    if (b.fixed) continue;
-    const RigidBodyState& s = b.state;
-    const double values[13] = {
-        s.position.x(),        s.position.y(),         s.position.z(),
-        s.orientation.w(),     s.orientation.x(),      s.orientation.y(),
-        s.orientation.z(),     s.linear_velocity.x(),  s.linear_velocity.y(),
-        s.linear_velocity.z(), s.angular_velocity.x(), s.angular_velocity.y(),
-        s.angular_velocity.z()};
-    row.bodies.insert(row.bodies.end(), values, values + 13);
-  }
-  row.contacts = record.contacts;
-  const ImplicitStepperOptions& options = runner.stepper().options();
-  row.energy = 0.0;
-  for (const Body& b : bodies) {
-    if (!b.fixed) row.energy += MechanicalEnergy(b.mass, b.state, options.gravity);
-  }
-  row.impulse = !runner.fired().empty();  // a scripted impulse acted in this step
-  row.iterations = record.summary.iterations;
-  row.residual = record.summary.natural_residual;
-  row.time_us = record.step_seconds * 1e6;
-  row.status = ToString(record.summary.status);
-  rows_.push_back(std::move(row));
-  if (all_names_.empty()) {
-    for (const Body& b : bodies) all_names_.push_back(b.name);
-  }
-}
-
-void TrajectoryTable::WriteCsv(std::ostream& out) const {
-  // Pairs that were ever active, in order of (F, G).
-  std::map<std::pair<int, int>, int> pair_column;
-  for (const Row& row : rows_) {
-    for (const ContactRecord& c : row.contacts) pair_column[{c.body_f, c.body_g}] = 0;
-  }
-  int column = 0;
-  for (auto& entry : pair_column) entry.second = column++;
-  out << "t";
-  for (const std::string& name : body_names_) {
-    if (name.empty()) continue;
-    for (const char* q :
-         {"x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz"}) {
-      out << "," << CsvField(name + "." + q);
+      runs.emplace_back(&scene, variant);
     }
   }
-  for (const auto& entry : pair_column) {
-    const std::string name = all_names_[entry.first.first] + "-" + all_names_[entry.first.second];
-    for (const char* q : {"ax", "ay", "az", "pn", "pt", "po", "pr", "n_active", "gap"}) {
-      out << "," << CsvField(name + "." + q);
-    }
+  std::vector<SimulationStats> stats;
+  int done = 0;
+  for (const auto& [scene, variant] : runs) {
+    progress << "[" << ++done << "/" << runs.size() << "] " << scene->name << " with " << variant
+             << " ..." << std::flush;
+    int64_t steps = 0;
+    const int64_t total_steps = CountSteps(scene->duration, scene->h(), scene->max_steps);
+    stats.push_back(RunScene(*scene, variant, [&](const StepRecord&, const SceneRunner&) {
+      if (++steps % 500 == 0) progress << " " << (100 * steps / total_steps) << "%" << std::flush;
+    }));
+    progress << " " << stats.back().wall_seconds << " s\n";
   }
-  out << ",solver.iterations,solver.residual,solver.time_us,solver.status,energy,impulse\n";
-  const auto number = [](double x) { return ExactNumber(x); };
-  for (const Row& row : rows_) {
-    out << number(row.t);
-    for (double v : row.bodies) out << "," << number(v);
-    std::vector<const ContactRecord*> by_column(pair_column.size(), nullptr);
-    for (const ContactRecord& c : row.contacts)
-      by_column[pair_column.at({c.body_f, c.body_g})] = &c;
-    for (const ContactRecord* c : by_column) {
-      if (c == nullptr) {
-        out << ",,,,,,,,,";
-        continue;
-      }
-      out << "," << number(c->ecp.x()) << "," << number(c->ecp.y()) << "," << number(c->ecp.z())
-          << "," << number(c->p_n) << "," << number(c->p_t) << "," << number(c->p_o) << ","
-          << number(c->p_r) << "," << c->n_active_f << "," << number(c->gap);
-    }
-    out << "," << row.iterations << "," << number(row.residual) << "," << number(row.time_us) << ","
-        << row.status << "," << ExactNumber(row.energy) << "," << (row.impulse ? 1 : 0) << "\n";
-  }
+  return stats;
 }
 
 void PrintStatsTable(const std::vector<SimulationStats>& stats, std::ostream& out) {
   char line[256];
-  std::snprintf(line, sizeof(line), "%-22s %-16s %6s %6s %9s %9s %11s %11s %10s %11s\n", "scene",
+  std::snprintf(line, sizeof(line), "%-22s %-19s %6s %6s %9s %9s %11s %11s %10s %11s\n", "scene",
                 "solver", "steps", "failed", "it(med)", "it(max)", "us/step(med)", "us/step(max)",
                 "max resid", "max penetr");
   out << line;
   for (const SimulationStats& s : stats) {
     std::snprintf(line, sizeof(line),
-                  "%-22s %-16s %6lld %6lld %9d %9d %11.1f %11.1f %10.2e %11.2e\n", s.scene.c_str(),
+                  "%-22s %-19s %6lld %6lld %9d %9d %11.1f %11.1f %10.2e %11.2e\n", s.scene.c_str(),
                   s.variant.c_str(), static_cast<long long>(s.steps),
                   static_cast<long long>(s.failed_steps), s.median_iterations, s.max_iterations,
                   s.median_us, s.max_us, s.max_residual, s.max_penetration);

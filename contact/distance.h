@@ -7,7 +7,7 @@
 #include <Eigen/Dense>
 #include <vector>
 
-#include "contact/shapes.h"
+#include "dynamics/shapes.h"
 
 namespace ncpkit {
 

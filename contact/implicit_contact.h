@@ -42,27 +42,11 @@
 #include <cmath>
 #include <string>
 
-#include "contact/shapes.h"
+#include "contact/contact_law.h"
 #include "dynamics/rigid_body.h"
+#include "dynamics/shapes.h"
 
 namespace ncpkit {
-
-// The contact law of one pair of bodies.
-struct ContactLaw {
-  double mu = 0.5;
-  double e_t = 1.0, e_o = 1.0;  // friction ellipsoid, dimensionless
-  double e_r = 1.0;             // torsion semi-axis (m)
-  bool torsion = true;          // false: point-contact Coulomb, no torsional friction
-  // Quasi-rigid layer (seed 004), used when thickness > 0.
-  double thickness = 0.0;             // delta_max (m)
-  double stiffness = 0.0;             // k (N/m)
-  double damping = 0.0;               // c (N s/m)
-  double tangential_stiffness = 0.0;  // k_t (N/m); 0: friction by eq. 9
-  double tangential_damping = 0.0;    // c_t (N s/m)
-  bool compliant() const { return thickness > 0.0; }
-  bool elastic_friction() const { return compliant() && tangential_stiffness > 0.0; }
-  bool IsValid(std::string* why) const;
-};
 
 // What one pair needs during one step, all fixed while the step's problem is solved.
 struct ContactPairStep {
@@ -179,11 +163,18 @@ struct PairFrame {
   }
 };
 
-// Force block size: [p_n, p_t, p_o, p_r, sigma] and, with a compliant layer, [d, p_c].
-template <bool kCompliant>
-constexpr int ForceBlockSize() {
-  return kCompliant ? 7 : 5;
-}
+// The force block of a pair, [p_n, p_t, p_o, p_r, sigma] and, with a compliant layer,
+// [d, p_c]: where each unknown is.
+struct ForceBlock {
+  static constexpr int kNormal = 0;        // p_n (N s): rigid normal impulse, eq. (17)
+  static constexpr int kTangent = 1;       // p_t (N s), along t
+  static constexpr int kOther = 2;         // p_o (N s), along o
+  static constexpr int kSpin = 3;          // p_r (N m s), about n
+  static constexpr int kSlip = 4;          // sigma (eq. 9), or alpha with elastic friction
+  static constexpr int kDeflection = 5;    // d (m): compliance of the layer
+  static constexpr int kLayerImpulse = 6;  // p_c (N s): the layer's normal impulse
+  static constexpr int Size(bool compliant) { return compliant ? 7 : 5; }
+};
 
 // The trial tangential impulse of the Kelvin-Voigt friction (compliant layer with k_t > 0).
 template <class T>
@@ -217,21 +208,24 @@ void GeometryRows(const ContactPairStep& s, const PairFrame<T>& f, const T* geom
   for (int i = 0; i < M; ++i) r[6 + i] = -s.shape_f.Inequality(i, f.xi1);
 }
 
-// Rows of the force block: eq. (17), friction (eq. 9 or Kelvin-Voigt), compliant layer.
+// Rows of the force block, row i paired with unknown i (ForceBlock): eq. (17), friction (eq. 9 or
+// Kelvin-Voigt), compliant layer.
 template <class T, bool kCompliant>
 void ForceRows(const ContactPairStep& s, const PairFrame<T>& f, const T* p, T* r) {
   const ContactLaw& law = s.law;
   T xi[3];
   internal::ToBody(f.p_f, f.R_f, f.a2, xi);
-  r[0] = s.shape_f.Inequality(s.k1, xi);
-  T total = p[0];
+  r[ForceBlock::kNormal] = s.shape_f.Inequality(s.k1, xi);
+  T total = p[ForceBlock::kNormal];
   if constexpr (kCompliant) {
     const T gap[3] = {f.a1[0] - f.a2[0], f.a1[1] - f.a2[1], f.a1[2] - f.a2[2]};
     const T psi = internal::Dot(f.n, gap);
-    const T& d = p[5];
-    r[5] = d - (T(law.thickness) - psi);
-    r[6] = p[6] - (T(s.h * law.stiffness) * d + T(law.damping) * (d - T(s.previous_deflection)));
-    total += p[6];
+    const T& d = p[ForceBlock::kDeflection];
+    r[ForceBlock::kDeflection] = d - (T(law.thickness) - psi);
+    r[ForceBlock::kLayerImpulse] =
+        p[ForceBlock::kLayerImpulse] -
+        (T(s.h * law.stiffness) * d + T(law.damping) * (d - T(s.previous_deflection)));
+    total += p[ForceBlock::kLayerImpulse];
   }
   const T mu(law.mu);
   const T inv_t2(1.0 / (law.e_t * law.e_t)), inv_o2(1.0 / (law.e_o * law.e_o));
@@ -239,20 +233,25 @@ void ForceRows(const ContactPairStep& s, const PairFrame<T>& f, const T* p, T* r
   if (kCompliant && law.elastic_friction()) {
     T q[3];
     ElasticTrial(s, f.v_t, f.v_o, f.w_n, q);
-    const T& alpha = p[4];
-    r[1] = p[1] - alpha * q[0];
-    r[2] = p[2] - alpha * q[1];
-    r[3] = law.torsion ? p[3] - alpha * q[2] : p[3];
+    const T& alpha = p[ForceBlock::kSlip];
+    r[ForceBlock::kTangent] = p[ForceBlock::kTangent] - alpha * q[0];
+    r[ForceBlock::kOther] = p[ForceBlock::kOther] - alpha * q[1];
+    r[ForceBlock::kSpin] = law.torsion ? p[ForceBlock::kSpin] - alpha * q[2] : p[ForceBlock::kSpin];
     const T q_norm2 = q[0] * q[0] * inv_t2 + q[1] * q[1] * inv_o2 + q[2] * q[2] * inv_r2;
-    r[4] = alpha * alpha * q_norm2 - mu * mu * total * total;
+    r[ForceBlock::kSlip] = alpha * alpha * q_norm2 - mu * mu * total * total;
     return;
   }
-  const T& sigma = p[4];
-  r[1] = T(law.e_t * law.e_t) * mu * total * f.v_t + p[1] * sigma;
-  r[2] = T(law.e_o * law.e_o) * mu * total * f.v_o + p[2] * sigma;
-  r[3] = law.torsion ? T(law.e_r * law.e_r) * mu * total * f.w_n + p[3] * sigma : p[3];
-  r[4] = mu * mu * total * total - p[1] * p[1] * inv_t2 - p[2] * p[2] * inv_o2;
-  if (law.torsion) r[4] -= p[3] * p[3] * inv_r2;
+  const T& sigma = p[ForceBlock::kSlip];
+  r[ForceBlock::kTangent] =
+      T(law.e_t * law.e_t) * mu * total * f.v_t + p[ForceBlock::kTangent] * sigma;
+  r[ForceBlock::kOther] = T(law.e_o * law.e_o) * mu * total * f.v_o + p[ForceBlock::kOther] * sigma;
+  r[ForceBlock::kSpin] =
+      law.torsion ? T(law.e_r * law.e_r) * mu * total * f.w_n + p[ForceBlock::kSpin] * sigma
+                  : p[ForceBlock::kSpin];
+  r[ForceBlock::kSlip] = mu * mu * total * total -
+                         p[ForceBlock::kTangent] * p[ForceBlock::kTangent] * inv_t2 -
+                         p[ForceBlock::kOther] * p[ForceBlock::kOther] * inv_o2;
+  if (law.torsion) r[ForceBlock::kSlip] -= p[ForceBlock::kSpin] * p[ForceBlock::kSpin] * inv_r2;
 }
 
 // Minus the contact impulse's wrench on F (at a1; r[0, 6)) and, if G moves, plus it on G (at
@@ -260,25 +259,25 @@ void ForceRows(const ContactPairStep& s, const PairFrame<T>& f, const T* p, T* r
 // W_r p_r, eq. 2).
 template <class T, bool kMovingG, bool kCompliant>
 void WrenchRows(const ContactPairStep& s, const PairFrame<T>& f, const T* p, T* r) {
-  T total = p[0];
-  if constexpr (kCompliant) total += p[6];
+  T total = p[ForceBlock::kNormal];
+  if constexpr (kCompliant) total += p[ForceBlock::kLayerImpulse];
   T force[3], arm[3], moment[3];
   for (int k = 0; k < 3; ++k) {
-    force[k] = total * f.n[k] + p[1] * f.t[k] + p[2] * f.o[k];
+    force[k] = total * f.n[k] + p[ForceBlock::kTangent] * f.t[k] + p[ForceBlock::kOther] * f.o[k];
     arm[k] = f.a1[k] - f.p_f[k];
   }
   internal::Cross(arm, force, moment);
   const bool torsion = s.law.torsion;
   for (int k = 0; k < 3; ++k) {
     r[k] = -force[k];
-    r[3 + k] = -(moment[k] + (torsion ? p[3] * f.n[k] : T(0)));
+    r[3 + k] = -(moment[k] + (torsion ? p[ForceBlock::kSpin] * f.n[k] : T(0)));
   }
   if constexpr (kMovingG) {
     for (int k = 0; k < 3; ++k) arm[k] = f.a2[k] - f.p_g[k];
     internal::Cross(arm, force, moment);
     for (int k = 0; k < 3; ++k) {
       r[6 + k] = force[k];
-      r[9 + k] = moment[k] + (torsion ? p[3] * f.n[k] : T(0));
+      r[9 + k] = moment[k] + (torsion ? p[ForceBlock::kSpin] * f.n[k] : T(0));
     }
   }
 }
@@ -291,7 +290,7 @@ void WrenchRows(const ContactPairStep& s, const PairFrame<T>& f, const T* p, T* 
 template <int M, int N, bool kMovingG, bool kCompliant>
 struct ImplicitContactResidual {
   static constexpr int kGeometrySize = 6 + M + N;
-  static constexpr int kForceSize = ForceBlockSize<kCompliant>();
+  static constexpr int kForceSize = ForceBlock::Size(kCompliant);
   static constexpr int kNumResiduals = kGeometrySize + kForceSize + (kMovingG ? 12 : 6);
   const ContactPairStep* data;
   template <class T>

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "contact/distance.h"
-#include "contact/shapes.h"
+#include "dynamics/shapes.h"
 
 namespace ncpkit {
 

@@ -71,4 +71,12 @@ void AdvanceState(double h, const Eigen::Matrix<double, 6, 1>& nu_plus, RigidBod
   state->angular_velocity = nu_plus.tail<3>();
 }
 
+RigidBodyState PredictedState(const RigidBodyState& state, double h) {
+  RigidBodyState predicted = state;
+  Eigen::Matrix<double, 6, 1> nu;
+  nu << state.linear_velocity, state.angular_velocity;
+  AdvanceState(h, nu, &predicted);
+  return predicted;
+}
+
 }  // namespace ncpkit

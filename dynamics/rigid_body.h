@@ -160,6 +160,10 @@ struct NewtonEulerBlock {
 // quaternion).
 void AdvanceState(double h, const Eigen::Matrix<double, 6, 1>& nu_plus, RigidBodyState* state);
 
+// The state after one step of length h with the current twist (a guess of the end-of-step
+// pose: free flight without forces).
+RigidBodyState PredictedState(const RigidBodyState& state, double h);
+
 }  // namespace ncpkit
 
 #endif  // NCPKIT_DYNAMICS_RIGID_BODY_H_

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "contact/overlap.h"
-#include "contact/shapes.h"
+#include "dynamics/shapes.h"
 #include "solvers/input_error.h"
 
 namespace ncpkit::internal {

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "dynamics/body.h"
+
 namespace ncpkit {
 
 // Largest iteration count a scene file may give a step's solver.
@@ -13,11 +15,7 @@ constexpr int64_t kMaxFrictionDirections = 256;
 // Steps a run may take unless the caller raises the cap explicitly (`--max-steps`): ten
 // million steps, e.g. 28 hours of simulated time at h = 0.01 s.
 constexpr int64_t kDefaultMaxSteps = 10'000'000;
-
-// Largest coordinate (m; rad for a revolute actuator) a scene may hold: positions, actuator
-// commands, and every body after a step. At 1e6 m a double still resolves 1.2e-10 m; a step
-// that takes a body beyond it is a failed step and moves nothing.
-constexpr double kMaxCoordinate = 1e6;
+// kMaxCoordinate, the largest coordinate a scene may hold: dynamics/body.h.
 
 // Number of steps of length h that cover `duration` (the last may end past it by less than
 // h). Throws std::invalid_argument, quoting duration, h and the count, if either is not

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "integrators/limits.h"
+#include "solvers/input_error.h"
 #include "solvers/linear_problem.h"
 #include "solvers/mcp.h"
 #include "solvers/proximal_point.h"
@@ -30,51 +31,6 @@ std::string Str(double x) {
 }
 
 }  // namespace
-
-// ----------------------------------------------------------------------------------------------
-// Commands, system
-
-double ActuatorCommand::operator()(double t) const {
-  if (waypoints.empty()) return offset + rate * t + amplitude * std::sin(omega * t + phase);
-  if (t <= waypoints.front().first) return waypoints.front().second;
-  if (t >= waypoints.back().first) return waypoints.back().second;
-  const auto next = std::upper_bound(
-      waypoints.begin(), waypoints.end(), t,
-      [](double time, const std::pair<double, double>& w) { return time < w.first; });
-  const auto& b = *next;
-  const auto& a = *(next - 1);
-  return a.second + (b.second - a.second) * (t - a.first) / (b.first - a.first);
-}
-
-bool ActuatorCommand::IsValid(std::string* why) const {
-  for (double x : {offset, rate, amplitude, omega, phase}) {
-    if (!std::isfinite(x)) {
-      *why = "command parameters must be finite";
-      return false;
-    }
-  }
-  if (std::abs(offset) + std::abs(amplitude) > kMaxCoordinate) {
-    *why = "command offset and amplitude reach beyond the coordinate limit " + Str(kMaxCoordinate);
-    return false;
-  }
-  for (size_t k = 0; k < waypoints.size(); ++k) {
-    if (!std::isfinite(waypoints[k].first) || !std::isfinite(waypoints[k].second)) {
-      *why = "command waypoint " + std::to_string(k) + " is not finite (" +
-             Str(waypoints[k].first) + ", " + Str(waypoints[k].second) + ")";
-      return false;
-    }
-    if (std::abs(waypoints[k].second) > kMaxCoordinate) {
-      *why = "command waypoint " + std::to_string(k) + " value " + Str(waypoints[k].second) +
-             " is beyond the coordinate limit " + Str(kMaxCoordinate);
-      return false;
-    }
-    if (k > 0 && !(waypoints[k].first > waypoints[k - 1].first)) {
-      *why = "command waypoint times must increase (waypoint " + std::to_string(k) + ")";
-      return false;
-    }
-  }
-  return true;
-}
 
 const char* ToString(QuasistaticModel model) {
   switch (model) {
@@ -123,8 +79,6 @@ bool QuasistaticOptions::IsValid(std::string* why) const {
     *why = "max_proximal_iterations must be >= 0";
   } else if (!plane_normal.allFinite()) {
     *why = "plane_normal must be finite";
-  } else if (!(default_friction >= 0.0) || !std::isfinite(default_friction)) {
-    *why = "friction must be >= 0, got " + Str(default_friction);
   } else if (!IsSolverName(solver, model == QuasistaticModel::Dqc ? ProblemKind::Mixed
                                                                   : ProblemKind::Linear)) {
     *why = "unknown solver '" + solver + "' for the " + ToString(model) + " model";
@@ -132,89 +86,6 @@ bool QuasistaticOptions::IsValid(std::string* why) const {
     return true;
   }
   return false;
-}
-
-int QuasistaticSystem::AddBody(const QuasistaticBody& body) {
-  const std::string who = "body '" + body.name + "': ";
-  if (FindBody(body.name) >= 0) throw std::invalid_argument(who + "duplicate name");
-  std::string why;
-  const bool point = body.shape.kind == ShapeKind::Sphere && body.shape.size[0] == 0.0;
-  if (!point && !body.shape.IsValid(&why)) throw std::invalid_argument(who + why);
-  if (!body.fixed && body.mass.mass != 0.0 && !body.mass.IsValid(&why)) {
-    throw std::invalid_argument(who + why);
-  }
-  if (!body.position.allFinite() || !body.orientation.coeffs().allFinite() ||
-      std::abs(body.orientation.norm() - 1.0) > 1e-6) {
-    throw std::invalid_argument(who + "pose must be finite with a unit quaternion");
-  }
-  QuasistaticBody b = body;
-  b.base_position = b.position;
-  b.base_orientation = b.orientation;
-  b.actuated = false;
-  bodies_.push_back(b);
-  return static_cast<int>(bodies_.size()) - 1;
-}
-
-int QuasistaticSystem::AddActuator(const Actuator& actuator) {
-  const std::string who = "actuator '" + actuator.name + "': ";
-  if (FindActuator(actuator.name) >= 0) throw std::invalid_argument(who + "duplicate name");
-  if (!actuator.prescribed && !(actuator.stiffness > 0.0 && std::isfinite(actuator.stiffness))) {
-    throw std::invalid_argument(who + "stiffness must be positive and finite, got " +
-                                Str(actuator.stiffness));
-  }
-  if (!actuator.axis.allFinite() || actuator.axis.norm() < 1e-12 || !actuator.pivot.allFinite()) {
-    throw std::invalid_argument(who + "axis must be a finite nonzero vector");
-  }
-  if (actuator.bodies.empty()) throw std::invalid_argument(who + "moves no body");
-  std::string why;
-  if (!actuator.command.IsValid(&why)) throw std::invalid_argument(who + why);
-  Actuator a = actuator;
-  a.axis.normalize();
-  for (int b : a.bodies) {
-    if (b < 0 || b >= static_cast<int>(bodies_.size())) {
-      throw std::invalid_argument(who + "moves an unknown body (index " + std::to_string(b) + ")");
-    }
-    if (bodies_[b].fixed) {
-      throw std::invalid_argument(who + "moves body '" + bodies_[b].name + "', which is fixed");
-    }
-    bodies_[b].actuated = true;
-  }
-  actuators_.push_back(a);
-  return static_cast<int>(actuators_.size()) - 1;
-}
-
-void QuasistaticSystem::SetCommand(const std::string& actuator, const ActuatorCommand& command) {
-  const int k = FindActuator(actuator);
-  if (k < 0) throw std::invalid_argument("command for unknown actuator '" + actuator + "'");
-  std::string why;
-  if (!command.IsValid(&why)) throw std::invalid_argument("actuator '" + actuator + "': " + why);
-  actuators_[k].command = command;
-}
-
-void QuasistaticSystem::SetFriction(int body_a, int body_b, double mu) {
-  const int n = static_cast<int>(bodies_.size());
-  if (body_a < 0 || body_b < 0 || body_a >= n || body_b >= n) {
-    throw std::invalid_argument("friction for an unknown body pair");
-  }
-  if (!(mu >= 0.0) || !std::isfinite(mu)) {
-    throw std::invalid_argument("friction between '" + bodies_[body_a].name + "' and '" +
-                                bodies_[body_b].name + "' must be >= 0, got " + Str(mu));
-  }
-  friction_.push_back({static_cast<double>(body_a), static_cast<double>(body_b), mu});
-}
-
-int QuasistaticSystem::FindBody(const std::string& name) const {
-  for (size_t k = 0; k < bodies_.size(); ++k) {
-    if (bodies_[k].name == name) return static_cast<int>(k);
-  }
-  return -1;
-}
-
-int QuasistaticSystem::FindActuator(const std::string& name) const {
-  for (size_t k = 0; k < actuators_.size(); ++k) {
-    if (actuators_[k].name == name) return static_cast<int>(k);
-  }
-  return -1;
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -241,25 +112,47 @@ struct QuasistaticStepData {
 
 }  // namespace internal
 
-QuasistaticStepper::QuasistaticStepper(QuasistaticSystem system, const QuasistaticOptions& options)
-    : system_(std::move(system)),
+QuasistaticStepper::QuasistaticStepper(std::vector<Body> scene_bodies, const ContactLawTable& laws,
+                                       std::vector<Actuator> scene_actuators,
+                                       const QuasistaticOptions& options)
+    : bodies_(std::move(scene_bodies)),
       options_(options),
       geometry_(std::make_shared<ExplicitContactGeometry>()) {
+  RequireValidOptions(options_, "quasistatic");
+  ValidateBodies(bodies_, /*dynamic=*/false);
+  for (Actuator& actuator : scene_actuators) {
+    ValidateActuator(bodies_, actuators_, &actuator);
+    actuators_.push_back(actuator);
+  }
+  actuated_ = ActuatedBodies(static_cast<int>(bodies_.size()), actuators_);
   std::string why;
-  if (!options_.IsValid(&why)) throw std::invalid_argument("invalid quasistatic options: " + why);
-  const auto& bodies = system_.bodies();
-  const auto& actuators = system_.actuators();
+  const int nb = static_cast<int>(bodies_.size());
+  friction_.assign(nb * nb, 0.0);
+  for (int a = 0; a < nb; ++a) {
+    for (int b = 0; b < nb; ++b) {
+      if (a == b) continue;
+      const ContactLaw& law = laws.Get(bodies_[a].name, bodies_[b].name);
+      if (!(law.mu >= 0.0) || !std::isfinite(law.mu)) {
+        throw InputError("friction between '" + bodies_[a].name + "' and '" + bodies_[b].name +
+                         "' must be >= 0, got " + Str(law.mu));
+      }
+      friction_[a * nb + b] = law.mu;
+    }
+  }
+  for (const Body& body : bodies_) base_pose_.push_back(body.state);
+  const auto& bodies = bodies_;
+  const auto& actuators = actuators_;
   body_columns_.assign(bodies.size(), {-1, -1, -1, -1, -1, -1});
   int n = 0;
   bool unactuated = false;
   for (size_t b = 0; b < bodies.size(); ++b) {
-    if (bodies[b].fixed || bodies[b].actuated) continue;
+    if (bodies[b].fixed || actuated_[b]) continue;
     if (bodies[b].shape.kind == ShapeKind::HalfSpace) {
-      throw std::invalid_argument("body '" + bodies[b].name +
-                                  "' is a plane: it must be fixed or moved by actuators");
+      throw InputError("body '" + bodies[b].name +
+                       "' is a plane: it must be fixed or moved by actuators");
     }
     if (!bodies[b].mass.IsValid(&why)) {
-      throw std::invalid_argument("body '" + bodies[b].name + "' is unactuated: " + why);
+      throw InputError("body '" + bodies[b].name + "' is unactuated: " + why);
     }
     for (int k = 0; k < 6; ++k) {
       if (bodies[b].free_dofs[k]) {
@@ -275,14 +168,14 @@ QuasistaticStepper::QuasistaticStepper(QuasistaticSystem system, const Quasistat
   }
   num_coordinates_ = n;
   if (options_.model == QuasistaticModel::QpLcp && unactuated && options_.regularization == 0.0) {
-    throw std::invalid_argument(
+    throw InputError(
         "qp-lcp eliminates the displacements with a Cholesky factorization of the stiffness, "
         "which needs regularization > 0 when a body is unactuated");
   }
   // Every pair that can enter a step's problem (see BuildStep) needs a contact model.
   std::vector<bool> has_unknowns(bodies.size(), false);
   for (size_t b = 0; b < bodies.size(); ++b) {
-    has_unknowns[b] = !bodies[b].fixed && !bodies[b].actuated;
+    has_unknowns[b] = !bodies[b].fixed && !actuated_[b];
   }
   for (size_t a = 0; a < actuators.size(); ++a) {
     for (int b : actuators[a].bodies) has_unknowns[b] = has_unknowns[b] || !actuators[a].prescribed;
@@ -290,11 +183,11 @@ QuasistaticStepper::QuasistaticStepper(QuasistaticSystem system, const Quasistat
   for (size_t b = 0; b < bodies.size(); ++b) {
     for (size_t c = b + 1; c < bodies.size(); ++c) {
       if (!has_unknowns[b] && !has_unknowns[c]) continue;
-      if (bodies[b].actuated && bodies[c].actuated) continue;
+      if (actuated_[b] && actuated_[c]) continue;
       if (!geometry_->Supports(bodies[b].shape.kind, bodies[c].shape.kind)) {
-        throw std::invalid_argument("no explicit contact between '" + bodies[b].name + "' (" +
-                                    bodies[b].shape.Name() + ") and '" + bodies[c].name + "' (" +
-                                    bodies[c].shape.Name() + ")");
+        throw InputError("no explicit contact between '" + bodies[b].name + "' (" +
+                         bodies[b].shape.Name() + ") and '" + bodies[c].name + "' (" +
+                         bodies[c].shape.Name() + ")");
       }
     }
   }
@@ -328,45 +221,19 @@ void QuasistaticStepper::set_contact_geometry(std::shared_ptr<const ContactGeome
 }
 
 Vector3d QuasistaticStepper::Translation(int body) const {
-  Vector3d translation = Vector3d::Zero();
-  const auto& actuators = system_.actuators();
-  for (size_t a = 0; a < actuators.size(); ++a) {
-    const Actuator& act = actuators[a];
-    if (act.kind == ActuatorKind::Prismatic &&
-        std::find(act.bodies.begin(), act.bodies.end(), body) != act.bodies.end()) {
-      translation += q_actuated_[a] * act.axis;
-    }
-  }
-  return translation;
+  return ActuatedTranslation(actuators_, q_actuated_, body);
 }
 
 void QuasistaticStepper::UpdateActuatedPoses() {
-  auto& bodies = system_.mutable_bodies();
-  const auto& actuators = system_.actuators();
-  for (size_t b = 0; b < bodies.size(); ++b) {
-    if (!bodies[b].actuated) continue;
-    const Vector3d translation = Translation(static_cast<int>(b));
-    Vector3d p = bodies[b].base_position + translation;
-    Eigen::Quaterniond R = bodies[b].base_orientation;
-    for (size_t a = 0; a < actuators.size(); ++a) {
-      const Actuator& act = actuators[a];
-      if (act.kind == ActuatorKind::Revolute &&
-          std::find(act.bodies.begin(), act.bodies.end(), static_cast<int>(b)) !=
-              act.bodies.end()) {
-        const Eigen::Quaterniond turn(Eigen::AngleAxisd(q_actuated_[a], act.axis));
-        const Vector3d pivot = act.pivot + translation;
-        p = pivot + turn * (p - pivot);
-        R = turn * R;
-      }
-    }
-    bodies[b].position = p;
-    bodies[b].orientation = R.normalized();
+  for (size_t b = 0; b < bodies_.size(); ++b) {
+    if (!actuated_[b]) continue;
+    bodies_[b].state = ActuatedPose(actuators_, q_actuated_, static_cast<int>(b), base_pose_[b]);
   }
 }
 
 void QuasistaticStepper::BuildStep(internal::QuasistaticStepData* d) const {
-  const auto& bodies = system_.bodies();
-  const auto& actuators = system_.actuators();
+  const auto& bodies = bodies_;
+  const auto& actuators = actuators_;
   const int nb = static_cast<int>(bodies.size());
   const double h = options_.h;
   const double t1 = time_ + h;
@@ -378,11 +245,11 @@ void QuasistaticStepper::BuildStep(internal::QuasistaticStepData* d) const {
   d->contacts.clear();
   const double reg = options_.regularization / (h * h);
   for (int b = 0; b < nb; ++b) {
-    const QuasistaticBody& body = bodies[b];
-    if (body.fixed || body.actuated) continue;
+    const Body& body = bodies[b];
+    if (body.fixed || actuated_[b]) continue;
     Eigen::Matrix<double, 6, 6> inertia = Eigen::Matrix<double, 6, 6>::Zero();
     inertia.topLeftCorner<3, 3>() = body.mass.mass * Eigen::Matrix3d::Identity();
-    inertia.bottomRightCorner<3, 3>() = WorldInertia(body.mass, body.orientation);
+    inertia.bottomRightCorner<3, 3>() = WorldInertia(body.mass, body.state.orientation);
     for (int k = 0; k < 6; ++k) {
       const int col = body_columns_[b][k];
       if (col < 0) continue;
@@ -401,13 +268,7 @@ void QuasistaticStepper::BuildStep(internal::QuasistaticStepData* d) const {
     const int col = actuator_columns_[a];
     const double target = act.command(t1);
     for (int b : act.bodies) {
-      Vector6d column = Vector6d::Zero();
-      if (act.kind == ActuatorKind::Prismatic) {
-        column.head<3>() = act.axis;
-      } else {
-        column.head<3>() = act.axis.cross(bodies[b].position - (act.pivot + Translation(b)));
-        column.tail<3>() = act.axis;
-      }
+      const Vector6d column = ActuatorTwist(act, bodies[b].state.position, Translation(b));
       if (col < 0) {
         d->drift[b] += column * (target - q_actuated_[a]);
       } else {
@@ -429,26 +290,23 @@ void QuasistaticStepper::BuildStep(internal::QuasistaticStepData* d) const {
   for (int b = 0; b < nb; ++b) {
     for (int c = b + 1; c < nb; ++c) {
       if (!has_unknowns(b) && !has_unknowns(c)) continue;
-      if (bodies[b].actuated && bodies[c].actuated) continue;
+      if (actuated_[b] && actuated_[c]) continue;
       if (bodies[b].fixed && bodies[c].fixed) continue;
       const bool plane = bodies[b].shape.kind == ShapeKind::HalfSpace ||
                          bodies[c].shape.kind == ShapeKind::HalfSpace;
-      if (!plane && (bodies[b].position - bodies[c].position).norm() -
+      if (!plane && (bodies[b].state.position - bodies[c].state.position).norm() -
                             bodies[b].shape.BoundingRadius() - bodies[c].shape.BoundingRadius() >=
                         eps) {
         continue;
       }
       ShapePose pb, pc;
-      pb.position = bodies[b].position;
-      pb.rotation = bodies[b].orientation.toRotationMatrix();
-      pc.position = bodies[c].position;
-      pc.rotation = bodies[c].orientation.toRotationMatrix();
+      pb.position = bodies[b].state.position;
+      pb.rotation = bodies[b].state.orientation.toRotationMatrix();
+      pc.position = bodies[c].state.position;
+      pc.rotation = bodies[c].state.orientation.toRotationMatrix();
       points.clear();
       geometry_->FindContacts(bodies[b].shape, pb, bodies[c].shape, pc, eps, &points);
-      double mu = options_.default_friction;
-      for (const auto& f : system_.friction()) {
-        if ((f[0] == b && f[1] == c) || (f[0] == c && f[1] == b)) mu = f[2];
-      }
+      const double mu = friction_[b * nb + c];
       for (const ContactPoint& p : points) {
         internal::QuasistaticStepData::Contact contact;
         contact.a = b;
@@ -506,7 +364,7 @@ struct ContactRows {
   Eigen::VectorXd constant;
 };
 
-ContactRows BuildRows(const QuasistaticStepData& d, const std::vector<QuasistaticBody>& bodies,
+ContactRows BuildRows(const QuasistaticStepData& d, const std::vector<Body>& bodies,
                       const std::vector<std::pair<int, Vector3d>>& rows, bool with_distance,
                       int num_coordinates) {
   std::vector<Triplet> triplets;
@@ -520,7 +378,7 @@ ContactRows BuildRows(const QuasistaticStepData& d, const std::vector<Quasistati
     for (int side = 0; side < 2; ++side) {
       const int b = ends[side];
       const double sign = side == 0 ? 1.0 : -1.0;
-      const Vector3d lever = points[side] - bodies[b].position;
+      const Vector3d lever = points[side] - bodies[b].state.position;
       const auto along = [&](const Vector6d& T) {
         return u.dot(T.head<3>()) + lever.cross(u).dot(T.tail<3>());
       };
@@ -692,8 +550,7 @@ LinearComplementarityProblem MixedProblem(const std::vector<Triplet>& triplets,
 }
 
 // Normal rows n . (displacement of B's point - A's) with phi in their constants.
-ContactRows NormalRows(const QuasistaticStepData& d, const std::vector<QuasistaticBody>& bodies,
-                       int n) {
+ContactRows NormalRows(const QuasistaticStepData& d, const std::vector<Body>& bodies, int n) {
   std::vector<std::pair<int, Vector3d>> rows;
   for (size_t i = 0; i < d.contacts.size(); ++i) {
     rows.push_back({static_cast<int>(i), d.contacts[i].geometry.normal});
@@ -701,8 +558,7 @@ ContactRows NormalRows(const QuasistaticStepData& d, const std::vector<Quasistat
   return BuildRows(d, bodies, rows, true, n);
 }
 
-QuasistaticNcp MakeDqcProblem(const QuasistaticStepData& d,
-                              const std::vector<QuasistaticBody>& bodies,
+QuasistaticNcp MakeDqcProblem(const QuasistaticStepData& d, const std::vector<Body>& bodies,
                               const Eigen::SparseMatrix<double>& stiffness,
                               const ContactRows& normal, int n) {
   std::vector<std::pair<int, Vector3d>> trows, orows;
@@ -722,7 +578,7 @@ struct DlcStep {
   int normal_offset = 0, friction_offset = 0;
 };
 
-DlcStep MakeDlcStep(const QuasistaticStepData& d, const std::vector<QuasistaticBody>& bodies,
+DlcStep MakeDlcStep(const QuasistaticStepData& d, const std::vector<Body>& bodies,
                     const ContactRows& normal, int n) {
   const int nc = static_cast<int>(d.contacts.size());
   std::vector<std::pair<int, Vector3d>> rows;
@@ -771,7 +627,7 @@ void ReadDlcSolution(const DlcStep& dlc, const QuasistaticStepData& d, const Eig
 
 // A start for the step's DQC problem from its DLC solution (Lemke, with the proximal
 // fallback): delta and the forces as they are, sigma the length of each contact's slip.
-bool DqcStartFromDlc(const QuasistaticStepData& d, const std::vector<QuasistaticBody>& bodies,
+bool DqcStartFromDlc(const QuasistaticStepData& d, const std::vector<Body>& bodies,
                      const ContactRows& normal, const QuasistaticNcp& problem,
                      ProximalPointSolver* dlc_solver, int n, Eigen::VectorXd* start) {
   const int nc = static_cast<int>(d.contacts.size());
@@ -809,16 +665,15 @@ std::unique_ptr<MixedComplementarityProblem> QuasistaticStepper::DqcProblem() co
   const int n = num_coordinates_;
   Eigen::SparseMatrix<double> stiffness(n, n);
   stiffness.setFromTriplets(d.stiffness.begin(), d.stiffness.end());
-  const ContactRows normal = NormalRows(d, system_.bodies(), n);
-  return std::make_unique<QuasistaticNcp>(
-      MakeDqcProblem(d, system_.bodies(), stiffness, normal, n));
+  const ContactRows normal = NormalRows(d, bodies_, n);
+  return std::make_unique<QuasistaticNcp>(MakeDqcProblem(d, bodies_, stiffness, normal, n));
 }
 
 std::string QuasistaticStepper::LeavesRange(const Eigen::VectorXd& delta, double t) const {
-  const auto& bodies = system_.bodies();
+  const auto& bodies = bodies_;
   for (size_t b = 0; b < bodies.size(); ++b) {
-    if (bodies[b].fixed || bodies[b].actuated) continue;
-    Vector3d position = bodies[b].position;
+    if (bodies[b].fixed || actuated_[b]) continue;
+    Vector3d position = bodies[b].state.position;
     for (int k = 0; k < 3; ++k) {
       if (body_columns_[b][k] >= 0) position[k] += delta[body_columns_[b][k]];
     }
@@ -828,7 +683,7 @@ std::string QuasistaticStepper::LeavesRange(const Eigen::VectorXd& delta, double
              Str(position.cwiseAbs().maxCoeff()) + ")";
     }
   }
-  const auto& actuators = system_.actuators();
+  const auto& actuators = actuators_;
   for (size_t a = 0; a < actuators.size(); ++a) {
     const double q = actuator_columns_[a] < 0 ? actuators[a].command(t)
                                               : q_actuated_[a] + delta[actuator_columns_[a]];
@@ -840,11 +695,59 @@ std::string QuasistaticStepper::LeavesRange(const Eigen::VectorXd& delta, double
   return "";
 }
 
-QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_guess) {
+const QuasistaticStepRecord& QuasistaticStepper::Step(
+    const std::vector<Vector6d>& applied_impulses) {
+  if (!applied_impulses.empty()) {
+    throw InputError("a quasistatic stepper takes no applied impulses (" +
+                     std::to_string(applied_impulses.size()) + " given)");
+  }
+  return DoStep(nullptr);
+}
+
+const QuasistaticStepRecord& QuasistaticStepper::StepFrom(const Eigen::VectorXd& initial_guess) {
+  return DoStep(&initial_guess);
+}
+
+std::string QuasistaticStepper::variant() const {
+  return SolverVariant{ToString(options_.model), options_.solver, !options_.warm_start}.ToString();
+}
+
+int QuasistaticStepper::cholesky_analyses() const { return cholesky_->symbolic_analyses(); }
+
+const std::vector<const char*>& QuasistaticStepper::PairColumns() const {
+  static const std::vector<const char*> kColumns = {"cn", "cf", "phi", "points"};
+  return kColumns;
+}
+
+// Per pair with contact points: the sums of the normal forces and of the friction forces'
+// magnitudes (N), the smallest linearized distance at the end of the step (m), the points.
+void QuasistaticStepper::TablePairs(const StepRecord& record, std::vector<PairRow>* rows) const {
+  rows->clear();
+  for (const QuasistaticContactRecord& c :
+       dynamic_cast<const QuasistaticStepRecord&>(record).contacts) {
+    auto row = std::find_if(rows->begin(), rows->end(), [&](const PairRow& r) {
+      return r.body_a == c.body_a && r.body_b == c.body_b;
+    });
+    if (row == rows->end()) {
+      PairRow fresh;
+      fresh.body_a = c.body_a;
+      fresh.body_b = c.body_b;
+      fresh.values[2] = std::numeric_limits<double>::infinity();
+      rows->push_back(fresh);
+      row = rows->end() - 1;
+    }
+    row->values[0] += c.normal_force;
+    row->values[1] += c.friction_force.norm();
+    row->values[2] = std::min(row->values[2], c.distance_after);
+    row->values[3] += 1.0;
+  }
+}
+
+const QuasistaticStepRecord& QuasistaticStepper::DoStep(const Eigen::VectorXd* initial_guess) {
   const auto start = std::chrono::steady_clock::now();
   QuasistaticStepData d;
   BuildStep(&d);
-  const auto& bodies = system_.bodies();
+  const auto& bodies = bodies_;
   const int n = num_coordinates_;
   const int nc = static_cast<int>(d.contacts.size());
   Eigen::SparseMatrix<double> stiffness(n, n);
@@ -852,15 +755,20 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
 
   const ContactRows normal = NormalRows(d, bodies, n);
 
-  QuasistaticStepRecord record;
+  QuasistaticStepRecord& record = record_;
+  record.summary = SolverSummary();
+  record.problem_size = 0;
+  record.attempts = 0;
+  record.proximal_iterations = 0;
+  record.contacts.clear();
+  record.max_penetration = 0.0;
   record.time = time_ + options_.h;
   Eigen::VectorXd z;
   const auto start_from = [&](int size) {
     if (initial_guess != nullptr) {
       if (initial_guess->size() != size) {
-        throw std::invalid_argument("initial guess has size " +
-                                    std::to_string(initial_guess->size()) +
-                                    ", the step's problem " + std::to_string(size));
+        throw InputError("initial guess has size " + std::to_string(initial_guess->size()) +
+                         ", the step's problem " + std::to_string(size));
       }
       z = *initial_guess;
       return true;
@@ -932,7 +840,8 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
       if (cholesky.info() != Eigen::Success) {
         record.summary.solver = options_.solver;
         record.summary.status = Status::NumericalFailure;
-        record.summary.message = "Cholesky factorization of the stiffness failed" + cholesky.messages();
+        record.summary.message =
+            "Cholesky factorization of the stiffness failed" + cholesky.messages();
       } else if (nb == 0) {
         // No contact: the stiffness alone decides the step (an empty LCP, nothing to solve).
         delta = cholesky.solve(d.force);
@@ -1064,10 +973,9 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
     record.summary.status = Status::NumericalFailure;
     record.summary.message = out_of_range + "; the bodies were not moved";
   } else if (usable) {
-    auto& mutable_bodies = system_.mutable_bodies();
-    for (size_t b = 0; b < mutable_bodies.size(); ++b) {
-      QuasistaticBody& body = mutable_bodies[b];
-      if (body.fixed || body.actuated) continue;
+    for (size_t b = 0; b < bodies_.size(); ++b) {
+      RigidBodyState& body = bodies_[b].state;
+      if (bodies_[b].fixed || actuated_[b]) continue;
       Vector3d dp = Vector3d::Zero(), dtheta = Vector3d::Zero();
       for (int k = 0; k < 6; ++k) {
         const int col = body_columns_[b][k];
@@ -1082,7 +990,7 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
                 .normalized();
       }
     }
-    const auto& actuators = system_.actuators();
+    const auto& actuators = actuators_;
     for (size_t a = 0; a < actuators.size(); ++a) {
       q_actuated_[a] = actuator_columns_[a] < 0 ? actuators[a].command(record.time)
                                                 : q_actuated_[a] + delta[actuator_columns_[a]];
@@ -1091,8 +999,9 @@ QuasistaticStepRecord QuasistaticStepper::Step(const Eigen::VectorXd* initial_gu
   }
   time_ = record.time;
   record.actuator_positions = q_actuated_;
-  for (const Actuator& a : system_.actuators())
-    record.actuator_commands.push_back(a.command(time_));
+  record.actuator_commands.clear();
+  for (const Actuator& a : actuators_) record.actuator_commands.push_back(a.command(time_));
+  record.num_contacts = static_cast<int>(record.contacts.size());
   record.step_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return record;

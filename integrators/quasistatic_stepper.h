@@ -31,10 +31,11 @@
 #include <utility>
 #include <vector>
 
+#include "contact/contact_law.h"
 #include "contact/distance.h"
-#include "contact/shapes.h"
-#include "dynamics/rigid_body.h"
-#include "solvers/status.h"
+#include "dynamics/actuators.h"
+#include "dynamics/body.h"
+#include "integrators/stepper.h"
 
 namespace ncpkit {
 
@@ -45,47 +46,6 @@ class SparseCholesky;
 namespace internal {
 struct QuasistaticStepData;
 }  // namespace internal
-
-// A commanded position q_cmd(t): piecewise-linear waypoints (t, q), held constant outside
-// them, or, without waypoints, offset + rate t + amplitude sin(omega t + phase).
-struct ActuatorCommand {
-  std::vector<std::pair<double, double>> waypoints;
-  double offset = 0.0, rate = 0.0, amplitude = 0.0, omega = 0.0, phase = 0.0;
-  double operator()(double t) const;
-  // Finite numbers, waypoint times strictly increasing.
-  bool IsValid(std::string* why) const;
-};
-
-enum class ActuatorKind { Prismatic, Revolute };
-
-// One actuated degree of freedom moving one or more bodies. A body's pose is its scene pose
-// moved by its prismatic actuators (translation q axis), then turned by its revolute ones
-// (angle q about `axis` through `pivot`, the pivot carried along by the translations).
-struct Actuator {
-  std::string name;
-  ActuatorKind kind = ActuatorKind::Prismatic;
-  Eigen::Vector3d axis = Eigen::Vector3d::UnitX();  // world frame, normalized on add
-  Eigen::Vector3d pivot = Eigen::Vector3d::Zero();  // revolute: a point on the axis
-  std::vector<int> bodies;
-  double stiffness = 1000.0;  // N/m (prismatic), N m/rad (revolute); > 0
-  bool prescribed = false;    // moves exactly as commanded; no stiffness, no unknown
-  ActuatorCommand command;
-};
-
-struct QuasistaticBody {
-  std::string name;
-  Shape shape;  // a sphere of radius 0 is a point
-  MassProperties mass;
-  // Pose: the current one; for actuated bodies also the pose at actuator positions 0.
-  Eigen::Vector3d position = Eigen::Vector3d::Zero();
-  Eigen::Quaterniond orientation = Eigen::Quaterniond::Identity();
-  Eigen::Vector3d base_position = Eigen::Vector3d::Zero();
-  Eigen::Quaterniond base_orientation = Eigen::Quaterniond::Identity();
-  // Unactuated, not fixed bodies: which of [x, y, z, rx, ry, rz] (world) are free.
-  std::array<bool, 6> free_dofs = {true, true, true, true, true, true};
-  bool fixed = false;
-  bool actuated = false;  // set when an actuator lists the body
-};
 
 enum class QuasistaticModel { Dqc, Dlc, Qp, QpLcp };
 const char* ToString(QuasistaticModel model);
@@ -110,7 +70,6 @@ struct QuasistaticOptions {
   // Planar scenes: the normal of the plane of motion; contact tangents then lie in the plane
   // and there is one tangent direction per contact. Zero: 3D.
   Eigen::Vector3d plane_normal = Eigen::Vector3d::Zero();
-  double default_friction = 0.5;
   // Linear models: when the solver fails on the step's LCP, proximal-point iterations on it
   // with gamma = this * (largest dual diagonal); each iterate is checked against the original
   // problem, so the answer is not changed, only found. 0 disables.
@@ -129,62 +88,45 @@ struct QuasistaticContactRecord {
   Eigen::Vector3d friction_force = Eigen::Vector3d::Zero();  // N, on B
 };
 
-struct QuasistaticStepRecord {
-  double time = 0.0;  // at the end of the step
-  SolverSummary summary;
-  int problem_size = 0;
+struct QuasistaticStepRecord : StepRecord {
   int proximal_iterations = 0;  // regularized problems solved (0: the plain one sufficed)
-  // 1: solved from the warm start (or cold); 2: a cold restart was needed; 3 (dqc): the start
-  // from the step's DLC solution was needed
-  int attempts = 0;
+  // attempts (StepRecord): 1 solved from the warm start (or cold); 2 a cold restart was
+  // needed; 3 (dqc) the start from the step's DLC solution was needed.
   std::vector<QuasistaticContactRecord> contacts;
-  std::vector<double> actuator_positions;  // at the end of the step
-  std::vector<double> actuator_commands;   // q_cmd at the end of the step
-  double max_penetration = 0.0;            // max(0, -distance_after) over the contacts
-  double step_seconds = 0.0;
 };
 
-// The system: bodies, actuators with their commands, friction coefficients. Adding validates
-// and throws std::invalid_argument with a message naming the body or actuator.
-class QuasistaticSystem {
+class QuasistaticStepper : public Stepper {
  public:
-  int AddBody(const QuasistaticBody& body);
-  int AddActuator(const Actuator& actuator);
-  // Replaces the command of the named actuator (throws for an unknown name or a bad command).
-  void SetCommand(const std::string& actuator, const ActuatorCommand& command);
-  // Friction coefficient of one pair (default: QuasistaticOptions::default_friction).
-  void SetFriction(int body_a, int body_b, double mu);
-  int FindBody(const std::string& name) const;      // -1 if none
-  int FindActuator(const std::string& name) const;  // -1 if none
+  // Throws InputError for invalid options, bodies, actuators or laws, an unknown solver for
+  // the model, an unsupported pair of shapes, or qp-lcp without regularization while some
+  // body is unactuated. The pairs' friction coefficients come from `laws` (mu).
+  QuasistaticStepper(std::vector<Body> bodies, const ContactLawTable& laws,
+                     std::vector<Actuator> actuators, const QuasistaticOptions& options);
+  ~QuasistaticStepper() override;
 
-  const std::vector<QuasistaticBody>& bodies() const { return bodies_; }
-  const std::vector<Actuator>& actuators() const { return actuators_; }
-  const std::vector<std::array<double, 3>>& friction() const { return friction_; }
-  // For steppers: the poses change as the system moves.
-  std::vector<QuasistaticBody>& mutable_bodies() { return bodies_; }
+  // One step from time() to time() + h(); no applied impulses (InputError otherwise). A step
+  // that did not converge moves the bodies only if its best point's natural residual is
+  // below 1e-4; otherwise nothing moves.
+  const QuasistaticStepRecord& Step() { return DoStep(nullptr); }
+  const QuasistaticStepRecord& Step(const std::vector<Vector6d>& applied_impulses) override;
+  // The same from `initial_guess` instead of the warm start (the step's problem size).
+  const QuasistaticStepRecord& StepFrom(const Eigen::VectorXd& initial_guess);
 
- private:
-  std::vector<QuasistaticBody> bodies_;
-  std::vector<Actuator> actuators_;
-  std::vector<std::array<double, 3>> friction_;  // (a, b, mu)
-};
+  double time() const override { return time_; }
+  double h() const override { return options_.h; }
+  const std::vector<Body>& bodies() const override { return bodies_; }
+  const std::vector<Actuator>& actuators() const override { return actuators_; }
+  const ComplementaritySolver& solver() const override { return *solver_; }
+  std::string variant() const override;
+  bool has_velocities() const override { return false; }
+  Eigen::Vector3d gravity() const override { return options_.gravity; }
+  const std::vector<const char*>& PairColumns() const override;
+  void TablePairs(const StepRecord& record, std::vector<PairRow>* rows) const override;
 
-class QuasistaticStepper {
- public:
-  // Throws std::invalid_argument for invalid options, an unknown solver for the model, or
-  // qp-lcp without regularization while some body is unactuated.
-  QuasistaticStepper(QuasistaticSystem system, const QuasistaticOptions& options);
-  ~QuasistaticStepper();
-
-  // One step from time() to time() + h. `initial_guess` (optional) replaces the warm start:
-  // the solver starts from it (it must have the step's problem size).
-  QuasistaticStepRecord Step(const Eigen::VectorXd* initial_guess = nullptr);
-
-  double time() const { return time_; }
-  const QuasistaticSystem& system() const { return system_; }
   const QuasistaticOptions& options() const { return options_; }
-  const std::vector<QuasistaticBody>& bodies() const { return system_.bodies(); }
   const std::vector<double>& actuator_positions() const { return q_actuated_; }
+  // The symbolic analyses of the stiffness's Cholesky factorization so far (qp-lcp).
+  int cholesky_analyses() const;
   // Number of unknown displacements n_v and the step's problem layout, for tests.
   int num_coordinates() const { return num_coordinates_; }
   // The last step's problem size and solution (delta first).
@@ -196,6 +138,7 @@ class QuasistaticStepper {
   void set_contact_geometry(std::shared_ptr<const ContactGeometry> geometry);
 
  private:
+  const QuasistaticStepRecord& DoStep(const Eigen::VectorXd* initial_guess);
   void UpdateActuatedPoses();
   // Empty, or which unactuated body or actuator the step's displacement delta (ending at time
   // t) would take beyond |x| = kMaxCoordinate.
@@ -203,8 +146,14 @@ class QuasistaticStepper {
   Eigen::Vector3d Translation(int body) const;  // by the body's prismatic actuators
   void BuildStep(internal::QuasistaticStepData* data) const;
 
-  QuasistaticSystem system_;
+  std::vector<Body> bodies_;
+  std::vector<Actuator> actuators_;
   QuasistaticOptions options_;
+  // Per body: moved by an actuator, its pose at actuator positions 0; per pair of bodies
+  // (a * n + b): the friction coefficient.
+  std::vector<char> actuated_;
+  std::vector<RigidBodyState> base_pose_;
+  std::vector<double> friction_;
   std::shared_ptr<const ContactGeometry> geometry_;
   // The step's solver, kept for every step; linear models wrap it in the proximal-point
   // method. dqc also keeps Lemke with the proximal-point method for its DLC start.
@@ -221,6 +170,7 @@ class QuasistaticStepper {
   int num_coordinates_ = 0;
   double time_ = 0.0;
   Eigen::VectorXd solution_;
+  QuasistaticStepRecord record_;
 };
 
 }  // namespace ncpkit

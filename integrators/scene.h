@@ -1,15 +1,23 @@
-// Scenes as data files (JSON): bodies, fixed obstacles, contact laws, scripted impulses and the
-// stepper settings. The schema is documented in the README ("Scene files").
+// Scenes: one description for every stepper (bodies with shapes and mass properties, per-pair
+// contact laws, scripted impulses, actuators with their commands, the stepper and its
+// settings), read from one kind of JSON file. The schema is documented in the README ("Scene
+// files"); a file with a "quasistatic" object is stepped quasistatically, any other
+// implicitly.
 #ifndef NCPKIT_INTEGRATORS_SCENE_H_
 #define NCPKIT_INTEGRATORS_SCENE_H_
 
-#include <functional>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "contact/contact_law.h"
+#include "dynamics/actuators.h"
+#include "dynamics/body.h"
 #include "integrators/implicit_stepper.h"
 #include "integrators/limits.h"
-#include "solvers/solver_registry.h"
+#include "integrators/quasistatic_stepper.h"
+#include "integrators/stepper.h"
 
 namespace ncpkit {
 
@@ -24,68 +32,62 @@ struct ImpulseEvent {
   // (within `tolerance`, or crosses it since the previous step), after time `after`. With
   // `repeat` it fires again each time the condition becomes true anew.
   int watch = -1;
-  int quantity = 0;  // index into [x, y, z, vx, vy, vz, wx, wy, wz]
+  int quantity = 0;  // index into [x, y, z, vx, vy, vz, wx, wy, wz] (StateQuantity)
   double value = 0.0;
   double tolerance = 1e-9;
   double after = 0.0;
   bool repeat = false;
 };
 
+enum class StepperKind { Implicit, Quasistatic };
+
 struct Scene {
   std::string name;
   std::string description;
-  std::vector<Body> bodies;  // moving and fixed
-  ContactLawTable laws;
-  ImplicitStepperOptions options;
-  double duration = 1.0;
+  double duration = 1.0;  // s
   // Step cap of a run (not a scene file field: the caller raises it, e.g. --max-steps).
   int64_t max_steps = kDefaultMaxSteps;
+  std::vector<Body> bodies;  // moving and fixed
+  ContactLawTable laws;      // quasistatic steppers read mu only
   std::vector<ImpulseEvent> impulses;
+  std::vector<Actuator> actuators;
+  StepperKind stepper = StepperKind::Implicit;
+  ImplicitStepperOptions implicit;  // when stepper == Implicit
+  QuasistaticOptions quasistatic;   // when stepper == Quasistatic
+
+  double h() const;
+  // The variant the scene's settings name: "<solver>[-cold]" (implicit) or
+  // "<model>/<solver>[-cold]" (quasistatic).
+  std::string variant() const;
+  // True if the variant fits the scene's stepper; ApplyVariant throws InputError otherwise.
+  bool TakesVariant(const std::string& variant) const;
+  void ApplyVariant(const std::string& variant);
+  int FindBody(const std::string& name) const { return ncpkit::FindBody(bodies, name); }
+  int FindActuator(const std::string& name) const;
+  // Replaces the named actuator's command; throws InputError for an unknown name or an
+  // invalid command.
+  void SetCommand(const std::string& actuator, const ActuatorCommand& command);
 };
 
-// Parses a scene; throws std::invalid_argument naming the file, the field and the problem
-// (unknown shape, negative mass, missing field, NaN, ...).
+// Parses a scene; throws InputError naming the file, the field path and the problem (unknown
+// shape, negative mass, missing field, NaN, bodies overlapping at the start, a pair the
+// stepper has no contact model for, ...).
 Scene ParseScene(const std::string& text, const std::string& source);
 Scene LoadScene(const std::string& path);
 
-// Solver variants for stepping a scene: every name of SolverNames(ProblemKind::Mixed), and each with
-// "-cold" appended (no warm start from the previous step), e.g. "fb-newton-cold".
+// The scene's stepper, with its settings (Scene::ApplyVariant to change them first).
+std::unique_ptr<Stepper> MakeStepper(const Scene& scene);
+
+// The variants `compare` and the demo run by default for a kind of stepper.
+const std::vector<std::string>& DefaultVariants(StepperKind kind);
+
+// The implicit variants: "<solver>[-cold]" with a registry solver taking ProblemKind::Mixed.
 bool IsSolverVariant(const std::string& variant);
-// Sets options->solver and options->warm_start from the variant; throws std::invalid_argument
-// for an unknown one.
 void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* options);
-
-// Quantities of a body state by name, for events and reports.
-double StateQuantity(const RigidBodyState& state, int quantity);
-
-struct ScriptedEvent {
-  double time = 0.0;  // start of the step it acted in
-  int event = -1;     // index into Scene::impulses
-};
-
-// Steps a scene to its duration, one Step() at a time, firing the scripted impulses; fired()
-// lists the impulses that acted in the latest step (kept per step, so that a long run with
-// repeating events keeps its memory flat).
-class SceneRunner {
- public:
-  // Throws std::invalid_argument if the run would take more than scene.max_steps steps.
-  explicit SceneRunner(const Scene& scene);
-  bool Done() const;
-  StepRecord Step();
-  const ImplicitStepper& stepper() const { return stepper_; }
-  const std::vector<ScriptedEvent>& fired() const { return fired_; }
-  int64_t num_steps() const { return num_steps_; }
-
- private:
-  const Scene& scene_;
-  ImplicitStepper stepper_;
-  std::vector<char> armed_;
-  std::vector<char> done_;
-  std::vector<double> previous_;
-  std::vector<ScriptedEvent> fired_;
-  int64_t num_steps_ = 0;
-  int64_t step_ = 0;
-};
+// The quasistatic variants "<model>/<solver>[-cold]": model dqc (solvers taking
+// ProblemKind::Mixed) or dlc, qp, qp-lcp (ProblemKind::Linear), e.g. "qp-lcp/lemke".
+bool IsQuasistaticVariant(const std::string& variant);
+void ApplyQuasistaticVariant(const std::string& variant, QuasistaticOptions* options);
 
 }  // namespace ncpkit
 

@@ -160,19 +160,23 @@ bool SolverOptions::IsValid(std::string* why) const {
 }
 
 const std::vector<SolverEntry>& SolverRegistry() {
+  // name, description, takes linear, takes mixed, compared for linear, compared for mixed,
+  // needs a positive diagonal, factory.
   static const std::vector<SolverEntry> kSolvers = {
-      {"lemke", "Lemke's complementary pivoting, lexicographic (lemke.h)", true, false,
-       &Create<LemkeEntry>},
-      {"pgs", "projected Gauss-Seidel / SOR (projected_gauss_seidel.h)", true, false,
-       &Create<PgsEntry>},
+      {"lemke", "Lemke's complementary pivoting, lexicographic (lemke.h)", true, false, true, false,
+       false, &Create<LemkeEntry>},
+      {"pgs", "projected Gauss-Seidel / SOR (projected_gauss_seidel.h)", true, false, true, false,
+       true, &Create<PgsEntry>},
       {"fb-newton", "Fischer-Burmeister semismooth Newton, sparse KLU (semismooth_newton.h)", true,
-       true, &Create<NewtonEntry>},
-      {"fb-newton-dense", "the same with dense LU", true, true, &Create<NewtonEntry>},
-      {"penalized-fb", "penalized Fischer-Burmeister semismooth Newton", true, true,
+       true, true, true, false, &Create<NewtonEntry>},
+      {"fb-newton-dense", "the same with dense LU", true, true, false, true, false,
        &Create<NewtonEntry>},
-      {"minmap-newton", "min-map semismooth Newton", true, true, &Create<NewtonEntry>},
+      {"penalized-fb", "penalized Fischer-Burmeister semismooth Newton", true, true, false, true,
+       false, &Create<NewtonEntry>},
+      {"minmap-newton", "min-map semismooth Newton", true, true, false, true, false,
+       &Create<NewtonEntry>},
       {"auto", "a robust sequence of the above, reporting which solved it (auto_solve.h)", true,
-       true, &Create<AutoEntry>},
+       true, false, false, false, &Create<AutoEntry>},
   };
   return kSolvers;
 }
@@ -209,8 +213,7 @@ std::unique_ptr<ComplementaritySolver> CreateSolver(const std::string& name, Pro
     RequireValidOptions(options, "solver " + name);
     return entry.create(name, options);
   }
-  throw InputError("unknown solver '" + name + "' (expected one of " + SolverNameList(kind) +
-                   ")");
+  throw InputError("unknown solver '" + name + "' (expected one of " + SolverNameList(kind) + ")");
 }
 
 std::string SolverVariant::ToString() const {

@@ -81,9 +81,16 @@ struct SolverEntry {
   std::string description;  // one line, for usage texts
   bool linear = false;      // takes ProblemKind::Linear
   bool mixed = false;       // takes ProblemKind::Mixed
+  // In the default comparison lists (compare, the demo) for problems of that kind.
+  bool compared_linear = false, compared_mixed = false;
+  // Needs M_ii > 0 on every row (PGS): problems with free rows of zero diagonal are not its.
+  bool needs_positive_diagonal = false;
   std::unique_ptr<ComplementaritySolver> (*create)(const std::string& name,
                                                    const SolverOptions& options) = nullptr;
   bool Takes(ProblemKind kind) const { return kind == ProblemKind::Linear ? linear : mixed; }
+  bool Compared(ProblemKind kind) const {
+    return kind == ProblemKind::Linear ? compared_linear : compared_mixed;
+  }
 };
 
 // The table, in the order comparison tables list the solvers.

@@ -32,12 +32,11 @@ seed siconos_lcp "$shared"/data/lcp/*.dat
 seed siconos_mlcp "$shared"/data/mlcp/*.dat
 seed matrix_market tests/fuzz/seeds/*.mtx
 seed vector_file tests/fuzz/seeds/*.txt
-seed implicit_scene $(grep -L '"quasistatic"' scenes/*.json) tests/data/hostile/*.json
-seed quasistatic_scene $(grep -l '"quasistatic"' scenes/*.json) tests/data/hostile/*.json
+seed scene scenes/*.json tests/data/hostile/*.json
 
 mkdir -p "$build"/findings
 status=0
-for target in siconos_lcp siconos_mlcp matrix_market vector_file implicit_scene quasistatic_scene; do
+for target in siconos_lcp siconos_mlcp matrix_market vector_file scene; do
   echo "== fuzz_$target for $seconds s"
   log=$build/findings/$target.log
   if ! "$build"/tests/fuzz/fuzz_$target "$build"/corpus/$target -max_total_time="$seconds" \

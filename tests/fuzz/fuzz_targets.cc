@@ -5,11 +5,11 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "integrators/quasistatic_scene.h"
 #include "integrators/scene.h"
-#include "solvers/solver_registry.h"
+#include "integrators/scene_runner.h"
 #include "readers/matrix_market.h"
 #include "readers/siconos_reader.h"
+#include "solvers/solver_registry.h"
 
 namespace ncpkit::fuzz {
 namespace {
@@ -88,36 +88,29 @@ void VectorFile(const uint8_t* data, size_t size) {
   }
 }
 
-void ImplicitScene(const uint8_t* data, size_t size) {
+void SceneFile(const uint8_t* data, size_t size) {
   try {
     Scene scene = ParseScene(Text(data, size), "fuzz.json");
     if (scene.bodies.size() > kMaxSceneBodies) return;
-    scene.options.max_iterations = std::min(scene.options.max_iterations, 30);
-    scene.duration = std::min(scene.duration, kMaxSteps * scene.options.h);
+    // Bounded work per input: a few steps, a few iterations each.
+    int& iterations = scene.stepper == StepperKind::Implicit ? scene.implicit.max_iterations
+                                                             : scene.quasistatic.max_iterations;
+    iterations = scene.stepper == StepperKind::Implicit ? std::min(iterations, 30)
+                 : iterations == 0                      ? 200
+                                                        : std::min(iterations, 200);
+    scene.duration = std::min(scene.duration, kMaxSteps * scene.h());
     SceneRunner runner(scene);
     while (!runner.Done()) CheckSummary(runner.Step().summary, scene.name);
   } catch (const std::invalid_argument&) {
   }
 }
 
-void QuasistaticScene(const uint8_t* data, size_t size) {
-  try {
-    ncpkit::QuasistaticScene scene = ParseQuasistaticScene(Text(data, size), "fuzz.json");
-    if (scene.system.bodies().size() > kMaxSceneBodies) return;
-    QuasistaticOptions options = scene.options;
-    options.max_iterations =
-        options.max_iterations == 0 ? 200 : std::min(options.max_iterations, 200);
-    QuasistaticStepper stepper(scene.system, options);
-    for (int k = 0; k < kMaxSteps; ++k) CheckSummary(stepper.Step().summary, scene.name);
-  } catch (const std::invalid_argument&) {
-  }
-}
-
 const std::vector<NamedTarget>& Targets() {
-  static const std::vector<NamedTarget> kTargets = {
-      {"siconos_lcp", SiconosLcp},       {"siconos_mlcp", SiconosMlcp},
-      {"matrix_market", MatrixMarket},   {"vector_file", VectorFile},
-      {"implicit_scene", ImplicitScene}, {"quasistatic_scene", QuasistaticScene}};
+  static const std::vector<NamedTarget> kTargets = {{"siconos_lcp", SiconosLcp},
+                                                    {"siconos_mlcp", SiconosMlcp},
+                                                    {"matrix_market", MatrixMarket},
+                                                    {"vector_file", VectorFile},
+                                                    {"scene", SceneFile}};
   return kTargets;
 }
 

@@ -24,8 +24,7 @@ void SiconosLcp(const uint8_t* data, size_t size);
 void SiconosMlcp(const uint8_t* data, size_t size);
 void MatrixMarket(const uint8_t* data, size_t size);
 void VectorFile(const uint8_t* data, size_t size);
-void ImplicitScene(const uint8_t* data, size_t size);
-void QuasistaticScene(const uint8_t* data, size_t size);
+void SceneFile(const uint8_t* data, size_t size);  // any scene file, stepped a few steps
 
 const std::vector<NamedTarget>& Targets();
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "integrators/scene.h"
+#include "integrators/scene_runner.h"
 
 namespace ncpkit {
 namespace {
@@ -18,7 +19,7 @@ Scene PaperScene(const std::string& file) {
 }
 
 struct Trajectory {
-  std::vector<StepRecord> records;
+  std::vector<ImplicitStepRecord> records;
   std::vector<RigidBodyState> states;  // first body, after each step
   std::vector<ScriptedEvent> fired;
   std::vector<double> fired_value;  // the watched quantity when each event fired
@@ -29,7 +30,7 @@ Trajectory Run(const Scene& scene) {
   SceneRunner runner(scene);
   double previous_value = 0.0;
   while (!runner.Done()) {
-    out.records.push_back(runner.Step());
+    out.records.push_back(dynamic_cast<const ImplicitStepRecord&>(runner.Step()));
     out.states.push_back(runner.stepper().bodies()[0].state);
     for (const ScriptedEvent& event : runner.fired()) {  // the events of this step
       out.fired.push_back(event);
@@ -44,7 +45,7 @@ Trajectory Run(const Scene& scene) {
 void CheckEveryStep(const Trajectory& t, const std::string& scene) {
   int failed = 0;
   double residual = 0.0, penetration = 0.0;
-  for (const StepRecord& r : t.records) {
+  for (const ImplicitStepRecord& r : t.records) {
     failed += r.summary.IsSolved() ? 0 : 1;
     residual = std::max(residual, r.summary.natural_residual);
     penetration = std::max(penetration, r.max_penetration);
@@ -83,7 +84,7 @@ TEST_CASE("sliding cube: exact backward Euler to 1e-6 m, the analytic solution t
     CHECK(std::abs(p.y() - 0.6 * s) <= 0.003 * 0.6 * s);
   }
   // One face in contact throughout, the ECP on the bottom face ahead of the centre.
-  for (const StepRecord& r : t.records) {
+  for (const ImplicitStepRecord& r : t.records) {
     REQUIRE(r.contacts.size() == 1);
     CHECK(r.contacts[0].n_active_f == 1);
   }
@@ -138,7 +139,7 @@ TEST_CASE("toppling cube: vertex, edge, then face contact; the impulses act at 1
   // The sequence of contact kinds while the cube presses on the plane (p_n > 0).
   std::vector<int> kinds;
   std::vector<double> first_time;
-  for (const StepRecord& r : t.records) {
+  for (const ImplicitStepRecord& r : t.records) {
     REQUIRE(r.contacts.size() == 1);
     const ContactRecord& c = r.contacts[0];
     if (c.p_n <= 0.0) continue;
@@ -191,7 +192,7 @@ TEST_CASE("quasi-rigid layer: the deflection never exceeds the layer; the rigid 
   double max_deflection = 0.0, min_core_gap = 1.0;
   const Trajectory t = Run(scene);
   CheckEveryStep(t, "quasi-rigid drop");
-  for (const StepRecord& r : t.records) {
+  for (const ImplicitStepRecord& r : t.records) {
     for (const ContactRecord& c : r.contacts) {
       max_deflection = std::max(max_deflection, c.deflection);
       min_core_gap = std::min(min_core_gap, c.gap);
@@ -278,7 +279,7 @@ TEST_CASE("the stepper rejects bad bodies and impulses with a message") {
 TEST_CASE("every solver variant steps the sliding cube; free flight is exact") {
   for (const char* solver : {"fb-newton", "fb-newton-dense", "penalized-fb"}) {
     Scene scene = PaperScene("sliding_cube.json");
-    scene.options.solver = solver;
+    scene.implicit.solver = solver;
     scene.duration = 0.5;
     const Trajectory t = Run(scene);
     INFO(solver);

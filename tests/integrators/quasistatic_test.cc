@@ -7,7 +7,7 @@
 #include <random>
 
 #include "contact/distance.h"
-#include "integrators/quasistatic_scene.h"
+#include "integrators/scene.h"
 #include "solvers/jacobian_check.h"
 #include "solvers/mcp.h"
 
@@ -18,14 +18,14 @@ std::string ScenePath(const std::string& name) {
   return std::string(NCPKIT_SOURCE_DIR) + "/scenes/" + name;
 }
 
-QuasistaticScene Load(const std::string& name, const std::string& variant = "") {
-  QuasistaticScene scene = LoadQuasistaticScene(ScenePath(name));
-  if (!variant.empty()) ApplyQuasistaticVariant(variant, &scene.options);
+Scene Load(const std::string& name, const std::string& variant = "") {
+  Scene scene = LoadScene(ScenePath(name));
+  if (!variant.empty()) ApplyQuasistaticVariant(variant, &scene.quasistatic);
   return scene;
 }
 
-int StepsOf(const QuasistaticScene& scene) {
-  return static_cast<int>(std::lround(scene.duration / scene.options.h));
+int StepsOf(const Scene& scene) {
+  return static_cast<int>(std::lround(scene.duration / scene.quasistatic.h));
 }
 
 Shape MakeShape(ShapeKind kind, Eigen::Vector3d size) {
@@ -132,8 +132,8 @@ TEST_CASE("Model-DQC Jacobian matches finite differences") {
   // The gripper while squeezing, and the fence-particle scene with friction at every contact.
   for (const char* name : {"gripper_sphere.json", "fence_particle.json"}) {
     CAPTURE(name);
-    QuasistaticScene scene = Load(name, "dqc/fb-newton");
-    QuasistaticStepper stepper(scene.system, scene.options);
+    Scene scene = Load(name, "dqc/fb-newton");
+    QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators, scene.quasistatic);
     for (int k = 0; k < 6; ++k) stepper.Step();
     const auto problem = stepper.DqcProblem();
     std::mt19937 rng(7);
@@ -150,20 +150,20 @@ TEST_CASE(
     "fence-particle: unique motion with friction, guess-dependent without (seed 001 sec. 5)") {
   for (const bool friction : {true, false}) {
     CAPTURE(friction);
-    QuasistaticScene scene = Load("fence_particle.json", "dqc/fb-newton");
-    scene.options.default_friction = friction ? 0.5 : 0.0;
-    const int particle = scene.system.FindBody("particle");
+    Scene scene = Load("fence_particle.json", "dqc/fb-newton");
+    scene.laws.default_law.mu = friction ? 0.5 : 0.0;
+    const int particle = scene.FindBody("particle");
     // Two runs of the first step (particle between fence and wall, touching only the ground)
     // from different initial guesses: zero, and a displacement of (0.05, 0.03, 0).
     Eigen::Vector3d moved[2];
     for (int guess = 0; guess < 2; ++guess) {
-      QuasistaticStepper stepper(scene.system, scene.options);
+      QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators, scene.quasistatic);
       Eigen::VectorXd z = Eigen::VectorXd::Zero(stepper.DqcProblem()->size());
       if (guess == 1) z.head(2) << 0.05, 0.03;
-      const QuasistaticStepRecord record = stepper.Step(&z);
+      const QuasistaticStepRecord record = stepper.StepFrom(z);
       REQUIRE(record.summary.IsSolved());
       CHECK(record.summary.natural_residual <= 1e-10);
-      moved[guess] = stepper.bodies()[particle].position;
+      moved[guess] = stepper.bodies()[particle].state.position;
     }
     const double difference = (moved[0] - moved[1]).norm();
     if (friction) {
@@ -174,29 +174,29 @@ TEST_CASE(
     }
   }
   // With friction, the whole run: every step solves.
-  QuasistaticScene warm = Load("fence_particle.json", "dqc/fb-newton");
-  QuasistaticStepper a(warm.system, warm.options);
-  const int particle = warm.system.FindBody("particle");
+  Scene warm = Load("fence_particle.json", "dqc/fb-newton");
+  QuasistaticStepper a(warm.bodies, warm.laws, warm.actuators, warm.quasistatic);
+  const int particle = warm.FindBody("particle");
   for (int k = 0; k < StepsOf(warm); ++k) REQUIRE(a.Step().summary.IsSolved());
   // The fence pushes the particle to its farthest x, 0.9, and drags it along y.
-  CHECK(a.bodies()[particle].position.x() == doctest::Approx(0.9).epsilon(1e-6));
-  CHECK(a.bodies()[particle].position.y() > 0.05);
+  CHECK(a.bodies()[particle].state.position.x() == doctest::Approx(0.9).epsilon(1e-6));
+  CHECK(a.bodies()[particle].state.position.y() > 0.05);
 }
 
 TEST_CASE("DQC and DLC agree when the motion is along a cone direction, and measure the error") {
   const auto run = [](const std::string& variant, double fence_speed_y, int directions) {
-    QuasistaticScene scene = Load("fence_particle.json", variant);
-    scene.options.friction_directions = directions;
+    Scene scene = Load("fence_particle.json", variant);
+    scene.quasistatic.friction_directions = directions;
     ActuatorCommand y;
     y.rate = fence_speed_y;
-    scene.system.SetCommand("y_fence", y);
-    QuasistaticStepper stepper(scene.system, scene.options);
-    const int particle = scene.system.FindBody("particle");
+    scene.SetCommand("y_fence", y);
+    QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators, scene.quasistatic);
+    const int particle = scene.FindBody("particle");
     std::vector<Eigen::Vector3d> path;
     for (int k = 0; k < StepsOf(scene); ++k) {
       const QuasistaticStepRecord record = stepper.Step();
       REQUIRE(record.summary.IsSolved());
-      path.push_back(stepper.bodies()[particle].position);
+      path.push_back(stepper.bodies()[particle].state.position);
     }
     return path;
   };
@@ -226,11 +226,11 @@ TEST_CASE(
     "gripper and sphere: contact, squeeze, slip, and the QP's boundary layer (seed 002 V-A)") {
   for (const char* variant : {"dlc/lemke", "dqc/fb-newton", "qp-lcp/lemke", "qp/fb-newton"}) {
     CAPTURE(variant);
-    QuasistaticScene scene = Load("gripper_sphere.json", variant);
-    QuasistaticStepper stepper(scene.system, scene.options);
-    const int sphere = scene.system.FindBody("sphere");
-    const int left = scene.system.FindBody("left_finger");
-    const int y = scene.system.FindActuator("y");
+    Scene scene = Load("gripper_sphere.json", variant);
+    QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators, scene.quasistatic);
+    const int sphere = scene.FindBody("sphere");
+    const int left = scene.FindBody("left_finger");
+    const int y = scene.FindActuator("y");
     const bool qp = std::string(variant).rfind("qp", 0) == 0;
     double previous_y = 0.0;
     for (int k = 0; k < StepsOf(scene); ++k) {
@@ -260,7 +260,7 @@ TEST_CASE(
         if (qp && t > 0.275) CHECK(phi1 < 1e-4);  // ... that vanishes when sliding stops
       }
     }
-    CHECK(stepper.bodies()[sphere].position.y() == doctest::Approx(0.1).epsilon(1e-9));
+    CHECK(stepper.bodies()[sphere].state.position.y() == doctest::Approx(0.1).epsilon(1e-9));
   }
 }
 
@@ -269,8 +269,8 @@ TEST_CASE("QP stepper: Lemke, PGS and FB Newton reach the same per-step solution
   for (const char* variant :
        {"qp-lcp/lemke", "qp-lcp/pgs", "qp-lcp/fb-newton", "qp/lemke", "qp/fb-newton"}) {
     CAPTURE(variant);
-    QuasistaticScene scene = Load("gripper_sphere.json", variant);
-    QuasistaticStepper stepper(scene.system, scene.options);
+    Scene scene = Load("gripper_sphere.json", variant);
+    QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators, scene.quasistatic);
     std::vector<double> trajectory;
     for (int k = 0; k < StepsOf(scene); ++k) {
       const QuasistaticStepRecord r = stepper.Step();
@@ -278,7 +278,7 @@ TEST_CASE("QP stepper: Lemke, PGS and FB Newton reach the same per-step solution
       CHECK(r.summary.natural_residual <= 1e-9);
       for (double q : r.actuator_positions) trajectory.push_back(q);
       for (const auto& b : stepper.bodies()) {
-        for (int i = 0; i < 3; ++i) trajectory.push_back(b.position[i]);
+        for (int i = 0; i < 3; ++i) trajectory.push_back(b.state.position[i]);
       }
     }
     runs.push_back(trajectory);
@@ -295,8 +295,8 @@ TEST_CASE("QP stepper: Lemke, PGS and FB Newton reach the same per-step solution
 TEST_CASE("expected failure on the gripper: DLC with PGS") {
   // PGS needs a positive diagonal; the DLC's complementarity rows have zeros there.
   for (const char* variant : {"dlc/pgs"}) {
-    QuasistaticScene scene = Load("gripper_sphere.json", variant);
-    QuasistaticStepper stepper(scene.system, scene.options);
+    Scene scene = Load("gripper_sphere.json", variant);
+    QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators, scene.quasistatic);
     int failed = 0;
     for (int k = 0; k < StepsOf(scene); ++k) failed += stepper.Step().summary.IsSolved() ? 0 : 1;
     std::cout << "expected failure: " << variant << " on gripper_sphere: " << failed << " of "
@@ -309,11 +309,11 @@ TEST_CASE("expected failure on the gripper: DLC with PGS") {
 TEST_CASE("cube stacking stays up for h from 0.01 s to 0.2 s (seed 002 V-B, Fig. 7)") {
   for (const double h : {0.01, 0.05, 0.1, 0.2}) {
     CAPTURE(h);
-    QuasistaticScene scene = Load("cube_stacking.json", "qp/fb-newton");
-    scene.options.h = h;
-    QuasistaticStepper stepper(scene.system, scene.options);
+    Scene scene = Load("cube_stacking.json", "qp/fb-newton");
+    scene.quasistatic.h = h;
+    QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators, scene.quasistatic);
     CHECK(stepper.num_coordinates() == 64);
-    const auto start = scene.system.bodies();
+    const auto start = scene.bodies;
     int failed = 0;
     double contacts = 0.0, worst = 0.0;
     const int steps = StepsOf(scene);
@@ -327,13 +327,15 @@ TEST_CASE("cube stacking stays up for h from 0.01 s to 0.2 s (seed 002 V-B, Fig.
     }
     CHECK(contacts / steps >= 50.0);
     const auto& bodies = stepper.bodies();
+    const std::vector<char> actuated =
+        ActuatedBodies(static_cast<int>(bodies.size()), stepper.actuators());
     for (size_t b = 0; b < bodies.size(); ++b) {
-      if (bodies[b].fixed || bodies[b].actuated) continue;
+      if (bodies[b].fixed || actuated[b]) continue;
       CAPTURE(bodies[b].name);
       const Eigen::Vector3d expected =
-          bodies[b].name == "red" ? Eigen::Vector3d(0.3, 0.0, 0.45) : start[b].position;
-      CHECK((bodies[b].position - expected).norm() < 2e-3);
-      CHECK(bodies[b].orientation.angularDistance(Eigen::Quaterniond::Identity()) < 1e-3);
+          bodies[b].name == "red" ? Eigen::Vector3d(0.3, 0.0, 0.45) : start[b].state.position;
+      CHECK((bodies[b].state.position - expected).norm() < 2e-3);
+      CHECK(bodies[b].state.orientation.angularDistance(Eigen::Quaterniond::Identity()) < 1e-3);
     }
     if (failed > 0) {
       std::cout << "expected failure: qp/fb-newton on cube_stacking with h = " << h << ": "
@@ -361,38 +363,38 @@ TEST_CASE("bad quasistatic input is rejected with a clear message") {
     text.replace(text.find("VALUE"), 5, value);
     return text;
   };
-  CHECK_NOTHROW(ParseQuasistaticScene(make("1000", "x", "-0.05"), "ok.json"));
-  CHECK_THROWS_WITH_AS(ParseQuasistaticScene(make("1000", "x", "null"), "nan.json"),
+  CHECK_NOTHROW(ParseScene(make("1000", "x", "-0.05"), "ok.json"));
+  CHECK_THROWS_WITH_AS(ParseScene(make("1000", "x", "null"), "nan.json"),
                        doctest::Contains("commands.x[1][1]: expected a number"),
                        std::invalid_argument);
-  CHECK_THROWS_WITH_AS(ParseQuasistaticScene(make("0", "x", "-0.05"), "k.json"),
+  CHECK_THROWS_WITH_AS(ParseScene(make("0", "x", "-0.05"), "k.json"),
                        doctest::Contains("actuators[0].stiffness: must be positive"),
                        std::invalid_argument);
-  CHECK_THROWS_WITH_AS(ParseQuasistaticScene(make("-5", "x", "-0.05"), "k.json"),
+  CHECK_THROWS_WITH_AS(ParseScene(make("-5", "x", "-0.05"), "k.json"),
                        doctest::Contains("must be positive"), std::invalid_argument);
-  CHECK_THROWS_WITH_AS(ParseQuasistaticScene(make("1000", "gripper", "-0.05"), "u.json"),
+  CHECK_THROWS_WITH_AS(ParseScene(make("1000", "gripper", "-0.05"), "u.json"),
                        doctest::Contains("unknown actuator 'gripper'"), std::invalid_argument);
   // The same checks through the API.
-  QuasistaticScene scene = ParseQuasistaticScene(make("1000", "x", "-0.05"), "ok.json");
+  Scene scene = ParseScene(make("1000", "x", "-0.05"), "ok.json");
   ActuatorCommand nan;
   nan.waypoints = {{0.0, 0.0}, {1.0, std::nan("")}};
-  CHECK_THROWS_WITH_AS(scene.system.SetCommand("x", nan), doctest::Contains("not finite"),
+  CHECK_THROWS_WITH_AS(scene.SetCommand("x", nan), doctest::Contains("not finite"),
                        std::invalid_argument);
-  CHECK_THROWS_WITH_AS(scene.system.SetCommand("y", ActuatorCommand()),
+  CHECK_THROWS_WITH_AS(scene.SetCommand("y", ActuatorCommand()),
                        doctest::Contains("unknown actuator 'y'"), std::invalid_argument);
   Actuator soft;
   soft.name = "z";
   soft.bodies = {2};
   soft.stiffness = 0.0;
-  CHECK_THROWS_WITH_AS(scene.system.AddActuator(soft),
+  CHECK_THROWS_WITH_AS(ValidateActuator(scene.bodies, scene.actuators, &soft),
                        doctest::Contains("stiffness must be positive"), std::invalid_argument);
-  QuasistaticOptions options = scene.options;
+  QuasistaticOptions options = scene.quasistatic;
   options.solver = "path";
-  CHECK_THROWS_WITH_AS(QuasistaticStepper(scene.system, options),
+  CHECK_THROWS_WITH_AS(QuasistaticStepper(scene.bodies, scene.laws, scene.actuators, options),
                        doctest::Contains("unknown solver 'path'"), std::invalid_argument);
-  options = scene.options;
+  options = scene.quasistatic;
   options.regularization = 0.0;
-  CHECK_THROWS_WITH_AS(QuasistaticStepper(scene.system, options),
+  CHECK_THROWS_WITH_AS(QuasistaticStepper(scene.bodies, scene.laws, scene.actuators, options),
                        doctest::Contains("needs regularization > 0"), std::invalid_argument);
   CHECK_THROWS_WITH_AS(ApplyQuasistaticVariant("qp/newton", &options),
                        doctest::Contains("unknown solver 'newton'"), std::invalid_argument);
@@ -405,8 +407,8 @@ TEST_CASE("bad quasistatic input is rejected with a clear message") {
 TEST_CASE("a DQC step Newton cannot solve is solved from the step's DLC solution") {
   // The stacking scene's first steps: from the cold start FB Newton stalls (natural residual
   // 9.4e-3 on every step before the retry existed); from the DLC's solution it converges.
-  QuasistaticScene scene = Load("cube_stacking.json", "dqc/fb-newton");
-  QuasistaticStepper stepper(scene.system, scene.options);
+  Scene scene = Load("cube_stacking.json", "dqc/fb-newton");
+  QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators, scene.quasistatic);
   const QuasistaticStepRecord first = stepper.Step();
   CHECK(first.summary.IsSolved());
   CHECK(first.attempts == 3);

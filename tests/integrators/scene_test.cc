@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "integrators/scene_runner.h"
+
 namespace ncpkit {
 namespace {
 

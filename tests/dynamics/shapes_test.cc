@@ -1,4 +1,4 @@
-#include "contact/shapes.h"
+#include "dynamics/shapes.h"
 
 #include <ceres/jet.h>
 #include <doctest/doctest.h>

@@ -1,5 +1,7 @@
-#include "contact/implicit_contact.h"
+#include "contact/contact_law.h"
 
+#include <algorithm>
+#include <cmath>
 #include <sstream>
 
 namespace ncpkit {
@@ -30,6 +32,15 @@ bool ContactLaw::IsValid(std::string* why) const {
   }
   if (why) *why = os.str();
   return os.str().empty();
+}
+
+void ContactLawTable::Set(const std::string& a, const std::string& b, const ContactLaw& law) {
+  overrides_[std::minmax(a, b)] = law;
+}
+
+const ContactLaw& ContactLawTable::Get(const std::string& a, const std::string& b) const {
+  auto it = overrides_.find(std::minmax(a, b));
+  return it == overrides_.end() ? default_law : it->second;
 }
 
 }  // namespace ncpkit

@@ -1,8 +1,8 @@
 // Convex shapes as intersections of C^2 convex inequalities f_i(xi) <= 0 in the body frame
 // (seed 000, sec. IV; DESIGN.md, contact/). Each inequality is templated on the scalar so that
 // the implicit contact residuals can be differentiated with Jets.
-#ifndef NCPKIT_CONTACT_SHAPES_H_
-#define NCPKIT_CONTACT_SHAPES_H_
+#ifndef NCPKIT_DYNAMICS_SHAPES_H_
+#define NCPKIT_DYNAMICS_SHAPES_H_
 
 #include <Eigen/Dense>
 #include <string>
@@ -99,4 +99,4 @@ bool ParseShapeKind(const std::string& name, ShapeKind* kind);
 
 }  // namespace ncpkit
 
-#endif  // NCPKIT_CONTACT_SHAPES_H_
+#endif  // NCPKIT_DYNAMICS_SHAPES_H_

@@ -1,0 +1,72 @@
+#include "dynamics/body.h"
+
+#include <cmath>
+
+#include "solvers/input_error.h"
+
+namespace ncpkit {
+
+MassProperties SolidMassProperties(const Shape& shape, double mass) {
+  MassProperties properties;
+  properties.mass = mass;
+  if (mass == 0.0) return properties;
+  switch (shape.kind) {
+    case ShapeKind::Box:
+      return MassProperties::Box(mass, shape.size);
+    case ShapeKind::Cylinder:
+      return MassProperties::Cylinder(mass, shape.size[0], shape.size[1]);
+    case ShapeKind::Sphere:
+      return MassProperties::Ellipsoid(
+          mass, Eigen::Vector3d::Constant(shape.size[0] > 0.0 ? shape.size[0] : 1e-3));
+    case ShapeKind::Ellipsoid:
+      return MassProperties::Ellipsoid(mass, shape.size);
+    case ShapeKind::HalfSpace:
+      break;
+  }
+  return properties;
+}
+
+int FindBody(const std::vector<Body>& bodies, const std::string& name) {
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    if (bodies[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void ValidateBodies(const std::vector<Body>& bodies, bool dynamic) {
+  std::string why;
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    const Body& body = bodies[i];
+    const std::string who = "body '" + body.name + "'";
+    for (size_t j = 0; j < i; ++j) {
+      if (bodies[j].name == body.name) {
+        throw InputError("the body name '" + body.name + "' is used twice");
+      }
+    }
+    if (!(!dynamic && body.IsPoint()) && !body.shape.IsValid(&why)) {
+      throw InputError("", 0, who, why);
+    }
+    if (!body.fixed && dynamic && !body.mass.IsValid(&why)) {
+      throw InputError("", 0, who, why);
+    }
+    if (!body.fixed && dynamic && body.shape.kind == ShapeKind::HalfSpace) {
+      throw InputError("", 0, who, "a plane must be fixed");
+    }
+    const RigidBodyState& s = body.state;
+    if (!s.position.allFinite() || !s.orientation.coeffs().allFinite() ||
+        !s.linear_velocity.allFinite() || !s.angular_velocity.allFinite()) {
+      throw InputError("", 0, who, "initial state has a non-finite value");
+    }
+    if (std::abs(s.orientation.norm() - 1.0) > 1e-6) {
+      throw InputError("", 0, who, "orientation is not a unit quaternion");
+    }
+  }
+}
+
+double StateQuantity(const RigidBodyState& state, int quantity) {
+  if (quantity < 3) return state.position[quantity];
+  if (quantity < 6) return state.linear_velocity[quantity - 3];
+  return state.angular_velocity[quantity - 6];
+}
+
+}  // namespace ncpkit

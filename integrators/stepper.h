@@ -1,0 +1,77 @@
+// The one interface of every time-stepper: Step() advances the scene's bodies by one step and
+// returns a record whose common part (StepRecord) every run loop, report and table reads.
+#ifndef NCPKIT_INTEGRATORS_STEPPER_H_
+#define NCPKIT_INTEGRATORS_STEPPER_H_
+
+#include <Eigen/Dense>
+#include <string>
+#include <vector>
+
+#include "dynamics/actuators.h"
+#include "dynamics/body.h"
+#include "solvers/solver_registry.h"
+#include "solvers/status.h"
+
+namespace ncpkit {
+
+// What every step reports. Steppers derive their own records with their contact quantities.
+struct StepRecord {
+  StepRecord() = default;
+  StepRecord(const StepRecord&) = default;
+  StepRecord(StepRecord&&) = default;
+  StepRecord& operator=(const StepRecord&) = default;
+  StepRecord& operator=(StepRecord&&) = default;
+  virtual ~StepRecord() = default;
+
+  double time = 0.0;      // at the end of the step (s)
+  SolverSummary summary;  // the step's problem as solved (iterations summed over attempts)
+  int problem_size = 0;   // unknowns of the step's problem
+  // Starts the step needed: 1 solved from the first; more when restarts were needed.
+  int attempts = 0;
+  int num_contacts = 0;          // contacts in the step's problem (pairs or points)
+  double max_penetration = 0.0;  // m, over the step's contacts (0 without contact)
+  double step_seconds = 0.0;     // the whole step: contact search, assembly, solve, update
+  std::string solver_report;     // the solver's FullReport(), when the stepper keeps them
+  // Actuator positions and commands at the end of the step (empty without actuators).
+  std::vector<double> actuator_positions, actuator_commands;
+};
+
+// A pair's figures in one step, for trajectory tables (Stepper::PairColumns() names them).
+struct PairRow {
+  int body_a = -1, body_b = -1;
+  double values[9] = {};
+};
+
+class Stepper {
+ public:
+  virtual ~Stepper() = default;
+  // Advances one step from time() to time() + h(). `applied_impulses`: one per body (N s and
+  // N m s, world frame) or empty; steppers without velocities take none (InputError). The
+  // record stays valid until the next Step(). A step whose problem was not solved says so in
+  // its summary; what it did to the bodies is the stepper's documented policy.
+  virtual const StepRecord& Step(const std::vector<Vector6d>& applied_impulses) = 0;
+  const StepRecord& Step() { return Step(kNoImpulses); }
+
+  virtual double time() const = 0;
+  virtual double h() const = 0;
+  virtual const std::vector<Body>& bodies() const = 0;
+  virtual const std::vector<Actuator>& actuators() const { return kNoActuators; }
+  // The solver every step uses (kept for the stepper's life).
+  virtual const ComplementaritySolver& solver() const = 0;
+  // The variant this stepper runs, as the command line names it (ParseSolverVariant()).
+  virtual std::string variant() const = 0;
+  // Steppers with velocities (dynamics) report them and the mechanical energy in tables.
+  virtual bool has_velocities() const = 0;
+  virtual Eigen::Vector3d gravity() const = 0;
+  // Per-pair table columns, and the pairs of a record of this stepper's.
+  virtual const std::vector<const char*>& PairColumns() const = 0;
+  virtual void TablePairs(const StepRecord& record, std::vector<PairRow>* rows) const = 0;
+
+ protected:
+  static const std::vector<Vector6d> kNoImpulses;
+  static const std::vector<Actuator> kNoActuators;
+};
+
+}  // namespace ncpkit
+
+#endif  // NCPKIT_INTEGRATORS_STEPPER_H_
