@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "solvers/input_error.h"
+
 namespace ncpkit {
 
 bool LinearMcp::Evaluate(const Eigen::VectorXd& z, Eigen::VectorXd* F,
@@ -25,21 +27,28 @@ void ValidateBounds(const MixedComplementarityProblem& problem) {
   const Eigen::VectorXd& l = problem.lower();
   const Eigen::VectorXd& u = problem.upper();
   const double inf = std::numeric_limits<double>::infinity();
-  std::ostringstream os;
+  // The message is built only for an invalid problem (a solver checks every call).
   if (l.size() != problem.size() || u.size() != problem.size()) {
-    os << "problem of size " << problem.size() << " has " << l.size() << " lower and " << u.size()
-       << " upper bounds";
+    std::ostringstream os;
+    os << "invalid MCP: problem of size " << problem.size() << " has " << l.size()
+       << " lower and " << u.size() << " upper bounds";
+    throw InputError(os.str());
   }
-  for (int i = 0; os.str().empty() && i < problem.size(); ++i) {
+  for (int i = 0; i < problem.size(); ++i) {
+    if (!(std::isnan(l[i]) || std::isnan(u[i]) || l[i] > u[i] || l[i] == inf || u[i] == -inf)) {
+      continue;
+    }
+    std::ostringstream os;
+    os << "invalid MCP: ";
     if (std::isnan(l[i]) || std::isnan(u[i])) {
       os << "bound " << i << " is NaN";
     } else if (l[i] > u[i]) {
       os << "l(" << i << ") = " << l[i] << " > u(" << i << ") = " << u[i];
-    } else if (l[i] == inf || u[i] == -inf) {
+    } else {
       os << "bounds of variable " << i << " leave no feasible value";
     }
+    throw InputError(os.str());
   }
-  if (!os.str().empty()) throw std::invalid_argument("invalid MCP: " + os.str());
 }
 
 }  // namespace ncpkit

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <deque>
 #include <limits>
 #include <sstream>
 
@@ -161,11 +160,290 @@ std::string FischerBurmeisterNewton::Summary::FullReport() const {
   return os.str();
 }
 
+namespace internal {
+
+// Everything Solve() needs per iteration, kept between solves: once the problem's size and
+// the Jacobian's pattern settle, a solve allocates nothing (the dense path's condition
+// estimate and the Levenberg-Marquardt fallback excepted).
+struct NewtonWorkspace {
+  Eigen::VectorXd F, phi, da, db, z_trial, F_trial, phi_trial, d, gradient, acceptable_start;
+  Eigen::SparseMatrix<double> J;
+  bool have_jacobian = false;     // J is the Jacobian at the current point
+  std::vector<double> residuals;  // natural residual per iteration
+  std::vector<double> recent_merits;  // the last nonmonotone_memory merits, oldest first
+  double merit = 0.0;
+  double start_residual = 0.0;
+  bool keep_start = false;  // acceptable_start met the tolerance (see start_acceptance)
+  Eigen::MatrixXd dense_h;
+  Eigen::PartialPivLU<Eigen::MatrixXd> dense_lu;
+};
+
+}  // namespace internal
+
 FischerBurmeisterNewton::FischerBurmeisterNewton()
-    : klu_(new KluLu), newton_matrix_(new internal::NewtonMatrix) {}
+    : klu_(new KluLu),
+      newton_matrix_(new internal::NewtonMatrix),
+      workspace_(new internal::NewtonWorkspace) {}
 FischerBurmeisterNewton::FischerBurmeisterNewton(const Options& options)
-    : options_(options), klu_(new KluLu), newton_matrix_(new internal::NewtonMatrix) {}
+    : options_(options),
+      klu_(new KluLu),
+      newton_matrix_(new internal::NewtonMatrix),
+      workspace_(new internal::NewtonWorkspace) {}
 FischerBurmeisterNewton::~FischerBurmeisterNewton() = default;
+
+namespace {
+
+std::string Scientific(const char* before, double value, const char* after = "") {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.3e", value);
+  return before + std::string(buffer) + after;
+}
+
+}  // namespace
+
+// Validates the problem, projects the start as the options ask and evaluates F and Phi there.
+bool FischerBurmeisterNewton::Start(const MixedComplementarityProblem& problem, Eigen::VectorXd* z,
+                                    Summary* summary) {
+  internal::NewtonWorkspace& ws = *workspace_;
+  try {
+    ValidateBounds(problem);
+  } catch (const std::invalid_argument& e) {
+    summary->status = Status::InvalidInput;
+    summary->message = e.what();
+    return false;
+  }
+  const int n = problem.size();
+  const Eigen::VectorXd& l = problem.lower();
+  const Eigen::VectorXd& u = problem.upper();
+  if (z->size() != n || !z->allFinite()) *z = Eigen::VectorXd::Zero(n).cwiseMax(l).cwiseMin(u);
+  if (options_.project_onto_bounds) *z = z->cwiseMax(l).cwiseMin(u);
+  ws.F.resize(n);
+  ws.z_trial.resize(n);
+  ws.F_trial.resize(n);
+  ws.have_jacobian = false;
+  if (!problem.Evaluate(*z, &ws.F, nullptr)) {
+    summary->status = Status::NumericalFailure;
+    summary->message = "F cannot be evaluated at the start point";
+    return false;
+  }
+  EvaluatePhi(options_, *z, ws.F, l, u, &ws.phi, &ws.da, &ws.db);
+  ws.merit = 0.5 * ws.phi.squaredNorm();
+  ws.recent_merits.reserve(options_.nonmonotone_memory + 1);
+  ws.recent_merits.assign(1, ws.merit);
+  ws.residuals.reserve(std::min(options_.max_iterations + 1, 1000));  // grows in longer solves
+  ws.residuals.clear();
+  // The start, kept while it meets the tolerance but not start_acceptance * tolerance.
+  ws.start_residual = natural_residual(*z, ws.F, l, u);
+  ws.keep_start = ws.start_residual <= options_.tolerance &&
+                  ws.start_residual > options_.start_acceptance * options_.tolerance;
+  if (ws.keep_start) ws.acceptable_start = *z;
+  return true;
+}
+
+// Convergence, the iteration cap and stalling; true if the iteration stops here.
+bool FischerBurmeisterNewton::Stops(int iteration, Summary* summary) const {
+  const internal::NewtonWorkspace& ws = *workspace_;
+  const double threshold =
+      iteration == 0 ? options_.start_acceptance * options_.tolerance : options_.tolerance;
+  if (summary->natural_residual <= threshold) {
+    summary->status = Status::Converged;
+    return true;
+  }
+  if (iteration >= options_.max_iterations) {
+    summary->status = Status::MaxIterations;
+    summary->message = Scientific("natural residual ", summary->natural_residual) +
+                       Scientific(" > tolerance ", options_.tolerance) + " after " +
+                       std::to_string(iteration) + " iterations";
+    return true;
+  }
+  const int window = options_.stall_window;
+  if (iteration >= window &&
+      summary->natural_residual > options_.stall_factor * ws.residuals[iteration - window]) {
+    std::ostringstream os;
+    os.precision(3);
+    os << "stalled: natural residual " << std::scientific << summary->natural_residual
+       << " fell by less than a factor " << 1.0 / options_.stall_factor << " over the last "
+       << window << " iterations";
+    summary->status = Status::Failed;
+    summary->message = os.str();
+    return true;
+  }
+  return false;
+}
+
+// The Newton direction H d = -Phi, with H = D_a + D_b J, and the merit's gradient H^T Phi.
+// False (with the summary's status set) if the Jacobian cannot be evaluated; *have_direction
+// says whether d is a usable descent direction.
+bool FischerBurmeisterNewton::NewtonDirection(const MixedComplementarityProblem& problem,
+                                              const Eigen::VectorXd& z, bool dense,
+                                              Summary* summary, bool* have_direction) {
+  internal::NewtonWorkspace& ws = *workspace_;
+  *have_direction = false;
+  if (!ws.have_jacobian) {
+    if (!problem.Evaluate(z, &ws.F, &ws.J)) {
+      summary->status = Status::NumericalFailure;
+      summary->message = "the Jacobian cannot be evaluated at the current point";
+      return false;
+    }
+    ws.have_jacobian = true;
+  }
+  internal::NewtonMatrix& newton = *newton_matrix_;
+  if (!newton.SamePattern(ws.J)) {
+    newton.BuildPattern(ws.J);
+    klu_analyzed_ = false;
+  }
+  newton.Fill(ws.J, ws.da, ws.db);
+  const Eigen::SparseMatrix<double>& H = newton.H();
+  ws.gradient.noalias() = H.transpose() * ws.phi;
+  if (dense) {
+    ws.dense_h = H;
+    ws.dense_lu.compute(ws.dense_h);
+    ++summary->factorizations;
+    if (ws.dense_lu.rcond() > 1e-14) {
+      ws.d = ws.dense_lu.solve(-ws.phi);
+      *have_direction = ws.d.allFinite();
+    }
+  } else {
+    if (!klu_analyzed_) {
+      klu_->analyzePattern(H);
+      ++summary->symbolic_analyses;
+      klu_analyzed_ = klu_->info() == Eigen::Success;
+    }
+    if (klu_analyzed_) {
+      klu_->factorize(H);
+      ++summary->factorizations;
+      if (klu_->info() == Eigen::Success) {
+        ws.d = -ws.phi;
+        klu_->solveInPlace(&ws.d);
+        *have_direction = ws.d.allFinite();
+      }
+    }
+  }
+  const double dnorm = *have_direction ? ws.d.norm() : 0.0;
+  if (*have_direction &&
+      !(ws.gradient.dot(ws.d) <= -options_.descent_rho * std::pow(dnorm, options_.descent_p))) {
+    *have_direction = false;
+  }
+  return true;
+}
+
+// The Levenberg-Marquardt direction (H^T H + mu I) d = -H^T Phi, mu tied to the residual.
+bool FischerBurmeisterNewton::LevenbergMarquardtDirection(int n, Summary* summary) {
+  internal::NewtonWorkspace& ws = *workspace_;
+  const Eigen::SparseMatrix<double>& H = newton_matrix_->H();
+  const double mu = std::max(1e-12, std::min(1.0, std::sqrt(2.0 * ws.merit)));
+  Eigen::SparseMatrix<double> normal = H.transpose() * H;
+  for (int i = 0; i < n; ++i) normal.coeffRef(i, i) += mu;
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt(normal);
+  ++summary->factorizations;
+  if (ldlt.info() != Eigen::Success) return false;
+  ws.d = ldlt.solve(-ws.gradient);
+  if (!ws.d.allFinite()) return false;
+  ++summary->levenberg_marquardt_steps;
+  return true;
+}
+
+// Armijo backtracking along d (projected onto the box first when the options ask), against the
+// largest of the recent merits; the accepted point is left in z_trial / F_trial.
+bool FischerBurmeisterNewton::Backtrack(const MixedComplementarityProblem& problem,
+                                        const Eigen::VectorXd& z, Summary* summary,
+                                        IterationRecord* record) {
+  internal::NewtonWorkspace& ws = *workspace_;
+  const Eigen::VectorXd& l = problem.lower();
+  const Eigen::VectorXd& u = problem.upper();
+  const double reference = *std::max_element(ws.recent_merits.begin(), ws.recent_merits.end());
+  const double slope = ws.gradient.dot(ws.d);
+  double t = 1.0;
+  for (int projected = options_.project_onto_bounds ? 1 : 0; projected >= 0; --projected) {
+    t = 1.0;
+    for (int step = 0; step < options_.max_line_search_steps;
+         ++step, t *= options_.backtrack_factor) {
+      if (step > 0) ++summary->line_search_steps;
+      ++record->line_search_steps;
+      ws.z_trial = z + t * ws.d;
+      if (projected) ws.z_trial = ws.z_trial.cwiseMax(l).cwiseMin(u);
+      if (!problem.Evaluate(ws.z_trial, &ws.F_trial, nullptr)) continue;  // step too long
+      EvaluatePhi(options_, ws.z_trial, ws.F_trial, l, u, &ws.phi_trial, nullptr, nullptr);
+      const double trial_merit = 0.5 * ws.phi_trial.squaredNorm();
+      if (std::isfinite(trial_merit) &&
+          trial_merit <= reference + options_.armijo_sigma * t * slope) {
+        record->step_length = t;
+        return true;
+      }
+    }
+  }
+  record->step_length = 0.0;
+  return false;
+}
+
+// One iteration after the stopping tests: direction, line search, the new point. False when
+// the iteration cannot continue (the summary says why).
+bool FischerBurmeisterNewton::Iterate(const MixedComplementarityProblem& problem,
+                                      Eigen::VectorXd* z, bool dense, int iteration,
+                                      Summary* summary) {
+  internal::NewtonWorkspace& ws = *workspace_;
+  bool have_direction = false;
+  if (!NewtonDirection(problem, *z, dense, summary, &have_direction)) return false;
+  IterationRecord record;
+  record.iteration = iteration + 1;
+  bool accepted = false;
+  for (int attempt = have_direction ? 0 : 1; attempt < 2 && !accepted; ++attempt) {
+    if (attempt == 1) {
+      if (!LevenbergMarquardtDirection(problem.size(), summary)) break;
+      record.levenberg_marquardt = true;
+    }
+    accepted = Backtrack(problem, *z, summary, &record);
+  }
+  if (!accepted) {
+    std::ostringstream os;
+    os.precision(3);
+    os << "line search failed at natural residual " << std::scientific << summary->natural_residual
+       << " (merit " << ws.merit << ", |grad merit| " << ws.gradient.norm()
+       << "): a stationary point of the merit function that is not a "
+       << "solution";
+    summary->status = Status::Failed;
+    summary->message = os.str();
+    return false;
+  }
+  *z = ws.z_trial;
+  ws.F = ws.F_trial;
+  ws.have_jacobian = false;
+  EvaluatePhi(options_, *z, ws.F, problem.lower(), problem.upper(), &ws.phi, &ws.da, &ws.db);
+  ws.merit = 0.5 * ws.phi.squaredNorm();
+  ws.recent_merits.push_back(ws.merit);
+  if (static_cast<int>(ws.recent_merits.size()) > options_.nonmonotone_memory) {
+    ws.recent_merits.erase(ws.recent_merits.begin());
+  }
+  record.merit = ws.merit;
+  record.natural_residual = natural_residual(*z, ws.F, problem.lower(), problem.upper());
+  if (options_.record_history) summary->history.push_back(record);
+  return true;
+}
+
+// Rate diagnostic: the last four ratios of successive natural residuals all in [0.1, 0.9]
+// and within a factor 2 of each other mean linear convergence, the mark of a singular
+// generalized Jacobian at a degenerate solution (superlinear ratios keep shrinking).
+void FischerBurmeisterNewton::DiagnoseRate(Summary* summary) const {
+  const std::vector<double>& residuals = workspace_->residuals;
+  const int count = static_cast<int>(residuals.size());
+  if (count < 5) return;
+  double low = kInf, high = 0.0, sum = 0.0;
+  for (int k = count - 4; k < count; ++k) {
+    const double ratio = residuals[k - 1] > 0.0 ? residuals[k] / residuals[k - 1] : 0.0;
+    low = std::min(low, ratio);
+    high = std::max(high, ratio);
+    sum += ratio;
+  }
+  summary->observed_rate = sum / 4.0;
+  if (low >= 0.1 && high <= 0.9 && high <= 2.0 * low) {
+    std::ostringstream os;
+    os.precision(2);
+    os << "linear rate near a degenerate solution: the natural residual shrinks by about "
+       << summary->observed_rate << " per iteration (singular Jacobian at the solution)";
+    summary->diagnostic = os.str();
+    if (summary->status != Status::Converged) summary->message += "; " + summary->diagnostic;
+  }
+}
 
 FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
     const MixedComplementarityProblem& problem, Eigen::VectorXd* z) {
@@ -178,221 +456,29 @@ FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
     return summary;
   };
   if (!AcceptOptions(options_, &summary)) return finish();
-  try {
-    ValidateBounds(problem);
-  } catch (const std::invalid_argument& e) {
-    summary.status = Status::InvalidInput;
-    summary.message = e.what();
-    return finish();
-  }
+  if (!Start(problem, z, &summary)) return finish();
+  internal::NewtonWorkspace& ws = *workspace_;
   const int n = problem.size();
-  const Eigen::VectorXd& l = problem.lower();
-  const Eigen::VectorXd& u = problem.upper();
-  if (z->size() != n || !z->allFinite()) *z = Eigen::VectorXd::Zero(n).cwiseMax(l).cwiseMin(u);
-  if (options_.project_onto_bounds) *z = z->cwiseMax(l).cwiseMin(u);
-
   const bool dense = options_.linear_solver == LinearSolver::Dense ||
                      (options_.linear_solver == LinearSolver::Auto && n < options_.dense_threshold);
   summary.dense_linear_algebra = dense;
-
-  Eigen::VectorXd F(n), phi, da, db, z_trial(n), F_trial(n), phi_trial, d, gradient;
-  // The Jacobian is evaluated only when a Newton direction is needed: a point that already
-  // meets the tolerance (a good warm start, or the last line-search point) costs F alone.
-  Eigen::SparseMatrix<double> J;
-  bool have_jacobian = false;
-  if (!problem.Evaluate(*z, &F, nullptr)) {
-    summary.status = Status::NumericalFailure;
-    summary.message = "F cannot be evaluated at the start point";
-    return finish();
-  }
-  EvaluatePhi(options_, *z, F, l, u, &phi, &da, &db);
-  double merit = 0.5 * phi.squaredNorm();
-  std::deque<double> recent_merits = {merit};
-  std::vector<double> residuals;
-  internal::NewtonMatrix& newton = *newton_matrix_;
-  bool& pattern_analyzed = klu_analyzed_;  // the KLU analysis of H's pattern, kept across solves
-
-  // The start, kept while it meets the tolerance but not start_acceptance * tolerance.
-  const double start_residual = natural_residual(*z, F, l, u);
-  Eigen::VectorXd acceptable_start;
-  if (start_residual <= options_.tolerance &&
-      start_residual > options_.start_acceptance * options_.tolerance) {
-    acceptable_start = *z;
-  }
   for (int iteration = 0;; ++iteration) {
     summary.iterations = iteration;
-    summary.natural_residual = iteration == 0 ? start_residual : natural_residual(*z, F, l, u);
-    residuals.push_back(summary.natural_residual);
-    const double threshold =
-        iteration == 0 ? options_.start_acceptance * options_.tolerance : options_.tolerance;
-    if (summary.natural_residual <= threshold) {
-      summary.status = Status::Converged;
-      break;
-    }
-    if (iteration >= options_.max_iterations) {
-      std::ostringstream os;
-      os.precision(3);
-      os << "natural residual " << std::scientific << summary.natural_residual << " > tolerance "
-         << options_.tolerance << " after " << iteration << " iterations";
-      summary.status = Status::MaxIterations;
-      summary.message = os.str();
-      break;
-    }
-    const int window = options_.stall_window;
-    if (iteration >= window &&
-        summary.natural_residual > options_.stall_factor * residuals[iteration - window]) {
-      std::ostringstream os;
-      os.precision(3);
-      os << "stalled: natural residual " << std::scientific << summary.natural_residual
-         << " fell by less than a factor " << 1.0 / options_.stall_factor << " over the last "
-         << window << " iterations";
-      summary.status = Status::Failed;
-      summary.message = os.str();
-      break;
-    }
-
-    // Newton direction.
-    if (!have_jacobian) {
-      if (!problem.Evaluate(*z, &F, &J)) {
-        summary.status = Status::NumericalFailure;
-        summary.message = "the Jacobian cannot be evaluated at the current point";
-        break;
-      }
-      have_jacobian = true;
-    }
-    if (!newton.SamePattern(J)) {
-      newton.BuildPattern(J);
-      pattern_analyzed = false;
-    }
-    newton.Fill(J, da, db);
-    const Eigen::SparseMatrix<double>& H = newton.H();
-    gradient = H.transpose() * phi;
-    bool have_direction = false;
-    if (dense) {
-      const Eigen::MatrixXd dense_h = H;
-      Eigen::PartialPivLU<Eigen::MatrixXd> lu(dense_h);
-      ++summary.factorizations;
-      if (lu.rcond() > 1e-14) {
-        d = lu.solve(-phi);
-        have_direction = d.allFinite();
-      }
-    } else {
-      if (!pattern_analyzed) {
-        klu_->analyzePattern(H);
-        ++summary.symbolic_analyses;
-        pattern_analyzed = klu_->info() == Eigen::Success;
-      }
-      if (pattern_analyzed) {
-        klu_->factorize(H);
-        ++summary.factorizations;
-        if (klu_->info() == Eigen::Success) {
-          d = klu_->solve(-phi);
-          have_direction = d.allFinite();
-        }
-      }
-    }
-    const double dnorm = have_direction ? d.norm() : 0.0;
-    if (have_direction &&
-        !(gradient.dot(d) <= -options_.descent_rho * std::pow(dnorm, options_.descent_p))) {
-      have_direction = false;
-    }
-
-    // Line search along the Newton direction, then along Levenberg-Marquardt if needed.
-    const double reference = *std::max_element(recent_merits.begin(), recent_merits.end());
-    IterationRecord record;
-    record.iteration = iteration + 1;
-    bool accepted = false;
-    for (int attempt = have_direction ? 0 : 1; attempt < 2 && !accepted; ++attempt) {
-      if (attempt == 1) {
-        // (H^T H + mu I) d = -H^T Phi, mu tied to the residual size.
-        const double mu = std::max(1e-12, std::min(1.0, std::sqrt(2.0 * merit)));
-        Eigen::SparseMatrix<double> normal = H.transpose() * H;
-        for (int i = 0; i < n; ++i) normal.coeffRef(i, i) += mu;
-        Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt(normal);
-        ++summary.factorizations;
-        if (ldlt.info() != Eigen::Success) break;
-        d = ldlt.solve(-gradient);
-        if (!d.allFinite()) break;
-        record.levenberg_marquardt = true;
-        ++summary.levenberg_marquardt_steps;
-      }
-      const double slope = gradient.dot(d);
-      double t = 1.0;
-      for (int projected = options_.project_onto_bounds ? 1 : 0; projected >= 0 && !accepted;
-           --projected) {
-        t = 1.0;
-        for (int step = 0; step < options_.max_line_search_steps;
-             ++step, t *= options_.backtrack_factor) {
-          if (step > 0) ++summary.line_search_steps;
-          ++record.line_search_steps;
-          z_trial = *z + t * d;
-          if (projected) z_trial = z_trial.cwiseMax(l).cwiseMin(u);
-          if (!problem.Evaluate(z_trial, &F_trial, nullptr)) continue;  // step too long
-          EvaluatePhi(options_, z_trial, F_trial, l, u, &phi_trial, nullptr, nullptr);
-          const double trial_merit = 0.5 * phi_trial.squaredNorm();
-          if (std::isfinite(trial_merit) &&
-              trial_merit <= reference + options_.armijo_sigma * t * slope) {
-            accepted = true;
-            break;
-          }
-        }
-      }
-      record.step_length = accepted ? t : 0.0;
-    }
-    if (!accepted) {
-      std::ostringstream os;
-      os.precision(3);
-      os << "line search failed at natural residual " << std::scientific << summary.natural_residual
-         << " (merit " << merit << ", |grad merit| " << gradient.norm()
-         << "): a stationary point of the merit function that is not a "
-         << "solution";
-      summary.status = Status::Failed;
-      summary.message = os.str();
-      break;
-    }
-    *z = z_trial;
-    F = F_trial;
-    have_jacobian = false;
-    EvaluatePhi(options_, *z, F, l, u, &phi, &da, &db);
-    merit = 0.5 * phi.squaredNorm();
-    recent_merits.push_back(merit);
-    if (static_cast<int>(recent_merits.size()) > options_.nonmonotone_memory) {
-      recent_merits.pop_front();
-    }
-    record.merit = merit;
-    record.natural_residual = natural_residual(*z, F, l, u);
-    if (options_.record_history) summary.history.push_back(record);
+    summary.natural_residual = iteration == 0
+                                   ? ws.start_residual
+                                   : natural_residual(*z, ws.F, problem.lower(), problem.upper());
+    ws.residuals.push_back(summary.natural_residual);
+    if (Stops(iteration, &summary)) break;
+    if (!Iterate(problem, z, dense, iteration, &summary)) break;
   }
-  if (acceptable_start.size() > 0 &&
-      (summary.status != Status::Converged || summary.natural_residual > start_residual)) {
-    *z = acceptable_start;  // the step did not improve a start that met the tolerance
+  if (ws.keep_start &&
+      (summary.status != Status::Converged || summary.natural_residual > ws.start_residual)) {
+    *z = ws.acceptable_start;  // the step did not improve a start that met the tolerance
     summary.status = Status::Converged;
-    summary.natural_residual = start_residual;
+    summary.natural_residual = ws.start_residual;
     summary.message.clear();
   }
-
-  // Rate diagnostic: the last four ratios of successive natural residuals all in [0.1, 0.9]
-  // and within a factor 2 of each other mean linear convergence, the mark of a singular
-  // generalized Jacobian at a degenerate solution (superlinear ratios keep shrinking).
-  const int count = static_cast<int>(residuals.size());
-  if (count >= 5) {
-    double low = kInf, high = 0.0, sum = 0.0;
-    for (int k = count - 4; k < count; ++k) {
-      const double ratio = residuals[k - 1] > 0.0 ? residuals[k] / residuals[k - 1] : 0.0;
-      low = std::min(low, ratio);
-      high = std::max(high, ratio);
-      sum += ratio;
-    }
-    summary.observed_rate = sum / 4.0;
-    if (low >= 0.1 && high <= 0.9 && high <= 2.0 * low) {
-      std::ostringstream os;
-      os.precision(2);
-      os << "linear rate near a degenerate solution: the natural residual shrinks by about "
-         << summary.observed_rate << " per iteration (singular Jacobian at the solution)";
-      summary.diagnostic = os.str();
-      if (summary.status != Status::Converged) summary.message += "; " + summary.diagnostic;
-    }
-  }
+  DiagnoseRate(&summary);
   return finish();
 }
 

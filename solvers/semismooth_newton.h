@@ -17,7 +17,8 @@ namespace ncpkit {
 class KluLu;
 namespace internal {
 class NewtonMatrix;
-}
+struct NewtonWorkspace;
+}  // namespace internal
 
 // Semismooth Newton on Phi(z) = 0, Phi_i = NCP function of (z_i, F_i(z)) (ncp_functions.h):
 // Newton direction H d = -Phi with H = D_a + D_b J an element of the generalized Jacobian,
@@ -103,10 +104,23 @@ class FischerBurmeisterNewton {
   Summary Solve(const MixedComplementarityProblem& problem, Eigen::VectorXd* z);
 
  private:
+  // The steps of Solve() (semismooth_newton.cc).
+  bool Start(const MixedComplementarityProblem& problem, Eigen::VectorXd* z, Summary* summary);
+  bool Stops(int iteration, Summary* summary) const;
+  bool Iterate(const MixedComplementarityProblem& problem, Eigen::VectorXd* z, bool dense,
+               int iteration, Summary* summary);
+  bool NewtonDirection(const MixedComplementarityProblem& problem, const Eigen::VectorXd& z,
+                       bool dense, Summary* summary, bool* have_direction);
+  bool LevenbergMarquardtDirection(int n, Summary* summary);
+  bool Backtrack(const MixedComplementarityProblem& problem, const Eigen::VectorXd& z,
+                 Summary* summary, IterationRecord* record);
+  void DiagnoseRate(Summary* summary) const;
+
   Options options_;
   std::unique_ptr<KluLu> klu_;
   std::unique_ptr<internal::NewtonMatrix> newton_matrix_;  // H's pattern, reused across solves
   bool klu_analyzed_ = false;  // KLU's symbolic analysis of that pattern is current
+  std::unique_ptr<internal::NewtonWorkspace> workspace_;  // vectors reused across solves
 };
 
 // The solver name used in reports for the options' variant ("fb-newton", "penalized-fb",

@@ -4,9 +4,14 @@
 
 #include <cmath>
 
+#include "solvers/suitesparse_memory.h"
+
 namespace ncpkit {
 
 struct KluLu::Impl {
+  // KLU's symbolic and numeric objects live in this cache's blocks: every KLU call runs in
+  // a scope of it, so that a refactorization reuses the last one's memory.
+  internal::SuiteSparseBlockCache cache;
   klu_common common;
   klu_symbolic* symbolic = nullptr;
   klu_numeric* numeric = nullptr;
@@ -17,8 +22,11 @@ struct KluLu::Impl {
 KluLu::KluLu() : impl_(new Impl) { klu_defaults(&impl_->common); }
 
 KluLu::~KluLu() {
-  FreeNumeric();
-  if (impl_->symbolic) klu_free_symbolic(&impl_->symbolic, &impl_->common);
+  {
+    const internal::SuiteSparseBlockCache::Scope scope(&impl_->cache);
+    FreeNumeric();
+    if (impl_->symbolic) klu_free_symbolic(&impl_->symbolic, &impl_->common);
+  }
   delete impl_;
 }
 
@@ -27,6 +35,7 @@ void KluLu::FreeNumeric() {
 }
 
 void KluLu::analyzePattern(const Eigen::SparseMatrix<double>& A) {
+  const internal::SuiteSparseBlockCache::Scope scope(&impl_->cache);
   FreeNumeric();
   if (impl_->symbolic) klu_free_symbolic(&impl_->symbolic, &impl_->common);
   info_ = Eigen::InvalidInput;
@@ -39,6 +48,7 @@ void KluLu::analyzePattern(const Eigen::SparseMatrix<double>& A) {
 }
 
 void KluLu::factorize(const Eigen::SparseMatrix<double>& A) {
+  const internal::SuiteSparseBlockCache::Scope scope(&impl_->cache);
   FreeNumeric();
   if (!impl_->symbolic || A.rows() != impl_->n || A.nonZeros() != impl_->nnz || !A.isCompressed()) {
     info_ = Eigen::InvalidInput;
@@ -53,13 +63,22 @@ void KluLu::factorize(const Eigen::SparseMatrix<double>& A) {
 
 Eigen::VectorXd KluLu::solve(const Eigen::VectorXd& b) const {
   Eigen::VectorXd x = b;
-  if (info_ != Eigen::Success) return Eigen::VectorXd::Constant(b.size(), std::nan(""));
-  klu_solve(impl_->symbolic, impl_->numeric, impl_->n, 1, x.data(), &impl_->common);
+  solveInPlace(&x);
   return x;
+}
+
+void KluLu::solveInPlace(Eigen::VectorXd* x) const {
+  if (info_ != Eigen::Success) {
+    x->setConstant(std::nan(""));
+    return;
+  }
+  const internal::SuiteSparseBlockCache::Scope scope(&impl_->cache);
+  klu_solve(impl_->symbolic, impl_->numeric, impl_->n, 1, x->data(), &impl_->common);
 }
 
 double KluLu::rcond() const {
   if (info_ != Eigen::Success) return 0.0;
+  const internal::SuiteSparseBlockCache::Scope scope(&impl_->cache);
   klu_rcond(impl_->symbolic, impl_->numeric, &impl_->common);
   return impl_->common.rcond;
 }

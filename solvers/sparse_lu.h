@@ -9,7 +9,9 @@ namespace ncpkit {
 
 // KLU (Davis & Palamadai Natarajan) for square column-major matrices: analyzePattern() once
 // per sparsity pattern (the symbolic analysis is reused by every factorize()), factorize()
-// per matrix, solve() per right-hand side; info() after each step.
+// per matrix, solve() per right-hand side; info() after each step. KLU's memory is kept in a
+// cache of this object (suitesparse_memory.h): once the pattern is analyzed, factorizations
+// and solves allocate nothing.
 class KluLu {
  public:
   KluLu();
@@ -27,6 +29,8 @@ class KluLu {
   Eigen::ComputationInfo info() const { return info_; }
   // Solves A x = b with the last successful factorization.
   Eigen::VectorXd solve(const Eigen::VectorXd& b) const;
+  // The same in place: *x holds b on entry (no allocation).
+  void solveInPlace(Eigen::VectorXd* x) const;
   // Reciprocal condition estimate of the last factorization (KLU's rcond: cheap, rough).
   double rcond() const;
 
