@@ -9,9 +9,9 @@
 #include <memory>
 #include <utility>
 
+#include "fixtures/problem_generators.h"
 #include "solvers/lemke.h"
 #include "solvers/linear_problem.h"
-#include "fixtures/problem_generators.h"
 #include "solvers/projected_gauss_seidel.h"
 #include "solvers/semismooth_newton.h"
 #ifdef NCPKIT_HAVE_SICONOS

@@ -4,8 +4,8 @@
 
 #include <limits>
 
-#include "solvers/auto_solve.h"
 #include "fixtures/mcp_examples.h"
+#include "solvers/auto_solve.h"
 #include "solvers/semismooth_newton.h"
 
 namespace ncpkit {

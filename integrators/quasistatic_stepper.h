@@ -12,14 +12,10 @@
 //   qp-lcp  the same QP after eliminating delta with a sparse Cholesky factorization of the
 //           stiffness: an LCP in beta with the Delassus matrix A K^-1 A^T.
 //
-// Actuators are impedances (seed 002 eqs. 3-6): stiffness K between the commanded and the
-// actual position, so that contact forces are unique; a `prescribed` actuator moves exactly as
-// commanded (seed 001's fence). Every model uses the same force balance
-//   K~ delta - J^T lambda - r = 0,   r = f_gravity + K (q_cmd(t + h) - q_a),
-// with K~ = diag(K on actuated coordinates, (eps / h^2) M on unactuated ones): eps is the
-// regularization 1/2 eps v_u^T M_u v_u of DESIGN.md, which makes an unactuated body out of contact
-// well posed (it then moves h^2 g / eps per step under gravity) and otherwise adds the force
-// (eps / h^2) M delta, i.e. eps M v / h. eps = 0 gives the papers' models exactly.
+// The force balance (actuators as impedances, the regularization eps) is
+// dynamics/quasistatic_balance.h; the contact points, friction frames and every model's rows
+// are contact/linearized_contact.h. This stepper assembles them into the step's problem,
+// solves it and moves the bodies.
 #ifndef NCPKIT_INTEGRATORS_QUASISTATIC_STEPPER_H_
 #define NCPKIT_INTEGRATORS_QUASISTATIC_STEPPER_H_
 
@@ -33,19 +29,19 @@
 
 #include "contact/contact_law.h"
 #include "contact/distance.h"
+#include "contact/linearized_contact.h"
 #include "dynamics/actuators.h"
 #include "dynamics/body.h"
+#include "dynamics/quasistatic_balance.h"
 #include "integrators/stepper.h"
 
 namespace ncpkit {
 
 class ComplementaritySolver;
+class LinearComplementarityProblem;
 class MixedComplementarityProblem;
 class ProximalPointSolver;
 class SparseCholesky;
-namespace internal {
-struct QuasistaticStepData;
-}  // namespace internal
 
 enum class QuasistaticModel { Dqc, Dlc, Qp, QpLcp };
 const char* ToString(QuasistaticModel model);
@@ -127,34 +123,41 @@ class QuasistaticStepper : public Stepper {
   const std::vector<double>& actuator_positions() const { return q_actuated_; }
   // The symbolic analyses of the stiffness's Cholesky factorization so far (qp-lcp).
   int cholesky_analyses() const;
-  // Number of unknown displacements n_v and the step's problem layout, for tests.
-  int num_coordinates() const { return num_coordinates_; }
-  // The last step's problem size and solution (delta first).
+  // Number of unknown displacements n_v, for tests.
+  int num_coordinates() const { return balance_.size(); }
+  // The last step's problem solution (delta first).
   const Eigen::VectorXd& last_solution() const { return solution_; }
   // The Model-DQC problem of the next step at the current state (what Step() solves with the
-  // dqc model), for derivative checks.
-  std::unique_ptr<MixedComplementarityProblem> DqcProblem() const;
+  // dqc model), for derivative checks. Uses the step workspace; the state does not change.
+  std::unique_ptr<MixedComplementarityProblem> DqcProblem();
   // Replaces the contact geometry (default: ExplicitContactGeometry).
   void set_contact_geometry(std::shared_ptr<const ContactGeometry> geometry);
 
  private:
   const QuasistaticStepRecord& DoStep(const Eigen::VectorXd* initial_guess);
   void UpdateActuatedPoses();
-  // Empty, or which unactuated body or actuator the step's displacement delta (ending at time
-  // t) would take beyond |x| = kMaxCoordinate.
-  std::string LeavesRange(const Eigen::VectorXd& delta, double t) const;
-  Eigen::Vector3d Translation(int body) const;  // by the body's prismatic actuators
-  void BuildStep(internal::QuasistaticStepData* data) const;
+  void AssembleStep();
+  bool StartFrom(int size, const Eigen::VectorXd* initial_guess);
+  SolverSummary SolveLinear(const LinearComplementarityProblem& problem,
+                            const Eigen::VectorXd* initial_guess);
+  void StepDlc(const Eigen::VectorXd* initial_guess);
+  void StepQp(const Eigen::VectorXd* initial_guess);
+  void StepQpLcp(const Eigen::VectorXd* initial_guess);
+  void StepDqc(const Eigen::VectorXd* initial_guess);
+  void ReadAnitescuForces(const std::vector<int>& first, const Eigen::VectorXd& beta);
+  bool DqcStartFromDlc(const MixedComplementarityProblem& problem, Eigen::VectorXd* start);
+  void FinishStep(double seconds);
 
   std::vector<Body> bodies_;
   std::vector<Actuator> actuators_;
   QuasistaticOptions options_;
-  // Per body: moved by an actuator, its pose at actuator positions 0; per pair of bodies
-  // (a * n + b): the friction coefficient.
+  // Per body: moved by an actuator, its pose at actuator positions 0; per ordered pair of
+  // bodies (a * n + b): the friction coefficient.
   std::vector<char> actuated_;
   std::vector<RigidBodyState> base_pose_;
   std::vector<double> friction_;
   std::shared_ptr<const ContactGeometry> geometry_;
+  QuasistaticBalance balance_;
   // The step's solver, kept for every step; linear models wrap it in the proximal-point
   // method. dqc also keeps Lemke with the proximal-point method for its DLC start.
   std::unique_ptr<ComplementaritySolver> solver_;
@@ -163,14 +166,17 @@ class QuasistaticStepper : public Stepper {
   std::unique_ptr<ProximalPointSolver> dlc_proximal_;
   std::unique_ptr<SparseCholesky> cholesky_;  // qp-lcp: the stiffness, analyzed once
   std::vector<double> q_actuated_;
-  // Coordinate layout: for each body its columns in delta (-1: not a coordinate); for each
-  // actuator its column (-1: prescribed).
-  std::vector<std::array<int, 6>> body_columns_;
-  std::vector<int> actuator_columns_;
-  int num_coordinates_ = 0;
   double time_ = 0.0;
   Eigen::VectorXd solution_;
   QuasistaticStepRecord record_;
+  // The step's workspace: contacts, stiffness K~, normal rows, the problem's point, and what
+  // the solution says (delta, per contact normal force and friction force).
+  std::vector<LinearizedContact> contacts_;
+  Eigen::SparseMatrix<double> stiffness_;
+  ContactRows normal_;
+  Eigen::VectorXd z_, delta_;
+  std::vector<double> normal_force_;
+  std::vector<Eigen::Vector3d> friction_force_;
 };
 
 }  // namespace ncpkit

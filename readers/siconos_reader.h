@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "solvers/linear_problem.h"
 #include "readers/text_scanner.h"
+#include "solvers/linear_problem.h"
 
 namespace ncpkit {
 

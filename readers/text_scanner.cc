@@ -29,8 +29,8 @@ void CheckText(const std::string& name, const std::string& text) {
     if (c < 0x20 && !std::isspace(c)) {
       char byte[8];
       std::snprintf(byte, sizeof(byte), "0x%02x", c);
-      throw InputError(name, line, "", std::string("binary data (byte ") + byte +
-                       "), expected a text file");
+      throw InputError(name, line, "",
+                       std::string("binary data (byte ") + byte + "), expected a text file");
     }
   }
 }
@@ -45,8 +45,9 @@ std::string ReadTextFile(const std::string& path) {
   if (S_ISDIR(info.st_mode)) throw InputError(path, 0, "", "is a directory, expected a file");
   if (!S_ISREG(info.st_mode)) throw InputError(path, 0, "", "is not a regular file");
   if (info.st_size > kMaxProblemFileBytes) {
-    throw InputError(path, 0, "", "" + std::to_string(info.st_size) + " bytes is above the limit of " +
-                     std::to_string(kMaxProblemFileBytes) + " bytes for a problem file");
+    throw InputError(path, 0, "",
+                     "" + std::to_string(info.st_size) + " bytes is above the limit of " +
+                         std::to_string(kMaxProblemFileBytes) + " bytes for a problem file");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, "", "cannot open file");

@@ -129,8 +129,8 @@ namespace {
 // The common frame of both AutoSolve overloads: options check, start point, attempt log.
 template <class Attempts>
 AutoSolver::Summary RunAuto(const MixedComplementarityProblem& problem,
-                         const AutoSolver::Options& options, Eigen::VectorXd* z,
-                         const Attempts& attempts) {
+                            const AutoSolver::Options& options, Eigen::VectorXd* z,
+                            const Attempts& attempts) {
   const auto start_time = std::chrono::steady_clock::now();
   AutoSolver::Summary summary;
   summary.solver = "auto";

@@ -30,8 +30,8 @@ void ValidateBounds(const MixedComplementarityProblem& problem) {
   // The message is built only for an invalid problem (a solver checks every call).
   if (l.size() != problem.size() || u.size() != problem.size()) {
     std::ostringstream os;
-    os << "invalid MCP: problem of size " << problem.size() << " has " << l.size()
-       << " lower and " << u.size() << " upper bounds";
+    os << "invalid MCP: problem of size " << problem.size() << " has " << l.size() << " lower and "
+       << u.size() << " upper bounds";
     throw InputError(os.str());
   }
   for (int i = 0; i < problem.size(); ++i) {

@@ -127,9 +127,8 @@ const ProximalPointSolver::Summary& ProximalPointSolver::Solve(
   *z = best_z;
   summary_.natural_residual = best;
   summary_.message = plain_message + "; proximal point (gamma " + Str(gamma) +
-                     ") reached natural residual " + Str(best) + " > tolerance " +
-                     Str(tolerance) + " after " +
-                     std::to_string(std::min(outer, options_.max_outer_iterations)) +
+                     ") reached natural residual " + Str(best) + " > tolerance " + Str(tolerance) +
+                     " after " + std::to_string(std::min(outer, options_.max_outer_iterations)) +
                      " regularized problems";
   return summary_;
 }

@@ -168,8 +168,8 @@ namespace internal {
 struct NewtonWorkspace {
   Eigen::VectorXd F, phi, da, db, z_trial, F_trial, phi_trial, d, gradient, acceptable_start;
   Eigen::SparseMatrix<double> J;
-  bool have_jacobian = false;     // J is the Jacobian at the current point
-  std::vector<double> residuals;  // natural residual per iteration
+  bool have_jacobian = false;         // J is the Jacobian at the current point
+  std::vector<double> residuals;      // natural residual per iteration
   std::vector<double> recent_merits;  // the last nonmonotone_memory merits, oldest first
   double merit = 0.0;
   double start_residual = 0.0;

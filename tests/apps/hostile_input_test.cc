@@ -9,9 +9,9 @@
 
 #include "apps/simulation.h"
 #include "integrators/limits.h"
+#include "readers/siconos_reader.h"
 #include "solvers/lemke.h"
 #include "solvers/pivots.h"
-#include "readers/siconos_reader.h"
 #include "tests/test_support.h"
 
 namespace ncpkit {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "solvers/solver_registry.h"
-#include "solvers/lemke.h"
 #include "fixtures/problem_generators.h"
 #include "readers/siconos_reader.h"
+#include "solvers/lemke.h"
+#include "solvers/solver_registry.h"
 #include "tests/test_support.h"
 
 namespace ncpkit {

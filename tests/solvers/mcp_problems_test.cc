@@ -6,8 +6,8 @@
 #include <map>
 #include <string>
 
-#include "solvers/auto_solve.h"
 #include "fixtures/mcp_examples.h"
+#include "solvers/auto_solve.h"
 #include "solvers/semismooth_newton.h"
 
 namespace ncpkit {

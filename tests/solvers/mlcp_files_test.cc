@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "solvers/solver_registry.h"
 #include "readers/siconos_reader.h"
+#include "solvers/solver_registry.h"
 #include "tests/test_support.h"
 
 namespace ncpkit {

@@ -6,8 +6,8 @@
 #include <limits>
 #include <random>
 
-#include "solvers/jacobian_check.h"
 #include "fixtures/mcp_examples.h"
+#include "solvers/jacobian_check.h"
 
 namespace ncpkit {
 namespace {

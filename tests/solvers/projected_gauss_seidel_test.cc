@@ -4,8 +4,8 @@
 
 #include <limits>
 
-#include "solvers/lemke.h"
 #include "fixtures/problem_generators.h"
+#include "solvers/lemke.h"
 
 namespace ncpkit {
 namespace {

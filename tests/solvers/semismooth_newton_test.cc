@@ -5,9 +5,9 @@
 #include <cmath>
 #include <limits>
 
+#include "fixtures/problem_generators.h"
 #include "solvers/lemke.h"
 #include "solvers/problem_builder.h"
-#include "fixtures/problem_generators.h"
 
 namespace ncpkit {
 namespace {

@@ -2,8 +2,8 @@
 // (unique) solution.
 #include <doctest/doctest.h>
 
-#include "solvers/solver_registry.h"
 #include "fixtures/problem_generators.h"
+#include "solvers/solver_registry.h"
 
 namespace ncpkit {
 namespace {

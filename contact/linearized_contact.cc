@@ -1,0 +1,213 @@
+#include "contact/linearized_contact.h"
+
+#include <cmath>
+
+namespace ncpkit {
+
+using Eigen::Vector3d;
+
+void SetFrictionFrame(const Vector3d& plane_normal, int friction_directions,
+                      LinearizedContact* contact) {
+  const Vector3d& n = contact->geometry.normal;
+  bool in_plane = false;
+  if (plane_normal.squaredNorm() > 0.0) {
+    const Vector3d t = plane_normal.cross(n);
+    if (t.norm() > 1e-9) {
+      contact->t = t.normalized();
+      in_plane = true;
+    }
+  }
+  if (!in_plane) {
+    int k = 0;
+    for (int j = 1; j < 3; ++j) {
+      if (std::abs(n[j]) < std::abs(n[k]) - 1e-12) k = j;
+    }
+    const Vector3d e = Vector3d::Unit(k);
+    contact->t = (e - e.dot(n) * n).normalized();
+  }
+  contact->o = n.cross(contact->t);
+  contact->directions.clear();
+  contact->num_tangents = 0;
+  if (!(contact->mu > 0.0)) return;
+  contact->num_tangents = in_plane ? 1 : 2;
+  if (in_plane) {
+    contact->directions = {contact->t, -contact->t};
+    return;
+  }
+  const int nd = friction_directions;
+  for (int j = 0; j < nd; ++j) {
+    const double angle = 2.0 * M_PI * j / nd;
+    Vector3d dir = std::cos(angle) * contact->t + std::sin(angle) * contact->o;
+    for (int k = 0; k < 3; ++k) {
+      if (std::abs(dir[k]) < 1e-15) dir[k] = 0.0;
+    }
+    contact->directions.push_back(dir);
+  }
+}
+
+namespace {
+
+// Whether the pair (b, c) can have contact points in the step (see FindLinearizedContacts).
+bool Candidate(const std::vector<Body>& bodies, const std::vector<char>& actuated,
+               const QuasistaticBalance& balance, int b, int c, double threshold) {
+  if (!balance.HasUnknowns(b) && !balance.HasUnknowns(c)) return false;
+  if (actuated[b] && actuated[c]) return false;
+  if (bodies[b].fixed && bodies[c].fixed) return false;
+  const bool plane =
+      bodies[b].shape.kind == ShapeKind::HalfSpace || bodies[c].shape.kind == ShapeKind::HalfSpace;
+  return plane || (bodies[b].state.position - bodies[c].state.position).norm() -
+                          bodies[b].shape.BoundingRadius() - bodies[c].shape.BoundingRadius() <
+                      threshold;
+}
+
+ShapePose PoseOf(const Body& body) {
+  ShapePose pose;
+  pose.position = body.state.position;
+  pose.rotation = body.state.orientation.toRotationMatrix();
+  return pose;
+}
+
+}  // namespace
+
+void FindLinearizedContacts(const std::vector<Body>& bodies, const std::vector<char>& actuated,
+                            const QuasistaticBalance& balance, const ContactGeometry& geometry,
+                            const std::vector<double>& friction, double threshold,
+                            const Vector3d& plane_normal, int friction_directions,
+                            std::vector<LinearizedContact>* contacts) {
+  const int nb = static_cast<int>(bodies.size());
+  std::vector<ContactPoint> points;
+  for (int b = 0; b < nb; ++b) {
+    for (int c = b + 1; c < nb; ++c) {
+      if (!Candidate(bodies, actuated, balance, b, c, threshold)) continue;
+      points.clear();
+      geometry.FindContacts(bodies[b].shape, PoseOf(bodies[b]), bodies[c].shape, PoseOf(bodies[c]),
+                            threshold, &points);
+      for (const ContactPoint& p : points) {
+        LinearizedContact contact;
+        contact.a = b;
+        contact.b = c;
+        contact.geometry = p;
+        contact.mu = friction[b * nb + c];
+        SetFrictionFrame(plane_normal, friction_directions, &contact);
+        contacts->push_back(contact);
+      }
+    }
+  }
+}
+
+ContactRows BuildContactRows(const std::vector<LinearizedContact>& contacts,
+                             const QuasistaticBalance& balance, const std::vector<Body>& bodies,
+                             const std::vector<std::pair<int, Vector3d>>& rows,
+                             bool with_distance) {
+  std::vector<Eigen::Triplet<double>> triplets;
+  ContactRows out;
+  out.constant = Eigen::VectorXd::Zero(static_cast<int>(rows.size()));
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const LinearizedContact& contact = contacts[rows[r].first];
+    const Vector3d& u = rows[r].second;
+    const int ends[2] = {contact.b, contact.a};
+    const Vector3d points[2] = {contact.geometry.point_b, contact.geometry.point_a};
+    for (int side = 0; side < 2; ++side) {
+      const int b = ends[side];
+      const double sign = side == 0 ? 1.0 : -1.0;
+      const Vector3d lever = points[side] - bodies[b].state.position;
+      const auto along = [&](const Vector6d& T) {
+        return u.dot(T.head<3>()) + lever.cross(u).dot(T.tail<3>());
+      };
+      for (const auto& [col, T] : balance.motion(b)) {
+        triplets.emplace_back(static_cast<int>(r), col, sign * along(T));
+      }
+      out.constant[r] += sign * along(balance.drift(b));
+    }
+    if (with_distance) out.constant[r] += contact.geometry.distance;
+  }
+  out.J.resize(static_cast<int>(rows.size()), balance.size());
+  out.J.setFromTriplets(triplets.begin(), triplets.end());
+  return out;
+}
+
+ContactRows NormalRows(const std::vector<LinearizedContact>& contacts,
+                       const QuasistaticBalance& balance, const std::vector<Body>& bodies) {
+  std::vector<std::pair<int, Vector3d>> rows;
+  for (size_t i = 0; i < contacts.size(); ++i) {
+    rows.push_back({static_cast<int>(i), contacts[i].geometry.normal});
+  }
+  return BuildContactRows(contacts, balance, bodies, rows, true);
+}
+
+ContactRows TangentRows(const std::vector<LinearizedContact>& contacts,
+                        const QuasistaticBalance& balance, const std::vector<Body>& bodies,
+                        int which) {
+  std::vector<std::pair<int, Vector3d>> rows;
+  for (size_t i = 0; i < contacts.size(); ++i) {
+    rows.push_back({static_cast<int>(i), which == 0 ? contacts[i].t : contacts[i].o});
+  }
+  return BuildContactRows(contacts, balance, bodies, rows, false);
+}
+
+ContactRows PyramidRows(const std::vector<LinearizedContact>& contacts,
+                        const QuasistaticBalance& balance, const std::vector<Body>& bodies,
+                        std::vector<int>* first) {
+  const int nc = static_cast<int>(contacts.size());
+  std::vector<std::pair<int, Vector3d>> rows;
+  first->assign(nc, -1);
+  for (int i = 0; i < nc; ++i) {
+    if (contacts[i].directions.empty()) continue;
+    (*first)[i] = static_cast<int>(rows.size());
+    for (const Vector3d& dir : contacts[i].directions) rows.push_back({i, dir});
+  }
+  return BuildContactRows(contacts, balance, bodies, rows, false);
+}
+
+ContactRows AnitescuRows(const std::vector<LinearizedContact>& contacts,
+                         const QuasistaticBalance& balance, const std::vector<Body>& bodies,
+                         std::vector<int>* first) {
+  const int nc = static_cast<int>(contacts.size());
+  std::vector<std::pair<int, Vector3d>> rows;
+  first->assign(nc, -1);
+  for (int i = 0; i < nc; ++i) {
+    const LinearizedContact& c = contacts[i];
+    (*first)[i] = static_cast<int>(rows.size());
+    if (c.directions.empty()) {
+      rows.push_back({i, c.geometry.normal});
+    } else {
+      for (const Vector3d& dir : c.directions) rows.push_back({i, c.geometry.normal + c.mu * dir});
+    }
+  }
+  return BuildContactRows(contacts, balance, bodies, rows, true);
+}
+
+DqcConeRows DqcCone(double mu, double ln, double lt, double lo, double sigma, double gt,
+                    double go) {
+  DqcConeRows rows;
+  rows.t = mu * ln * gt + lt * sigma;
+  rows.o = mu * ln * go + lo * sigma;
+  rows.sigma = mu * mu * ln * ln - lt * lt - lo * lo;
+  return rows;
+}
+
+DqcConeJacobian DqcConeDerivatives(double mu, double ln, double lt, double lo, double sigma,
+                                   double gt, double go) {
+  DqcConeJacobian d;
+  d.t_ln = mu * gt;
+  d.t_lt = sigma;
+  d.t_sigma = lt;
+  d.o_ln = mu * go;
+  d.o_lo = sigma;
+  d.o_sigma = lo;
+  d.sigma_ln = 2.0 * mu * mu * ln;
+  d.sigma_lt = -2.0 * lt;
+  d.sigma_lo = -2.0 * lo;
+  return d;
+}
+
+void AddPyramidSlack(const LinearizedContact& contact, int first, int row_offset, int slack,
+                     int normal, std::vector<Eigen::Triplet<double>>* triplets) {
+  for (size_t j = 0; j < contact.directions.size(); ++j) {
+    triplets->emplace_back(row_offset + first + j, slack, 1.0);
+    triplets->emplace_back(slack, row_offset + first + j, -1.0);
+  }
+  triplets->emplace_back(slack, normal, contact.mu);
+}
+
+}  // namespace ncpkit
