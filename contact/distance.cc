@@ -202,28 +202,32 @@ void ClosestOnSegments(const Vector3d& p1, const Vector3d& d1, const Vector3d& p
   *c2 = p2 + t * d2;
 }
 
-void BoxBox(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
-            double threshold, std::vector<ContactPoint>* out) {
-  const Vector3d ha = 0.5 * a.size, hb = 0.5 * b.size;
+// The separating axis of two boxes with the largest separation (oriented from A to B).
+struct SeparatingAxis {
+  double separation = -std::numeric_limits<double>::infinity();
+  int axis = -1;  // 0-2: A's faces, 3-5: B's faces, 6-14: edge pairs
+  Vector3d normal = Vector3d::UnitZ();
+  bool beyond_threshold = false;  // some edge axis separates them by more than the threshold
+};
+
+SeparatingAxis BestSeparatingAxis(const ShapePose& pa, const Vector3d& ha, const ShapePose& pb,
+                                  const Vector3d& hb, double scale, double threshold) {
   const Vector3d d = pb.position - pa.position;
-  // Face axes of A, then of B: separation along the axis oriented from A to B.
-  double best = -std::numeric_limits<double>::infinity();
-  int best_axis = -1;  // 0-2: A's faces, 3-5: B's faces, 6-14: edge pairs
-  Vector3d best_normal = Vector3d::UnitZ();
-  const double scale = std::max(a.size.maxCoeff(), b.size.maxCoeff());
+  SeparatingAxis best;
   const double face_bias = 1e-6 * scale;
+  // Face axes of A, then of B: separation along the axis oriented from A to B.
   for (int k = 0; k < 6; ++k) {
     const Vector3d l = k < 3 ? Vector3d(pa.rotation.col(k)) : Vector3d(pb.rotation.col(k - 3));
     const double sep = std::abs(d.dot(l)) - Extent(pa.rotation, ha, l) - Extent(pb.rotation, hb, l);
     // A later face axis must beat the earlier one clearly, so resting contact picks the same
     // reference face from step to step.
-    if (sep > best + (best_axis < 0 ? 0.0 : face_bias)) {
-      best = sep;
-      best_axis = k;
-      best_normal = d.dot(l) >= 0.0 ? l : Vector3d(-l);
+    if (sep > best.separation + (best.axis < 0 ? 0.0 : face_bias)) {
+      best.separation = sep;
+      best.axis = k;
+      best.normal = d.dot(l) >= 0.0 ? l : Vector3d(-l);
     }
   }
-  if (best >= threshold) return;
+  if (best.separation >= threshold) return best;
   for (int i = 0; i < 3; ++i) {
     for (int j = 0; j < 3; ++j) {
       Vector3d l = pa.rotation.col(i).cross(pb.rotation.col(j));
@@ -232,37 +236,26 @@ void BoxBox(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose
       l /= length;
       const double sep =
           std::abs(d.dot(l)) - Extent(pa.rotation, ha, l) - Extent(pb.rotation, hb, l);
-      if (sep >= threshold) return;  // separated farther than the threshold
+      if (sep >= threshold) {  // separated farther than the threshold
+        best.beyond_threshold = true;
+        return best;
+      }
       // Edge axes only when clearly better than every face axis.
-      if (sep > best + 10.0 * face_bias) {
-        best = sep;
-        best_axis = 6 + 3 * i + j;
-        best_normal = d.dot(l) >= 0.0 ? l : Vector3d(-l);
+      if (sep > best.separation + 10.0 * face_bias) {
+        best.separation = sep;
+        best.axis = 6 + 3 * i + j;
+        best.normal = d.dot(l) >= 0.0 ? l : Vector3d(-l);
       }
     }
   }
-  if (best >= threshold) return;
-  if (best_axis < 3) {
-    const double sign = pa.rotation.col(best_axis).dot(best_normal) > 0.0 ? 1.0 : -1.0;
-    FaceContact(pa, ha, best_axis, sign, pb, hb, threshold, out);
-    return;
-  }
-  if (best_axis < 6) {
-    // B's face is the reference: its normal points towards A, so flip to A -> B.
-    std::vector<ContactPoint> from_b;
-    const int k = best_axis - 3;
-    const double sign = pb.rotation.col(k).dot(-best_normal) > 0.0 ? 1.0 : -1.0;
-    FaceContact(pb, hb, k, sign, pa, ha, threshold, &from_b);
-    for (ContactPoint c : from_b) {
-      std::swap(c.point_a, c.point_b);
-      c.normal = -c.normal;
-      out->push_back(c);
-    }
-    return;
-  }
-  // Edge-edge: the supporting edge of each box along the axis.
-  const int i = (best_axis - 6) / 3, j = (best_axis - 6) % 3;
-  const Vector3d& n = best_normal;
+  return best;
+}
+
+// Edge-edge contact along the axis of edges i of A and j of B: the supporting edge of each box.
+void EdgeContact(const ShapePose& pa, const Vector3d& ha, const ShapePose& pb, const Vector3d& hb,
+                 const SeparatingAxis& axis, std::vector<ContactPoint>* out) {
+  const int i = (axis.axis - 6) / 3, j = (axis.axis - 6) % 3;
+  const Vector3d& n = axis.normal;
   Vector3d edge_a = pa.position, edge_b = pb.position;
   for (int k = 0; k < 3; ++k) {
     if (k != i) {
@@ -275,7 +268,34 @@ void BoxBox(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose
   Vector3d ca, cb;
   ClosestOnSegments(edge_a, ha[i] * pa.rotation.col(i), edge_b, hb[j] * pb.rotation.col(j), &ca,
                     &cb);
-  Add(ca, n, best, out);
+  Add(ca, n, axis.separation, out);
+}
+
+void BoxBox(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
+            double threshold, std::vector<ContactPoint>* out) {
+  const Vector3d ha = 0.5 * a.size, hb = 0.5 * b.size;
+  const double scale = std::max(a.size.maxCoeff(), b.size.maxCoeff());
+  const SeparatingAxis best = BestSeparatingAxis(pa, ha, pb, hb, scale, threshold);
+  if (best.beyond_threshold || best.separation >= threshold) return;
+  if (best.axis < 3) {
+    const double sign = pa.rotation.col(best.axis).dot(best.normal) > 0.0 ? 1.0 : -1.0;
+    FaceContact(pa, ha, best.axis, sign, pb, hb, threshold, out);
+    return;
+  }
+  if (best.axis < 6) {
+    // B's face is the reference: its normal points towards A, so flip to A -> B.
+    std::vector<ContactPoint> from_b;
+    const int k = best.axis - 3;
+    const double sign = pb.rotation.col(k).dot(-best.normal) > 0.0 ? 1.0 : -1.0;
+    FaceContact(pb, hb, k, sign, pa, ha, threshold, &from_b);
+    for (ContactPoint c : from_b) {
+      std::swap(c.point_a, c.point_b);
+      c.normal = -c.normal;
+      out->push_back(c);
+    }
+    return;
+  }
+  EdgeContact(pa, ha, pb, hb, best, out);
 }
 
 }  // namespace

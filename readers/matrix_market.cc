@@ -23,41 +23,53 @@ Eigen::SparseMatrix<double> ReadMatrixMarket(const std::string& path, Eigen::Ind
   return ParseMatrixMarket(internal::ReadTextFile(path), path, expected_size);
 }
 
-Eigen::SparseMatrix<double> ParseMatrixMarket(const std::string& text, const std::string& path,
-                                              Eigen::Index expected_size) {
-  TextScanner in(path, text);
+namespace {
+
+struct MatrixMarketHeader {
+  std::string format, symmetry;
+};
+
+// The banner line: %%MatrixMarket matrix coordinate|array real|integer|double
+// general|symmetric|skew-symmetric.
+MatrixMarketHeader ReadHeader(TextScanner* in) {
   std::string line;
-  if (!in.NextLine(&line)) in.Fail("empty file, expected a %%MatrixMarket header");
+  if (!in->NextLine(&line)) in->Fail("empty file, expected a %%MatrixMarket header");
   std::istringstream header(Lower(line));
-  std::string banner, object, format, field, symmetry;
-  header >> banner >> object >> format >> field >> symmetry;
+  std::string banner, object, field;
+  MatrixMarketHeader h;
+  header >> banner >> object >> h.format >> field >> h.symmetry;
   if (banner != "%%matrixmarket" || object != "matrix") {
-    in.Fail("expected '%%MatrixMarket matrix ...' header, found '" + internal::Printable(line) +
-            "'");
+    in->Fail("expected '%%MatrixMarket matrix ...' header, found '" + internal::Printable(line) +
+             "'");
   }
-  if (format != "coordinate" && format != "array") {
-    in.Fail("expected format 'coordinate' or 'array', found '" + internal::Printable(format) + "'");
+  if (h.format != "coordinate" && h.format != "array") {
+    in->Fail("expected format 'coordinate' or 'array', found '" + internal::Printable(h.format) +
+             "'");
   }
   if (field != "real" && field != "integer" && field != "double") {
-    in.Fail("expected field 'real' or 'integer', found '" + internal::Printable(field) + "'");
+    in->Fail("expected field 'real' or 'integer', found '" + internal::Printable(field) + "'");
   }
-  if (symmetry != "general" && symmetry != "symmetric" && symmetry != "skew-symmetric") {
-    in.Fail("expected symmetry 'general', 'symmetric' or 'skew-symmetric', found '" +
-            internal::Printable(symmetry) + "'");
+  if (h.symmetry != "general" && h.symmetry != "symmetric" && h.symmetry != "skew-symmetric") {
+    in->Fail("expected symmetry 'general', 'symmetric' or 'skew-symmetric', found '" +
+             internal::Printable(h.symmetry) + "'");
   }
-  if (format == "array" && symmetry != "general") in.Fail("array format must be 'general'");
-  // Skip comment lines.
-  std::string rest;
+  if (h.format == "array" && h.symmetry != "general") in->Fail("array format must be 'general'");
+  return h;
+}
+
+// The first line that is not a comment: the sizes.
+std::string SizeLine(TextScanner* in) {
+  std::string line;
   while (true) {
-    if (!in.NextLine(&line)) in.Fail("missing size line");
+    if (!in->NextLine(&line)) in->Fail("missing size line");
     const size_t first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line[first] == '%') continue;
-    rest = line;
-    break;
+    if (first != std::string::npos && line[first] != '%') return line;
   }
-  TextScanner sizes(path + " (size line)", rest);
-  const int rows = static_cast<int>(sizes.ReadInt("row count", 1, kMaxMatrixMarketDimension));
-  const int cols = static_cast<int>(sizes.ReadInt("column count", 1, kMaxMatrixMarketDimension));
+}
+
+// The sizes must fit the symmetry and the q vector (expected_size >= 0).
+void CheckSizes(const TextScanner& in, const std::string& symmetry, int rows, int cols,
+                Eigen::Index expected_size) {
   if (symmetry != "general" && rows != cols) {
     std::ostringstream os;
     os << "a " << symmetry << " matrix must be square, found " << rows << " x " << cols;
@@ -73,29 +85,51 @@ Eigen::SparseMatrix<double> ParseMatrixMarket(const std::string& text, const std
     }
     in.Fail(os.str());
   }
+}
+
+void ReadArrayEntries(TextScanner* in, int rows, int cols,
+                      std::vector<Eigen::Triplet<double>>* triplets) {
+  in->RequireTokens(int64_t{rows} * cols, "array matrix");
+  for (int j = 0; j < cols; ++j) {
+    for (int i = 0; i < rows; ++i) {
+      const double v = in->ReadDouble("matrix entry");
+      if (v != 0.0) triplets->emplace_back(i, j, v);
+    }
+  }
+}
+
+void ReadCoordinateEntries(TextScanner* in, TextScanner* sizes, const std::string& symmetry,
+                           int rows, int cols, std::vector<Eigen::Triplet<double>>* triplets) {
+  const int64_t nnz = sizes->ReadInt("entry count", 0, int64_t{rows} * cols);
+  in->RequireTokens(3 * nnz, "coordinate entries");
+  triplets->reserve(symmetry == "general" ? nnz : 2 * nnz);
+  for (int64_t k = 0; k < nnz; ++k) {
+    const int i = static_cast<int>(in->ReadInt("row index", 1, rows)) - 1;
+    const int j = static_cast<int>(in->ReadInt("column index", 1, cols)) - 1;
+    const double v = in->ReadDouble("entry value");
+    triplets->emplace_back(i, j, v);
+    if (symmetry != "general" && i != j) {
+      triplets->emplace_back(j, i, symmetry == "symmetric" ? v : -v);
+    }
+  }
+}
+
+}  // namespace
+
+Eigen::SparseMatrix<double> ParseMatrixMarket(const std::string& text, const std::string& path,
+                                              Eigen::Index expected_size) {
+  TextScanner in(path, text);
+  const MatrixMarketHeader header = ReadHeader(&in);
+  TextScanner sizes(path + " (size line)", SizeLine(&in));
+  const int rows = static_cast<int>(sizes.ReadInt("row count", 1, kMaxMatrixMarketDimension));
+  const int cols = static_cast<int>(sizes.ReadInt("column count", 1, kMaxMatrixMarketDimension));
+  CheckSizes(in, header.symmetry, rows, cols, expected_size);
   // Nothing is allocated before the file is known to hold the entries it declares.
   std::vector<Eigen::Triplet<double>> triplets;
-  if (format == "array") {
-    in.RequireTokens(int64_t{rows} * cols, "array matrix");
-    for (int j = 0; j < cols; ++j) {
-      for (int i = 0; i < rows; ++i) {
-        const double v = in.ReadDouble("matrix entry");
-        if (v != 0.0) triplets.emplace_back(i, j, v);
-      }
-    }
+  if (header.format == "array") {
+    ReadArrayEntries(&in, rows, cols, &triplets);
   } else {
-    const int64_t nnz = sizes.ReadInt("entry count", 0, int64_t{rows} * cols);
-    in.RequireTokens(3 * nnz, "coordinate entries");
-    triplets.reserve(symmetry == "general" ? nnz : 2 * nnz);
-    for (int64_t k = 0; k < nnz; ++k) {
-      const int i = static_cast<int>(in.ReadInt("row index", 1, rows)) - 1;
-      const int j = static_cast<int>(in.ReadInt("column index", 1, cols)) - 1;
-      const double v = in.ReadDouble("entry value");
-      triplets.emplace_back(i, j, v);
-      if (symmetry != "general" && i != j) {
-        triplets.emplace_back(j, i, symmetry == "symmetric" ? v : -v);
-      }
-    }
+    ReadCoordinateEntries(&in, &sizes, header.symmetry, rows, cols, &triplets);
   }
   if (!sizes.AtEnd()) sizes.Fail("unexpected data after the sizes");
   if (!in.AtEnd()) in.Fail("unexpected data after the last entry");

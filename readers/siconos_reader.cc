@@ -23,60 +23,73 @@ struct NumericsMatrix {
   Eigen::SparseMatrix<double> sparse_values;
 };
 
-// Reads a NumericsMatrix block; its size must be expected_rows x expected_cols (`context`
-// explains the expectation in the error message).
-NumericsMatrix ReadNumericsMatrix(TextScanner& in, int expected_rows, int expected_cols,
-                                  const std::string& context) {
-  NumericsMatrix m;
-  const int storage =
-      static_cast<int>(in.ReadInt("matrix storage type (0 dense, 1 sparse block)", 0, 2));
-  m.rows = static_cast<int>(in.ReadInt("matrix row count size0", 0, kMaxDim));
-  m.cols = static_cast<int>(in.ReadInt("matrix column count size1", 0, kMaxDim));
-  if (m.rows != expected_rows || m.cols != expected_cols) {
+// A dense NumericsMatrix after its storage type and sizes: the repeated sizes, then the
+// entries column by column.
+void ReadDenseValues(TextScanner& in, NumericsMatrix* m) {
+  const int rows = static_cast<int>(in.ReadInt("repeated row count", 0, kMaxDim));
+  const int cols = static_cast<int>(in.ReadInt("repeated column count", 0, kMaxDim));
+  if (rows != m->rows || cols != m->cols) {
     std::ostringstream os;
-    os << "M is " << m.rows << " x " << m.cols << " but " << context;
+    os << "dense matrix header says " << m->rows << " x " << m->cols << " then " << rows << " x "
+       << cols;
     in.Fail(os.str());
   }
-  if (storage == 2) in.Fail("NM_SPARSE matrix storage (type 2) is not supported");
-  if (storage == 0) {
-    const int rows = static_cast<int>(in.ReadInt("repeated row count", 0, kMaxDim));
-    const int cols = static_cast<int>(in.ReadInt("repeated column count", 0, kMaxDim));
-    if (rows != m.rows || cols != m.cols) {
-      std::ostringstream os;
-      os << "dense matrix header says " << m.rows << " x " << m.cols << " then " << rows << " x "
-         << cols;
-      in.Fail(os.str());
+  in.RequireTokens(int64_t{m->rows} * m->cols, "dense matrix");
+  m->dense_values.resize(m->rows, m->cols);
+  for (int j = 0; j < m->cols; ++j) {
+    for (int i = 0; i < m->rows; ++i) {
+      std::ostringstream what;
+      what << "M(" << i << "," << j << ")";
+      m->dense_values(i, j) = in.ReadDouble(what.str());
     }
-    in.RequireTokens(int64_t{m.rows} * m.cols, "dense matrix");
-    m.dense_values.resize(m.rows, m.cols);
-    for (int j = 0; j < m.cols; ++j) {
-      for (int i = 0; i < m.rows; ++i) {
-        std::ostringstream what;
-        what << "M(" << i << "," << j << ")";
-        m.dense_values(i, j) = in.ReadDouble(what.str());
+  }
+}
+
+// Cumulative block ends (rows or columns) that must end at `total`.
+std::vector<int> ReadBlockEnds(TextScanner& in, int64_t count, int total, const char* what) {
+  std::vector<int> ends(count);
+  int previous = 0;
+  for (int64_t k = 0; k < count; ++k) {
+    ends[k] = static_cast<int>(
+        in.ReadInt(std::string("cumulative block ") + what + " end", previous + 1, total));
+    previous = ends[k];
+  }
+  if (count > 0 && previous != total) {
+    in.Fail(std::string("block ") + what + " ends do not reach the " + what + " count");
+  }
+  return ends;
+}
+
+// The stored blocks of block row r (rows row0 .. row0 + nr), as triplets.
+void ReadBlockRow(TextScanner& in, const std::vector<int64_t>& row_ptr,
+                  const std::vector<int>& block_col, const std::vector<int>& col_end, int64_t r,
+                  int row0, int nr, std::vector<Eigen::Triplet<double>>* triplets) {
+  for (int64_t k = row_ptr[r]; k < row_ptr[r + 1]; ++k) {
+    std::ostringstream what;
+    what << "block number " << k;
+    in.ReadInt(what.str(), k, k);
+    const int c = block_col[k];
+    const int col0 = c == 0 ? 0 : col_end[c - 1];
+    const int nc = col_end[c] - col0;
+    in.RequireTokens(int64_t{nr} * nc, what.str());
+    for (int j = 0; j < nc; ++j) {
+      for (int i = 0; i < nr; ++i) {
+        const double v = in.ReadDouble(what.str() + " entry");
+        if (v != 0.0) triplets->emplace_back(row0 + i, col0 + j, v);
       }
     }
-    return m;
   }
-  // Sparse block matrix.
-  m.dense = false;
+}
+
+// A sparse block NumericsMatrix after its storage type and sizes.
+void ReadSparseBlockValues(TextScanner& in, NumericsMatrix* m) {
+  m->dense = false;
   const int64_t nbblocks = in.ReadInt("number of stored blocks", 0, kMaxDim);
   const int64_t nbr = in.ReadInt("number of block rows", 0, kMaxDim);
   const int64_t nbc = in.ReadInt("number of block columns", 0, kMaxDim);
   in.RequireTokens(nbr + nbc + 2 + nbr + 1 + nbblocks, "sparse block structure");
-  std::vector<int> row_end(nbr), col_end(nbc);
-  int previous = 0;
-  for (int64_t r = 0; r < nbr; ++r) {
-    row_end[r] = static_cast<int>(in.ReadInt("cumulative block row end", previous + 1, m.rows));
-    previous = row_end[r];
-  }
-  if (nbr > 0 && previous != m.rows) in.Fail("block row ends do not reach the row count");
-  previous = 0;
-  for (int64_t c = 0; c < nbc; ++c) {
-    col_end[c] = static_cast<int>(in.ReadInt("cumulative block column end", previous + 1, m.cols));
-    previous = col_end[c];
-  }
-  if (nbc > 0 && previous != m.cols) in.Fail("block column ends do not reach the column count");
+  const std::vector<int> row_end = ReadBlockEnds(in, nbr, m->rows, "row");
+  const std::vector<int> col_end = ReadBlockEnds(in, nbc, m->cols, "column");
   in.ReadInt("filled1 (= number of block rows + 1)", nbr + 1, nbr + 1);
   in.ReadInt("filled2 (= number of stored blocks)", nbblocks, nbblocks);
   std::vector<int64_t> row_ptr(nbr + 1);
@@ -93,25 +106,32 @@ NumericsMatrix ReadNumericsMatrix(TextScanner& in, int expected_rows, int expect
   std::vector<Eigen::Triplet<double>> triplets;
   for (int64_t r = 0; r < nbr; ++r) {
     const int row0 = r == 0 ? 0 : row_end[r - 1];
-    const int nr = row_end[r] - row0;
-    for (int64_t k = row_ptr[r]; k < row_ptr[r + 1]; ++k) {
-      std::ostringstream what;
-      what << "block number " << k;
-      in.ReadInt(what.str(), k, k);
-      const int c = block_col[k];
-      const int col0 = c == 0 ? 0 : col_end[c - 1];
-      const int nc = col_end[c] - col0;
-      in.RequireTokens(int64_t{nr} * nc, what.str());
-      for (int j = 0; j < nc; ++j) {
-        for (int i = 0; i < nr; ++i) {
-          const double v = in.ReadDouble(what.str() + " entry");
-          if (v != 0.0) triplets.emplace_back(row0 + i, col0 + j, v);
-        }
-      }
-    }
+    ReadBlockRow(in, row_ptr, block_col, col_end, r, row0, row_end[r] - row0, &triplets);
   }
-  m.sparse_values.resize(m.rows, m.cols);
-  m.sparse_values.setFromTriplets(triplets.begin(), triplets.end());
+  m->sparse_values.resize(m->rows, m->cols);
+  m->sparse_values.setFromTriplets(triplets.begin(), triplets.end());
+}
+
+// Reads a NumericsMatrix block; its size must be expected_rows x expected_cols (`context`
+// explains the expectation in the error message).
+NumericsMatrix ReadNumericsMatrix(TextScanner& in, int expected_rows, int expected_cols,
+                                  const std::string& context) {
+  NumericsMatrix m;
+  const int storage =
+      static_cast<int>(in.ReadInt("matrix storage type (0 dense, 1 sparse block)", 0, 2));
+  m.rows = static_cast<int>(in.ReadInt("matrix row count size0", 0, kMaxDim));
+  m.cols = static_cast<int>(in.ReadInt("matrix column count size1", 0, kMaxDim));
+  if (m.rows != expected_rows || m.cols != expected_cols) {
+    std::ostringstream os;
+    os << "M is " << m.rows << " x " << m.cols << " but " << context;
+    in.Fail(os.str());
+  }
+  if (storage == 2) in.Fail("NM_SPARSE matrix storage (type 2) is not supported");
+  if (storage == 0) {
+    ReadDenseValues(in, &m);
+  } else {
+    ReadSparseBlockValues(in, &m);
+  }
   return m;
 }
 

@@ -35,57 +35,127 @@ struct ReducedLcp {
   int free_rank = 0;     // rank of M_FF when split
 };
 
+// Sorts the variables into free (l = -inf, u = +inf), fixed (l = u) and kept ones.
+void ClassifyVariables(const Eigen::VectorXd& l, const Eigen::VectorXd& u, ReducedLcp* r) {
+  for (int i = 0; i < static_cast<int>(l.size()); ++i) {
+    if (l[i] == -kInf && u[i] == kInf) {
+      r->free.push_back(i);
+    } else if (l[i] == u[i]) {
+      r->fixed.push_back(i);
+    } else {
+      r->kept.push_back(i);
+    }
+  }
+  r->kept_rows = r->kept;
+  r->free_rows = r->free;
+}
+
+// Free variables: equality rows and free variables need not be paired by index (each pair
+// only says "w = 0"), so the free variables of a maximal nonsingular block M(P, Q) of the free
+// rows and columns (full-pivoting LU) are eliminated and the rest split (*split_vars, with the
+// unused equality rows *split_rows).
+void EliminateFreeBlock(const Eigen::MatrixXd& M, ReducedLcp* r, std::vector<int>* split_vars,
+                        std::vector<int>* split_rows) {
+  if (r->free.empty()) return;
+  const int nf = static_cast<int>(r->free.size());
+  Eigen::MatrixXd M_ff(nf, nf);
+  for (int a = 0; a < nf; ++a) {
+    for (int b = 0; b < nf; ++b) M_ff(a, b) = M(r->free[a], r->free[b]);
+  }
+  Eigen::FullPivLU<Eigen::MatrixXd> lu(M_ff);
+  if (!lu.isInvertible()) {
+    const int rank = static_cast<int>(lu.rank());
+    r->free_rank = rank;
+    std::vector<int> vars, rows;
+    for (int k = 0; k < nf; ++k) {
+      // Eigen permutations: column k of M_ff Q is column Q(k) of M_ff, and row i of M_ff
+      // lands at row P(i) of P M_ff; the leading rank x rank block of P M_ff Q is nonsingular.
+      (k < rank ? vars : *split_vars).push_back(r->free[lu.permutationQ().indices()[k]]);
+      (lu.permutationP().indices()[k] < rank ? rows : *split_rows).push_back(r->free[k]);
+    }
+    r->free = vars;
+    r->free_rows = rows;
+  }
+  Eigen::MatrixXd block(r->free.size(), r->free.size());
+  for (size_t a = 0; a < r->free.size(); ++a) {
+    for (size_t b = 0; b < r->free.size(); ++b) block(a, b) = M(r->free_rows[a], r->free[b]);
+  }
+  r->free_lu.compute(block);
+}
+
+// M_cc and q_c of the kept variables, with the eliminated free ones' Schur complement.
+void SchurComplement(const Eigen::MatrixXd& M, const Eigen::VectorXd& q, ReducedLcp* r,
+                     Eigen::MatrixXd* M_cc, Eigen::VectorXd* q_c) {
+  const int nc = static_cast<int>(r->kept.size());
+  const int nf = static_cast<int>(r->free.size());
+  M_cc->resize(nc, nc);
+  q_c->resize(nc);
+  for (int a = 0; a < nc; ++a) {
+    (*q_c)[a] = q[r->kept_rows[a]];
+    for (int b = 0; b < nc; ++b) (*M_cc)(a, b) = M(r->kept_rows[a], r->kept[b]);
+  }
+  if (nf == 0) return;
+  Eigen::MatrixXd M_cf(nc, nf);
+  r->M_fc.resize(nf, nc);
+  r->q_f.resize(nf);
+  for (int a = 0; a < nf; ++a) {
+    r->q_f[a] = q[r->free_rows[a]];
+    for (int b = 0; b < nc; ++b) r->M_fc(a, b) = M(r->free_rows[a], r->kept[b]);
+  }
+  for (int a = 0; a < nc; ++a) {
+    for (int b = 0; b < nf; ++b) M_cf(a, b) = M(r->kept_rows[a], r->free[b]);
+  }
+  if (nc > 0) {  // (a solve with no right-hand side column is UB inside Eigen)
+    *M_cc -= M_cf * r->free_lu.solve(r->M_fc);
+    *q_c -= M_cf * r->free_lu.solve(r->q_f);
+  }
+}
+
+// Shifts / flips every kept variable to x >= 0 (the first `base_count` by their bounds, the
+// split pairs as x+ and x-) and adds s for the doubly bounded ones: the reduced M and q.
+void ShiftAndBound(const Eigen::VectorXd& l, const Eigen::VectorXd& u, int base_count,
+                   const Eigen::MatrixXd& M_cc, const Eigen::VectorXd& q_c, ReducedLcp* r) {
+  const int nc = static_cast<int>(r->kept.size());
+  for (int a = 0; a < nc; ++a) {
+    const int i = r->kept[a];
+    if (a >= base_count) {
+      r->offset[a] = 0.0;
+      r->sign[a] = (a - base_count) % 2 == 0 ? 1.0 : -1.0;
+    } else if (l[i] > -kInf) {
+      r->offset[a] = l[i];
+      r->sign[a] = 1.0;
+      if (u[i] < kInf) r->boxed.push_back(a);
+    } else {
+      r->offset[a] = u[i];
+      r->sign[a] = -1.0;
+    }
+  }
+  const int nb = static_cast<int>(r->boxed.size());
+  r->M = Eigen::MatrixXd::Zero(nc + nb, nc + nb);
+  r->q.resize(nc + nb);
+  const Eigen::VectorXd shifted = M_cc * r->offset + q_c;
+  for (int a = 0; a < nc; ++a) {
+    r->q[a] = r->sign[a] * shifted[a];
+    for (int b = 0; b < nc; ++b) r->M(a, b) = r->sign[a] * M_cc(a, b) * r->sign[b];
+  }
+  for (int k = 0; k < nb; ++k) {
+    const int a = r->boxed[k];
+    r->M(a, nc + k) = 1.0;
+    r->M(nc + k, a) = -1.0;
+    r->q[nc + k] = u[r->kept[a]] - l[r->kept[a]];
+  }
+}
+
 ReducedLcp Reduce(const LinearComplementarityProblem& problem) {
   ReducedLcp r;
-  const int n = problem.size();
   const Eigen::VectorXd& l = problem.lower();
   const Eigen::VectorXd& u = problem.upper();
-  for (int i = 0; i < n; ++i) {
-    if (l[i] == -kInf && u[i] == kInf) {
-      r.free.push_back(i);
-    } else if (l[i] == u[i]) {
-      r.fixed.push_back(i);
-    } else {
-      r.kept.push_back(i);
-    }
-  }
+  ClassifyVariables(l, u, &r);
   const Eigen::MatrixXd M = problem.dense_matrix();
   Eigen::VectorXd q = problem.q();
-  // Substitute fixed variables into q.
-  for (int j : r.fixed) q += M.col(j) * l[j];
-
-  // Free variables: equality rows and free variables need not be paired by index (each pair
-  // only says "w = 0"), so eliminate the free variables of a maximal nonsingular block
-  // M(P, Q) of the free rows and columns (full-pivoting LU), and split the rest.
-  r.kept_rows = r.kept;
-  r.free_rows = r.free;
+  for (int j : r.fixed) q += M.col(j) * l[j];  // substitute the fixed variables
   std::vector<int> split_vars, split_rows;
-  if (!r.free.empty()) {
-    const int nf = static_cast<int>(r.free.size());
-    Eigen::MatrixXd M_ff(nf, nf);
-    for (int a = 0; a < nf; ++a) {
-      for (int b = 0; b < nf; ++b) M_ff(a, b) = M(r.free[a], r.free[b]);
-    }
-    Eigen::FullPivLU<Eigen::MatrixXd> lu(M_ff);
-    if (!lu.isInvertible()) {
-      const int rank = static_cast<int>(lu.rank());
-      r.free_rank = rank;
-      std::vector<int> vars, rows;
-      for (int k = 0; k < nf; ++k) {
-        // Eigen permutations: column k of M_ff Q is column Q(k) of M_ff, and row i of M_ff
-        // lands at row P(i) of P M_ff; the leading rank x rank block of P M_ff Q is nonsingular.
-        (k < rank ? vars : split_vars).push_back(r.free[lu.permutationQ().indices()[k]]);
-        (lu.permutationP().indices()[k] < rank ? rows : split_rows).push_back(r.free[k]);
-      }
-      r.free = vars;
-      r.free_rows = rows;
-    }
-    Eigen::MatrixXd block(r.free.size(), r.free.size());
-    for (size_t a = 0; a < r.free.size(); ++a) {
-      for (size_t b = 0; b < r.free.size(); ++b) block(a, b) = M(r.free_rows[a], r.free[b]);
-    }
-    r.free_lu.compute(block);
-  }
+  EliminateFreeBlock(M, &r, &split_vars, &split_rows);
   const int base_count = static_cast<int>(r.kept.size());
   // z_j = x+ - x-: two LCP variables, with rows w_i >= 0 and -w_i >= 0 of an unused equality
   // row i, so that w_i = 0.
@@ -96,59 +166,10 @@ ReducedLcp Reduce(const LinearComplementarityProblem& problem) {
   r.split = static_cast<int>(split_vars.size());
   r.sign = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(r.kept.size()));
   r.offset = Eigen::VectorXd::Zero(r.sign.size());
-  const int nc = static_cast<int>(r.kept.size());
-  const int nf = static_cast<int>(r.free.size());
-  Eigen::MatrixXd M_cc(nc, nc);
-  Eigen::VectorXd q_c(nc);
-  for (int a = 0; a < nc; ++a) {
-    q_c[a] = q[r.kept_rows[a]];
-    for (int b = 0; b < nc; ++b) M_cc(a, b) = M(r.kept_rows[a], r.kept[b]);
-  }
-  if (nf > 0) {
-    Eigen::MatrixXd M_cf(nc, nf);
-    r.M_fc.resize(nf, nc);
-    r.q_f.resize(nf);
-    for (int a = 0; a < nf; ++a) {
-      r.q_f[a] = q[r.free_rows[a]];
-      for (int b = 0; b < nc; ++b) r.M_fc(a, b) = M(r.free_rows[a], r.kept[b]);
-    }
-    for (int a = 0; a < nc; ++a) {
-      for (int b = 0; b < nf; ++b) M_cf(a, b) = M(r.kept_rows[a], r.free[b]);
-    }
-    if (nc > 0) {  // (a solve with no right-hand side column is UB inside Eigen)
-      M_cc -= M_cf * r.free_lu.solve(r.M_fc);
-      q_c -= M_cf * r.free_lu.solve(r.q_f);
-    }
-  }
-  // Shift / flip to x >= 0 and add s for doubly bounded variables.
-  for (int a = 0; a < nc; ++a) {
-    const int i = r.kept[a];
-    if (a >= base_count) {
-      r.offset[a] = 0.0;
-      r.sign[a] = (a - base_count) % 2 == 0 ? 1.0 : -1.0;
-    } else if (l[i] > -kInf) {
-      r.offset[a] = l[i];
-      r.sign[a] = 1.0;
-      if (u[i] < kInf) r.boxed.push_back(a);
-    } else {
-      r.offset[a] = u[i];
-      r.sign[a] = -1.0;
-    }
-  }
-  const int nb = static_cast<int>(r.boxed.size());
-  r.M = Eigen::MatrixXd::Zero(nc + nb, nc + nb);
-  r.q.resize(nc + nb);
-  const Eigen::VectorXd shifted = M_cc * r.offset + q_c;
-  for (int a = 0; a < nc; ++a) {
-    r.q[a] = r.sign[a] * shifted[a];
-    for (int b = 0; b < nc; ++b) r.M(a, b) = r.sign[a] * M_cc(a, b) * r.sign[b];
-  }
-  for (int k = 0; k < nb; ++k) {
-    const int a = r.boxed[k];
-    r.M(a, nc + k) = 1.0;
-    r.M(nc + k, a) = -1.0;
-    r.q[nc + k] = u[r.kept[a]] - l[r.kept[a]];
-  }
+  Eigen::MatrixXd M_cc;
+  Eigen::VectorXd q_c;
+  SchurComplement(M, q, &r, &M_cc, &q_c);
+  ShiftAndBound(l, u, base_count, M_cc, q_c, &r);
   return r;
 }
 
@@ -397,6 +418,158 @@ int LemkeSolver::ChooseAmongTies(const std::vector<int>& ties, const Eigen::Vect
   return ties[alive.front()];
 }
 
+// Sets the basis to all w plus the z variables in `z_set`.
+void LemkeSolver::SetBasis(int n, const std::vector<int>& z_set) {
+  basis_.resize(n);
+  for (int i = 0; i < n; ++i) basis_[i] = i;
+  for (int i : z_set) basis_[i] = n + i;
+}
+
+// z_i from the basic values xbar_ of the current basis (z0 excluded), clipped at 0.
+void LemkeSolver::ReadBasicZ(Eigen::VectorXd* z) const {
+  const int n = static_cast<int>(M_->rows());
+  for (int p = 0; p < n; ++p) {
+    if (basis_[p] >= n && basis_[p] < 2 * n) (*z)[basis_[p] - n] = std::max(xbar_[p], 0.0);
+  }
+}
+
+// The first pivot: z0 enters at the value that makes the most negative basic variable zero.
+// x(t) = xbar + t B^{-1} d; the leaving position minimizes xbar_i / (B^{-1} d)_i. Sets delta_
+// to B^{-1} a_z0 (a_z0 = -d); returns the position, -1 on non-finite data.
+int LemkeSolver::FirstPivotPosition() {
+  const int n = static_cast<int>(M_->rows());
+  Ftran(covering_, &bd_);
+  double best = kInf;
+  for (int p = 0; p < n; ++p) {
+    if (bd_[p] > 0.0) best = std::min(best, xbar_[p] / bd_[p]);
+  }
+  ties_.clear();
+  for (int p = 0; p < n; ++p) {
+    if (bd_[p] > 0.0 && xbar_[p] / bd_[p] <= best + 1e-12 * std::max(1.0, std::abs(best))) {
+      ties_.push_back(p);
+    }
+  }
+  const int r = bd_.allFinite() && xbar_.allFinite() ? ChooseAmongTies(ties_, bd_) : -1;
+  delta_ = -bd_;
+  return r;
+}
+
+// The ratio test for the entering column delta_: the position that leaves, z0 first among
+// ties. *ray when no entry of delta_ is positive (no position blocks); -1 on non-finite rows.
+int LemkeSolver::RatioTest(bool* ray) {
+  const int n = static_cast<int>(M_->rows());
+  const int z0 = 2 * n;
+  const double scale = delta_.cwiseAbs().maxCoeff();
+  const double eps = options_.pivot_tolerance * std::max(scale, 1e-300);
+  double best = kInf;
+  for (int p = 0; p < n; ++p) {
+    if (delta_[p] > eps) best = std::min(best, std::max(xbar_[p], 0.0) / delta_[p]);
+  }
+  *ray = best == kInf;
+  if (*ray) return -1;
+  ties_.clear();
+  int z0_tie = -1;
+  const double tie_tol = 1e-12 * std::max(1.0, best);
+  for (int p = 0; p < n; ++p) {
+    if (delta_[p] > eps && std::max(xbar_[p], 0.0) / delta_[p] <= best + tie_tol) {
+      ties_.push_back(p);
+      if (basis_[p] == z0) z0_tie = p;
+    }
+  }
+  return z0_tie >= 0 ? z0_tie : ChooseAmongTies(ties_, delta_);
+}
+
+// The entering variable takes position r in the basic values and the basis. False if the
+// values overflowed; *leaving receives the variable that left.
+bool LemkeSolver::Exchange(int r, int entering, int* leaving) {
+  const double theta = xbar_[r] / delta_[r];
+  xbar_.noalias() -= theta * delta_;
+  xbar_[r] = theta;
+  if (!xbar_.allFinite()) return false;
+  *leaving = basis_[r];
+  basis_[r] = entering;
+  return true;
+}
+
+// The basis factors after an exchange at position r: an eta column, or a fresh factorization
+// every refactorization_interval pivots. False if the basis turned numerically unusable.
+bool LemkeSolver::UpdateFactors(const Eigen::VectorXd& q, int r) {
+  if (static_cast<int>(eta_rows_.size()) == options_.refactorization_interval) {
+    if (!Refactor()) return false;
+    Ftran(q, &xbar_);  // fresh basic values (z0 included) from the new factorization
+    return xbar_.allFinite();
+  }
+  eta_columns_.col(eta_rows_.size()) = delta_;
+  eta_rows_.push_back(r);
+  return true;
+}
+
+// Complementary pivoting from the current basis (xbar_ = B^{-1} q, covering_ set) until z0
+// leaves, a ray, a numerical failure or the pivot cap.
+LemkeSolver::Outcome LemkeSolver::Pivot(const Eigen::VectorXd& q, int max_pivots, int* pivots) {
+  const int n = static_cast<int>(M_->rows());
+  const int z0 = 2 * n;
+  int r = FirstPivotPosition();
+  int entering = z0;
+  while (r >= 0) {
+    int leaving = -1;
+    if (!Exchange(r, entering, &leaving)) return Outcome::Numerical;
+    ++*pivots;
+    if (!UpdateFactors(q, r)) return Outcome::Numerical;
+    if (leaving == z0) return Outcome::Complementary;
+    if (*pivots >= max_pivots) return Outcome::PivotCap;
+    // Complementary rule.
+    entering = leaving < n ? leaving + n : leaving - n;
+    column_ = Column(entering);
+    Ftran(column_, &delta_);
+    if (!delta_.allFinite()) return Outcome::Numerical;
+    bool ray = false;
+    r = RatioTest(&ray);
+    if (ray) return Outcome::Ray;
+  }
+  return Outcome::Numerical;
+}
+
+// The solution of a complementary basis: a fresh factorization and one step of iterative
+// refinement. False if the final basis cannot be factorized.
+bool LemkeSolver::Finish(const Eigen::VectorXd& q, Eigen::VectorXd* z) {
+  if (!Refactor()) return false;
+  const int n = static_cast<int>(M_->rows());
+  Ftran(q, &xbar_);
+  Eigen::VectorXd residual = q, correction;
+  for (int p = 0; p < n; ++p) residual -= Column(basis_[p]) * xbar_[p];
+  Ftran(residual, &correction);
+  xbar_ += correction;
+  ReadBasicZ(z);
+  return true;
+}
+
+std::string LemkeSolver::FailureMessage(Outcome outcome, int pivots, int max_pivots) {
+  std::ostringstream os;
+  switch (outcome) {
+    case Outcome::Numerical:
+      os << "basis became singular or its values overflowed after " << pivots << " pivots";
+      break;
+    case Outcome::Ray:
+      os << "ray termination after " << pivots
+         << " pivots: no solution on the complementary path (if M is copositive-plus the LCP "
+            "has no solution)";
+      break;
+    default:
+      os << "pivot cap " << max_pivots << " reached";
+  }
+  return os.str();
+}
+
+// Starts from the warm basis when it factorizes with finite values; true if it does.
+bool LemkeSolver::StartFromWarmBasis(const Eigen::VectorXd& q, const std::vector<int>& warm_basis) {
+  if (warm_basis.empty()) return false;
+  SetBasis(static_cast<int>(q.size()), warm_basis);
+  if (!Refactor()) return false;
+  Ftran(q, &xbar_);
+  return xbar_.allFinite();
+}
+
 LemkeSolver::Summary LemkeSolver::SolveLcp(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
                                            const std::vector<int>& warm_basis, Eigen::VectorXd* z) {
   Summary summary;
@@ -417,179 +590,46 @@ LemkeSolver::Summary LemkeSolver::SolveLcp(const Eigen::MatrixXd& M, const Eigen
     return summary;
   }
   M_ = &M;
-  const int z0 = 2 * n;
   const int max_pivots = options_.max_pivots > 0 ? options_.max_pivots : 10000 + 100 * n;
   eta_columns_.resize(n, options_.refactorization_interval);
-  Eigen::VectorXd xbar, delta(n), column;
-
-  // Starting complementary basis: all w, or the warm-start set of z.
-  auto set_basis = [&](const std::vector<int>& z_set) {
-    basis_.resize(n);
-    for (int i = 0; i < n; ++i) basis_[i] = i;
-    for (int i : z_set) basis_[i] = n + i;
-  };
-
-  bool warm = false;
-  if (!warm_basis.empty()) {
-    set_basis(warm_basis);
-    if (Refactor()) {
-      Ftran(q, &xbar);
-      warm = xbar.allFinite();
-    }
-  }
+  bool warm = StartFromWarmBasis(q, warm_basis);
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (!warm) {
-      set_basis({});
+      SetBasis(n, {});
       Refactor();
-      xbar = q;
+      xbar_ = q;
       covering_ = Eigen::VectorXd::Ones(n);
     } else {
       summary.warm_start_used = true;
-      if (xbar.minCoeff() >= 0.0) {
-        for (int p = 0; p < n; ++p) {
-          if (basis_[p] >= n) (*z)[basis_[p] - n] = xbar[p];
-        }
+      if (xbar_.minCoeff() >= 0.0) {
+        ReadBasicZ(z);
         summary.status = Status::Converged;
         summary.message = "the warm-start basis is feasible";
-        summary.factorizations = factorizations_;
-        return summary;
+        break;
       }
       // Covering vector d = B e, so that B^{-1} d = e.
       covering_ = Eigen::VectorXd::Zero(n);
       for (int p = 0; p < n; ++p) covering_ += Column(basis_[p]);
     }
-
-    // First pivot: z0 enters at the value that makes the most negative basic variable zero.
-    // x(t) = xbar + t B^{-1} d; the leaving position minimizes xbar_i / (B^{-1} d)_i.
-    Eigen::VectorXd bd;
-    Ftran(covering_, &bd);
-    double best = kInf;
-    for (int p = 0; p < n; ++p) {
-      if (bd[p] > 0.0) best = std::min(best, xbar[p] / bd[p]);
-    }
-    std::vector<int> ties;
-    for (int p = 0; p < n; ++p) {
-      if (bd[p] > 0.0 && xbar[p] / bd[p] <= best + 1e-12 * std::max(1.0, std::abs(best))) {
-        ties.push_back(p);
-      }
-    }
     int pivots = 0;
-    int entering = z0;
-    int r = bd.allFinite() && xbar.allFinite() ? ChooseAmongTies(ties, bd) : -1;
-    delta = -bd;  // B^{-1} a_z0 with a_z0 = -d
-    bool done = false, ray = false, numerical = r < 0;
-    while (!numerical) {
-      // Pivot: entering variable takes position r.
-      const double theta = xbar[r] / delta[r];
-      xbar.noalias() -= theta * delta;
-      xbar[r] = theta;
-      if (!xbar.allFinite()) {
-        numerical = true;
-        break;
-      }
-      const int leaving = basis_[r];
-      basis_[r] = entering;
-      ++pivots;
-      if (static_cast<int>(eta_rows_.size()) == options_.refactorization_interval) {
-        if (!Refactor()) {
-          numerical = true;
-          break;
-        }
-        Ftran(q, &xbar);
-        // Fresh basic values (z0 included) from the new factorization.
-        if (!xbar.allFinite()) {
-          numerical = true;
-          break;
-        }
-      } else {
-        eta_columns_.col(eta_rows_.size()) = delta;
-        eta_rows_.push_back(r);
-      }
-      if (leaving == z0) {
-        done = true;
-        break;
-      }
-      if (pivots >= max_pivots) break;
-      // Complementary rule.
-      entering = leaving < n ? leaving + n : leaving - n;
-      column = Column(entering);
-      Ftran(column, &delta);
-      if (!delta.allFinite()) {
-        numerical = true;
-        break;
-      }
-      const double scale = delta.cwiseAbs().maxCoeff();
-      const double eps = options_.pivot_tolerance * std::max(scale, 1e-300);
-      best = kInf;
-      for (int p = 0; p < n; ++p) {
-        if (delta[p] > eps) best = std::min(best, std::max(xbar[p], 0.0) / delta[p]);
-      }
-      if (best == kInf) {
-        ray = true;
-        break;
-      }
-      ties.clear();
-      int z0_tie = -1;
-      const double tie_tol = 1e-12 * std::max(1.0, best);
-      for (int p = 0; p < n; ++p) {
-        if (delta[p] > eps && std::max(xbar[p], 0.0) / delta[p] <= best + tie_tol) {
-          ties.push_back(p);
-          if (basis_[p] == z0) z0_tie = p;
-        }
-      }
-      r = z0_tie >= 0 ? z0_tie : ChooseAmongTies(ties, delta);
-      if (r < 0) {
-        numerical = true;
-        break;
-      }
-    }
+    Outcome outcome = Pivot(q, max_pivots, &pivots);
     summary.iterations += pivots;
-    if (done && !Refactor()) {
-      done = false;
-      numerical = true;
-    }
-    if (done) {
-      // Fresh factorization of the final basis and one step of iterative refinement.
-      Ftran(q, &xbar);
-      Eigen::VectorXd residual = q, correction;
-      for (int p = 0; p < n; ++p) residual -= Column(basis_[p]) * xbar[p];
-      Ftran(residual, &correction);
-      xbar += correction;
-      for (int p = 0; p < n; ++p) {
-        if (basis_[p] >= n && basis_[p] < z0) (*z)[basis_[p] - n] = std::max(xbar[p], 0.0);
-      }
+    if (outcome == Outcome::Complementary && Finish(q, z)) {
       summary.status = Status::Converged;
       summary.ray_termination = false;
-      std::ostringstream os;
-      os << "complementary solution after " << summary.iterations << " pivots";
-      summary.message = os.str();
+      summary.message =
+          "complementary solution after " + std::to_string(summary.iterations) + " pivots";
       break;
     }
-    // Best point on failure: the current basic z values.
-    for (int p = 0; p < n; ++p) {
-      if (basis_[p] >= n && basis_[p] < z0) (*z)[basis_[p] - n] = std::max(xbar[p], 0.0);
-    }
-    std::ostringstream os;
-    if (numerical) {
-      summary.status = Status::NumericalFailure;
-      os << "basis became singular or its values overflowed after " << summary.iterations
-         << " pivots";
-    } else if (ray) {
-      summary.status = Status::Failed;
-      summary.ray_termination = true;
-      os << "ray termination after " << summary.iterations
-         << " pivots: no solution on the complementary path (if M is copositive-plus the LCP "
-            "has no solution)";
-    } else {
-      summary.status = Status::MaxIterations;
-      os << "pivot cap " << max_pivots << " reached";
-    }
-    summary.message = os.str();
-    if ((ray || numerical) && warm) {
-      warm = false;  // try once more from the cold start
-      continue;
-    }
-    break;
+    if (outcome == Outcome::Complementary) outcome = Outcome::Numerical;
+    ReadBasicZ(z);  // the best point on failure: the current basic z values
+    summary.status = outcome == Outcome::Numerical ? Status::NumericalFailure
+                     : outcome == Outcome::Ray     ? Status::Failed
+                                                   : Status::MaxIterations;
+    summary.ray_termination = outcome == Outcome::Ray;
+    summary.message = FailureMessage(outcome, summary.iterations, max_pivots);
+    if (outcome == Outcome::PivotCap || !warm) break;
+    warm = false;  // try once more from the cold start
   }
   summary.factorizations = factorizations_;
   M_ = nullptr;

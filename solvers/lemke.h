@@ -74,6 +74,18 @@ class LemkeSolver {
                    const std::vector<int>& warm_basis, Eigen::VectorXd* z);
 
  private:
+  enum class Outcome { Complementary, Ray, Numerical, PivotCap };
+  // The steps of SolveLcp() (see lemke.cc).
+  void SetBasis(int n, const std::vector<int>& z_set);
+  bool StartFromWarmBasis(const Eigen::VectorXd& q, const std::vector<int>& warm_basis);
+  int FirstPivotPosition();
+  int RatioTest(bool* ray);
+  bool Exchange(int r, int entering, int* leaving);
+  bool UpdateFactors(const Eigen::VectorXd& q, int r);
+  Outcome Pivot(const Eigen::VectorXd& q, int max_pivots, int* pivots);
+  bool Finish(const Eigen::VectorXd& q, Eigen::VectorXd* z);
+  void ReadBasicZ(Eigen::VectorXd* z) const;
+  static std::string FailureMessage(Outcome outcome, int pivots, int max_pivots);
   // Basis handling (see lemke.cc).
   Eigen::VectorXd Column(int var) const;
   bool Refactor();
@@ -97,6 +109,9 @@ class LemkeSolver {
   std::vector<int> eta_rows_;
   Eigen::MatrixXd eta_columns_;
   int factorizations_ = 0;
+  // Pivoting workspace: basic values, the entering column B^{-1} a, B^{-1} d, ties.
+  Eigen::VectorXd xbar_, delta_, bd_, column_;
+  std::vector<int> ties_;
 };
 
 }  // namespace ncpkit
