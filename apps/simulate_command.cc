@@ -5,6 +5,7 @@
 #include "apps/commands.h"
 #include "apps/simulation.h"
 #include "integrators/trajectory_table.h"
+#include "solvers/input_error.h"
 
 namespace ncpkit {
 namespace {
@@ -67,7 +68,7 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) 
   std::ofstream csv;
   if (line.Has("out")) {
     csv.open(line.Value("out", ""));
-    if (!csv) throw std::invalid_argument("cannot write " + line.Value("out", ""));
+    if (!csv) throw InputError("cannot write " + line.Value("out", ""));
   }
   TrajectoryTable table;
   const SimulationStats stats =
@@ -103,7 +104,7 @@ int RunCompareCommand(const std::vector<std::string>& args, std::ostream& out) {
   PrintStatsTable(stats, out);
   if (line.Has("csv")) {
     std::ofstream csv(line.Value("csv", ""));
-    if (!csv) throw std::invalid_argument("cannot write " + line.Value("csv", ""));
+    if (!csv) throw InputError("cannot write " + line.Value("csv", ""));
     WriteStatsCsv(stats, csv);
     CloseOrThrow(&csv, line.Value("csv", ""));
   }

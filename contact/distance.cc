@@ -5,6 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "solvers/input_error.h"
+
 namespace ncpkit {
 namespace {
 
@@ -309,8 +311,8 @@ void ExplicitContactGeometry::FindContacts(const Shape& a, const ShapePose& pose
                                            const ShapePose& pose_b, double threshold,
                                            std::vector<ContactPoint>* contacts) const {
   if (!Supports(a.kind, b.kind)) {
-    throw std::invalid_argument("explicit contact between a " + a.Name() + " and a " + b.Name() +
-                                " is not implemented");
+    throw InputError("explicit contact between a " + a.Name() + " and a " + b.Name() +
+                     " is not implemented");
   }
   // Canonical order: plane < box < sphere; a swapped pair is reported flipped back.
   const auto rank = [](ShapeKind k) { return IsPlane(k) ? 0 : (IsBox(k) ? 1 : 2); };

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "solvers/input_error.h"
+
 namespace ncpkit {
 namespace {
 
@@ -33,7 +35,7 @@ void AddFaceAxes(const Shape& shape, const ShapePose& pose, std::vector<Eigen::V
 Overlap MeasureOverlap(const Shape& a, const ShapePose& pose_a, const Shape& b,
                        const ShapePose& pose_b) {
   if (a.kind == ShapeKind::HalfSpace) {
-    throw std::invalid_argument("MeasureOverlap: a half-space must be the second shape");
+    throw InputError("MeasureOverlap: a half-space must be the second shape");
   }
   Overlap result;
   if (b.kind == ShapeKind::HalfSpace) {
@@ -156,8 +158,8 @@ void SeparateOverlaps(std::vector<PlacedShape>* bodies, double tolerance) {
       b.pose.position -= push * (b.inverse_mass / total);
     }
   }
-  throw std::invalid_argument(DescribeOverlaps(*bodies, FindOverlaps(*bodies, tolerance)) +
-                              "; they could not be separated");
+  throw InputError(DescribeOverlaps(*bodies, FindOverlaps(*bodies, tolerance)) +
+                   "; they could not be separated");
 }
 
 }  // namespace ncpkit

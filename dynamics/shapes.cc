@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "solvers/input_error.h"
+
 namespace ncpkit {
 
 int Shape::NumInequalities() const {
@@ -63,7 +65,7 @@ Eigen::Vector3d Shape::SupportPoint(const Eigen::Vector3d& d, double flat) const
   switch (kind) {
     case ShapeKind::HalfSpace:
       if (d.head<2>().norm() <= flat * length && d[2] > 0.0) return Eigen::Vector3d::Zero();
-      throw std::invalid_argument("a half-space has no support point in this direction");
+      throw InputError("a half-space has no support point in this direction");
     case ShapeKind::Box: {
       Eigen::Vector3d x;
       for (int k = 0; k < 3; ++k) x[k] = 0.5 * size[k] * FlatSign(d[k], length, flat);

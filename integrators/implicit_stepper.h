@@ -17,17 +17,30 @@
 
 namespace ncpkit {
 
+// Every option: meaning, default, units, valid range and source. IsValid() says which one is
+// out of range; the stepper's constructor throws InputError for it (RequireValidOptions).
 struct ImplicitStepperOptions {
-  double h = 0.01;                                            // time step (s); > 0
-  Eigen::Vector3d gravity = Eigen::Vector3d(0.0, 0.0, -9.8);  // m/s^2
-  std::string solver = "fb-newton";  // a registry name taking ProblemKind::Mixed
-  bool warm_start = true;            // false: every step starts from default guesses
-  double tolerance = 1e-10;          // natural residual of each step's problem; > 0
-  int max_iterations = 100;          // per start; >= 1
+  // Time step (s). Default 0.01; > 0, finite. Seed 000 eq. 18 (backward Euler).
+  double h = 0.01;
+  // Gravity (m/s^2, world frame). Default (0, 0, -9.8); finite.
+  Eigen::Vector3d gravity = Eigen::Vector3d(0.0, 0.0, -9.8);
+  // A registry name (solvers/solver_registry.h) taking ProblemKind::Mixed. Default
+  // "fb-newton".
+  std::string solver = "fb-newton";
+  // Start each step from the previous step's solution; false: every step starts from the
+  // shapes' support points. Default true.
+  bool warm_start = true;
+  // Natural residual of each step's MCP. Default 1e-10; > 0.
+  double tolerance = 1e-10;
+  // Solver iterations per start (a step tries up to four starts). Default 100; >= 1.
+  int max_iterations = 100;
   // A pair enters the step's problem when its bounding spheres (a half-space: its plane) are
-  // closer than this (m) plus the distance both bodies can travel in two steps; >= 0.
+  // closer than this (m) plus the distance both bodies can travel in two steps. Default 0.01;
+  // >= 0.
   double contact_margin = 0.01;
-  bool keep_solver_reports = false;  // each record gets the solver's full report with history
+  // Keep the solver's full report (with its iteration history) in every record. Default
+  // false.
+  bool keep_solver_reports = false;
   bool IsValid(std::string* why) const;
 };
 

@@ -47,29 +47,43 @@ enum class QuasistaticModel { Dqc, Dlc, Qp, QpLcp };
 const char* ToString(QuasistaticModel model);
 bool ParseQuasistaticModel(const std::string& name, QuasistaticModel* model);
 
+// Every option: meaning, default, units, valid range and source. IsValid() says which one is
+// out of range; the stepper's constructor throws InputError for it (RequireValidOptions).
 struct QuasistaticOptions {
-  double h = 0.01;  // s
+  // Time step (s). Default 0.01; > 0, finite. Seed 001 eq. 19.
+  double h = 0.01;
+  // Gravity (m/s^2, world frame). Default (0, 0, -9.8); finite.
   Eigen::Vector3d gravity = Eigen::Vector3d(0.0, 0.0, -9.8);
+  // The step's contact model (see the top of this file). Default qp-lcp.
   QuasistaticModel model = QuasistaticModel::QpLcp;
-  // A registry name (solvers/solver_registry.h) taking ProblemKind::Mixed for dqc, Linear
-  // for the others.
+  // A registry name (solvers/solver_registry.h) taking ProblemKind::Mixed for dqc, Linear for
+  // the others. Default "lemke".
   std::string solver = "lemke";
-  bool warm_start = true;    // start from the previous step's solution when the sizes match
-  double tolerance = 1e-10;  // natural residual of each step's problem
-  int max_iterations = 0;    // 0: the solver's default
-  // Contact selection A(q, eps) of seed 002: pairs closer than this (m) enter the step.
+  // Start each step from the previous step's solution when the sizes match. Default true.
+  bool warm_start = true;
+  // Natural residual of each step's problem (the solver's tolerance). Default 1e-10; > 0.
+  double tolerance = 1e-10;
+  // The solver's iteration cap; default 0: the solver's own (dqc: 100 Newton iterations).
+  int max_iterations = 0;
+  // Contact selection A(q, eps) of seed 002: pairs closer than this enter the step (m).
+  // Default 0.01; >= 0.
   double contact_threshold = 0.01;
-  // Friction directions per contact in 3D (seed 001 n_d; >= 3); planar scenes use 2.
+  // Friction directions per contact in 3D (seed 001 n_d). Default 4; in [3, 256]. Planar
+  // scenes use 2.
   int friction_directions = 4;
-  // eps of the regularization 1/2 eps v_u^T M_u v_u (dimensionless, >= 0); see above.
+  // eps of the regularization 1/2 eps v_u^T M_u v_u (dimensionless; DESIGN.md,
+  // dynamics/quasistatic_balance.h). Default 1e-3; >= 0, finite; 0 gives the papers' models
+  // exactly (qp-lcp then needs every body actuated).
   double regularization = 1e-3;
   // Planar scenes: the normal of the plane of motion; contact tangents then lie in the plane
-  // and there is one tangent direction per contact. Zero: 3D.
+  // and there is one tangent direction per contact. Default zero: 3D.
   Eigen::Vector3d plane_normal = Eigen::Vector3d::Zero();
   // Linear models: when the solver fails on the step's LCP, proximal-point iterations on it
-  // with gamma = this * (largest dual diagonal); each iterate is checked against the original
-  // problem, so the answer is not changed, only found. 0 disables.
+  // (solvers/proximal_point.h, Rockafellar 1976) with gamma = this * (largest dual diagonal);
+  // each iterate is checked against the original problem, so the answer is not changed, only
+  // found. Default 1e-3 (dimensionless); >= 0; 0 disables.
   double proximal_regularization = 1e-3;
+  // Most regularized problems per step. Default 30; >= 0.
   int max_proximal_iterations = 30;
   bool IsValid(std::string* why) const;
 };

@@ -5,13 +5,15 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "solvers/input_error.h"
+
 namespace ncpkit {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 [[noreturn]] void Fail(const std::string& what) {
-  throw std::invalid_argument("invalid linear complementarity problem: " + what);
+  throw InputError("invalid linear complementarity problem: " + what);
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ using RowSparseMatrix = Eigen::SparseMatrix<double, Eigen::RowMajor>;
 // l_i = -inf and u_i = +inf (a free variable) makes row i an equation. The LCP is the case
 // l = 0, u = +inf. M may be given dense or sparse; both views are available to solvers.
 //
-// The constructors validate their input and throw std::invalid_argument with a message that
+// The constructors validate their input and throw InputError with a message that
 // names the offending size or entry: M square, sizes of q, l, u equal to M's, all data
 // finite (bounds may be infinite but not NaN), l <= u, l < +inf and u > -inf.
 class LinearComplementarityProblem {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "solvers/input_error.h"
+
 namespace ncpkit {
 
 int ProblemBuilder::AddVariableBlock(int size, double lower, double upper, double start) {
@@ -15,7 +17,7 @@ int ProblemBuilder::AddVariableBlock(const Eigen::VectorXd& lower, const Eigen::
                                      const Eigen::VectorXd& start) {
   const Eigen::Index count = lower.size();
   if (count <= 0 || upper.size() != count || start.size() != count) {
-    throw std::invalid_argument(
+    throw InputError(
         "variable block: lower, upper and start need one equal, positive "
         "size (got " +
         std::to_string(lower.size()) + ", " + std::to_string(upper.size()) + ", " +
@@ -24,10 +26,10 @@ int ProblemBuilder::AddVariableBlock(const Eigen::VectorXd& lower, const Eigen::
   for (Eigen::Index k = 0; k < count; ++k) {
     if (std::isnan(lower[k]) || std::isnan(upper[k]) || !(lower[k] <= upper[k]) ||
         !std::isfinite(start[k])) {
-      throw std::invalid_argument("variable block: entry " + std::to_string(k) +
-                                  " needs lower <= upper, no NaN, and a finite start (got [" +
-                                  std::to_string(lower[k]) + ", " + std::to_string(upper[k]) +
-                                  "], start " + std::to_string(start[k]) + ")");
+      throw InputError("variable block: entry " + std::to_string(k) +
+                       " needs lower <= upper, no NaN, and a finite start (got [" +
+                       std::to_string(lower[k]) + ", " + std::to_string(upper[k]) + "], start " +
+                       std::to_string(start[k]) + ")");
     }
   }
   const int offset = size();
@@ -46,14 +48,13 @@ int ProblemBuilder::AddVariableBlock(const Eigen::VectorXd& lower, const Eigen::
 
 void ProblemBuilder::CheckBlock(int block, int expected_size, const char* role) const {
   if (block < 0 || block >= num_variable_blocks()) {
-    throw std::invalid_argument(std::string("residual block: ") + role + " variable block " +
-                                std::to_string(block) + " does not exist");
+    throw InputError(std::string("residual block: ") + role + " variable block " +
+                     std::to_string(block) + " does not exist");
   }
   if (block_sizes_[block] != expected_size) {
-    throw std::invalid_argument(std::string("residual block: ") + role + " variable block " +
-                                std::to_string(block) + " has " +
-                                std::to_string(block_sizes_[block]) + " variables, expected " +
-                                std::to_string(expected_size));
+    throw InputError(std::string("residual block: ") + role + " variable block " +
+                     std::to_string(block) + " has " + std::to_string(block_sizes_[block]) +
+                     " variables, expected " + std::to_string(expected_size));
   }
 }
 
@@ -62,15 +63,15 @@ void ProblemBuilder::CheckPairing(const std::vector<int>& paired_blocks, int num
   int total = 0;
   for (int block : paired_blocks) {
     if (block < 0 || block >= num_variable_blocks()) {
-      throw std::invalid_argument("residual block: paired variable block " + std::to_string(block) +
-                                  " does not exist");
+      throw InputError("residual block: paired variable block " + std::to_string(block) +
+                       " does not exist");
     }
     total += block_sizes_[block];
   }
   if (total != num_residuals) {
-    throw std::invalid_argument("residual block: paired variable blocks have " +
-                                std::to_string(total) + " variables, the functor writes " +
-                                std::to_string(num_residuals) + " residuals");
+    throw InputError("residual block: paired variable blocks have " + std::to_string(total) +
+                     " variables, the functor writes " + std::to_string(num_residuals) +
+                     " residuals");
   }
 }
 
@@ -90,8 +91,8 @@ void ProblemBuilder::BuildPattern() const {
   }
   for (int i = 0; i < n; ++i) {
     if (!covered[i]) {
-      throw std::invalid_argument("problem builder: variable " + std::to_string(i) +
-                                  " has no residual row paired with it");
+      throw InputError("problem builder: variable " + std::to_string(i) +
+                       " has no residual row paired with it");
     }
   }
   pattern_.resize(n, n);

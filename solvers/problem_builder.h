@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "solvers/input_error.h"
 #include "solvers/mcp.h"
 
 namespace ncpkit {
@@ -116,9 +117,8 @@ class ProblemBuilder : public MixedComplementarityProblem {
             std::move(functor));
     const std::array<int, sizeof...(kBlockSizes)> sizes = {kBlockSizes...};
     if (blocks.size() != sizes.size()) {
-      throw std::invalid_argument("residual block: " + std::to_string(blocks.size()) +
-                                  " variable blocks given, the functor reads " +
-                                  std::to_string(sizes.size()));
+      throw InputError("residual block: " + std::to_string(blocks.size()) +
+                       " variable blocks given, the functor reads " + std::to_string(sizes.size()));
     }
     for (size_t b = 0; b < blocks.size(); ++b) CheckBlock(blocks[b], sizes[b], "read");
     CheckPairing(paired_blocks, kNumResiduals);

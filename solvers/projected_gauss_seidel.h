@@ -22,10 +22,14 @@ namespace ncpkit {
 class ProjectedGaussSeidel {
  public:
   struct Options {
-    int max_sweeps = 10000;    // Sweeps before MaxIterations.
-    double tolerance = 1e-10;  // Stop when natural_residual() <= tolerance.
-    double omega = 1.0;        // Relaxation, 0 < omega < 2 (1 = plain Gauss-Seidel).
-    bool warm_start = false;   // Start from *z if it has the problem's size on entry.
+    // Sweeps before MaxIterations. Default 10000; >= 1.
+    int max_sweeps = 10000;
+    // Stop when natural_residual() <= tolerance. Default 1e-10; > 0.
+    double tolerance = 1e-10;
+    // Relaxation (Cottle, Pang & Stone sec. 5.2). Default 1 (plain Gauss-Seidel); in (0, 2).
+    double omega = 1.0;
+    // Start from *z if it has the problem's size on entry. Default false.
+    bool warm_start = false;
     bool IsValid(std::string* why) const;
   };
 
