@@ -145,36 +145,46 @@ ContactRows TangentRows(const std::vector<LinearizedContact>& contacts,
   return BuildContactRows(contacts, balance, bodies, rows, false);
 }
 
-ContactRows PyramidRows(const std::vector<LinearizedContact>& contacts,
-                        const QuasistaticBalance& balance, const std::vector<Body>& bodies,
-                        std::vector<int>* first) {
+namespace {
+
+// Rows from a generator that lists each contact's row directions (none for a contact without
+// rows), and per contact the index of its first row (-1: none).
+template <class Directions>
+ContactRows RowsPerContact(const std::vector<LinearizedContact>& contacts,
+                           const QuasistaticBalance& balance, const std::vector<Body>& bodies,
+                           bool with_distance, const Directions& directions,
+                           std::vector<int>* first) {
   const int nc = static_cast<int>(contacts.size());
   std::vector<std::pair<int, Vector3d>> rows;
   first->assign(nc, -1);
   for (int i = 0; i < nc; ++i) {
-    if (contacts[i].directions.empty()) continue;
-    (*first)[i] = static_cast<int>(rows.size());
-    for (const Vector3d& dir : contacts[i].directions) rows.push_back({i, dir});
+    const size_t before = rows.size();
+    directions(contacts[i], [&](const Vector3d& u) { rows.push_back({i, u}); });
+    if (rows.size() > before) (*first)[i] = static_cast<int>(before);
   }
-  return BuildContactRows(contacts, balance, bodies, rows, false);
+  return BuildContactRows(contacts, balance, bodies, rows, with_distance);
+}
+
+}  // namespace
+
+ContactRows PyramidRows(const std::vector<LinearizedContact>& contacts,
+                        const QuasistaticBalance& balance, const std::vector<Body>& bodies,
+                        std::vector<int>* first) {
+  const auto pyramid = [](const LinearizedContact& c, const auto& add) {
+    for (const Vector3d& dir : c.directions) add(dir);
+  };
+  return RowsPerContact(contacts, balance, bodies, false, pyramid, first);
 }
 
 ContactRows AnitescuRows(const std::vector<LinearizedContact>& contacts,
                          const QuasistaticBalance& balance, const std::vector<Body>& bodies,
                          std::vector<int>* first) {
-  const int nc = static_cast<int>(contacts.size());
-  std::vector<std::pair<int, Vector3d>> rows;
-  first->assign(nc, -1);
-  for (int i = 0; i < nc; ++i) {
-    const LinearizedContact& c = contacts[i];
-    (*first)[i] = static_cast<int>(rows.size());
-    if (c.directions.empty()) {
-      rows.push_back({i, c.geometry.normal});
-    } else {
-      for (const Vector3d& dir : c.directions) rows.push_back({i, c.geometry.normal + c.mu * dir});
-    }
-  }
-  return BuildContactRows(contacts, balance, bodies, rows, true);
+  // A frictionless contact has the one row n.
+  const auto relaxed_cone = [](const LinearizedContact& c, const auto& add) {
+    if (c.directions.empty()) add(c.geometry.normal);
+    for (const Vector3d& dir : c.directions) add(c.geometry.normal + c.mu * dir);
+  };
+  return RowsPerContact(contacts, balance, bodies, true, relaxed_cone, first);
 }
 
 DqcConeRows DqcCone(double mu, double ln, double lt, double lo, double sigma, double gt,

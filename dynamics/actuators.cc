@@ -9,11 +9,7 @@
 namespace ncpkit {
 namespace {
 
-std::string Str(double x) {
-  std::ostringstream os;
-  os << x;
-  return os.str();
-}
+using internal::NumberText;
 
 }  // namespace
 
@@ -37,18 +33,19 @@ bool ActuatorCommand::IsValid(std::string* why) const {
     }
   }
   if (std::abs(offset) + std::abs(amplitude) > kMaxCoordinate) {
-    *why = "command offset and amplitude reach beyond the coordinate limit " + Str(kMaxCoordinate);
+    *why = "command offset and amplitude reach beyond the coordinate limit " +
+           NumberText(kMaxCoordinate);
     return false;
   }
   for (size_t k = 0; k < waypoints.size(); ++k) {
     if (!std::isfinite(waypoints[k].first) || !std::isfinite(waypoints[k].second)) {
       *why = "command waypoint " + std::to_string(k) + " is not finite (" +
-             Str(waypoints[k].first) + ", " + Str(waypoints[k].second) + ")";
+             NumberText(waypoints[k].first) + ", " + NumberText(waypoints[k].second) + ")";
       return false;
     }
     if (std::abs(waypoints[k].second) > kMaxCoordinate) {
-      *why = "command waypoint " + std::to_string(k) + " value " + Str(waypoints[k].second) +
-             " is beyond the coordinate limit " + Str(kMaxCoordinate);
+      *why = "command waypoint " + std::to_string(k) + " value " + NumberText(waypoints[k].second) +
+             " is beyond the coordinate limit " + NumberText(kMaxCoordinate);
       return false;
     }
     if (k > 0 && !(waypoints[k].first > waypoints[k - 1].first)) {
@@ -69,7 +66,7 @@ void ValidateActuator(const std::vector<Body>& bodies, const std::vector<Actuato
   if (FindActuator(before, actuator->name) >= 0) throw InputError(who + "duplicate name");
   if (!actuator->prescribed && !(actuator->stiffness > 0.0 && std::isfinite(actuator->stiffness))) {
     throw InputError(who + "stiffness must be positive and finite, got " +
-                     Str(actuator->stiffness));
+                     NumberText(actuator->stiffness));
   }
   if (!actuator->axis.allFinite() || actuator->axis.norm() < 1e-12 ||
       !actuator->pivot.allFinite()) {

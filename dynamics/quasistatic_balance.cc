@@ -8,11 +8,7 @@
 namespace ncpkit {
 namespace {
 
-std::string Str(double x) {
-  std::ostringstream os;
-  os << x;
-  return os.str();
-}
+using internal::NumberText;
 
 }  // namespace
 
@@ -113,8 +109,8 @@ std::string QuasistaticBalance::LeavesRange(const std::vector<Body>& bodies,
     }
     if (!(position.cwiseAbs().maxCoeff() <= kMaxCoordinate)) {
       return "body '" + bodies[b].name +
-             "' would leave the coordinate range |x| <= " + Str(kMaxCoordinate) + " m (to " +
-             Str(position.cwiseAbs().maxCoeff()) + ")";
+             "' would leave the coordinate range |x| <= " + NumberText(kMaxCoordinate) + " m (to " +
+             NumberText(position.cwiseAbs().maxCoeff()) + ")";
     }
   }
   for (size_t a = 0; a < actuators.size(); ++a) {
@@ -122,7 +118,7 @@ std::string QuasistaticBalance::LeavesRange(const std::vector<Body>& bodies,
         actuator_columns_[a] < 0 ? actuators[a].command(t1) : q[a] + delta[actuator_columns_[a]];
     if (!(std::abs(next) <= kMaxCoordinate)) {
       return "actuator '" + actuators[a].name + "' would leave the coordinate range (to " +
-             Str(next) + ")";
+             NumberText(next) + ")";
     }
   }
   return "";

@@ -24,11 +24,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // Natural residual below which a step's unconverged best iterate is still applied.
 constexpr double kUsableResidual = 1e-4;
 
-std::string Str(double x) {
-  std::ostringstream os;
-  os << x;
-  return os.str();
-}
+using internal::NumberText;
 
 // Adds the entries of J at (offset + i, k) and of -J^T at (k, offset + i): a contact model's
 // rows and their forces in the force balance.
@@ -257,22 +253,22 @@ bool ParseQuasistaticModel(const std::string& name, QuasistaticModel* model) {
 }
 bool QuasistaticOptions::IsValid(std::string* why) const {
   if (!(h > 0.0) || !std::isfinite(h)) {
-    *why = "h must be positive, got " + Str(h);
+    *why = "h must be positive, got " + NumberText(h);
   } else if (!gravity.allFinite()) {
     *why = "gravity must be finite";
   } else if (!(tolerance > 0.0)) {
-    *why = "tolerance must be positive, got " + Str(tolerance);
+    *why = "tolerance must be positive, got " + NumberText(tolerance);
   } else if (max_iterations < 0) {
     *why = "max_iterations must be >= 0";
   } else if (!(contact_threshold >= 0.0)) {
-    *why = "contact_threshold must be >= 0, got " + Str(contact_threshold);
+    *why = "contact_threshold must be >= 0, got " + NumberText(contact_threshold);
   } else if (friction_directions < 3 || friction_directions > kMaxFrictionDirections) {
     *why = "friction_directions must be in [3, " + std::to_string(kMaxFrictionDirections) +
            "], got " + std::to_string(friction_directions);
   } else if (!(regularization >= 0.0) || !std::isfinite(regularization)) {
-    *why = "regularization must be >= 0 and finite, got " + Str(regularization);
+    *why = "regularization must be >= 0 and finite, got " + NumberText(regularization);
   } else if (!(proximal_regularization >= 0.0) || !std::isfinite(proximal_regularization)) {
-    *why = "proximal_regularization must be >= 0, got " + Str(proximal_regularization);
+    *why = "proximal_regularization must be >= 0, got " + NumberText(proximal_regularization);
   } else if (max_proximal_iterations < 0) {
     *why = "max_proximal_iterations must be >= 0";
   } else if (!plane_normal.allFinite()) {
@@ -307,7 +303,7 @@ QuasistaticStepper::QuasistaticStepper(std::vector<Body> scene_bodies, const Con
       const ContactLaw& law = laws.Get(bodies_[a].name, bodies_[b].name);
       if (!(law.mu >= 0.0) || !std::isfinite(law.mu)) {
         throw InputError("friction between '" + bodies_[a].name + "' and '" + bodies_[b].name +
-                         "' must be >= 0, got " + Str(law.mu));
+                         "' must be >= 0, got " + NumberText(law.mu));
       }
       friction_[a * nb + b] = law.mu;
     }

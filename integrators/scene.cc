@@ -600,23 +600,37 @@ const std::vector<std::string>& DefaultVariants(StepperKind kind) {
 // ---------------------------------------------------------------------------------------------
 // Variants
 
-bool IsSolverVariant(const std::string& variant) {
+namespace {
+
+// Whether applying the variant to default options succeeds.
+template <class Options>
+bool Applies(const std::string& variant, void (*apply)(const std::string&, Options*)) {
+  Options options;
   try {
-    ImplicitStepperOptions options;
-    ApplySolverVariant(variant, &options);
+    apply(variant, &options);
   } catch (const InputError&) {
     return false;
   }
   return true;
 }
 
-void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* options) {
-  SolverVariant parsed;
+// The variant's parts, or none (empty solver) for a malformed one.
+SolverVariant ParseOrEmpty(const std::string& variant) {
   try {
-    parsed = ParseSolverVariant(variant);
+    return ParseSolverVariant(variant);
   } catch (const InputError&) {
-    parsed = SolverVariant();
+    return SolverVariant();
   }
+}
+
+}  // namespace
+
+bool IsSolverVariant(const std::string& variant) {
+  return Applies<ImplicitStepperOptions>(variant, &ApplySolverVariant);
+}
+
+void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* options) {
+  const SolverVariant parsed = ParseOrEmpty(variant);
   if (!parsed.model.empty() || !IsSolverName(parsed.solver, ProblemKind::Mixed)) {
     throw InputError("unknown solver '" + variant + "' (expected one of " +
                      SolverNameList(ProblemKind::Mixed) +
@@ -627,23 +641,12 @@ void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* opti
 }
 
 bool IsQuasistaticVariant(const std::string& variant) {
-  QuasistaticOptions options;
-  try {
-    ApplyQuasistaticVariant(variant, &options);
-  } catch (const InputError&) {
-    return false;
-  }
-  return true;
+  return Applies<QuasistaticOptions>(variant, &ApplyQuasistaticVariant);
 }
 
 void ApplyQuasistaticVariant(const std::string& variant, QuasistaticOptions* options) {
-  SolverVariant parsed;
+  const SolverVariant parsed = ParseOrEmpty(variant);
   QuasistaticModel model;
-  try {
-    parsed = ParseSolverVariant(variant);
-  } catch (const InputError&) {
-    parsed = SolverVariant();
-  }
   if (parsed.model.empty() || !ParseQuasistaticModel(parsed.model, &model)) {
     throw InputError("unknown quasistatic variant '" + variant +
                      "' (expected <model>/<solver>[-cold], model dqc, dlc, qp or "

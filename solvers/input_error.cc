@@ -1,5 +1,7 @@
 #include "solvers/input_error.h"
 
+#include <sstream>
+
 namespace ncpkit {
 namespace {
 
@@ -22,4 +24,13 @@ InputError::InputError(const std::string& source, int line, const std::string& f
       line_(line),
       field_(field) {}
 
+namespace internal {
+
+std::string NumberText(double x) {
+  std::ostringstream os;
+  os << x;
+  return os.str();
+}
+
+}  // namespace internal
 }  // namespace ncpkit

@@ -40,6 +40,12 @@ void RequireValidOptions(const Options& options, const std::string& what) {
   if (!options.IsValid(&why)) throw InputError("", 0, what + " options", why);
 }
 
+namespace internal {
+
+// A number as messages quote it (an ostream's default format: up to 6 significant digits).
+std::string NumberText(double x);
+
+}  // namespace internal
 }  // namespace ncpkit
 
 #endif  // NCPKIT_SOLVERS_INPUT_ERROR_H_

@@ -11,11 +11,7 @@ namespace {
 
 using RowMatrix = Eigen::SparseMatrix<double, Eigen::RowMajor>;
 
-std::string Str(double x) {
-  std::ostringstream os;
-  os << x;
-  return os.str();
-}
+using internal::NumberText;
 
 }  // namespace
 
@@ -119,16 +115,17 @@ const ProximalPointSolver::Summary& ProximalPointSolver::Solve(
       summary_.status = Status::Converged;
       summary_.natural_residual = residual;
       summary_.message = "proximal point: converged after " + std::to_string(outer) +
-                         " regularized problems (gamma " + Str(gamma) + ")";
+                         " regularized problems (gamma " + NumberText(gamma) + ")";
       return summary_;
     }
     previous = *z;
   }
   *z = best_z;
   summary_.natural_residual = best;
-  summary_.message = plain_message + "; proximal point (gamma " + Str(gamma) +
-                     ") reached natural residual " + Str(best) + " > tolerance " + Str(tolerance) +
-                     " after " + std::to_string(std::min(outer, options_.max_outer_iterations)) +
+  summary_.message = plain_message + "; proximal point (gamma " + NumberText(gamma) +
+                     ") reached natural residual " + NumberText(best) + " > tolerance " +
+                     NumberText(tolerance) + " after " +
+                     std::to_string(std::min(outer, options_.max_outer_iterations)) +
                      " regularized problems";
   return summary_;
 }

@@ -25,18 +25,31 @@ const Summary& NotTaken(const std::string& name, ProblemKind kind, double tolera
   return *summary;
 }
 
-class LemkeEntry : public ComplementaritySolver {
+void Configure(const SolverOptions& options, LemkeSolver* lemke) {
+  LemkeSolver::Options& o = lemke->mutable_options();
+  o.tolerance = options.tolerance;
+  o.max_pivots = options.max_iterations;
+  o.warm_start = options.warm_start;
+}
+
+void Configure(const SolverOptions& options, ProjectedGaussSeidel* pgs) {
+  ProjectedGaussSeidel::Options& o = pgs->mutable_options();
+  o.tolerance = options.tolerance;
+  if (options.max_iterations > 0) o.max_sweeps = options.max_iterations;
+  o.warm_start = options.warm_start;
+}
+
+// Lemke and PGS: LCPs and box MLCPs only.
+template <class Solver>
+class LinearOnlyEntry : public ComplementaritySolver {
  public:
-  LemkeEntry(const std::string& name, const SolverOptions& options)
+  LinearOnlyEntry(const std::string& name, const SolverOptions& options)
       : ComplementaritySolver(name, options) {
-    LemkeSolver::Options& o = lemke_.mutable_options();
-    o.tolerance = options.tolerance;
-    o.max_pivots = options.max_iterations;
-    o.warm_start = options.warm_start;
+    Configure(options, &solver_);
   }
   const SolverSummary& Solve(const LinearComplementarityProblem& problem,
                              Eigen::VectorXd* z) override {
-    summary_ = lemke_.Solve(problem, z);
+    summary_ = solver_.Solve(problem, z);
     return summary_;
   }
   const SolverSummary& Solve(const MixedComplementarityProblem&, Eigen::VectorXd*) override {
@@ -45,32 +58,8 @@ class LemkeEntry : public ComplementaritySolver {
   const SolverSummary& summary() const override { return summary_; }
 
  private:
-  LemkeSolver lemke_;
-  LemkeSolver::Summary summary_;
-};
-
-class PgsEntry : public ComplementaritySolver {
- public:
-  PgsEntry(const std::string& name, const SolverOptions& options)
-      : ComplementaritySolver(name, options) {
-    ProjectedGaussSeidel::Options& o = pgs_.mutable_options();
-    o.tolerance = options.tolerance;
-    if (options.max_iterations > 0) o.max_sweeps = options.max_iterations;
-    o.warm_start = options.warm_start;
-  }
-  const SolverSummary& Solve(const LinearComplementarityProblem& problem,
-                             Eigen::VectorXd* z) override {
-    summary_ = pgs_.Solve(problem, z);
-    return summary_;
-  }
-  const SolverSummary& Solve(const MixedComplementarityProblem&, Eigen::VectorXd*) override {
-    return NotTaken(name(), ProblemKind::Mixed, options().tolerance, &summary_);
-  }
-  const SolverSummary& summary() const override { return summary_; }
-
- private:
-  ProjectedGaussSeidel pgs_;
-  ProjectedGaussSeidel::Summary summary_;
+  Solver solver_;
+  typename Solver::Summary summary_;
 };
 
 // fb-newton (KLU), fb-newton-dense, penalized-fb and minmap-newton: one Newton object, kept.
@@ -164,9 +153,9 @@ const std::vector<SolverEntry>& SolverRegistry() {
   // needs a positive diagonal, factory.
   static const std::vector<SolverEntry> kSolvers = {
       {"lemke", "Lemke's complementary pivoting, lexicographic (lemke.h)", true, false, true, false,
-       false, &Create<LemkeEntry>},
+       false, &Create<LinearOnlyEntry<LemkeSolver>>},
       {"pgs", "projected Gauss-Seidel / SOR (projected_gauss_seidel.h)", true, false, true, false,
-       true, &Create<PgsEntry>},
+       true, &Create<LinearOnlyEntry<ProjectedGaussSeidel>>},
       {"fb-newton", "Fischer-Burmeister semismooth Newton, sparse KLU (semismooth_newton.h)", true,
        true, true, true, false, &Create<NewtonEntry>},
       {"fb-newton-dense", "the same with dense LU", true, true, false, true, false,
