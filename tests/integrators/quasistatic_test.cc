@@ -222,6 +222,40 @@ TEST_CASE("DQC and DLC agree when the motion is along a cone direction, and meas
   }
 }
 
+namespace {
+
+// The normal force and the smallest linearized distance between the sphere and the left
+// finger in one step.
+std::pair<double, double> LeftFingerContact(const QuasistaticStepRecord& r, int sphere,
+                                            int left) {
+  double cn1 = 0.0, phi1 = 1.0;
+  for (const QuasistaticContactRecord& c : r.contacts) {
+    if (c.body_a == sphere && c.body_b == left) {
+      cn1 += c.normal_force;
+      phi1 = std::min(phi1, c.distance_after);
+    }
+  }
+  return {cn1, phi1};
+}
+
+// The phases of the gripper scene at time t: the left finger's normal force cn1 and distance
+// phi1, and how far the common y actuator moved in the step.
+void CheckGripperPhase(double t, double cn1, double phi1, double moved, bool qp) {
+  CAPTURE(t);
+  if (t < 0.025) CHECK(std::abs(cn1) < 1e-9);    // approaching
+  if (t > 0.035 && t < 0.075) CHECK(cn1 > 0.5);  // squeezing
+  if (std::abs(t - 0.08) < 1e-9) CHECK(cn1 == doctest::Approx(10.0).epsilon(1e-6));
+  if (t < 0.125) CHECK(std::abs(moved) < 1e-6);      // friction holds the fingers
+  if (t > 0.145 && t < 0.225) CHECK(moved < -1e-3);  // sliding down the sphere
+  if (t > 0.245) CHECK(std::abs(moved) < 1e-3);      // the command stopped at 0.23 s
+  if (t <= 0.035) return;
+  if (!qp) CHECK(std::abs(phi1) < 1e-9);                 // LCP: on the surface while sliding
+  if (qp && t > 0.145 && t < 0.225) CHECK(phi1 > 5e-4);  // QP: boundary layer
+  if (qp && t > 0.275) CHECK(phi1 < 1e-4);  // ... that vanishes when sliding stops
+}
+
+}  // namespace
+
 TEST_CASE(
     "gripper and sphere: contact, squeeze, slip, and the QP's boundary layer (seed 002 V-A)") {
   for (const char* variant : {"dlc/lemke", "dqc/fb-newton", "qp-lcp/lemke", "qp/fb-newton"}) {
@@ -237,28 +271,10 @@ TEST_CASE(
       const QuasistaticStepRecord r = stepper.Step();
       REQUIRE(r.summary.IsSolved());
       CHECK(r.summary.natural_residual <= 1e-9);
-      const double t = r.time;
-      double cn1 = 0.0, phi1 = 1.0;
-      for (const QuasistaticContactRecord& c : r.contacts) {
-        if (c.body_a == sphere && c.body_b == left) {
-          cn1 += c.normal_force;
-          phi1 = std::min(phi1, c.distance_after);
-        }
-      }
+      const auto [cn1, phi1] = LeftFingerContact(r, sphere, left);
       const double moved = r.actuator_positions[y] - previous_y;
       previous_y = r.actuator_positions[y];
-      CAPTURE(t);
-      if (t < 0.025) CHECK(std::abs(cn1) < 1e-9);    // approaching
-      if (t > 0.035 && t < 0.075) CHECK(cn1 > 0.5);  // squeezing
-      if (std::abs(t - 0.08) < 1e-9) CHECK(cn1 == doctest::Approx(10.0).epsilon(1e-6));
-      if (t < 0.125) CHECK(std::abs(moved) < 1e-6);      // friction holds the fingers
-      if (t > 0.145 && t < 0.225) CHECK(moved < -1e-3);  // sliding down the sphere
-      if (t > 0.245) CHECK(std::abs(moved) < 1e-3);      // the command stopped at 0.23 s
-      if (t > 0.035) {
-        if (!qp) CHECK(std::abs(phi1) < 1e-9);                 // LCP: on the surface while sliding
-        if (qp && t > 0.145 && t < 0.225) CHECK(phi1 > 5e-4);  // QP: boundary layer
-        if (qp && t > 0.275) CHECK(phi1 < 1e-4);  // ... that vanishes when sliding stops
-      }
+      CheckGripperPhase(r.time, cn1, phi1, moved, qp);
     }
     CHECK(stepper.bodies()[sphere].state.position.y() == doctest::Approx(0.1).epsilon(1e-9));
   }
