@@ -9,18 +9,28 @@
 
 namespace ncpkit {
 
-// The contact law of one pair of bodies.
+// The contact law of one pair of bodies. Every field: meaning, default, units, range and
+// source; IsValid() says which one is out of range.
 struct ContactLaw {
+  // Friction coefficient mu (dimensionless). Default 0.5; >= 0. Seed 000 eq. 9.
   double mu = 0.5;
-  double e_t = 1.0, e_o = 1.0;  // friction ellipsoid, dimensionless
-  double e_r = 1.0;             // torsion semi-axis (m)
-  bool torsion = true;          // false: point-contact Coulomb, no torsional friction
-  // Quasi-rigid layer (seed 004), used when thickness > 0.
-  double thickness = 0.0;             // delta_max (m)
-  double stiffness = 0.0;             // k (N/m)
-  double damping = 0.0;               // c (N s/m)
-  double tangential_stiffness = 0.0;  // k_t (N/m); 0: friction by eq. 9
-  double tangential_damping = 0.0;    // c_t (N s/m)
+  // Friction ellipsoid semi-axes e_t, e_o (dimensionless). Default 1; > 0. Seed 000 eq. 9.
+  double e_t = 1.0, e_o = 1.0;
+  // Torsion semi-axis e_r (m). Default 1; > 0. Seed 000 eq. 9.
+  double e_r = 1.0;
+  // Torsional friction about the normal; false: point-contact Coulomb (seed 001 eqs. 6-8).
+  // Default true.
+  bool torsion = true;
+  // Quasi-rigid layer (seed 004), used when thickness > 0: thickness delta_max (m), default 0,
+  // >= 0; normal stiffness k (N/m), default 0, > 0 with a layer; damping c (N s/m), default 0,
+  // >= 0.
+  double thickness = 0.0;
+  double stiffness = 0.0;
+  double damping = 0.0;
+  // Kelvin-Voigt tangential stiffness k_t (N/m) and damping c_t (N s/m) of the layer (seed
+  // 004); default 0, >= 0; k_t = 0: friction by seed 000 eq. 9.
+  double tangential_stiffness = 0.0;
+  double tangential_damping = 0.0;
   bool compliant() const { return thickness > 0.0; }
   bool elastic_friction() const { return compliant() && tangential_stiffness > 0.0; }
   bool IsValid(std::string* why) const;
