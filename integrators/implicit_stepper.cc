@@ -311,7 +311,7 @@ const ImplicitPairState* ImplicitStepper::Remembered(int pair) const {
 // not depend on the origin. The remembered contact points stay in world coordinates.
 void ImplicitStepper::PreparePair(int attempt, int k, Eigen::VectorXd* z) {
   const double h = options_.h;
-  const auto [f, g] = pairs_[k];
+  const int f = pairs_[k].first, g = pairs_[k].second;  // (the lambda below uses them)
   ContactPairStep& s = *problem_->pair_data[k];
   s.h = h;
   origin_[k] = bodies_[f].state.position;
