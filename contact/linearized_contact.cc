@@ -73,35 +73,37 @@ void FindLinearizedContacts(const std::vector<Body>& bodies, const std::vector<c
                             const QuasistaticBalance& balance, const ContactGeometry& geometry,
                             const std::vector<double>& friction, double threshold,
                             const Vector3d& plane_normal, int friction_directions,
+                            std::vector<ContactPoint>* points,
                             std::vector<LinearizedContact>* contacts) {
   const int nb = static_cast<int>(bodies.size());
-  std::vector<ContactPoint> points;
+  size_t count = 0;
   for (int b = 0; b < nb; ++b) {
     for (int c = b + 1; c < nb; ++c) {
       if (!Candidate(bodies, actuated, balance, b, c, threshold)) continue;
-      points.clear();
+      points->clear();
       geometry.FindContacts(bodies[b].shape, PoseOf(bodies[b]), bodies[c].shape, PoseOf(bodies[c]),
-                            threshold, &points);
-      for (const ContactPoint& p : points) {
-        LinearizedContact contact;
+                            threshold, points);
+      for (const ContactPoint& p : *points) {
+        if (count == contacts->size()) contacts->emplace_back();
+        LinearizedContact& contact = (*contacts)[count++];
         contact.a = b;
         contact.b = c;
         contact.geometry = p;
         contact.mu = friction[b * nb + c];
         SetFrictionFrame(plane_normal, friction_directions, &contact);
-        contacts->push_back(contact);
       }
     }
   }
+  contacts->resize(count);
 }
 
-ContactRows BuildContactRows(const std::vector<LinearizedContact>& contacts,
-                             const QuasistaticBalance& balance, const std::vector<Body>& bodies,
-                             const std::vector<std::pair<int, Vector3d>>& rows,
-                             bool with_distance) {
-  std::vector<Eigen::Triplet<double>> triplets;
-  ContactRows out;
-  out.constant = Eigen::VectorXd::Zero(static_cast<int>(rows.size()));
+void BuildContactRows(const std::vector<LinearizedContact>& contacts,
+                      const QuasistaticBalance& balance, const std::vector<Body>& bodies,
+                      bool with_distance, ContactRows* out) {
+  const std::vector<std::pair<int, Vector3d>>& rows = out->directions;
+  std::vector<Eigen::Triplet<double>>& triplets = out->triplets;
+  triplets.clear();
+  out->constant.setZero(static_cast<int>(rows.size()));
   for (size_t r = 0; r < rows.size(); ++r) {
     const LinearizedContact& contact = contacts[rows[r].first];
     const Vector3d& u = rows[r].second;
@@ -117,32 +119,29 @@ ContactRows BuildContactRows(const std::vector<LinearizedContact>& contacts,
       for (const auto& [col, T] : balance.motion(b)) {
         triplets.emplace_back(static_cast<int>(r), col, sign * along(T));
       }
-      out.constant[r] += sign * along(balance.drift(b));
+      out->constant[r] += sign * along(balance.drift(b));
     }
-    if (with_distance) out.constant[r] += contact.geometry.distance;
+    if (with_distance) out->constant[r] += contact.geometry.distance;
   }
-  out.J.resize(static_cast<int>(rows.size()), balance.size());
-  out.J.setFromTriplets(triplets.begin(), triplets.end());
-  return out;
+  out->assembly.Assemble(static_cast<int>(rows.size()), balance.size(), triplets, &out->J);
 }
 
-ContactRows NormalRows(const std::vector<LinearizedContact>& contacts,
-                       const QuasistaticBalance& balance, const std::vector<Body>& bodies) {
-  std::vector<std::pair<int, Vector3d>> rows;
+void NormalRows(const std::vector<LinearizedContact>& contacts, const QuasistaticBalance& balance,
+                const std::vector<Body>& bodies, ContactRows* out) {
+  out->directions.clear();
   for (size_t i = 0; i < contacts.size(); ++i) {
-    rows.push_back({static_cast<int>(i), contacts[i].geometry.normal});
+    out->directions.push_back({static_cast<int>(i), contacts[i].geometry.normal});
   }
-  return BuildContactRows(contacts, balance, bodies, rows, true);
+  BuildContactRows(contacts, balance, bodies, true, out);
 }
 
-ContactRows TangentRows(const std::vector<LinearizedContact>& contacts,
-                        const QuasistaticBalance& balance, const std::vector<Body>& bodies,
-                        int which) {
-  std::vector<std::pair<int, Vector3d>> rows;
+void TangentRows(const std::vector<LinearizedContact>& contacts, const QuasistaticBalance& balance,
+                 const std::vector<Body>& bodies, int which, ContactRows* out) {
+  out->directions.clear();
   for (size_t i = 0; i < contacts.size(); ++i) {
-    rows.push_back({static_cast<int>(i), which == 0 ? contacts[i].t : contacts[i].o});
+    out->directions.push_back({static_cast<int>(i), which == 0 ? contacts[i].t : contacts[i].o});
   }
-  return BuildContactRows(contacts, balance, bodies, rows, false);
+  BuildContactRows(contacts, balance, bodies, false, out);
 }
 
 namespace {
@@ -150,41 +149,40 @@ namespace {
 // Rows from a generator that lists each contact's row directions (none for a contact without
 // rows), and per contact the index of its first row (-1: none).
 template <class Directions>
-ContactRows RowsPerContact(const std::vector<LinearizedContact>& contacts,
-                           const QuasistaticBalance& balance, const std::vector<Body>& bodies,
-                           bool with_distance, const Directions& directions,
-                           std::vector<int>* first) {
+void RowsPerContact(const std::vector<LinearizedContact>& contacts,
+                    const QuasistaticBalance& balance, const std::vector<Body>& bodies,
+                    bool with_distance, const Directions& directions, std::vector<int>* first,
+                    ContactRows* out) {
   const int nc = static_cast<int>(contacts.size());
-  std::vector<std::pair<int, Vector3d>> rows;
+  std::vector<std::pair<int, Vector3d>>& rows = out->directions;
+  rows.clear();
   first->assign(nc, -1);
   for (int i = 0; i < nc; ++i) {
     const size_t before = rows.size();
     directions(contacts[i], [&](const Vector3d& u) { rows.push_back({i, u}); });
     if (rows.size() > before) (*first)[i] = static_cast<int>(before);
   }
-  return BuildContactRows(contacts, balance, bodies, rows, with_distance);
+  BuildContactRows(contacts, balance, bodies, with_distance, out);
 }
 
 }  // namespace
 
-ContactRows PyramidRows(const std::vector<LinearizedContact>& contacts,
-                        const QuasistaticBalance& balance, const std::vector<Body>& bodies,
-                        std::vector<int>* first) {
+void PyramidRows(const std::vector<LinearizedContact>& contacts, const QuasistaticBalance& balance,
+                 const std::vector<Body>& bodies, std::vector<int>* first, ContactRows* out) {
   const auto pyramid = [](const LinearizedContact& c, const auto& add) {
     for (const Vector3d& dir : c.directions) add(dir);
   };
-  return RowsPerContact(contacts, balance, bodies, false, pyramid, first);
+  RowsPerContact(contacts, balance, bodies, false, pyramid, first, out);
 }
 
-ContactRows AnitescuRows(const std::vector<LinearizedContact>& contacts,
-                         const QuasistaticBalance& balance, const std::vector<Body>& bodies,
-                         std::vector<int>* first) {
+void AnitescuRows(const std::vector<LinearizedContact>& contacts, const QuasistaticBalance& balance,
+                  const std::vector<Body>& bodies, std::vector<int>* first, ContactRows* out) {
   // A frictionless contact has the one row n.
   const auto relaxed_cone = [](const LinearizedContact& c, const auto& add) {
     if (c.directions.empty()) add(c.geometry.normal);
     for (const Vector3d& dir : c.directions) add(c.geometry.normal + c.mu * dir);
   };
-  return RowsPerContact(contacts, balance, bodies, true, relaxed_cone, first);
+  RowsPerContact(contacts, balance, bodies, true, relaxed_cone, first, out);
 }
 
 DqcConeRows DqcCone(double mu, double ln, double lt, double lo, double sigma, double gt,

@@ -18,6 +18,7 @@
 #include "contact/distance.h"
 #include "dynamics/body.h"
 #include "dynamics/quasistatic_balance.h"
+#include "solvers/sparse_assembly.h"
 
 namespace ncpkit {
 
@@ -42,41 +43,47 @@ void SetFrictionFrame(const Eigen::Vector3d& plane_normal, int friction_directio
 
 // Seed 002's contact selection A(q, eps): every point closer than `threshold` of every pair
 // that has an unknown displacement, no two actuated bodies (no robot self-contact), no two
-// fixed ones. `friction`: mu per ordered pair (a * n + b). Appends to *contacts.
+// fixed ones. `friction`: mu per ordered pair (a * n + b). Replaces *contacts, reusing its
+// elements (a step with as many contacts as the last allocates nothing); *points is a
+// workspace.
 void FindLinearizedContacts(const std::vector<Body>& bodies, const std::vector<char>& actuated,
                             const QuasistaticBalance& balance, const ContactGeometry& geometry,
                             const std::vector<double>& friction, double threshold,
                             const Eigen::Vector3d& plane_normal, int friction_directions,
+                            std::vector<ContactPoint>* points,
                             std::vector<LinearizedContact>* contacts);
 
 // Rows u . (displacement of B's point - A's) in delta, one per (contact, u), and their
-// constant parts (the prescribed motion, plus phi when with the distance).
+// constant parts (the prescribed motion, plus phi when with the distance). The builders below
+// write into a ContactRows kept from step to step: rows whose pattern did not change are
+// rebuilt without allocating.
 struct ContactRows {
   RowMajorSparse J;
   Eigen::VectorXd constant;
+  // Workspace: the (contact, u) of every row, their triplets, the assembly into J.
+  std::vector<std::pair<int, Eigen::Vector3d>> directions;
+  std::vector<Eigen::Triplet<double>> triplets;
+  internal::TripletAssembly<RowMajorSparse> assembly;
 };
-ContactRows BuildContactRows(const std::vector<LinearizedContact>& contacts,
-                             const QuasistaticBalance& balance, const std::vector<Body>& bodies,
-                             const std::vector<std::pair<int, Eigen::Vector3d>>& rows,
-                             bool with_distance);
+// The rows of rows->directions.
+void BuildContactRows(const std::vector<LinearizedContact>& contacts,
+                      const QuasistaticBalance& balance, const std::vector<Body>& bodies,
+                      bool with_distance, ContactRows* rows);
 
 // The normal gaps phi + n . (...) of every contact.
-ContactRows NormalRows(const std::vector<LinearizedContact>& contacts,
-                       const QuasistaticBalance& balance, const std::vector<Body>& bodies);
+void NormalRows(const std::vector<LinearizedContact>& contacts, const QuasistaticBalance& balance,
+                const std::vector<Body>& bodies, ContactRows* rows);
 // The tangential displacements along t (which = 0) or o (which = 1) of every contact.
-ContactRows TangentRows(const std::vector<LinearizedContact>& contacts,
-                        const QuasistaticBalance& balance, const std::vector<Body>& bodies,
-                        int which);
+void TangentRows(const std::vector<LinearizedContact>& contacts, const QuasistaticBalance& balance,
+                 const std::vector<Body>& bodies, int which, ContactRows* rows);
 // The DLC pyramid's rows d_j . (...) of the frictional contacts, and per contact the index of
 // its first row (-1: frictionless).
-ContactRows PyramidRows(const std::vector<LinearizedContact>& contacts,
-                        const QuasistaticBalance& balance, const std::vector<Body>& bodies,
-                        std::vector<int>* first);
+void PyramidRows(const std::vector<LinearizedContact>& contacts, const QuasistaticBalance& balance,
+                 const std::vector<Body>& bodies, std::vector<int>* first, ContactRows* rows);
 // Anitescu's rows (n + mu d_j) . (...) with phi, one per direction (frictionless: n only), and
 // per contact the index of its first row.
-ContactRows AnitescuRows(const std::vector<LinearizedContact>& contacts,
-                         const QuasistaticBalance& balance, const std::vector<Body>& bodies,
-                         std::vector<int>* first);
+void AnitescuRows(const std::vector<LinearizedContact>& contacts, const QuasistaticBalance& balance,
+                  const std::vector<Body>& bodies, std::vector<int>* first, ContactRows* rows);
 
 // The DQC cone rows of one contact (seed 001 eqs. 21-23) at the normal force ln, tangential
 // forces lt, lo, slip sigma and tangential displacements gt, go:

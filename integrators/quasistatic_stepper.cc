@@ -13,6 +13,7 @@
 #include "solvers/mcp.h"
 #include "solvers/proximal_point.h"
 #include "solvers/solver_registry.h"
+#include "solvers/sparse_assembly.h"
 #include "solvers/sparse_cholesky.h"
 
 namespace ncpkit {
@@ -61,12 +62,9 @@ class QuasistaticNcp : public MixedComplementarityProblem {
   QuasistaticNcp(const std::vector<LinearizedContact>& contacts, const QuasistaticBalance& balance,
                  const std::vector<Body>& bodies, const Eigen::SparseMatrix<double>& stiffness,
                  const ContactRows& normal)
-      : stiffness_(stiffness),
-        normal_(normal),
-        tangent_(TangentRows(contacts, balance, bodies, 0)),
-        other_(TangentRows(contacts, balance, bodies, 1)),
-        force_(balance.force()),
-        n_(balance.size()) {
+      : stiffness_(stiffness), normal_(normal), force_(balance.force()), n_(balance.size()) {
+    TangentRows(contacts, balance, bodies, 0, &tangent_);
+    TangentRows(contacts, balance, bodies, 1, &other_);
     const int nc = static_cast<int>(contacts.size());
     index_.assign(nc, {-1, -1, -1, -1});
     mu_.resize(nc);
@@ -194,7 +192,8 @@ DlcStep MakeDlcStep(const std::vector<LinearizedContact>& contacts,
   const int n = balance.size();
   const int nc = static_cast<int>(contacts.size());
   std::vector<int> first;
-  const ContactRows f = PyramidRows(contacts, balance, bodies, &first);
+  ContactRows f;
+  PyramidRows(contacts, balance, bodies, &first, &f);
   const int nf = static_cast<int>(f.constant.size());
   int ns = 0;
   for (int i = 0; i < nc; ++i) ns += first[i] >= 0 ? 1 : 0;
@@ -410,14 +409,12 @@ void QuasistaticStepper::TablePairs(const StepRecord& record, std::vector<PairRo
 void QuasistaticStepper::AssembleStep() {
   balance_.Assemble(bodies_, actuators_, q_actuated_, time_ + options_.h, options_.h,
                     options_.gravity, options_.regularization);
-  contacts_.clear();
   FindLinearizedContacts(bodies_, actuated_, balance_, *geometry_, friction_,
                          options_.contact_threshold, options_.plane_normal,
-                         options_.friction_directions, &contacts_);
+                         options_.friction_directions, &points_, &contacts_);
   const int n = balance_.size();
-  stiffness_.resize(n, n);
-  stiffness_.setFromTriplets(balance_.stiffness().begin(), balance_.stiffness().end());
-  normal_ = NormalRows(contacts_, balance_, bodies_);
+  stiffness_assembly_.Assemble(n, n, balance_.stiffness(), &stiffness_);
+  NormalRows(contacts_, balance_, bodies_, &normal_);
   const size_t nc = contacts_.size();
   delta_.setZero(n);
   normal_force_.assign(nc, 0.0);
@@ -450,21 +447,21 @@ bool QuasistaticStepper::StartFrom(int size, const Eigen::VectorXd* initial_gues
 
 // A linear model's problem by the proximal-point method around the step's solver, from the
 // warm start and, if that fails, once more cold.
-SolverSummary QuasistaticStepper::SolveLinear(const LinearComplementarityProblem& problem,
-                                              const Eigen::VectorXd* initial_guess) {
+const SolverSummary& QuasistaticStepper::SolveLinear(const LinearComplementarityProblem& problem,
+                                                     const Eigen::VectorXd* initial_guess) {
   QuasistaticStepRecord& record = record_;
   const bool warm = StartFrom(problem.size(), initial_guess);
   record.attempts = 1;
-  SolverSummary summary = proximal_->Solve(problem, &z_);
+  const SolverSummary* summary = &proximal_->Solve(problem, &z_);
   record.proximal_iterations = proximal_->summary().outer_iterations;
-  if (!summary.IsSolved() && warm) {
+  if (!summary->IsSolved() && warm) {
     z_.resize(0);
     record.attempts = 2;
-    summary = proximal_->Solve(problem, &z_);
+    summary = &proximal_->Solve(problem, &z_);
     record.proximal_iterations = proximal_->summary().outer_iterations;
   }
   record.problem_size = problem.size();
-  return summary;
+  return *summary;
 }
 
 void QuasistaticStepper::StepDlc(const Eigen::VectorXd* initial_guess) {
@@ -492,8 +489,9 @@ void QuasistaticStepper::ReadAnitescuForces(const std::vector<int>& first,
 }
 
 void QuasistaticStepper::StepQp(const Eigen::VectorXd* initial_guess) {
-  std::vector<int> first;
-  const ContactRows A = AnitescuRows(contacts_, balance_, bodies_, &first);
+  std::vector<int>& first = first_row_;
+  AnitescuRows(contacts_, balance_, bodies_, &first, &anitescu_);
+  const ContactRows& A = anitescu_;
   const int n = balance_.size();
   const int nb = static_cast<int>(A.constant.size());
   const int size = n + nb;
@@ -510,8 +508,9 @@ void QuasistaticStepper::StepQp(const Eigen::VectorXd* initial_guess) {
 
 // Eliminates delta = K~^-1 (A^T beta + r): the LCP in beta with the Delassus matrix.
 void QuasistaticStepper::StepQpLcp(const Eigen::VectorXd* initial_guess) {
-  std::vector<int> first;
-  const ContactRows A = AnitescuRows(contacts_, balance_, bodies_, &first);
+  std::vector<int>& first = first_row_;
+  AnitescuRows(contacts_, balance_, bodies_, &first, &anitescu_);
+  const ContactRows& A = anitescu_;
   const int nb = static_cast<int>(A.constant.size());
   SolverSummary& summary = record_.summary;
   SparseCholesky& cholesky = *cholesky_;
@@ -524,7 +523,7 @@ void QuasistaticStepper::StepQpLcp(const Eigen::VectorXd* initial_guess) {
   }
   if (nb == 0) {
     // No contact: the stiffness alone decides the step (an empty LCP, nothing to solve).
-    delta_ = cholesky.solve(balance_.force());
+    cholesky.solveInto(balance_.force(), &delta_);
     summary.solver = options_.solver;
     summary.status = Status::Converged;
     summary.natural_residual = 0.0;
@@ -532,22 +531,29 @@ void QuasistaticStepper::StepQpLcp(const Eigen::VectorXd* initial_guess) {
     z_.resize(0);
     return;
   }
-  const Eigen::SparseMatrix<double> At = A.J.transpose();
-  const Eigen::SparseMatrix<double> X = cholesky.solve(At);
-  const Eigen::SparseMatrix<double> W = Eigen::SparseMatrix<double>(A.J) * X;
-  const Eigen::VectorXd free_motion = cholesky.solve(balance_.force());
-  const Eigen::VectorXd q = A.J * free_motion + A.constant;
-  if (!cholesky.messages().empty() || !q.allFinite()) {
+  // W = A K~^-1 A^T and q = A K~^-1 r + c, into the step's storage.
+  internal::TransposeInto(A.J, &At_);
+  cholesky.solveInto(At_, &X_);
+  internal::ConvertStorageOrder(A.J, &A_columns_);
+  internal::SparseProductInto(A_columns_, X_, &W_, &product_mask_, &product_values_,
+                              &product_rows_);
+  cholesky.solveInto(balance_.force(), &free_motion_);
+  // As Eigen evaluates A free_motion + c: c, plus each row's product sum.
+  q_lcp_ = A.constant;
+  q_lcp_.noalias() += A.J * free_motion_;
+  if (!cholesky.messages().empty() || !q_lcp_.allFinite()) {
     summary.solver = options_.solver;
     summary.status = Status::NumericalFailure;
     summary.message = "the Delassus LCP could not be formed" + cholesky.messages();
   } else {
-    LinearComplementarityProblem problem(W, q);
-    problem.name = "qp-lcp";
-    summary = SolveLinear(problem, initial_guess);
+    lcp_.AssignLcp(W_, q_lcp_);
+    lcp_.name = "qp-lcp";
+    summary = SolveLinear(lcp_, initial_guess);
   }
   if (z_.size() != nb) return;
-  delta_ = free_motion + X * z_;
+  // As Eigen evaluates free_motion + X z: the products accumulate onto free_motion.
+  delta_ = free_motion_;
+  delta_.noalias() += X_ * z_;
   ReadAnitescuForces(first, z_);
 }
 

@@ -34,11 +34,11 @@
 #include "dynamics/body.h"
 #include "dynamics/quasistatic_balance.h"
 #include "integrators/stepper.h"
+#include "solvers/linear_problem.h"
 
 namespace ncpkit {
 
 class ComplementaritySolver;
-class LinearComplementarityProblem;
 class MixedComplementarityProblem;
 class ProximalPointSolver;
 class SparseCholesky;
@@ -152,8 +152,8 @@ class QuasistaticStepper : public Stepper {
   void UpdateActuatedPoses();
   void AssembleStep();
   bool StartFrom(int size, const Eigen::VectorXd* initial_guess);
-  SolverSummary SolveLinear(const LinearComplementarityProblem& problem,
-                            const Eigen::VectorXd* initial_guess);
+  const SolverSummary& SolveLinear(const LinearComplementarityProblem& problem,
+                                   const Eigen::VectorXd* initial_guess);
   void StepDlc(const Eigen::VectorXd* initial_guess);
   void StepQp(const Eigen::VectorXd* initial_guess);
   void StepQpLcp(const Eigen::VectorXd* initial_guess);
@@ -185,9 +185,20 @@ class QuasistaticStepper : public Stepper {
   QuasistaticStepRecord record_;
   // The step's workspace: contacts, stiffness K~, normal rows, the problem's point, and what
   // the solution says (delta, per contact normal force and friction force).
+  std::vector<ContactPoint> points_;
   std::vector<LinearizedContact> contacts_;
   Eigen::SparseMatrix<double> stiffness_;
-  ContactRows normal_;
+  internal::TripletAssembly<Eigen::SparseMatrix<double>> stiffness_assembly_;
+  ContactRows normal_, anitescu_;
+  std::vector<int> first_row_;  // per contact: its first row of anitescu_
+  // qp-lcp: A^T, K~^-1 A^T, A by columns, the Delassus matrix W, the free motion K~^-1 r,
+  // the LCP's q, the problem, and the product's workspace.
+  Eigen::SparseMatrix<double> At_, X_, A_columns_, W_;
+  Eigen::VectorXd free_motion_, q_lcp_;
+  LinearComplementarityProblem lcp_;
+  std::vector<char> product_mask_;
+  std::vector<double> product_values_;
+  std::vector<int> product_rows_;
   Eigen::VectorXd z_, delta_;
   std::vector<double> normal_force_;
   std::vector<Eigen::Vector3d> friction_force_;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "solvers/input_error.h"
+#include "solvers/sparse_assembly.h"
 
 namespace ncpkit {
 namespace {
@@ -93,6 +94,33 @@ void LinearComplementarityProblem::Validate(int rows, int cols) {
          << ", u = " << upper_[i] << ")";
       Fail(os.str());
     }
+  }
+}
+
+void LinearComplementarityProblem::AssignLcp(const Eigen::SparseMatrix<double>& M,
+                                             const Eigen::VectorXd& q) {
+  q_ = q;
+  lower_.setZero(q.size());
+  upper_.setConstant(q.size(), kInf);
+  Validate(static_cast<int>(M.rows()), static_cast<int>(M.cols()));
+  dense_.reset();
+  if (!M.isCompressed()) Fail("M must be compressed");
+  internal::ConvertStorageOrder(M, &sparse_);
+  for (Eigen::Index k = 0; k < sparse_.nonZeros(); ++k) {
+    if (!std::isfinite(sparse_.valuePtr()[k])) {
+      std::ostringstream os;
+      os << "M has a non-finite entry " << sparse_.valuePtr()[k];
+      Fail(os.str());
+    }
+  }
+  internal::ConvertStorageOrder(sparse_, &sparse_columns_);
+}
+
+void LinearComplementarityProblem::DenseMatrixInto(Eigen::MatrixXd* M) const {
+  if (dense_) {
+    *M = *dense_;
+  } else {
+    *M = sparse_;
   }
 }
 

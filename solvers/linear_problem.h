@@ -31,6 +31,12 @@ class LinearComplementarityProblem {
   LinearComplementarityProblem(const Eigen::SparseMatrix<double>& M, Eigen::VectorXd q,
                                Eigen::VectorXd l, Eigen::VectorXd u);
 
+  // An empty problem (size 0), to be set with AssignLcp().
+  LinearComplementarityProblem() = default;
+  // Makes this the LCP (M, q) (l = 0, u = +inf), validated as the constructors do, reusing
+  // the storage: an M with no more nonzeros than the last one and the same size allocate
+  // nothing (a time-stepper poses one such problem per step).
+  void AssignLcp(const Eigen::SparseMatrix<double>& M, const Eigen::VectorXd& q);
   int size() const { return static_cast<int>(q_.size()); }
   const Eigen::VectorXd& q() const { return q_; }
   const Eigen::VectorXd& lower() const { return lower_; }
@@ -44,6 +50,8 @@ class LinearComplementarityProblem {
   const Eigen::MatrixXd& stored_dense_matrix() const { return *dense_; }
   // Dense M: the stored one, or a conversion of the sparse one.
   Eigen::MatrixXd dense_matrix() const;
+  // The same into *M's storage (no allocation when it has the size).
+  void DenseMatrixInto(Eigen::MatrixXd* M) const;
   // True if l = 0 and u = +inf everywhere.
   bool IsStandardLcp() const;
   // Number of free variables (l = -inf, u = +inf).

@@ -2,6 +2,9 @@
 
 #include <Eigen/CholmodSupport>
 #include <algorithm>
+#include <cstring>
+
+#include "solvers/suitesparse_memory.h"
 
 namespace ncpkit {
 namespace {
@@ -29,21 +32,40 @@ bool SamePattern(const Eigen::SparseMatrix<double>& A, const std::vector<int>& o
          std::equal(inner.begin(), inner.end(), A.innerIndexPtr());
 }
 
+using Llt = Eigen::CholmodSimplicialLLT<Eigen::SparseMatrix<double>>;
+
+// Eigen's factorization, with its factor reachable for the solves that write into the
+// caller's storage.
+class AccessibleLlt : public Llt {
+ public:
+  cholmod_factor* factor() { return m_cholmodFactor; }
+};
+
 }  // namespace
 
 struct SparseCholesky::Impl {
-  Eigen::CholmodSimplicialLLT<Eigen::SparseMatrix<double>> llt;
+  // CHOLMOD's memory (the factor, solve results) lives in this cache's blocks: every CHOLMOD
+  // call runs in a scope of it, so that a refactorization or a solve reuses the last one's.
+  internal::SuiteSparseBlockCache cache;
+  std::unique_ptr<AccessibleLlt> llt;
   std::string messages;
   Impl() {
-    llt.cholmod().print = 0;
-    llt.cholmod().error_handler = &CollectMessage;
+    const internal::SuiteSparseBlockCache::Scope scope(&cache);
+    llt = std::make_unique<AccessibleLlt>();
+    llt->cholmod().print = 0;
+    llt->cholmod().error_handler = &CollectMessage;
+  }
+  ~Impl() {
+    const internal::SuiteSparseBlockCache::Scope scope(&cache);
+    llt.reset();
   }
   // Runs a CHOLMOD call, keeping what it said.
   template <class Call>
   void Run(const Call& call) {
+    const internal::SuiteSparseBlockCache::Scope scope(&cache);
     Collected().clear();
     call();
-    messages = Collected();
+    messages += Collected();
   }
 };
 
@@ -51,9 +73,10 @@ SparseCholesky::SparseCholesky() : impl_(std::make_unique<Impl>()) {}
 SparseCholesky::~SparseCholesky() = default;
 
 void SparseCholesky::analyzePattern(const Eigen::SparseMatrix<double>& A) {
-  impl_->Run([&] { impl_->llt.analyzePattern(A); });
+  impl_->messages.clear();
+  impl_->Run([&] { impl_->llt->analyzePattern(A); });
   ++symbolic_analyses_;
-  info_ = impl_->llt.info();
+  info_ = impl_->llt->info();
   pattern_outer_.clear();
   pattern_inner_.clear();
   if (info_ != Eigen::Success || !A.isCompressed()) return;
@@ -62,34 +85,71 @@ void SparseCholesky::analyzePattern(const Eigen::SparseMatrix<double>& A) {
 }
 
 void SparseCholesky::factorize(const Eigen::SparseMatrix<double>& A) {
-  impl_->Run([&] { impl_->llt.factorize(A); });
-  info_ = impl_->llt.info();
+  impl_->messages.clear();
+  impl_->Run([&] { impl_->llt->factorize(A); });
+  info_ = impl_->llt->info();
 }
 
 void SparseCholesky::compute(const Eigen::SparseMatrix<double>& A) {
   if (!SamePattern(A, pattern_outer_, pattern_inner_)) {
     analyzePattern(A);
     if (info_ != Eigen::Success) return;
-    const std::string analysis = impl_->messages;
+    std::string analysis;
+    analysis.swap(impl_->messages);
     factorize(A);
-    impl_->messages = analysis + impl_->messages;
+    impl_->messages.insert(0, analysis);
     return;
   }
   factorize(A);
 }
 
 Eigen::VectorXd SparseCholesky::solve(const Eigen::VectorXd& b) const {
-  Collected().clear();
-  Eigen::VectorXd x = impl_->llt.solve(b);
-  impl_->messages += Collected();
+  Eigen::VectorXd x;
+  solveInto(b, &x);
   return x;
 }
 
+void SparseCholesky::solveInto(const Eigen::VectorXd& b, Eigen::VectorXd* x) const {
+  // What Eigen's CholmodBase::solve() does, writing into *x.
+  impl_->Run([&] {
+    Eigen::VectorXd& rhs = const_cast<Eigen::VectorXd&>(b);
+    cholmod_dense b_cd = Eigen::viewAsCholmod(rhs);
+    cholmod_dense* x_cd =
+        cholmod_solve(CHOLMOD_A, impl_->llt->factor(), &b_cd, &impl_->llt->cholmod());
+    if (x_cd == nullptr) {
+      x->setConstant(b.size(), std::nan(""));
+      return;
+    }
+    x->resize(b.size());
+    std::memcpy(x->data(), x_cd->x, sizeof(double) * b.size());
+    cholmod_free_dense(&x_cd, &impl_->llt->cholmod());
+  });
+}
+
 Eigen::SparseMatrix<double> SparseCholesky::solve(const Eigen::SparseMatrix<double>& B) const {
-  Collected().clear();
-  Eigen::SparseMatrix<double> X = impl_->llt.solve(B);
-  impl_->messages += Collected();
+  Eigen::SparseMatrix<double> X;
+  solveInto(B, &X);
   return X;
+}
+
+void SparseCholesky::solveInto(const Eigen::SparseMatrix<double>& B,
+                               Eigen::SparseMatrix<double>* X) const {
+  // What Eigen's CholmodBase::solve() does for a sparse right-hand side, writing into *X.
+  impl_->Run([&] {
+    Eigen::SparseMatrix<double>& rhs = const_cast<Eigen::SparseMatrix<double>&>(B);
+    cholmod_sparse b_cs = Eigen::viewAsCholmod(rhs);
+    cholmod_sparse* x_cs =
+        cholmod_spsolve(CHOLMOD_A, impl_->llt->factor(), &b_cs, &impl_->llt->cholmod());
+    X->resize(B.rows(), B.cols());
+    if (x_cs == nullptr) return;
+    const int* p = static_cast<const int*>(x_cs->p);
+    const int nonzeros = p[x_cs->ncol];
+    X->resizeNonZeros(nonzeros);
+    std::memcpy(X->outerIndexPtr(), p, sizeof(int) * (x_cs->ncol + 1));
+    std::memcpy(X->innerIndexPtr(), x_cs->i, sizeof(int) * nonzeros);
+    std::memcpy(X->valuePtr(), x_cs->x, sizeof(double) * nonzeros);
+    cholmod_free_sparse(&x_cs, &impl_->llt->cholmod());
+  });
 }
 
 const std::string& SparseCholesky::messages() const { return impl_->messages; }

@@ -14,7 +14,9 @@ namespace ncpkit {
 // A = L L^T of a symmetric positive definite matrix (its lower triangle is read), simplicial
 // CHOLMOD with its fill-reducing ordering. compute() analyzes the pattern only when it differs
 // from the last analyzed one (a time-stepper whose stiffness keeps its pattern analyzes once),
-// then factorizes. CHOLMOD prints nothing: its messages are kept for messages().
+// then factorizes. CHOLMOD prints nothing: its messages are kept for messages(). CHOLMOD's
+// memory is kept in a cache of this object (suitesparse_memory.h), so repeated factorizations
+// and solves of the same sizes allocate nothing.
 class SparseCholesky {
  public:
   SparseCholesky();
@@ -32,6 +34,10 @@ class SparseCholesky {
   // successful factorization.
   Eigen::VectorXd solve(const Eigen::VectorXd& b) const;
   Eigen::SparseMatrix<double> solve(const Eigen::SparseMatrix<double>& B) const;
+  // The same into existing storage: with the sizes (and, for B, the fill) of the last solve,
+  // nothing is allocated.
+  void solveInto(const Eigen::VectorXd& b, Eigen::VectorXd* x) const;
+  void solveInto(const Eigen::SparseMatrix<double>& B, Eigen::SparseMatrix<double>* X) const;
   // "; CHOLMOD error: ..." (or warning) for each message since the last analyzePattern(),
   // factorize() or compute() began; empty when CHOLMOD had nothing to say.
   const std::string& messages() const;
