@@ -317,12 +317,13 @@ void ExplicitContactGeometry::FindContacts(const Shape& a, const ShapePose& pose
   // Canonical order: plane < box < sphere; a swapped pair is reported flipped back.
   const auto rank = [](ShapeKind k) { return IsPlane(k) ? 0 : (IsBox(k) ? 1 : 2); };
   if (rank(a.kind) > rank(b.kind)) {
-    std::vector<ContactPoint> flipped;
-    FindContacts(b, pose_b, a, pose_a, threshold, &flipped);
-    for (ContactPoint c : flipped) {
+    // The points of (b, a), appended and then flipped in place.
+    const size_t first = contacts->size();
+    FindContacts(b, pose_b, a, pose_a, threshold, contacts);
+    for (size_t k = first; k < contacts->size(); ++k) {
+      ContactPoint& c = (*contacts)[k];
       std::swap(c.point_a, c.point_b);
       c.normal = -c.normal;
-      contacts->push_back(c);
     }
     return;
   }

@@ -701,7 +701,10 @@ void QuasistaticStepper::FinishStep(double seconds) {
   const bool usable =
       finite && (record.summary.IsSolved() || record.summary.natural_residual <= kUsableResidual);
   if (!usable) delta_.setZero();
-  const Eigen::VectorXd after = normal_.J * delta_ + normal_.constant;
+  // As Eigen evaluates J delta + c: the product, then the sum.
+  Eigen::VectorXd& after = after_;
+  after.noalias() = normal_.J * delta_;
+  after += normal_.constant;
   for (int i = 0; i < nc; ++i) {
     QuasistaticContactRecord c;
     c.body_a = contacts_[i].a;

@@ -199,7 +199,7 @@ class QuasistaticStepper : public Stepper {
   std::vector<char> product_mask_;
   std::vector<double> product_values_;
   std::vector<int> product_rows_;
-  Eigen::VectorXd z_, delta_;
+  Eigen::VectorXd z_, delta_, after_;
   std::vector<double> normal_force_;
   std::vector<Eigen::Vector3d> friction_force_;
 };

@@ -1,12 +1,15 @@
 #include "solvers/lemke.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <sstream>
 
+#include "solvers/dense_lu.h"
 #include "solvers/pivots.h"
 
 namespace ncpkit {
@@ -22,6 +25,10 @@ double Seconds(std::chrono::steady_clock::time_point start) {
 //   z_i = sum over the kept entries a naming i of offset_a + sign_a x_a (a free variable split
 //         as x+ - x- is named twice), and
 //   z_F = -M_FF^{-1} (M_FC z_C + q_F) for the eliminated free ones.
+}  // namespace
+
+namespace internal {
+
 struct ReducedLcp {
   Eigen::MatrixXd M;
   Eigen::VectorXd q;
@@ -33,10 +40,29 @@ struct ReducedLcp {
   Eigen::VectorXd q_f;   // q(free) + M(free, fixed) l(fixed)
   int split = 0;         // free variables split as z = x+ - x- (M_FF singular)
   int free_rank = 0;     // rank of M_FF when split
+  // Workspace kept between solves: the problem's dense M and q, the kept block, the shift.
+  Eigen::MatrixXd dense, M_cc;
+  Eigen::VectorXd q_work, q_c, shifted;
 };
+
+}  // namespace internal
+
+namespace {
+
+using internal::ReducedLcp;
 
 // Sorts the variables into free (l = -inf, u = +inf), fixed (l = u) and kept ones.
 void ClassifyVariables(const Eigen::VectorXd& l, const Eigen::VectorXd& u, ReducedLcp* r) {
+  r->free.clear();
+  r->fixed.clear();
+  r->kept.clear();
+  r->boxed.clear();
+  r->split = 0;
+  r->free_rank = 0;
+  for (std::vector<int>* v :
+       {&r->free, &r->fixed, &r->kept, &r->boxed, &r->kept_rows, &r->free_rows}) {
+    v->reserve(l.size());  // (no allocation once a problem of this size was reduced)
+  }
   for (int i = 0; i < static_cast<int>(l.size()); ++i) {
     if (l[i] == -kInf && u[i] == kInf) {
       r->free.push_back(i);
@@ -131,9 +157,12 @@ void ShiftAndBound(const Eigen::VectorXd& l, const Eigen::VectorXd& u, int base_
     }
   }
   const int nb = static_cast<int>(r->boxed.size());
-  r->M = Eigen::MatrixXd::Zero(nc + nb, nc + nb);
+  r->M.setZero(nc + nb, nc + nb);
   r->q.resize(nc + nb);
-  const Eigen::VectorXd shifted = M_cc * r->offset + q_c;
+  // As Eigen evaluates M_cc offset + q_c: the product first, then the sum.
+  Eigen::VectorXd& shifted = r->shifted;
+  shifted.noalias() = M_cc * r->offset;
+  shifted += q_c;
   for (int a = 0; a < nc; ++a) {
     r->q[a] = r->sign[a] * shifted[a];
     for (int b = 0; b < nc; ++b) r->M(a, b) = r->sign[a] * M_cc(a, b) * r->sign[b];
@@ -146,37 +175,37 @@ void ShiftAndBound(const Eigen::VectorXd& l, const Eigen::VectorXd& u, int base_
   }
 }
 
-ReducedLcp Reduce(const LinearComplementarityProblem& problem) {
-  ReducedLcp r;
+// Reduces the problem into *r, reusing its storage (see ReducedLcp).
+void Reduce(const LinearComplementarityProblem& problem, ReducedLcp* r) {
   const Eigen::VectorXd& l = problem.lower();
   const Eigen::VectorXd& u = problem.upper();
-  ClassifyVariables(l, u, &r);
-  const Eigen::MatrixXd M = problem.dense_matrix();
-  Eigen::VectorXd q = problem.q();
-  for (int j : r.fixed) q += M.col(j) * l[j];  // substitute the fixed variables
+  ClassifyVariables(l, u, r);
+  problem.DenseMatrixInto(&r->dense);
+  const Eigen::MatrixXd& M = r->dense;
+  Eigen::VectorXd& q = r->q_work;
+  q = problem.q();
+  for (int j : r->fixed) q += M.col(j) * l[j];  // substitute the fixed variables
   std::vector<int> split_vars, split_rows;
-  EliminateFreeBlock(M, &r, &split_vars, &split_rows);
-  const int base_count = static_cast<int>(r.kept.size());
+  EliminateFreeBlock(M, r, &split_vars, &split_rows);
+  const int base_count = static_cast<int>(r->kept.size());
   // z_j = x+ - x-: two LCP variables, with rows w_i >= 0 and -w_i >= 0 of an unused equality
   // row i, so that w_i = 0.
   for (size_t k = 0; k < split_vars.size(); ++k) {
-    r.kept.insert(r.kept.end(), 2, split_vars[k]);
-    r.kept_rows.insert(r.kept_rows.end(), 2, split_rows[k]);
+    r->kept.insert(r->kept.end(), 2, split_vars[k]);
+    r->kept_rows.insert(r->kept_rows.end(), 2, split_rows[k]);
   }
-  r.split = static_cast<int>(split_vars.size());
-  r.sign = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(r.kept.size()));
-  r.offset = Eigen::VectorXd::Zero(r.sign.size());
-  Eigen::MatrixXd M_cc;
-  Eigen::VectorXd q_c;
-  SchurComplement(M, q, &r, &M_cc, &q_c);
-  ShiftAndBound(l, u, base_count, M_cc, q_c, &r);
-  return r;
+  r->split = static_cast<int>(split_vars.size());
+  r->sign.setOnes(static_cast<Eigen::Index>(r->kept.size()));
+  r->offset.setZero(r->sign.size());
+  SchurComplement(M, q, r, &r->M_cc, &r->q_c);
+  ShiftAndBound(l, u, base_count, r->M_cc, r->q_c, r);
 }
 
 // Indices of the reduced LCP that a warm start point makes basic.
-std::vector<int> WarmBasis(const LinearComplementarityProblem& problem, const ReducedLcp& r,
-                           const Eigen::VectorXd& z) {
-  std::vector<int> basis;
+void WarmBasis(const LinearComplementarityProblem& problem, const ReducedLcp& r,
+               const Eigen::VectorXd& z, std::vector<int>* warm_basis) {
+  std::vector<int>& basis = *warm_basis;
+  basis.clear();
   const int nc = static_cast<int>(r.kept.size());
   for (int a = 0; a < nc; ++a) {
     const int i = r.kept[a];
@@ -187,10 +216,15 @@ std::vector<int> WarmBasis(const LinearComplementarityProblem& problem, const Re
     const int i = r.kept[r.boxed[k]];
     if (z[i] >= problem.upper()[i]) basis.push_back(nc + static_cast<int>(k));
   }
-  return basis;
 }
 
 }  // namespace
+
+LemkeSolver::LemkeSolver() = default;
+LemkeSolver::LemkeSolver(const Options& options) : options_(options) {}
+LemkeSolver::~LemkeSolver() = default;
+LemkeSolver::LemkeSolver(LemkeSolver&&) noexcept = default;
+LemkeSolver& LemkeSolver::operator=(LemkeSolver&&) noexcept = default;
 
 bool LemkeSolver::Options::IsValid(std::string* why) const {
   std::ostringstream os;
@@ -216,18 +250,35 @@ std::string LemkeSolver::Summary::FullReport() const {
   return os.str();
 }
 
-LemkeSolver::Summary LemkeSolver::Solve(const LinearComplementarityProblem& problem,
-                                        Eigen::VectorXd* z) {
+// The summary's fields to their defaults, keeping its strings' storage.
+void LemkeSolver::ResetSummary(Summary* summary) const {
+  summary->solver = "lemke";
+  summary->status = Status::NotRun;
+  summary->message.clear();
+  summary->iterations = 0;
+  summary->natural_residual = std::numeric_limits<double>::infinity();
+  summary->tolerance = options_.tolerance;
+  summary->wall_time_seconds = 0.0;
+  summary->factorizations = 0;
+  summary->ray_termination = false;
+  summary->warm_start_used = false;
+  summary->lcp_size = 0;
+  summary->eliminated_free_variables = 0;
+  summary->split_free_variables = 0;
+}
+
+const LemkeSolver::Summary& LemkeSolver::Solve(const LinearComplementarityProblem& problem,
+                                               Eigen::VectorXd* z) {
   const auto start = std::chrono::steady_clock::now();
-  Summary summary;
-  summary.solver = "lemke";
-  summary.tolerance = options_.tolerance;
+  Summary& summary = summary_;
+  ResetSummary(&summary);
   if (!AcceptOptions(options_, &summary)) return summary;
   const int n = problem.size();
   const bool warm = options_.warm_start && z->size() == n && z->allFinite();
-  const Eigen::VectorXd z_in = warm ? *z : Eigen::VectorXd();
-
-  ReducedLcp r = Reduce(problem);
+  if (warm) z_in_ = *z;
+  if (!reduced_) reduced_ = std::make_unique<ReducedLcp>();
+  ReducedLcp& r = *reduced_;
+  Reduce(problem, &r);
   summary.eliminated_free_variables = static_cast<int>(r.free.size());
   summary.split_free_variables = r.split;
   summary.lcp_size = static_cast<int>(r.q.size());
@@ -238,35 +289,31 @@ LemkeSolver::Summary LemkeSolver::Solve(const LinearComplementarityProblem& prob
         "the reduced LCP has non-finite entries (free-variable block nearly singular or data "
         "near the overflow limit)";
     z->setZero(n);
-    summary.natural_residual = natural_residual(problem, *z);
+    summary.natural_residual = natural_residual(problem, *z, &w_work_);
     summary.wall_time_seconds = Seconds(start);
     return summary;
   }
-  Eigen::VectorXd x;
-  const std::vector<int> warm_basis = warm ? WarmBasis(problem, r, z_in) : std::vector<int>();
-  const Summary core = SolveLcp(r.M, r.q, warm_basis, &x);
-  summary.status = core.status;
-  summary.message = core.message;
-  summary.iterations = core.iterations;
-  summary.factorizations = core.factorizations;
-  summary.ray_termination = core.ray_termination;
-  summary.warm_start_used = core.warm_start_used;
+  warm_basis_.clear();
+  warm_basis_.reserve(r.q.size());
+  if (warm) WarmBasis(problem, r, z_in_, &warm_basis_);
+  RunLcp(r.M, r.q, warm_basis_, &x_, &summary);
+  summary.lcp_size = static_cast<int>(r.q.size());
 
   // Map back to the original variables.
   z->resize(n);
   const int nc = static_cast<int>(r.kept.size());
-  Eigen::VectorXd z_c(nc);
+  z_c_.resize(nc);
   z->setZero();
   for (int a = 0; a < nc; ++a) {
-    z_c[a] = r.offset[a] + r.sign[a] * x[a];
-    (*z)[r.kept[a]] += z_c[a];
+    z_c_[a] = r.offset[a] + r.sign[a] * x_[a];
+    (*z)[r.kept[a]] += z_c_[a];
   }
   for (int i : r.fixed) (*z)[i] = problem.lower()[i];
   if (!r.free.empty()) {
-    const Eigen::VectorXd z_f = -r.free_lu.solve(r.M_fc * z_c + r.q_f);
+    const Eigen::VectorXd z_f = -r.free_lu.solve(r.M_fc * z_c_ + r.q_f);
     for (size_t a = 0; a < r.free.size(); ++a) (*z)[r.free[a]] = z_f[a];
   }
-  summary.natural_residual = natural_residual(problem, *z);
+  summary.natural_residual = natural_residual(problem, *z, &w_work_);
   if (r.split) {
     std::ostringstream os;
     os << "; " << summary.split_free_variables << " of the " << problem.NumFreeVariables()
@@ -287,11 +334,16 @@ LemkeSolver::Summary LemkeSolver::Solve(const LinearComplementarityProblem& prob
   return summary;
 }
 
-Eigen::VectorXd LemkeSolver::Column(int var) const {
+void LemkeSolver::ColumnInto(int var, Eigen::VectorXd* column) const {
   const int n = static_cast<int>(M_->rows());
-  if (var < n) return Eigen::VectorXd::Unit(n, var);
-  if (var < 2 * n) return -M_->col(var - n);
-  return -covering_;
+  if (var < n) {
+    column->setZero(n);
+    (*column)[var] = 1.0;
+  } else if (var < 2 * n) {
+    *column = -M_->col(var - n);
+  } else {
+    *column = -covering_;
+  }
 }
 
 // Factorizes the basis B. With W = positions holding w variables (identity columns e_i) and
@@ -313,39 +365,76 @@ bool LemkeSolver::Refactor() {
     if (w_position_[i] < 0) r_rows_.push_back(i);
   }
   const int k = static_cast<int>(z_positions_.size());
-  basis_z_columns_.resize(n, k);
-  for (int t = 0; t < k; ++t) basis_z_columns_.col(t) = Column(basis_[z_positions_[t]]);
+  // The first k columns of an n x n buffer hold the basic z columns: the same layout as an
+  // n x k matrix, without a new allocation whenever k changes.
+  if (basis_z_buffer_.rows() != n) basis_z_buffer_.resize(n, n);
+  for (int t = 0; t < k; ++t) {
+    ColumnInto(basis_[z_positions_[t]], &column_work_);
+    basis_z_buffer_.col(t) = column_work_;
+  }
   eta_rows_.clear();
   ++factorizations_;
   if (k == 0) return true;
-  Eigen::MatrixXd S(k, k);
-  for (int a = 0; a < k; ++a) S.row(a) = basis_z_columns_.row(r_rows_[a]);
-  lu_.compute(S);
+  if (S_buffer_.rows() != n) S_buffer_.resize(n, n);
+  auto S = S_buffer_.topLeftCorner(k, k);
+  for (int a = 0; a < k; ++a) S.row(a) = basis_z_buffer_.row(r_rows_[a]).head(k);
+  lu_ = &Decomposition(k);
+  lu_->compute(S);
   // Refuse a basis whose LU has a pivot that is zero or at rounding level, tested on the pivots
   // themselves (a condition estimate alone can miss an exactly zero pivot), and one whose
   // condition estimate says it is numerically singular.
-  if (!internal::PivotsAreUsable(lu_.matrixLU().diagonal(), S.cwiseAbs().maxCoeff())) {
+  if (!internal::PivotsAreUsable(lu_->matrixLU().diagonal(), S.cwiseAbs().maxCoeff())) {
     return false;
   }
-  const double rcond = lu_.rcond();
+  const double rcond = lu_->Rcond();
   return std::isfinite(rcond) && rcond > 1e-14;
+}
+
+// A decomposition object per basis size up to kCachedSizes (made once, reused: no allocation
+// when the size recurs); larger bases share one.
+// Sizes the pivoting workspace for LCPs of size n once: every basis size up to kCachedSizes
+// gets its factorization storage now, so that no later pivot allocates.
+void LemkeSolver::PrepareWorkspace(int n) {
+  if (n == prepared_size_) return;
+  prepared_size_ = n;
+  for (int k = 1; k <= std::min(n, kCachedSizes); ++k) Decomposition(k).Reserve(k);
+  basis_z_buffer_.resize(n, n);
+  S_buffer_.resize(n, n);
+  tie_rows_.resize(n, n);
+  for (std::vector<int>* v :
+       {&basis_, &z_positions_, &r_rows_, &w_position_, &ties_, &alive_, &next_alive_}) {
+    v->reserve(n);
+  }
+  eta_rows_.reserve(options_.refactorization_interval);
+}
+
+internal::DenseLu& LemkeSolver::Decomposition(int k) {
+  if (k > kCachedSizes) {
+    if (!lu_large_) lu_large_ = std::make_unique<internal::DenseLu>();
+    return *lu_large_;
+  }
+  if (static_cast<int>(lu_by_size_.size()) <= k) lu_by_size_.resize(k + 1);
+  if (!lu_by_size_[k]) lu_by_size_[k] = std::make_unique<internal::DenseLu>();
+  return *lu_by_size_[k];
 }
 
 void LemkeSolver::SolveBasis(const Eigen::VectorXd& b, Eigen::VectorXd* x) const {
   const int n = static_cast<int>(M_->rows());
   const int k = static_cast<int>(z_positions_.size());
   x->resize(n);
-  Eigen::VectorXd xz;
-  if (k > 0) {
-    Eigen::VectorXd b_r(k);
-    for (int a = 0; a < k; ++a) b_r[a] = b[r_rows_[a]];
-    xz = lu_.solve(b_r);
-    for (int t = 0; t < k; ++t) (*x)[z_positions_[t]] = xz[t];
+  if (k == 0) {
+    for (int i = 0; i < n; ++i) (*x)[w_position_[i]] = b[i];
+    return;
   }
+  Eigen::VectorXd& b_r = lu_->Scratch(0);
+  Eigen::VectorXd& xz = lu_->Scratch(1);
+  for (int a = 0; a < k; ++a) b_r[a] = b[r_rows_[a]];
+  lu_->Solve(b_r, &xz);
+  for (int t = 0; t < k; ++t) (*x)[z_positions_[t]] = xz[t];
   for (int i = 0; i < n; ++i) {
     const int p = w_position_[i];
     if (p < 0) continue;
-    (*x)[p] = k > 0 ? b[i] - basis_z_columns_.row(i).dot(xz) : b[i];
+    (*x)[p] = b[i] - basis_z_buffer_.row(i).head(k).dot(xz);
   }
 }
 
@@ -357,10 +446,12 @@ void LemkeSolver::SolveBasisTransposed(const Eigen::VectorXd& c, Eigen::VectorXd
     if (w_position_[i] >= 0) (*y)[i] = c[w_position_[i]];
   }
   if (k == 0) return;
-  Eigen::VectorXd rhs(k);
-  const Eigen::VectorXd coupling = basis_z_columns_.transpose() * (*y);  // y_R is still zero
+  Eigen::VectorXd& rhs = lu_->Scratch(2);
+  Eigen::VectorXd& coupling = lu_->Scratch(3);
+  Eigen::VectorXd& y_r = lu_->Scratch(4);
+  coupling.noalias() = basis_z_buffer_.leftCols(k).transpose() * (*y);  // y_R is still zero
   for (int t = 0; t < k; ++t) rhs[t] = c[z_positions_[t]] - coupling[t];
-  const Eigen::VectorXd y_r = lu_.transpose().solve(rhs);
+  lu_->SolveTransposed(rhs, &lu_->Scratch(5), &y_r);
   for (int a = 0; a < k; ++a) (*y)[r_rows_[a]] = y_r[a];
 }
 
@@ -378,7 +469,9 @@ void LemkeSolver::Ftran(const Eigen::VectorXd& b, Eigen::VectorXd* x) const {
 // y = B^{-T} e_position: row `position` of B^{-1}.
 void LemkeSolver::Btran(int position, Eigen::VectorXd* y) const {
   const int n = static_cast<int>(M_->rows());
-  Eigen::VectorXd c = Eigen::VectorXd::Unit(n, position);
+  Eigen::VectorXd& c = btran_work_;
+  c.setZero(n);
+  c[position] = 1.0;
   for (int j = static_cast<int>(eta_rows_.size()) - 1; j >= 0; --j) {
     const int r = eta_rows_[j];
     const double cr = c[r];
@@ -395,27 +488,27 @@ int LemkeSolver::ChooseAmongTies(const std::vector<int>& ties, const Eigen::Vect
   if (ties.empty()) return -1;
   if (ties.size() == 1 || !options_.lexicographic) return ties.front();
   const int n = static_cast<int>(M_->rows());
-  Eigen::MatrixXd rows(ties.size(), n);
-  Eigen::VectorXd y;
-  for (size_t t = 0; t < ties.size(); ++t) {
-    Btran(ties[t], &y);
-    rows.row(t) = y.transpose() / delta[ties[t]];
+  const int count = static_cast<int>(ties.size());
+  if (tie_rows_.rows() != n || tie_rows_.cols() != n) tie_rows_.resize(n, n);
+  auto rows = tie_rows_.topRows(count);
+  for (int t = 0; t < count; ++t) {
+    Btran(ties[t], &tie_y_);
+    rows.row(t) = tie_y_.transpose() / delta[ties[t]];
   }
   if (!rows.allFinite()) return -1;
-  std::vector<int> alive(ties.size());
-  for (size_t t = 0; t < ties.size(); ++t) alive[t] = static_cast<int>(t);
-  std::vector<int> next;
-  for (int j = 0; j < n && alive.size() > 1; ++j) {
+  alive_.resize(count);
+  for (int t = 0; t < count; ++t) alive_[t] = t;
+  for (int j = 0; j < n && alive_.size() > 1; ++j) {
     double best = kInf;
-    for (int t : alive) best = std::min(best, rows(t, j));
+    for (int t : alive_) best = std::min(best, rows(t, j));
     const double scale = 1e-9 * std::max(1.0, std::abs(best));
-    next.clear();
-    for (int t : alive) {
-      if (rows(t, j) <= best + scale) next.push_back(t);
+    next_alive_.clear();
+    for (int t : alive_) {
+      if (rows(t, j) <= best + scale) next_alive_.push_back(t);
     }
-    alive.swap(next);
+    alive_.swap(next_alive_);
   }
-  return ties[alive.front()];
+  return ties[alive_.front()];
 }
 
 // Sets the basis to all w plus the z variables in `z_set`.
@@ -520,7 +613,7 @@ LemkeSolver::Outcome LemkeSolver::Pivot(const Eigen::VectorXd& q, int max_pivots
     if (*pivots >= max_pivots) return Outcome::PivotCap;
     // Complementary rule.
     entering = leaving < n ? leaving + n : leaving - n;
-    column_ = Column(entering);
+    ColumnInto(entering, &column_);
     Ftran(column_, &delta_);
     if (!delta_.allFinite()) return Outcome::Numerical;
     bool ray = false;
@@ -536,29 +629,36 @@ bool LemkeSolver::Finish(const Eigen::VectorXd& q, Eigen::VectorXd* z) {
   if (!Refactor()) return false;
   const int n = static_cast<int>(M_->rows());
   Ftran(q, &xbar_);
-  Eigen::VectorXd residual = q, correction;
-  for (int p = 0; p < n; ++p) residual -= Column(basis_[p]) * xbar_[p];
-  Ftran(residual, &correction);
-  xbar_ += correction;
+  residual_ = q;
+  for (int p = 0; p < n; ++p) {
+    ColumnInto(basis_[p], &column_);
+    residual_ -= column_ * xbar_[p];
+  }
+  Ftran(residual_, &correction_);
+  xbar_ += correction_;
   ReadBasicZ(z);
   return true;
 }
 
-std::string LemkeSolver::FailureMessage(Outcome outcome, int pivots, int max_pivots) {
-  std::ostringstream os;
+// The message of a run that did not end complementary, into *message's storage.
+void LemkeSolver::FailureMessage(Outcome outcome, int pivots, int max_pivots,
+                                 std::string* message) {
+  char text[200];
   switch (outcome) {
     case Outcome::Numerical:
-      os << "basis became singular or its values overflowed after " << pivots << " pivots";
+      std::snprintf(text, sizeof(text),
+                    "basis became singular or its values overflowed after %d pivots", pivots);
       break;
     case Outcome::Ray:
-      os << "ray termination after " << pivots
-         << " pivots: no solution on the complementary path (if M is copositive-plus the LCP "
-            "has no solution)";
+      std::snprintf(text, sizeof(text),
+                    "ray termination after %d pivots: no solution on the complementary path (if "
+                    "M is copositive-plus the LCP has no solution)",
+                    pivots);
       break;
     default:
-      os << "pivot cap " << max_pivots << " reached";
+      std::snprintf(text, sizeof(text), "pivot cap %d reached", max_pivots);
   }
-  return os.str();
+  message->assign(text);
 }
 
 // Starts from the warm basis when it factorizes with finite values; true if it does.
@@ -573,8 +673,17 @@ bool LemkeSolver::StartFromWarmBasis(const Eigen::VectorXd& q, const std::vector
 LemkeSolver::Summary LemkeSolver::SolveLcp(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
                                            const std::vector<int>& warm_basis, Eigen::VectorXd* z) {
   Summary summary;
-  summary.solver = "lemke";
-  summary.tolerance = options_.tolerance;
+  ResetSummary(&summary);
+  RunLcp(M, q, warm_basis, z, &summary);
+  return summary;
+}
+
+// The pivoting of SolveLcp() into *summary's status, message, iterations, factorizations,
+// ray_termination, warm_start_used and lcp_size (the rest is left as it is).
+void LemkeSolver::RunLcp(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
+                         const std::vector<int>& warm_basis, Eigen::VectorXd* z,
+                         Summary* summary_out) {
+  Summary& summary = *summary_out;
   const int n = static_cast<int>(q.size());
   summary.lcp_size = n;
   factorizations_ = 0;
@@ -582,14 +691,15 @@ LemkeSolver::Summary LemkeSolver::SolveLcp(const Eigen::MatrixXd& M, const Eigen
   if (M.rows() != n || M.cols() != n || !M.allFinite() || !q.allFinite()) {
     summary.status = Status::InvalidInput;
     summary.message = "M must be a finite square matrix of the size of q, and q finite";
-    return summary;
+    return;
   }
   if (n == 0 || q.minCoeff() >= 0.0) {
     summary.status = Status::Converged;
     summary.message = "z = 0 solves it (q >= 0)";
-    return summary;
+    return;
   }
   M_ = &M;
+  PrepareWorkspace(n);
   const int max_pivots = options_.max_pivots > 0 ? options_.max_pivots : 10000 + 100 * n;
   eta_columns_.resize(n, options_.refactorization_interval);
   bool warm = StartFromWarmBasis(q, warm_basis);
@@ -598,7 +708,7 @@ LemkeSolver::Summary LemkeSolver::SolveLcp(const Eigen::MatrixXd& M, const Eigen
       SetBasis(n, {});
       Refactor();
       xbar_ = q;
-      covering_ = Eigen::VectorXd::Ones(n);
+      covering_.setOnes(n);
     } else {
       summary.warm_start_used = true;
       if (xbar_.minCoeff() >= 0.0) {
@@ -608,8 +718,11 @@ LemkeSolver::Summary LemkeSolver::SolveLcp(const Eigen::MatrixXd& M, const Eigen
         break;
       }
       // Covering vector d = B e, so that B^{-1} d = e.
-      covering_ = Eigen::VectorXd::Zero(n);
-      for (int p = 0; p < n; ++p) covering_ += Column(basis_[p]);
+      covering_.setZero(n);
+      for (int p = 0; p < n; ++p) {
+        ColumnInto(basis_[p], &column_);
+        covering_ += column_;
+      }
     }
     int pivots = 0;
     Outcome outcome = Pivot(q, max_pivots, &pivots);
@@ -617,8 +730,10 @@ LemkeSolver::Summary LemkeSolver::SolveLcp(const Eigen::MatrixXd& M, const Eigen
     if (outcome == Outcome::Complementary && Finish(q, z)) {
       summary.status = Status::Converged;
       summary.ray_termination = false;
-      summary.message =
-          "complementary solution after " + std::to_string(summary.iterations) + " pivots";
+      char message[64];
+      std::snprintf(message, sizeof(message), "complementary solution after %d pivots",
+                    summary.iterations);
+      summary.message.assign(message);
       break;
     }
     if (outcome == Outcome::Complementary) outcome = Outcome::Numerical;
@@ -627,13 +742,12 @@ LemkeSolver::Summary LemkeSolver::SolveLcp(const Eigen::MatrixXd& M, const Eigen
                      : outcome == Outcome::Ray     ? Status::Failed
                                                    : Status::MaxIterations;
     summary.ray_termination = outcome == Outcome::Ray;
-    summary.message = FailureMessage(outcome, summary.iterations, max_pivots);
+    FailureMessage(outcome, summary.iterations, max_pivots, &summary.message);
     if (outcome == Outcome::PivotCap || !warm) break;
     warm = false;  // try once more from the cold start
   }
   summary.factorizations = factorizations_;
   M_ = nullptr;
-  return summary;
 }
 
 }  // namespace ncpkit

@@ -3,6 +3,8 @@
 #define NCPKIT_SOLVERS_LEMKE_H_
 
 #include <Eigen/Dense>
+#include <array>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +12,10 @@
 #include "solvers/status.h"
 
 namespace ncpkit {
+namespace internal {
+struct ReducedLcp;
+class DenseLu;
+}  // namespace internal
 
 // Lemke's method with covering vector e and a lexicographic ratio test (Cottle, Pang & Stone,
 // "The Linear Complementarity Problem", sec. 4.4 and 4.9), so degenerate problems do not cycle.
@@ -59,14 +65,19 @@ class LemkeSolver {
     std::string FullReport() const override;
   };
 
-  LemkeSolver() = default;
-  explicit LemkeSolver(const Options& options) : options_(options) {}
+  LemkeSolver();
+  explicit LemkeSolver(const Options& options);
+  ~LemkeSolver();
+  LemkeSolver(LemkeSolver&&) noexcept;
+  LemkeSolver& operator=(LemkeSolver&&) noexcept;
 
   const Options& options() const { return options_; }
   Options& mutable_options() { return options_; }
 
-  // Solves the problem; *z receives the best point found (the solution when converged).
-  Summary Solve(const LinearComplementarityProblem& problem, Eigen::VectorXd* z);
+  // Solves the problem; *z receives the best point found (the solution when converged). The
+  // summary stays valid until the next Solve(). Once the sizes settle, a solve of a problem
+  // whose bases stay within 128 basic z variables allocates nothing.
+  const Summary& Solve(const LinearComplementarityProblem& problem, Eigen::VectorXd* z);
 
   // Solves the standard LCP (M, q) directly (no validation beyond sizes, no reduction).
   // `warm_basis` lists indices i whose z_i starts basic (may be empty).
@@ -75,6 +86,9 @@ class LemkeSolver {
 
  private:
   enum class Outcome { Complementary, Ray, Numerical, PivotCap };
+  void ResetSummary(Summary* summary) const;
+  void RunLcp(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
+              const std::vector<int>& warm_basis, Eigen::VectorXd* z, Summary* summary);
   // The steps of SolveLcp() (see lemke.cc).
   void SetBasis(int n, const std::vector<int>& z_set);
   bool StartFromWarmBasis(const Eigen::VectorXd& q, const std::vector<int>& warm_basis);
@@ -85,9 +99,11 @@ class LemkeSolver {
   Outcome Pivot(const Eigen::VectorXd& q, int max_pivots, int* pivots);
   bool Finish(const Eigen::VectorXd& q, Eigen::VectorXd* z);
   void ReadBasicZ(Eigen::VectorXd* z) const;
-  static std::string FailureMessage(Outcome outcome, int pivots, int max_pivots);
+  static void FailureMessage(Outcome outcome, int pivots, int max_pivots, std::string* message);
   // Basis handling (see lemke.cc).
-  Eigen::VectorXd Column(int var) const;
+  void ColumnInto(int var, Eigen::VectorXd* column) const;
+  internal::DenseLu& Decomposition(int k);
+  void PrepareWorkspace(int n);
   bool Refactor();
   void SolveBasis(const Eigen::VectorXd& b, Eigen::VectorXd* x) const;
   void SolveBasisTransposed(const Eigen::VectorXd& c, Eigen::VectorXd* y) const;
@@ -99,13 +115,30 @@ class LemkeSolver {
 
   // Workspace of the current LCP (reused across calls of the same size).
   const Eigen::MatrixXd* M_ = nullptr;
-  Eigen::VectorXd covering_;         // d; the z0 column is -d.
-  std::vector<int> basis_;           // basis_[position] = variable (w_i: i, z_i: n+i, z0: 2n).
-  std::vector<int> z_positions_;     // positions holding z variables or z0 (at refactorization)
-  std::vector<int> r_rows_;          // rows whose w is nonbasic (same count)
-  std::vector<int> w_position_;      // row -> position of w_row if basic, else -1
-  Eigen::MatrixXd basis_z_columns_;  // n x k: columns of the basic z variables
-  Eigen::PartialPivLU<Eigen::MatrixXd> lu_;
+  Eigen::VectorXd covering_;      // d; the z0 column is -d.
+  std::vector<int> basis_;        // basis_[position] = variable (w_i: i, z_i: n+i, z0: 2n).
+  std::vector<int> z_positions_;  // positions holding z variables or z0 (at refactorization)
+  std::vector<int> r_rows_;       // rows whose w is nonbasic (same count)
+  std::vector<int> w_position_;   // row -> position of w_row if basic, else -1
+  // The basic z columns in the first k columns of an n x n buffer; S's buffer; the LU of S
+  // (one object per basis size up to kCachedSizes, so that recurring sizes allocate nothing).
+  static constexpr int kCachedSizes = 128;
+  Eigen::MatrixXd basis_z_buffer_, S_buffer_;
+  std::vector<std::unique_ptr<internal::DenseLu>> lu_by_size_;
+  std::unique_ptr<internal::DenseLu> lu_large_;  // shared by the sizes above kCachedSizes
+  internal::DenseLu* lu_ = nullptr;
+  // Workspaces of the basis solves, the tie-breaking and the final refinement (sized once per
+  // LCP size: PrepareWorkspace).
+  int prepared_size_ = -1;
+  mutable Eigen::VectorXd btran_work_;
+  Eigen::VectorXd column_work_, residual_, correction_, tie_y_;
+  Eigen::MatrixXd tie_rows_;
+  std::vector<int> alive_, next_alive_;
+  // Solve()'s workspace: the reduction, the start, the warm basis, the reduced solution.
+  Summary summary_;
+  std::unique_ptr<internal::ReducedLcp> reduced_;
+  Eigen::VectorXd z_in_, x_, z_c_, w_work_;
+  std::vector<int> warm_basis_;
   std::vector<int> eta_rows_;
   Eigen::MatrixXd eta_columns_;
   int factorizations_ = 0;

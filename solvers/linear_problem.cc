@@ -164,10 +164,15 @@ double natural_residual(const Eigen::VectorXd& z, const Eigen::VectorXd& F,
 }
 
 double natural_residual(const LinearComplementarityProblem& problem, const Eigen::VectorXd& z) {
-  if (z.size() != problem.size()) return kInf;
   Eigen::VectorXd w;
-  problem.Affine(z, &w);
-  return natural_residual(z, w, problem.lower(), problem.upper());
+  return natural_residual(problem, z, &w);
+}
+
+double natural_residual(const LinearComplementarityProblem& problem, const Eigen::VectorXd& z,
+                        Eigen::VectorXd* w) {
+  if (z.size() != problem.size()) return kInf;
+  problem.Affine(z, w);
+  return natural_residual(z, *w, problem.lower(), problem.upper());
 }
 
 }  // namespace ncpkit

@@ -79,6 +79,9 @@ double natural_residual(const Eigen::VectorXd& z, const Eigen::VectorXd& F,
                         const Eigen::VectorXd& l, const Eigen::VectorXd& u);
 // Natural residual of z for the problem, with F = M z + q.
 double natural_residual(const LinearComplementarityProblem& problem, const Eigen::VectorXd& z);
+// The same with F in *w (no allocation when *w has the size).
+double natural_residual(const LinearComplementarityProblem& problem, const Eigen::VectorXd& z,
+                        Eigen::VectorXd* w);
 
 }  // namespace ncpkit
 

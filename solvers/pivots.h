@@ -20,7 +20,8 @@ inline double RelativePivotFloor(Eigen::Index n) {
 
 // True if every |pivot| exceeds RelativePivotFloor(n) times `scale` (the largest entry of the
 // factorized matrix).
-inline bool PivotsAreUsable(const Eigen::VectorXd& pivots, double scale) {
+inline bool PivotsAreUsable(
+    const Eigen::Ref<const Eigen::VectorXd, 0, Eigen::InnerStride<>>& pivots, double scale) {
   if (!std::isfinite(scale) || !(scale > 0.0)) return pivots.size() == 0;
   const double floor = RelativePivotFloor(pivots.size()) * scale;
   for (Eigen::Index i = 0; i < pivots.size(); ++i) {

@@ -2,7 +2,6 @@
 // a step reuses its solver's symbolic analyses and allocates nothing on the heap.
 #include <doctest/doctest.h>
 
-#include <iostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -95,18 +94,10 @@ TEST_CASE("a step with the same active contacts as the last allocates nothing") 
   CHECK(tower.allocations == 0);
   const AllocationCount gripper = CountSteadyAllocations(Bundled("gripper_sphere.json"), 2);
   CHECK(gripper.steady_steps >= 10);
-  if (gripper.allocations > 0) {
-    // Not there yet for the linear quasistatic models: Lemke's MLCP reduction and basis
-    // factorizations, the Delassus product and the step problem's copy allocate every step.
-    // The ceiling keeps it from growing.
-    std::cout << "expected failure: allocation-free steady state on gripper_sphere "
-                 "(qp-lcp/lemke): "
-              << gripper.allocations << " allocations in " << gripper.steady_steps
-              << " steady steps, at most " << gripper.worst
-              << " in one (Lemke's reduction and basis factorizations, the Delassus product and "
-                 "the problem copy allocate per step)\n";
-  }
-  CHECK(gripper.worst <= 300);
+  INFO("gripper_sphere (qp-lcp/lemke): " << gripper.allocations << " allocations in "
+                                         << gripper.steady_steps << " steady steps, at most "
+                                         << gripper.worst << " in one");
+  CHECK(gripper.allocations == 0);
 }
 
 // Runs a scene and sums the KLU symbolic analyses of the steps solved in one attempt (the
