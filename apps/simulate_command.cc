@@ -91,12 +91,7 @@ int RunCompareCommand(const std::vector<std::string>& args, std::ostream& out) {
     // Each name applies to the scenes whose stepper takes it.
     variants = SplitList(line.Value("solvers", ""));
     if (variants.empty()) throw UsageError("--solvers needs at least one name");
-    for (const std::string& v : variants) {
-      if (!IsSolverVariant(v) && !IsQuasistaticVariant(v)) {
-        ImplicitStepperOptions check;
-        ApplySolverVariant(v, &check);  // throws with the list of names
-      }
-    }
+    for (const std::string& v : variants) RequireKnownVariant(v);
   }
   std::vector<Scene> scenes;
   for (const std::string& path : line.positional) scenes.push_back(LoadWithOverrides(path, line));

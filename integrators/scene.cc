@@ -640,6 +640,13 @@ void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* opti
   options->warm_start = !parsed.cold;
 }
 
+void RequireKnownVariant(const std::string& variant) {
+  if (IsSolverVariant(variant) || IsQuasistaticVariant(variant)) return;
+  throw InputError("unknown solver '" + variant + "' (expected <solver>[-cold] with one of " +
+                   SolverNameList(ProblemKind::Mixed) +
+                   ", or <model>/<solver>[-cold] with model dqc, dlc, qp or qp-lcp)");
+}
+
 bool IsQuasistaticVariant(const std::string& variant) {
   return Applies<QuasistaticOptions>(variant, &ApplyQuasistaticVariant);
 }

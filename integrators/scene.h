@@ -88,6 +88,8 @@ void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* opti
 // ProblemKind::Mixed) or dlc, qp, qp-lcp (ProblemKind::Linear), e.g. "qp-lcp/lemke".
 bool IsQuasistaticVariant(const std::string& variant);
 void ApplyQuasistaticVariant(const std::string& variant, QuasistaticOptions* options);
+// Throws InputError, naming both grammars, unless some stepper takes the variant.
+void RequireKnownVariant(const std::string& variant);
 
 }  // namespace ncpkit
 

@@ -226,8 +226,7 @@ namespace {
 
 // The normal force and the smallest linearized distance between the sphere and the left
 // finger in one step.
-std::pair<double, double> LeftFingerContact(const QuasistaticStepRecord& r, int sphere,
-                                            int left) {
+std::pair<double, double> LeftFingerContact(const QuasistaticStepRecord& r, int sphere, int left) {
   double cn1 = 0.0, phi1 = 1.0;
   for (const QuasistaticContactRecord& c : r.contacts) {
     if (c.body_a == sphere && c.body_b == left) {
@@ -251,7 +250,7 @@ void CheckGripperPhase(double t, double cn1, double phi1, double moved, bool qp)
   if (t <= 0.035) return;
   if (!qp) CHECK(std::abs(phi1) < 1e-9);                 // LCP: on the surface while sliding
   if (qp && t > 0.145 && t < 0.225) CHECK(phi1 > 5e-4);  // QP: boundary layer
-  if (qp && t > 0.275) CHECK(phi1 < 1e-4);  // ... that vanishes when sliding stops
+  if (qp && t > 0.275) CHECK(phi1 < 1e-4);               // ... that vanishes when sliding stops
 }
 
 }  // namespace

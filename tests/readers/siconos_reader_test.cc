@@ -81,8 +81,7 @@ TEST_CASE("malformed LCP files give a message with the line and what was expecte
   CHECK(InputErrorOf("header.dat", "2\n0\n2\n2\n2 3\n").find("then 2 x 3") != std::string::npos);
   // NaN reads as a number; the problem's own validation rejects it.
   CHECK(InputErrorOf("nan.dat", "1\n0\n1\n1\n1 1\nnan\n-1\n")
-            .find("invalid linear complementarity problem") !=
-        std::string::npos);
+            .find("invalid linear complementarity problem") != std::string::npos);
   CHECK(InputErrorOf("blockcol.dat", "2 1 2 2\n1\n1 1\n2\n2\n2 1\n0 1\n5\n0 1 0 0 1\n-1 -1\n")
             .find("block column index") != std::string::npos);
   CHECK(InputErrorOf("mlcp_kind.dat", "1\n1\n1\n1\n0 1 2\n0 3\n", true).find("block kind") !=
