@@ -659,6 +659,16 @@ const QuasistaticStepRecord& QuasistaticStepper::DoStep(const Eigen::VectorXd* i
   record.max_penetration = 0.0;
   record.time = time_ + options_.h;
   AssembleStep();
+  if (balance_.size() == 0) {
+    // Every body is fixed and nothing is actuated: there is nothing to solve for.
+    record.summary.solver = options_.solver;
+    record.summary.status = Status::Converged;
+    record.summary.natural_residual = 0.0;
+    record.summary.message = "nothing can move: every body is fixed";
+    z_.resize(0);
+    FinishStep(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    return record;
+  }
   switch (options_.model) {
     case QuasistaticModel::Dlc:
       StepDlc(initial_guess);

@@ -2,6 +2,7 @@
 
 #include <Eigen/CholmodSupport>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "solvers/suitesparse_memory.h"
@@ -76,7 +77,12 @@ void SparseCholesky::analyzePattern(const Eigen::SparseMatrix<double>& A) {
   impl_->messages.clear();
   impl_->Run([&] { impl_->llt->analyzePattern(A); });
   ++symbolic_analyses_;
-  info_ = impl_->llt->info();
+  // Eigen reports success even when CHOLMOD's analysis returned no factor (out of memory, a
+  // size CHOLMOD refuses); a factorization of that would read through a null factor.
+  info_ = impl_->llt->factor() == nullptr ? Eigen::NumericalIssue : impl_->llt->info();
+  if (impl_->llt->factor() == nullptr && impl_->messages.empty()) {
+    impl_->messages = "; CHOLMOD's symbolic analysis failed";
+  }
   pattern_outer_.clear();
   pattern_inner_.clear();
   if (info_ != Eigen::Success || !A.isCompressed()) return;
@@ -86,6 +92,11 @@ void SparseCholesky::analyzePattern(const Eigen::SparseMatrix<double>& A) {
 
 void SparseCholesky::factorize(const Eigen::SparseMatrix<double>& A) {
   impl_->messages.clear();
+  if (impl_->llt->factor() == nullptr) {
+    impl_->messages = "; no symbolic analysis to factorize with";
+    info_ = Eigen::InvalidInput;
+    return;
+  }
   impl_->Run([&] { impl_->llt->factorize(A); });
   info_ = impl_->llt->info();
 }
@@ -111,6 +122,10 @@ Eigen::VectorXd SparseCholesky::solve(const Eigen::VectorXd& b) const {
 
 void SparseCholesky::solveInto(const Eigen::VectorXd& b, Eigen::VectorXd* x) const {
   // What Eigen's CholmodBase::solve() does, writing into *x.
+  if (impl_->llt->factor() == nullptr) {
+    x->setConstant(b.size(), std::nan(""));
+    return;
+  }
   impl_->Run([&] {
     Eigen::VectorXd& rhs = const_cast<Eigen::VectorXd&>(b);
     cholmod_dense b_cd = Eigen::viewAsCholmod(rhs);
@@ -135,6 +150,10 @@ Eigen::SparseMatrix<double> SparseCholesky::solve(const Eigen::SparseMatrix<doub
 void SparseCholesky::solveInto(const Eigen::SparseMatrix<double>& B,
                                Eigen::SparseMatrix<double>* X) const {
   // What Eigen's CholmodBase::solve() does for a sparse right-hand side, writing into *X.
+  if (impl_->llt->factor() == nullptr) {
+    X->resize(B.rows(), B.cols());
+    return;
+  }
   impl_->Run([&] {
     Eigen::SparseMatrix<double>& rhs = const_cast<Eigen::SparseMatrix<double>&>(B);
     cholmod_sparse b_cs = Eigen::viewAsCholmod(rhs);

@@ -150,6 +150,17 @@ TEST_CASE("quasistatic qp-lcp: no library output, non-finite or out-of-range ste
   CheckRejected("simulate " + TestData("hostile/huge_command.json"), "beyond the coordinate limit");
 }
 
+TEST_CASE("quasistatic: a scene in which every body is fixed steps without solving") {
+  for (const char* variant : {"qp-lcp/lemke", "qp/lemke", "dlc/lemke", "dqc/fb-newton"}) {
+    CAPTURE(variant);
+    const Run run = RunNcpkit("simulate " + TestData("hostile/every_body_fixed.json") +
+                              " --solver " + variant + " --json");
+    CHECK(run.status == 0);
+    CHECK(!Contains(run, "CHOLMOD"));
+    CHECK(nlohmann::json::parse(run.output).at("failed_steps") == 0);
+  }
+}
+
 TEST_CASE("simulate --json is JSON whatever the names; write errors are errors") {
   TemporaryFile named("named.json",
                       R"({"name": "a \"quoted\", \\ name", "h": 0.01, "duration": 0.02,
