@@ -53,15 +53,16 @@ class NewtonMatrix {
       }
     }
   }
+  // H = diag(D_b) J + diag(D_a) + shift I.
   void Fill(const Eigen::SparseMatrix<double>& J, const Eigen::VectorXd& da,
-            const Eigen::VectorXd& db) {
+            const Eigen::VectorXd& db, double shift) {
     double* h = H_.valuePtr();
     std::fill(h, h + H_.nonZeros(), 0.0);
     for (int j = 0; j < rows_; ++j) {
       for (int k = J.outerIndexPtr()[j]; k < J.outerIndexPtr()[j + 1]; ++k) {
         h[j_slot_[k]] += db[J.innerIndexPtr()[k]] * J.valuePtr()[k];
       }
-      h[diagonal_slot_[j]] += da[j];
+      h[diagonal_slot_[j]] += da[j] + shift;
     }
   }
   const Eigen::SparseMatrix<double>& H() const { return H_; }
@@ -127,6 +128,8 @@ bool FischerBurmeisterNewton::Options::IsValid(std::string* why) const {
     os << "stall_factor = " << stall_factor << " must be in (0, 1)";
   else if (dense_threshold < 0)
     os << "dense_threshold = " << dense_threshold << " must be >= 0";
+  else if (!(regularization >= 0.0 && std::isfinite(regularization)))
+    os << "regularization = " << regularization << " must be finite and >= 0";
   if (why) *why = os.str();
   return os.str().empty();
 }
@@ -147,6 +150,7 @@ std::string FischerBurmeisterNewton::Summary::FullReport() const {
   std::ostringstream os;
   os << CommonFullReport(*this) << "line search steps " << line_search_steps << "\n"
      << "LM steps          " << levenberg_marquardt_steps << "\n"
+     << "regularized steps " << regularized_steps << "\n"
      << "linear algebra    " << (dense_linear_algebra ? "dense LU" : "sparse KLU") << " ("
      << symbolic_analyses << " symbolic analyses)\n";
   if (!diagnostic.empty()) os << "diagnostic        " << diagnostic << "\n";
@@ -154,7 +158,9 @@ std::string FischerBurmeisterNewton::Summary::FullReport() const {
     char line[160];
     std::snprintf(line, sizeof(line), "  it %3d  residual %.3e  merit %.3e  t %.3g  ls %d%s\n",
                   r.iteration, r.natural_residual, r.merit, r.step_length, r.line_search_steps,
-                  r.levenberg_marquardt ? "  LM" : "");
+                  r.levenberg_marquardt ? "  LM"
+                  : r.regularized       ? "  regularized"
+                                        : "");
     os << line;
   }
   return os.str();
@@ -271,11 +277,11 @@ bool FischerBurmeisterNewton::Stops(int iteration, Summary* summary) const {
   return false;
 }
 
-// The Newton direction H d = -Phi, with H = D_a + D_b J, and the merit's gradient H^T Phi.
-// False (with the summary's status set) if the Jacobian cannot be evaluated; *have_direction
-// says whether d is a usable descent direction.
+// The Newton direction (H + shift I) d = -Phi, with H = D_a + D_b J, and the merit's gradient
+// H^T Phi (of the unshifted H). False (with the summary's status set) if the Jacobian cannot be
+// evaluated; *have_direction says whether d is a usable descent direction.
 bool FischerBurmeisterNewton::NewtonDirection(const MixedComplementarityProblem& problem,
-                                              const Eigen::VectorXd& z, bool dense,
+                                              const Eigen::VectorXd& z, bool dense, double shift,
                                               Summary* summary, bool* have_direction) {
   internal::NewtonWorkspace& ws = *workspace_;
   *have_direction = false;
@@ -292,9 +298,10 @@ bool FischerBurmeisterNewton::NewtonDirection(const MixedComplementarityProblem&
     newton.BuildPattern(ws.J);
     klu_analyzed_ = false;
   }
-  newton.Fill(ws.J, ws.da, ws.db);
+  newton.Fill(ws.J, ws.da, ws.db, 0.0);
   const Eigen::SparseMatrix<double>& H = newton.H();
   ws.gradient.noalias() = H.transpose() * ws.phi;
+  if (shift > 0.0) newton.Fill(ws.J, ws.da, ws.db, shift);
   if (dense) {
     ws.dense_h = H;
     ws.dense_lu.compute(ws.dense_h);
@@ -330,6 +337,7 @@ bool FischerBurmeisterNewton::NewtonDirection(const MixedComplementarityProblem&
 // The Levenberg-Marquardt direction (H^T H + mu I) d = -H^T Phi, mu tied to the residual.
 bool FischerBurmeisterNewton::LevenbergMarquardtDirection(int n, Summary* summary) {
   internal::NewtonWorkspace& ws = *workspace_;
+  newton_matrix_->Fill(ws.J, ws.da, ws.db, 0.0);  // (a regularized attempt shifted it)
   const Eigen::SparseMatrix<double>& H = newton_matrix_->H();
   const double mu = std::max(1e-12, std::min(1.0, std::sqrt(2.0 * ws.merit)));
   Eigen::SparseMatrix<double> normal = H.transpose() * H;
@@ -383,15 +391,23 @@ bool FischerBurmeisterNewton::Iterate(const MixedComplementarityProblem& problem
                                       Summary* summary) {
   internal::NewtonWorkspace& ws = *workspace_;
   bool have_direction = false;
-  if (!NewtonDirection(problem, *z, dense, summary, &have_direction)) return false;
+  if (!NewtonDirection(problem, *z, dense, 0.0, summary, &have_direction)) return false;
   IterationRecord record;
   record.iteration = iteration + 1;
-  bool accepted = false;
-  for (int attempt = have_direction ? 0 : 1; attempt < 2 && !accepted; ++attempt) {
-    if (attempt == 1) {
-      if (!LevenbergMarquardtDirection(problem.size(), summary)) break;
-      record.levenberg_marquardt = true;
+  bool accepted = have_direction && Backtrack(problem, *z, summary, &record);
+  // Fallbacks: the regularized Newton direction, then Levenberg-Marquardt.
+  const double shift = options_.regularization * std::min(1.0, std::sqrt(2.0 * ws.merit));
+  if (!accepted && shift > 0.0) {
+    if (!NewtonDirection(problem, *z, dense, shift, summary, &have_direction)) return false;
+    if (have_direction) {
+      record.regularized = true;
+      ++summary->regularized_steps;
+      accepted = Backtrack(problem, *z, summary, &record);
     }
+  }
+  if (!accepted && LevenbergMarquardtDirection(problem.size(), summary)) {
+    record.regularized = false;
+    record.levenberg_marquardt = true;
     accepted = Backtrack(problem, *z, summary, &record);
   }
   if (!accepted) {

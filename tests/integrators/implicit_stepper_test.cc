@@ -225,20 +225,15 @@ TEST_CASE("quasi-rigid layer: the deflection never exceeds the layer; the rigid 
   };
   const RigidBodyState rigid = final_state(0.0).first;
   double previous = 1e9;
-  for (double thickness : {1e-2, 1e-3, 1e-4}) {
+  for (double thickness : {1e-2, 1e-3, 1e-4, 1e-5}) {
     const auto [s, failed] = final_state(thickness);
     CHECK(failed == 0);
     const double difference = (s.position - rigid.position).norm();
     INFO("thickness " << thickness << ": distance to the rigid final position " << difference);
-    CHECK(difference < previous);
+    CHECK((difference < previous || difference < 1e-12));  // (or at rounding level)
     previous = difference;
   }
-  CHECK(previous < 1e-3);
-  const int failed = final_state(1e-5).second;
-  std::cout << "expected failure: fb-newton on quasi-rigid drop with a 1e-5 m layer: the first "
-               "impact step stalls near natural residual 9e-5 (rigid and layer impulses both "
-               "active at once)\n";
-  CHECK(failed > 0);
+  CHECK(previous < 1e-4);
 }
 
 TEST_CASE("the stepper rejects bad bodies and impulses with a message") {

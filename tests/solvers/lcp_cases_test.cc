@@ -38,7 +38,7 @@ const std::string kNewtonStall =
 const std::map<std::string, Expectation>& Cases() {
   static const std::map<std::string, Expectation> cases = {
       {"lcp_CPS_1", {{}, {}}},  // PSD singular, a segment of solutions
-      {"lcp_CPS_2", {{0, 1, 3}, {{"pgs", kZeroDiagonal}, {"minmap-newton", kMinMapStall}}}},
+      {"lcp_CPS_2", {{0, 1, 3}, {{"pgs", kZeroDiagonal}}}},
       {"lcp_CPS_3",
        {{},
         {{"lemke", kRay + ": M is copositive but not copositive-plus, solutions exist"},

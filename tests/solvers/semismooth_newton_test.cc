@@ -89,20 +89,30 @@ TEST_CASE("KLU and dense LU give the same answer as Lemke on a contact-like LCP"
   }
 }
 
-TEST_CASE("a singular Newton matrix falls back to Levenberg-Marquardt") {
+TEST_CASE("a singular Newton matrix: the regularized direction, else Levenberg-Marquardt") {
   ProblemBuilder builder;
   Eigen::VectorXd start(2);
   start << 0.0, 1.0;
   const int x = builder.AddVariableBlock(Eigen::VectorXd::Constant(2, -kInf),
                                          Eigen::VectorXd::Constant(2, kInf), start);
   builder.AddResidualBlock<2, 2>(CubeChain{}, x, {x});
-  FischerBurmeisterNewton newton;
-  Eigen::VectorXd z = builder.start();
-  const auto summary = newton.Solve(builder, &z);
-  CAPTURE(summary.BriefReport());
-  REQUIRE(summary.IsSolved());
-  CHECK(summary.levenberg_marquardt_steps >= 1);
-  CHECK(z[0] == doctest::Approx(1.0));
+  for (const double regularization : {1.0, 0.0}) {
+    FischerBurmeisterNewton::Options options;
+    options.regularization = regularization;
+    FischerBurmeisterNewton newton(options);
+    Eigen::VectorXd z = builder.start();
+    const auto summary = newton.Solve(builder, &z);
+    CAPTURE(regularization);
+    CAPTURE(summary.BriefReport());
+    REQUIRE(summary.IsSolved());
+    if (regularization > 0.0) {
+      CHECK(summary.regularized_steps >= 1);
+    } else {
+      CHECK(summary.regularized_steps == 0);
+      CHECK(summary.levenberg_marquardt_steps >= 1);
+    }
+    CHECK(z[0] == doctest::Approx(1.0));
+  }
 }
 
 TEST_CASE("a NaN from the residual during the line search shortens the step") {
