@@ -247,6 +247,7 @@ std::string LemkeSolver::Summary::FullReport() const {
      << "warm start used   " << (warm_start_used ? "yes" : "no") << "\n"
      << "reduced LCP size  " << lcp_size << " (" << eliminated_free_variables
      << " free variables eliminated, " << split_free_variables << " split)\n";
+  if (!recovery.empty()) os << "recovery          " << recovery << "\n";
   return os.str();
 }
 
@@ -265,14 +266,113 @@ void LemkeSolver::ResetSummary(Summary* summary) const {
   summary->lcp_size = 0;
   summary->eliminated_free_variables = 0;
   summary->split_free_variables = 0;
+  summary->recovery.clear();
 }
 
 const LemkeSolver::Summary& LemkeSolver::Solve(const LinearComplementarityProblem& problem,
                                                Eigen::VectorXd* z) {
   const auto start = std::chrono::steady_clock::now();
+  SolveOnce(problem, z);
+  if (summary_.status == Status::NumericalFailure && options_.recover && !recovering_) {
+    Recover(problem, z);
+  }
+  summary_.wall_time_seconds = Seconds(start);
+  return summary_;
+}
+
+// Options::recover, after a numerical failure: the point reached, a careful re-run, the
+// regularized problems. *z holds the point of the failed run on entry, the best point on exit.
+void LemkeSolver::Recover(const LinearComplementarityProblem& problem, Eigen::VectorXd* z) {
+  Summary& summary = summary_;
+  const std::string failure = summary.message;
+  if (summary.natural_residual <= options_.tolerance) {
+    summary.status = Status::Converged;
+    summary.recovery = "the point reached solves the problem";
+    summary.message = failure + "; " + summary.recovery;
+    return;
+  }
+  const Eigen::VectorXd failed_z = *z;
+  const double failed_residual = summary.natural_residual;
+  int pivots = summary.iterations, factorizations = summary.factorizations;
+  const Options saved = options_;
+  recovering_ = true;
+  options_.refactorization_interval = 1;
+  options_.pivot_tolerance = std::max(saved.pivot_tolerance, 1e-10);
+  options_.warm_start = false;
+  Eigen::VectorXd careful;
+  SolveOnce(problem, &careful);
+  pivots += summary.iterations;
+  factorizations += summary.factorizations;
+  bool solved = summary.status == Status::Converged;
+  if (solved) {
+    *z = careful;
+    summary.recovery = "re-run with a fresh factorization every pivot, pivot tolerance 1e-10";
+  } else {
+    solved = RegularizedRetry(problem, z, &pivots);
+  }
+  options_ = saved;
+  recovering_ = false;
+  summary.iterations = pivots;
+  summary.factorizations = factorizations;
+  if (solved) {
+    summary.status = Status::Converged;
+    summary.message = failure + "; recovered: " + summary.recovery;
+    return;
+  }
+  *z = failed_z;
+  summary.status = Status::NumericalFailure;
+  summary.natural_residual = failed_residual;
+  summary.recovery.clear();
+  summary.message = failure +
+                    "; neither a re-run with a fresh factorization every pivot nor the "
+                    "regularized problems solved it";
+}
+
+// Proximal point (Rockafellar 1976): z_{k+1} solves the problem with M + gamma D and
+// q - gamma D z_k (D = 1 on the rows with a bound), strictly monotone there when M is monotone;
+// a fixed point solves the original problem, and each z_k is checked against it.
+bool LemkeSolver::RegularizedRetry(const LinearComplementarityProblem& problem, Eigen::VectorXd* z,
+                                   int* pivots) {
+  Summary& summary = summary_;
+  const int n = problem.size();
+  Eigen::MatrixXd M = problem.dense_matrix();
+  const double gamma = 1e-3 * std::max(1.0, M.diagonal().cwiseAbs().maxCoeff());
+  Eigen::VectorXd d(n);
+  for (int i = 0; i < n; ++i) {
+    d[i] = std::isfinite(problem.lower()[i]) || std::isfinite(problem.upper()[i]) ? 1.0 : 0.0;
+  }
+  M.diagonal() += gamma * d;
+  Eigen::VectorXd zk = Eigen::VectorXd::Zero(n).cwiseMax(problem.lower()).cwiseMin(problem.upper());
+  Eigen::VectorXd w(n);
+  constexpr int kMaxProblems = 10;
+  for (int k = 1; k <= kMaxProblems; ++k) {
+    const Eigen::VectorXd qk = problem.q() - gamma * d.cwiseProduct(zk);
+    const LinearComplementarityProblem regularized(M, qk, problem.lower(), problem.upper());
+    options_.warm_start = k > 1;
+    Eigen::VectorXd next = zk;
+    SolveOnce(regularized, &next);
+    *pivots += summary.iterations;
+    if (summary.status != Status::Converged) return false;
+    zk = next;
+    const double residual = natural_residual(problem, zk, &w);
+    if (residual <= options_.tolerance) {
+      *z = zk;
+      summary.natural_residual = residual;
+      char text[120];
+      std::snprintf(text, sizeof(text), "%d regularized problems (proximal point, gamma = %.3g)", k,
+                    gamma);
+      summary.recovery = text;
+      return true;
+    }
+  }
+  return false;
+}
+
+void LemkeSolver::SolveOnce(const LinearComplementarityProblem& problem, Eigen::VectorXd* z) {
+  const auto start = std::chrono::steady_clock::now();
   Summary& summary = summary_;
   ResetSummary(&summary);
-  if (!AcceptOptions(options_, &summary)) return summary;
+  if (!AcceptOptions(options_, &summary)) return;
   const int n = problem.size();
   const bool warm = options_.warm_start && z->size() == n && z->allFinite();
   if (warm) z_in_ = *z;
@@ -291,7 +391,7 @@ const LemkeSolver::Summary& LemkeSolver::Solve(const LinearComplementarityProble
     z->setZero(n);
     summary.natural_residual = natural_residual(problem, *z, &w_work_);
     summary.wall_time_seconds = Seconds(start);
-    return summary;
+    return;
   }
   warm_basis_.clear();
   warm_basis_.reserve(r.q.size());
@@ -331,7 +431,6 @@ const LemkeSolver::Summary& LemkeSolver::Solve(const LinearComplementarityProble
     summary.message = os.str();
   }
   summary.wall_time_seconds = Seconds(start);
-  return summary;
 }
 
 void LemkeSolver::ColumnInto(int var, Eigen::VectorXd* column) const {

@@ -52,6 +52,15 @@ class LemkeSolver {
     // If that basis is feasible it is the answer; otherwise Lemke runs from it (covering
     // vector B e) and, should that ray-terminate, once more from the cold start.
     bool warm_start = false;
+    // Recovery from a numerical failure (a basis that turned singular, values that overflowed,
+    // a complementary basis whose solution misses the tolerance through rounding): the point
+    // reached is accepted if it solves the problem to the tolerance; otherwise Lemke runs again
+    // with a fresh factorization every pivot and pivot tolerance max(pivot_tolerance, 1e-10);
+    // otherwise on a sequence of regularized problems (proximal point: M + gamma D and
+    // q - gamma D z_k, D = 1 on the rows with a bound, gamma = 1e-3 max(1, max |M_ii|)), until
+    // z_k solves the original problem to the tolerance (at most 10). The summary's `recovery`
+    // says which one succeeded. Default true.
+    bool recover = true;
 
     bool IsValid(std::string* why) const;
   };
@@ -62,6 +71,8 @@ class LemkeSolver {
     int lcp_size = 0;              // Size of the LCP after reducing the MLCP.
     int eliminated_free_variables = 0;
     int split_free_variables = 0;  // free variables split as x+ - x- (singular M_FF)
+    // Empty, or how a numerical failure was recovered from (Options::recover).
+    std::string recovery;
     std::string FullReport() const override;
   };
 
@@ -87,6 +98,10 @@ class LemkeSolver {
  private:
   enum class Outcome { Complementary, Ray, Numerical, PivotCap };
   void ResetSummary(Summary* summary) const;
+  void SolveOnce(const LinearComplementarityProblem& problem, Eigen::VectorXd* z);
+  void Recover(const LinearComplementarityProblem& problem, Eigen::VectorXd* z);
+  bool RegularizedRetry(const LinearComplementarityProblem& problem, Eigen::VectorXd* z,
+                        int* pivots);
   void RunLcp(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
               const std::vector<int>& warm_basis, Eigen::VectorXd* z, Summary* summary);
   // The steps of SolveLcp() (see lemke.cc).
@@ -136,6 +151,7 @@ class LemkeSolver {
   std::vector<int> alive_, next_alive_;
   // Solve()'s workspace: the reduction, the start, the warm basis, the reduced solution.
   Summary summary_;
+  bool recovering_ = false;  // within Recover(): no nested recovery
   std::unique_ptr<internal::ReducedLcp> reduced_;
   Eigen::VectorXd z_in_, x_, z_c_, w_work_;
   std::vector<int> warm_basis_;
