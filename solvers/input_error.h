@@ -45,6 +45,25 @@ namespace internal {
 // A number as messages quote it (an ostream's default format: up to 6 significant digits).
 std::string NumberText(double x);
 
+// The checks of an options struct's IsValid(): the message of the first one that fails,
+// "<name> = <value> <rule>"; nothing is formatted while every check passes (a solver checks
+// its options on every Solve).
+class OptionChecks {
+ public:
+  OptionChecks& Require(bool ok, const char* name, double value, const char* rule) {
+    if (!ok && message_.empty())
+      message_ = std::string(name) + " = " + NumberText(value) + " " + rule;
+    return *this;
+  }
+  bool Done(std::string* why) const {
+    if (why) *why = message_;
+    return message_.empty();
+  }
+
+ private:
+  std::string message_;
+};
+
 }  // namespace internal
 }  // namespace ncpkit
 

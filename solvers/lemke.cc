@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "solvers/dense_lu.h"
+#include "solvers/input_error.h"
 #include "solvers/pivots.h"
 
 namespace ncpkit {
@@ -227,17 +228,14 @@ LemkeSolver::LemkeSolver(LemkeSolver&&) noexcept = default;
 LemkeSolver& LemkeSolver::operator=(LemkeSolver&&) noexcept = default;
 
 bool LemkeSolver::Options::IsValid(std::string* why) const {
-  std::ostringstream os;
-  if (max_pivots < 0)
-    os << "max_pivots = " << max_pivots << " must be >= 0 (0 = automatic)";
-  else if (!(tolerance > 0.0))
-    os << "tolerance = " << tolerance << " must be > 0";
-  else if (refactorization_interval < 1)
-    os << "refactorization_interval = " << refactorization_interval << " must be >= 1";
-  else if (!(pivot_tolerance > 0.0 && pivot_tolerance < 1.0))
-    os << "pivot_tolerance = " << pivot_tolerance << " must be in (0, 1)";
-  if (why) *why = os.str();
-  return os.str().empty();
+  return internal::OptionChecks()
+      .Require(max_pivots >= 0, "max_pivots", max_pivots, "must be >= 0 (0 = automatic)")
+      .Require(tolerance > 0.0, "tolerance", tolerance, "must be > 0")
+      .Require(refactorization_interval >= 1, "refactorization_interval", refactorization_interval,
+               "must be >= 1")
+      .Require(pivot_tolerance > 0.0 && pivot_tolerance < 1.0, "pivot_tolerance", pivot_tolerance,
+               "must be in (0, 1)")
+      .Done(why);
 }
 
 std::string LemkeSolver::Summary::FullReport() const {

@@ -5,18 +5,16 @@
 #include <cmath>
 #include <sstream>
 
+#include "solvers/input_error.h"
+
 namespace ncpkit {
 
 bool ProjectedGaussSeidel::Options::IsValid(std::string* why) const {
-  std::ostringstream os;
-  if (max_sweeps < 1)
-    os << "max_sweeps = " << max_sweeps << " must be >= 1";
-  else if (!(tolerance > 0.0))
-    os << "tolerance = " << tolerance << " must be > 0";
-  else if (!(omega > 0.0 && omega < 2.0))
-    os << "omega = " << omega << " must be in (0, 2)";
-  if (why) *why = os.str();
-  return os.str().empty();
+  return internal::OptionChecks()
+      .Require(max_sweeps >= 1, "max_sweeps", max_sweeps, "must be >= 1")
+      .Require(tolerance > 0.0, "tolerance", tolerance, "must be > 0")
+      .Require(omega > 0.0 && omega < 2.0, "omega", omega, "must be in (0, 2)")
+      .Done(why);
 }
 
 std::string ProjectedGaussSeidel::Summary::FullReport() const {

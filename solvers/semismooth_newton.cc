@@ -8,6 +8,7 @@
 #include <limits>
 #include <sstream>
 
+#include "solvers/input_error.h"
 #include "solvers/sparse_lu.h"
 
 namespace ncpkit {
@@ -105,33 +106,27 @@ double Seconds(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 bool FischerBurmeisterNewton::Options::IsValid(std::string* why) const {
-  std::ostringstream os;
-  if (!(tolerance > 0.0))
-    os << "tolerance = " << tolerance << " must be > 0";
-  else if (max_iterations < 1)
-    os << "max_iterations = " << max_iterations << " must be >= 1";
-  else if (!(start_acceptance > 0.0 && start_acceptance <= 1.0))
-    os << "start_acceptance = " << start_acceptance << " must be in (0, 1]";
-  else if (!(penalty_lambda > 0.0 && penalty_lambda <= 1.0))
-    os << "penalty_lambda = " << penalty_lambda << " must be in (0, 1]";
-  else if (!(armijo_sigma > 0.0 && armijo_sigma < 0.5))
-    os << "armijo_sigma = " << armijo_sigma << " must be in (0, 0.5)";
-  else if (!(backtrack_factor > 0.0 && backtrack_factor < 1.0))
-    os << "backtrack_factor = " << backtrack_factor << " must be in (0, 1)";
-  else if (max_line_search_steps < 1)
-    os << "max_line_search_steps = " << max_line_search_steps << " must be >= 1";
-  else if (nonmonotone_memory < 1)
-    os << "nonmonotone_memory = " << nonmonotone_memory << " must be >= 1";
-  else if (stall_window < 2)
-    os << "stall_window = " << stall_window << " must be >= 2";
-  else if (!(stall_factor > 0.0 && stall_factor < 1.0))
-    os << "stall_factor = " << stall_factor << " must be in (0, 1)";
-  else if (dense_threshold < 0)
-    os << "dense_threshold = " << dense_threshold << " must be >= 0";
-  else if (!(regularization >= 0.0 && std::isfinite(regularization)))
-    os << "regularization = " << regularization << " must be finite and >= 0";
-  if (why) *why = os.str();
-  return os.str().empty();
+  return internal::OptionChecks()
+      .Require(tolerance > 0.0, "tolerance", tolerance, "must be > 0")
+      .Require(max_iterations >= 1, "max_iterations", max_iterations, "must be >= 1")
+      .Require(start_acceptance > 0.0 && start_acceptance <= 1.0, "start_acceptance",
+               start_acceptance, "must be in (0, 1]")
+      .Require(penalty_lambda > 0.0 && penalty_lambda <= 1.0, "penalty_lambda", penalty_lambda,
+               "must be in (0, 1]")
+      .Require(armijo_sigma > 0.0 && armijo_sigma < 0.5, "armijo_sigma", armijo_sigma,
+               "must be in (0, 0.5)")
+      .Require(backtrack_factor > 0.0 && backtrack_factor < 1.0, "backtrack_factor",
+               backtrack_factor, "must be in (0, 1)")
+      .Require(max_line_search_steps >= 1, "max_line_search_steps", max_line_search_steps,
+               "must be >= 1")
+      .Require(nonmonotone_memory >= 1, "nonmonotone_memory", nonmonotone_memory, "must be >= 1")
+      .Require(stall_window >= 2, "stall_window", stall_window, "must be >= 2")
+      .Require(stall_factor > 0.0 && stall_factor < 1.0, "stall_factor", stall_factor,
+               "must be in (0, 1)")
+      .Require(dense_threshold >= 0, "dense_threshold", dense_threshold, "must be >= 0")
+      .Require(regularization >= 0.0 && std::isfinite(regularization), "regularization",
+               regularization, "must be finite and >= 0")
+      .Done(why);
 }
 
 std::string SemismoothNewtonName(const FischerBurmeisterNewton::Options& options) {
