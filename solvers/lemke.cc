@@ -271,15 +271,15 @@ const LemkeSolver::Summary& LemkeSolver::Solve(const LinearComplementarityProble
                                                Eigen::VectorXd* z) {
   const auto start = std::chrono::steady_clock::now();
   SolveOnce(problem, z);
-  if (summary_.status == Status::NumericalFailure && options_.recover && !recovering_) {
+  if (summary_.status == Status::NumericalFailure && options_.recover) {
     Recover(problem, z);
   }
   summary_.wall_time_seconds = Seconds(start);
   return summary_;
 }
 
-// Options::recover, after a numerical failure: the point reached, a careful re-run, the
-// regularized problems. *z holds the point of the failed run on entry, the best point on exit.
+// Options::recover, after a numerical failure: the point reached, then a careful re-run. *z
+// holds the point of the failed run on entry, the best point on exit.
 void LemkeSolver::Recover(const LinearComplementarityProblem& problem, Eigen::VectorXd* z) {
   Summary& summary = summary_;
   const std::string failure = summary.message;
@@ -289,81 +289,26 @@ void LemkeSolver::Recover(const LinearComplementarityProblem& problem, Eigen::Ve
     summary.message = failure + "; " + summary.recovery;
     return;
   }
-  const Eigen::VectorXd failed_z = *z;
   const double failed_residual = summary.natural_residual;
-  int pivots = summary.iterations, factorizations = summary.factorizations;
+  const int pivots = summary.iterations, factorizations = summary.factorizations;
   const Options saved = options_;
-  recovering_ = true;
   options_.refactorization_interval = 1;
   options_.pivot_tolerance = std::max(saved.pivot_tolerance, 1e-10);
   options_.warm_start = false;
-  Eigen::VectorXd careful;
-  SolveOnce(problem, &careful);
-  pivots += summary.iterations;
-  factorizations += summary.factorizations;
-  bool solved = summary.status == Status::Converged;
-  if (solved) {
-    *z = careful;
-    summary.recovery = "re-run with a fresh factorization every pivot, pivot tolerance 1e-10";
-  } else {
-    solved = RegularizedRetry(problem, z, &pivots);
-  }
+  SolveOnce(problem, &careful_z_);
   options_ = saved;
-  recovering_ = false;
-  summary.iterations = pivots;
-  summary.factorizations = factorizations;
-  if (solved) {
-    summary.status = Status::Converged;
+  summary.iterations += pivots;
+  summary.factorizations += factorizations;
+  if (summary.status == Status::Converged) {
+    *z = careful_z_;
+    summary.recovery = "re-run with a fresh factorization every pivot, pivot tolerance 1e-10";
     summary.message = failure + "; recovered: " + summary.recovery;
     return;
   }
-  *z = failed_z;
+  // *z still holds the failed run's point.
   summary.status = Status::NumericalFailure;
   summary.natural_residual = failed_residual;
-  summary.recovery.clear();
-  summary.message = failure +
-                    "; neither a re-run with a fresh factorization every pivot nor the "
-                    "regularized problems solved it";
-}
-
-// Proximal point (Rockafellar 1976): z_{k+1} solves the problem with M + gamma D and
-// q - gamma D z_k (D = 1 on the rows with a bound), strictly monotone there when M is monotone;
-// a fixed point solves the original problem, and each z_k is checked against it.
-bool LemkeSolver::RegularizedRetry(const LinearComplementarityProblem& problem, Eigen::VectorXd* z,
-                                   int* pivots) {
-  Summary& summary = summary_;
-  const int n = problem.size();
-  Eigen::MatrixXd M = problem.dense_matrix();
-  const double gamma = 1e-3 * std::max(1.0, M.diagonal().cwiseAbs().maxCoeff());
-  Eigen::VectorXd d(n);
-  for (int i = 0; i < n; ++i) {
-    d[i] = std::isfinite(problem.lower()[i]) || std::isfinite(problem.upper()[i]) ? 1.0 : 0.0;
-  }
-  M.diagonal() += gamma * d;
-  Eigen::VectorXd zk = Eigen::VectorXd::Zero(n).cwiseMax(problem.lower()).cwiseMin(problem.upper());
-  Eigen::VectorXd w(n);
-  constexpr int kMaxProblems = 10;
-  for (int k = 1; k <= kMaxProblems; ++k) {
-    const Eigen::VectorXd qk = problem.q() - gamma * d.cwiseProduct(zk);
-    const LinearComplementarityProblem regularized(M, qk, problem.lower(), problem.upper());
-    options_.warm_start = k > 1;
-    Eigen::VectorXd next = zk;
-    SolveOnce(regularized, &next);
-    *pivots += summary.iterations;
-    if (summary.status != Status::Converged) return false;
-    zk = next;
-    const double residual = natural_residual(problem, zk, &w);
-    if (residual <= options_.tolerance) {
-      *z = zk;
-      summary.natural_residual = residual;
-      char text[120];
-      std::snprintf(text, sizeof(text), "%d regularized problems (proximal point, gamma = %.3g)", k,
-                    gamma);
-      summary.recovery = text;
-      return true;
-    }
-  }
-  return false;
+  summary.message = failure + "; a re-run with a fresh factorization every pivot failed too";
 }
 
 void LemkeSolver::SolveOnce(const LinearComplementarityProblem& problem, Eigen::VectorXd* z) {

@@ -55,11 +55,9 @@ class LemkeSolver {
     // Recovery from a numerical failure (a basis that turned singular, values that overflowed,
     // a complementary basis whose solution misses the tolerance through rounding): the point
     // reached is accepted if it solves the problem to the tolerance; otherwise Lemke runs again
-    // with a fresh factorization every pivot and pivot tolerance max(pivot_tolerance, 1e-10);
-    // otherwise on a sequence of regularized problems (proximal point: M + gamma D and
-    // q - gamma D z_k, D = 1 on the rows with a bound, gamma = 1e-3 max(1, max |M_ii|)), until
-    // z_k solves the original problem to the tolerance (at most 10). The summary's `recovery`
-    // says which one succeeded. Default true.
+    // with a fresh factorization every pivot and pivot tolerance max(pivot_tolerance, 1e-10).
+    // The summary's `recovery` says which one succeeded. (A regularized retry is
+    // ProximalPointSolver around this solver.) Default true.
     bool recover = true;
 
     bool IsValid(std::string* why) const;
@@ -100,8 +98,6 @@ class LemkeSolver {
   void ResetSummary(Summary* summary) const;
   void SolveOnce(const LinearComplementarityProblem& problem, Eigen::VectorXd* z);
   void Recover(const LinearComplementarityProblem& problem, Eigen::VectorXd* z);
-  bool RegularizedRetry(const LinearComplementarityProblem& problem, Eigen::VectorXd* z,
-                        int* pivots);
   void RunLcp(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
               const std::vector<int>& warm_basis, Eigen::VectorXd* z, Summary* summary);
   // The steps of SolveLcp() (see lemke.cc).
@@ -151,9 +147,8 @@ class LemkeSolver {
   std::vector<int> alive_, next_alive_;
   // Solve()'s workspace: the reduction, the start, the warm basis, the reduced solution.
   Summary summary_;
-  bool recovering_ = false;  // within Recover(): no nested recovery
   std::unique_ptr<internal::ReducedLcp> reduced_;
-  Eigen::VectorXd z_in_, x_, z_c_, w_work_;
+  Eigen::VectorXd z_in_, x_, z_c_, w_work_, careful_z_;
   std::vector<int> warm_basis_;
   std::vector<int> eta_rows_;
   Eigen::MatrixXd eta_columns_;
