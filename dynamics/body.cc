@@ -1,6 +1,8 @@
 #include "dynamics/body.h"
 
 #include <cmath>
+#include <string>
+#include <unordered_set>
 
 #include "solvers/input_error.h"
 
@@ -33,33 +35,35 @@ int FindBody(const std::vector<Body>& bodies, const std::string& name) {
   return -1;
 }
 
-void ValidateBodies(const std::vector<Body>& bodies, bool dynamic) {
+void ValidateBody(const Body& body, bool dynamic) {
   std::string why;
-  for (size_t i = 0; i < bodies.size(); ++i) {
-    const Body& body = bodies[i];
-    const std::string who = "body '" + body.name + "'";
-    for (size_t j = 0; j < i; ++j) {
-      if (bodies[j].name == body.name) {
-        throw InputError("the body name '" + body.name + "' is used twice");
-      }
+  const std::string who = "body '" + body.name + "'";
+  if (!(!dynamic && body.IsPoint()) && !body.shape.IsValid(&why)) {
+    throw InputError("", 0, who, why);
+  }
+  if (!body.fixed && dynamic && !body.mass.IsValid(&why)) {
+    throw InputError("", 0, who, why);
+  }
+  if (!body.fixed && dynamic && body.shape.kind == ShapeKind::HalfSpace) {
+    throw InputError("", 0, who, "a plane must be fixed");
+  }
+  const RigidBodyState& s = body.state;
+  if (!s.position.allFinite() || !s.orientation.coeffs().allFinite() ||
+      !s.linear_velocity.allFinite() || !s.angular_velocity.allFinite()) {
+    throw InputError("", 0, who, "initial state has a non-finite value");
+  }
+  if (std::abs(s.orientation.norm() - 1.0) > 1e-6) {
+    throw InputError("", 0, who, "orientation is not a unit quaternion");
+  }
+}
+
+void ValidateBodies(const std::vector<Body>& bodies, bool dynamic) {
+  std::unordered_set<std::string> names;
+  for (const Body& body : bodies) {
+    if (!names.insert(body.name).second) {
+      throw InputError("the body name '" + body.name + "' is used twice");
     }
-    if (!(!dynamic && body.IsPoint()) && !body.shape.IsValid(&why)) {
-      throw InputError("", 0, who, why);
-    }
-    if (!body.fixed && dynamic && !body.mass.IsValid(&why)) {
-      throw InputError("", 0, who, why);
-    }
-    if (!body.fixed && dynamic && body.shape.kind == ShapeKind::HalfSpace) {
-      throw InputError("", 0, who, "a plane must be fixed");
-    }
-    const RigidBodyState& s = body.state;
-    if (!s.position.allFinite() || !s.orientation.coeffs().allFinite() ||
-        !s.linear_velocity.allFinite() || !s.angular_velocity.allFinite()) {
-      throw InputError("", 0, who, "initial state has a non-finite value");
-    }
-    if (std::abs(s.orientation.norm() - 1.0) > 1e-6) {
-      throw InputError("", 0, who, "orientation is not a unit quaternion");
-    }
+    ValidateBody(body, dynamic);
   }
 }
 

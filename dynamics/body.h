@@ -48,6 +48,8 @@ int FindBody(const std::vector<Body>& bodies, const std::string& name);
 // which check what they move themselves) points are allowed. Throws InputError naming the
 // body.
 void ValidateBodies(const std::vector<Body>& bodies, bool dynamic);
+// The checks of ValidateBodies on one body, all but the names'.
+void ValidateBody(const Body& body, bool dynamic);
 
 // Quantities of a body state by index [x, y, z, vx, vy, vz, wx, wy, wz], for events and reports.
 double StateQuantity(const RigidBodyState& state, int quantity);

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string>
+#include <unordered_set>
 
 #include "contact/overlap.h"
 #include "integrators/json_reader.h"
@@ -37,14 +39,19 @@ int BodyIndex(const Reader& in, const Scene& scene, const Json& value, const std
   return index;
 }
 
-// Adds a body, checked against the ones before it (ValidateBodies), errors at `path`.
-void AddBody(const Reader& in, const std::string& path, Body body, Scene* scene) {
-  scene->bodies.push_back(std::move(body));
+// Adds a body, checked as ValidateBodies does (`names`: those of the bodies before it), errors
+// at `path`.
+void AddBody(const Reader& in, const std::string& path, Body body, Scene* scene,
+             std::unordered_set<std::string>* names) {
+  if (!names->insert(body.name).second) {
+    in.Fail(path, "the body name '" + body.name + "' is used twice");
+  }
   try {
-    ValidateBodies(scene->bodies, scene->stepper == StepperKind::Implicit);
+    ValidateBody(body, scene->stepper == StepperKind::Implicit);
   } catch (const InputError& e) {
     in.Fail(path, e.what());
   }
+  scene->bodies.push_back(std::move(body));
 }
 
 void ReadHeader(const Reader& in, const Json& root, const std::string& source, Scene* scene) {
@@ -214,16 +221,17 @@ Body ReadFixedBody(const Reader& in, const Json& b, const std::string& path) {
 void ReadImplicitBodies(const Reader& in, const Json& root, Scene* scene) {
   const Json& bodies = in.Required(root, "scene", "bodies");
   if (!bodies.is_array() || bodies.empty()) in.Fail("bodies", "expected a non-empty array");
+  std::unordered_set<std::string> names;
   for (size_t k = 0; k < bodies.size(); ++k) {
     const std::string path = "bodies[" + std::to_string(k) + "]";
-    AddBody(in, path, ReadMovingBody(in, bodies[k], path), scene);
+    AddBody(in, path, ReadMovingBody(in, bodies[k], path), scene, &names);
   }
   if (!root.contains("fixed")) return;
   const Json& fixed = root.at("fixed");
   if (!fixed.is_array()) in.Fail("fixed", "expected an array");
   for (size_t k = 0; k < fixed.size(); ++k) {
     const std::string path = "fixed[" + std::to_string(k) + "]";
-    AddBody(in, path, ReadFixedBody(in, fixed[k], path), scene);
+    AddBody(in, path, ReadFixedBody(in, fixed[k], path), scene, &names);
   }
 }
 
@@ -474,9 +482,10 @@ void ReadQuasistaticScene(const Reader& in, const Json& root, const std::string&
   }
   const Json& bodies = in.Required(root, "scene", "bodies");
   if (!bodies.is_array() || bodies.empty()) in.Fail("bodies", "expected a non-empty array");
+  std::unordered_set<std::string> names;
   for (size_t k = 0; k < bodies.size(); ++k) {
     const std::string path = "bodies[" + std::to_string(k) + "]";
-    AddBody(in, path, ReadQuasistaticBody(in, bodies[k], path), scene);
+    AddBody(in, path, ReadQuasistaticBody(in, bodies[k], path), scene, &names);
   }
   ReadActuators(in, root, scene);
   ReadPairs(in, root, scene);
