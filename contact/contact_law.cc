@@ -43,4 +43,19 @@ const ContactLaw& ContactLawTable::Get(const std::string& a, const std::string& 
   return it == overrides_.end() ? default_law : it->second;
 }
 
+bool ContactLawTable::IsValid(std::string* why) const {
+  std::string reason;
+  if (!default_law.IsValid(&reason)) {
+    if (why) *why = "contact: " + reason;
+    return false;
+  }
+  for (const auto& [names, law] : overrides_) {
+    if (!law.IsValid(&reason)) {
+      if (why) *why = "contact " + names.first + "-" + names.second + ": " + reason;
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace ncpkit

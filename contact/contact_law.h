@@ -42,6 +42,9 @@ class ContactLawTable {
   ContactLaw default_law;
   void Set(const std::string& a, const std::string& b, const ContactLaw& law);
   const ContactLaw& Get(const std::string& a, const std::string& b) const;
+  // The default law and every override valid; else `why` names the law ("contact: ..." or
+  // "contact a-b: ..."). Costs the number of overrides, not the number of pairs of bodies.
+  bool IsValid(std::string* why) const;
 
  private:
   std::map<std::pair<std::string, std::string>, ContactLaw> overrides_;

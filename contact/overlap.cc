@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "contact/broad_phase.h"
 #include "solvers/input_error.h"
 
 namespace ncpkit {
@@ -109,26 +110,30 @@ Overlap MeasureOverlap(const Shape& a, const ShapePose& pose_a, const Shape& b,
 std::vector<OverlappingPair> FindOverlaps(const std::vector<PlacedShape>& bodies,
                                           double tolerance) {
   std::vector<OverlappingPair> found;
-  const int n = static_cast<int>(bodies.size());
-  for (int i = 0; i < n; ++i) {
-    for (int j = i + 1; j < n; ++j) {
-      const PlacedShape& p = bodies[i];
-      const PlacedShape& q = bodies[j];
-      if (p.inverse_mass == 0.0 && q.inverse_mass == 0.0) continue;
-      const bool q_is_plane = q.shape.kind == ShapeKind::HalfSpace;
-      if (p.shape.kind == ShapeKind::HalfSpace && q_is_plane) continue;
-      const int a = q_is_plane || p.shape.kind != ShapeKind::HalfSpace ? i : j;
-      const int b = a == i ? j : i;
-      // Bounding spheres first (a half-space has an infinite radius).
-      const double reach = bodies[a].shape.BoundingRadius() + bodies[b].shape.BoundingRadius();
-      if ((bodies[a].pose.position - bodies[b].pose.position).norm() > reach) continue;
-      OverlappingPair pair;
-      pair.a = a;
-      pair.b = b;
-      pair.overlap =
-          MeasureOverlap(bodies[a].shape, bodies[a].pose, bodies[b].shape, bodies[b].pose);
-      if (pair.overlap.depth > tolerance) found.push_back(pair);
-    }
+  std::vector<BoundingSphere> spheres(bodies.size());
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    spheres[i].centre = bodies[i].pose.position;
+    spheres[i].radius = bodies[i].shape.BoundingRadius();
+    spheres[i].fixed = bodies[i].inverse_mass == 0.0;
+  }
+  std::vector<std::pair<int, int>> candidates;
+  BroadPhase().Find(spheres, &candidates);
+  for (const auto& [i, j] : candidates) {
+    const PlacedShape& p = bodies[i];
+    const PlacedShape& q = bodies[j];
+    if (p.inverse_mass == 0.0 && q.inverse_mass == 0.0) continue;
+    const bool q_is_plane = q.shape.kind == ShapeKind::HalfSpace;
+    if (p.shape.kind == ShapeKind::HalfSpace && q_is_plane) continue;
+    const int a = q_is_plane || p.shape.kind != ShapeKind::HalfSpace ? i : j;
+    const int b = a == i ? j : i;
+    // Bounding spheres first (a half-space has an infinite radius).
+    const double reach = bodies[a].shape.BoundingRadius() + bodies[b].shape.BoundingRadius();
+    if ((bodies[a].pose.position - bodies[b].pose.position).norm() > reach) continue;
+    OverlappingPair pair;
+    pair.a = a;
+    pair.b = b;
+    pair.overlap = MeasureOverlap(bodies[a].shape, bodies[a].pose, bodies[b].shape, bodies[b].pose);
+    if (pair.overlap.depth > tolerance) found.push_back(pair);
   }
   return found;
 }

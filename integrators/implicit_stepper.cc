@@ -134,13 +134,7 @@ ImplicitStepper::ImplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
   RequireValidOptions(options_, "implicit stepper");
   ValidateBodies(bodies_, /*dynamic=*/true);
   std::string why;
-  for (size_t i = 0; i < bodies_.size(); ++i) {
-    for (size_t j = i + 1; j < bodies_.size(); ++j) {
-      if (!laws_.Get(bodies_[i].name, bodies_[j].name).IsValid(&why)) {
-        throw InputError("contact " + bodies_[i].name + "-" + bodies_[j].name + ": " + why);
-      }
-    }
-  }
+  if (bodies_.size() > 1 && !laws_.IsValid(&why)) throw InputError(why);
   SolverOptions solver_options;
   solver_options.tolerance = options_.tolerance;
   solver_options.max_iterations = options_.max_iterations;
@@ -212,14 +206,28 @@ bool ImplicitStepper::Near(int f, int g) const {
 // The active pairs of this step (bounding-volume test), and the step's problem for them.
 void ImplicitStepper::FindPairs() {
   pairs_.clear();
+  // Candidates from the broad phase, each body's bounding sphere grown by its travel and half
+  // the margin (Near's test, split between the two bodies), then Near on each.
   const int num_bodies = static_cast<int>(bodies_.size());
+  spheres_.resize(num_bodies);
   for (int i = 0; i < num_bodies; ++i) {
-    for (int j = i + 1; j < num_bodies; ++j) {
-      if (bodies_[i].fixed && bodies_[j].fixed) continue;
-      const int f = bodies_[i].fixed ? j : i;
-      const int g = bodies_[i].fixed ? i : j;
-      if (Near(f, g)) pairs_.emplace_back(f, g);
-    }
+    const Body& body = bodies_[i];
+    BoundingSphere& sphere = spheres_[i];
+    sphere.centre = body.state.position;
+    sphere.fixed = body.fixed;
+    const double radius = body.shape.BoundingRadius();
+    const double travel =
+        body.fixed
+            ? 0.0
+            : 2.0 * options_.h *
+                  (body.state.linear_velocity.norm() + body.state.angular_velocity.norm() * radius);
+    sphere.radius = radius + travel + 0.5 * options_.contact_margin;
+  }
+  broad_phase_.Find(spheres_, &candidates_);
+  for (const auto& [i, j] : candidates_) {
+    const int f = bodies_[i].fixed ? j : i;
+    const int g = bodies_[i].fixed ? i : j;
+    if (Near(f, g)) pairs_.emplace_back(f, g);
   }
   if (!problem_ || problem_->pairs != pairs_) {
     problem_ = BuildProblem();
@@ -297,11 +305,16 @@ void ImplicitStepper::SetBodyData(const std::vector<Vector6d>& applied_impulses)
 }
 
 const ImplicitPairState* ImplicitStepper::Remembered(int pair) const {
-  if (remembered_pairs_ == pairs_) return &memory_[pair];
-  for (size_t k = 0; k < remembered_pairs_.size(); ++k) {
-    if (remembered_pairs_[k] == pairs_[pair]) return &memory_[k];
-  }
-  return nullptr;
+  if (same_pairs_) return &memory_[pair];
+  // Both lists are in the broad phase's order: by (lower, higher) body index.
+  const auto key = [](const std::pair<int, int>& p) {
+    return std::pair<int, int>(std::min(p.first, p.second), std::max(p.first, p.second));
+  };
+  const auto it = std::lower_bound(
+      remembered_pairs_.begin(), remembered_pairs_.end(), key(pairs_[pair]),
+      [&](const std::pair<int, int>& p, const std::pair<int, int>& k) { return key(p) < k; });
+  if (it == remembered_pairs_.end() || *it != pairs_[pair]) return nullptr;
+  return &memory_[it - remembered_pairs_.begin()];
 }
 
 // Start values of pair k for an attempt (see PrepareAttempt). Each pair's problem is posed
@@ -362,17 +375,16 @@ void ImplicitStepper::PreparePair(int attempt, int k, Eigen::VectorXd* z) {
 // the poses; attempt 3: from the centre of a face or edge of F that turns flat against G
 // within the step.
 void ImplicitStepper::PrepareAttempt(int attempt, Eigen::VectorXd* z) {
+  same_pairs_ = remembered_pairs_ == pairs_;
   std::fill(all_remembered_.begin(), all_remembered_.end(), 1);
+  has_pair_.assign(bodies_.size(), 0);
+  for (const auto& [f, g] : pairs_) has_pair_[f] = has_pair_[g] = 1;
   for (size_t k = 0; k < pairs_.size(); ++k) PreparePair(attempt, static_cast<int>(k), z);
   const ProblemBuilder& builder = problem_->builder;
   for (size_t i = 0; i < bodies_.size(); ++i) {
     if (problem_->nu_block[i] < 0) continue;
-    const int body = static_cast<int>(i);
-    const bool has_pair = std::any_of(pairs_.begin(), pairs_.end(), [body](const auto& p) {
-      return p.first == body || p.second == body;
-    });
     Vector6d start = nu_start_[i];
-    if (attempt == 0 && has_pair && all_remembered_[i]) {
+    if (attempt == 0 && has_pair_[i] && all_remembered_[i]) {
       start << bodies_[i].state.linear_velocity, bodies_[i].state.angular_velocity;
     }
     z->segment<6>(builder.block_offset(problem_->nu_block[i])) = start;

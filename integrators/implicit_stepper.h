@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "contact/broad_phase.h"
 #include "contact/contact_law.h"
 #include "contact/implicit_pair.h"
 #include "dynamics/body.h"
@@ -96,8 +97,13 @@ class ImplicitStepper : public Stepper {
   double time_ = 0.0;
   // Workspace of Step(), kept so that a step with the same active pairs as the last allocates
   // nothing.
+  BroadPhase broad_phase_;
+  std::vector<BoundingSphere> spheres_;                // per body, for the broad phase
+  std::vector<std::pair<int, int>> candidates_;        // the broad phase's pairs
   std::vector<std::pair<int, int>> pairs_;             // (F, G) of each active pair, this step
   std::vector<std::pair<int, int>> remembered_pairs_;  // and the last step's
+  bool same_pairs_ = false;                            // pairs_ == remembered_pairs_
+  std::vector<char> has_pair_;                         // per body: in an active pair
   std::vector<ImplicitPairState> memory_;              // per pair of the last step
   std::vector<ImplicitPairState> next_memory_;         // per pair of this step
   std::vector<Eigen::Vector3d> origin_;                // per pair: its local origin (F's position)

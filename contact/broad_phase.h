@@ -1,0 +1,42 @@
+// Broad phase: the pairs of bodies whose bounding spheres overlap, found by sorting and
+// sweeping instead of testing every pair, so a scene of many bodies costs O(n log n + k) per
+// query (k: pairs whose intervals overlap along the sweep axis) instead of O(n^2).
+#ifndef NCPKIT_CONTACT_BROAD_PHASE_H_
+#define NCPKIT_CONTACT_BROAD_PHASE_H_
+
+#include <Eigen/Core>
+#include <utility>
+#include <vector>
+
+namespace ncpkit {
+
+// A body as the broad phase sees it.
+struct BoundingSphere {
+  Eigen::Vector3d centre = Eigen::Vector3d::Zero();
+  // >= 0; +infinity for an unbounded shape (a half-space), which is paired with every body.
+  double radius = 0.0;
+  bool fixed = false;  // pairs of two fixed bodies are never reported
+};
+
+// Keeps its workspace, so that repeated queries on scenes of the same size allocate nothing.
+class BroadPhase {
+ public:
+  // The pairs (i, j), i < j, of spheres whose centres are at most r_i + r_j apart (radii
+  // inflated by a relative 1e-12, so this is a superset of a caller's exact test of the same
+  // inequality) and that are not both fixed, sorted by (i, j) — the order of a double loop over the
+  // bodies. The sweep runs along the coordinate axis of the centres' largest spread. A NaN centre
+  // or radius pairs the body with every other (a broad phase must not hide a pair; the narrow phase
+  // then sees the NaN).
+  void Find(const std::vector<BoundingSphere>& spheres, std::vector<std::pair<int, int>>* pairs);
+
+ private:
+  std::vector<int> finite_;     // bodies with a finite radius, sorted by interval start
+  std::vector<int> unbounded_;  // the others
+  std::vector<char> is_unbounded_;
+  std::vector<double> radius_;  // slightly inflated (see Find)
+  std::vector<double> low_;     // interval start along the sweep axis
+};
+
+}  // namespace ncpkit
+
+#endif  // NCPKIT_CONTACT_BROAD_PHASE_H_

@@ -1,0 +1,97 @@
+#include "contact/broad_phase.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+
+namespace ncpkit {
+namespace {
+
+// Every pair a double loop accepts (centres at most r_i + r_j apart, not both fixed; an
+// unbounded or NaN sphere with everything), in the double loop's order.
+std::vector<std::pair<int, int>> AllPairs(const std::vector<BoundingSphere>& spheres) {
+  std::vector<std::pair<int, int>> pairs;
+  const int n = static_cast<int>(spheres.size());
+  for (int i = 0; i < n; ++i) {
+    for (int j = i + 1; j < n; ++j) {
+      const BoundingSphere& a = spheres[i];
+      const BoundingSphere& b = spheres[j];
+      if (a.fixed && b.fixed) continue;
+      const double d = (a.centre - b.centre).norm();
+      if (!(d <= a.radius + b.radius) && std::isfinite(d) && std::isfinite(a.radius) &&
+          std::isfinite(b.radius)) {
+        continue;
+      }
+      pairs.emplace_back(i, j);
+    }
+  }
+  return pairs;
+}
+
+TEST_CASE("broad phase: the pairs of a double loop, in its order, on random scenes") {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> position(-5.0, 5.0), radius(0.01, 1.0);
+  BroadPhase broad_phase;  // reused: the workspace must not carry anything over
+  std::vector<std::pair<int, int>> found;
+  for (int trial = 0; trial < 50; ++trial) {
+    const int n = 1 + trial * 4;
+    std::vector<BoundingSphere> spheres(n);
+    for (int i = 0; i < n; ++i) {
+      // Flattened along a random axis in half the trials (the sweep axis must adapt).
+      spheres[i].centre = Eigen::Vector3d(position(rng), position(rng), position(rng));
+      if (trial % 2) spheres[i].centre[trial % 3] *= 0.01;
+      spheres[i].radius = radius(rng);
+      spheres[i].fixed = (i % 5) == 0;
+    }
+    if (trial % 7 == 3) spheres[n / 2].radius = INFINITY;  // a half-space
+    if (trial % 11 == 5) {
+      spheres[0].radius = INFINITY;
+      spheres[0].fixed = true;
+      spheres[n - 1].radius = INFINITY;  // two unbounded bodies: their pair once
+    }
+    if (trial % 13 == 4) spheres[n / 3].centre.x() = NAN;
+    broad_phase.Find(spheres, &found);
+    CHECK(found == AllPairs(spheres));
+  }
+}
+
+TEST_CASE("broad phase: touching spheres are paired (no rounding loss at the boundary)") {
+  std::vector<BoundingSphere> spheres(2);
+  spheres[0].centre = Eigen::Vector3d(1e6 + 0.1, 0.3, 0.7);
+  spheres[0].radius = 0.1;
+  spheres[1].centre = spheres[0].centre + Eigen::Vector3d(0.3, 0.0, 0.0);
+  spheres[1].radius = (spheres[1].centre - spheres[0].centre).norm() - 0.1;
+  std::vector<std::pair<int, int>> found;
+  BroadPhase().Find(spheres, &found);
+  REQUIRE(found.size() == 1);
+  spheres[1].centre.x() += 1e-3;
+  BroadPhase().Find(spheres, &found);
+  CHECK(found.empty());
+}
+
+TEST_CASE("broad phase: 10,000 spheres on a grid find their neighbours only") {
+  // A 100 x 100 layer of unit spheres 2.001 apart on a plane: each touches only the plane.
+  std::vector<BoundingSphere> spheres;
+  BoundingSphere plane;
+  plane.radius = INFINITY;
+  plane.fixed = true;
+  spheres.push_back(plane);
+  for (int i = 0; i < 100; ++i) {
+    for (int j = 0; j < 100; ++j) {
+      BoundingSphere s;
+      s.centre = Eigen::Vector3d(2.001 * i, 2.001 * j, 1.0);
+      s.radius = 1.0;
+      spheres.push_back(s);
+    }
+  }
+  std::vector<std::pair<int, int>> found;
+  BroadPhase().Find(spheres, &found);
+  CHECK(found.size() == 10000);
+  spheres[1].centre.y() = 1.0;  // now touching its neighbour along y
+  BroadPhase().Find(spheres, &found);
+  CHECK(found.size() == 10001);
+}
+
+}  // namespace
+}  // namespace ncpkit
