@@ -1,12 +1,15 @@
 // Per-step cost of the steppers: the paper scenes with each solver variant (implicit and
 // quasistatic), and two scaling series of the implicit stepper (boxes resting side by side;
-// towers of boxes). Each benchmark iteration is one step; a scene that ends is restarted
-// outside the timed region, so the figures cover whole scenes, not their first steps.
+// towers of boxes), and a layer of many spheres (set-up and steps). Each benchmark iteration
+// is one whole scene (StepScene).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
@@ -15,6 +18,11 @@
 namespace ncpkit {
 namespace {
 
+// One benchmark iteration runs one whole scene (building its stepper is not timed, see the
+// set-up benchmarks below), so every figure covers whole scenes, late steps as much as the
+// first ones. The time column is per scene; the counters are per step, over every step run:
+// mean and median step time (StepRecord::step_seconds: pair search, start values, assembly,
+// solve, update), failed steps, contacts, Newton iterations, problem size, heap allocations.
 void StepScene(benchmark::State& state, const Scene& scene) {
   std::unique_ptr<SceneRunner> runner;
   try {
@@ -23,30 +31,46 @@ void StepScene(benchmark::State& state, const Scene& scene) {
     state.SkipWithError(e.what());  // e.g. qp-lcp on a scene without regularization
     return;
   }
-  int64_t failed = 0, steps = 0, contacts = 0, iterations = 0, size = 0;
-  const int64_t allocations_before = testing::AllocationCount();
+  int64_t failed = 0, steps = 0, contacts = 0, iterations = 0, size = 0, allocations = 0;
+  std::vector<double> step_us, scene_us;
   for (auto _ : state) {
-    if (runner->Done()) {
-      state.PauseTiming();
-      runner = std::make_unique<SceneRunner>(scene);
-      state.ResumeTiming();
+    state.PauseTiming();
+    runner = std::make_unique<SceneRunner>(scene);
+    scene_us.clear();
+    scene_us.reserve(static_cast<size_t>(scene.duration / scene.h()) + 2);
+    const int64_t allocations_before = testing::AllocationCount();
+    state.ResumeTiming();
+    while (!runner->Done()) {
+      const StepRecord& record = runner->Step();
+      failed += record.summary.IsSolved() ? 0 : 1;
+      contacts += record.num_contacts;
+      iterations += record.summary.iterations;
+      size += record.problem_size;
+      scene_us.push_back(1e6 * record.step_seconds);
     }
-    const StepRecord& record = runner->Step();
-    failed += record.summary.IsSolved() ? 0 : 1;
-    contacts += record.num_contacts;
-    iterations += record.summary.iterations;
-    size += record.problem_size;
-    ++steps;
+    state.PauseTiming();
+    allocations += testing::AllocationCount() - allocations_before;
+    step_us.insert(step_us.end(), scene_us.begin(), scene_us.end());
+    state.ResumeTiming();
   }
+  steps = static_cast<int64_t>(step_us.size());
   const double per_step = 1.0 / static_cast<double>(std::max<int64_t>(1, steps));
+  double total_us = 0.0;
+  for (double us : step_us) total_us += us;
+  double median_us = 0.0;
+  if (!step_us.empty()) {
+    std::nth_element(step_us.begin(), step_us.begin() + step_us.size() / 2, step_us.end());
+    median_us = step_us[step_us.size() / 2];
+  }
+  state.counters["steps"] = static_cast<double>(steps);
+  state.counters["mean_us/step"] = total_us * per_step;
+  state.counters["median_us/step"] = median_us;
   state.counters["failed_steps"] = static_cast<double>(failed);
   state.counters["contacts/step"] = static_cast<double>(contacts) * per_step;
   state.counters["iterations/step"] = static_cast<double>(iterations) * per_step;
   state.counters["size/step"] = static_cast<double>(size) * per_step;
-  // Heap allocations per step, restarts included (0 in the steady state of an allocation-free
-  // stepper).
-  state.counters["allocs/step"] =
-      static_cast<double>(testing::AllocationCount() - allocations_before) * per_step;
+  // Heap allocations per step (0 in the steady state of an allocation-free stepper).
+  state.counters["allocs/step"] = static_cast<double>(allocations) * per_step;
 }
 
 void BM_PaperScene(benchmark::State& state, const std::string& file, const std::string& variant) {
@@ -98,6 +122,40 @@ void BM_BoxTower(benchmark::State& state) {
                              Eigen::Vector3d(0, 0, 1.0)));
 }
 
+// N spheres (radius 5 cm, 1 kg) resting on the plane in a square grid 13 cm apart, as a scene
+// file: N sphere-plane contacts, no sphere-sphere pair within the contact margin.
+std::string SphereLayerJson(int n, double duration) {
+  const int side = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n))));
+  std::string text =
+      "{\"name\": \"sphere layer\", \"h\": 0.01, \"duration\": " + std::to_string(duration) +
+      ", \"contact\": {\"mu\": 0.5}, \"bodies\": [";
+  for (int k = 0; k < n; ++k) {
+    text += (k ? ", " : "") + std::string("{\"name\": \"s") + std::to_string(k) +
+            "\", \"shape\": \"sphere\", \"size\": [0.05], \"mass\": 1, \"position\": [" +
+            std::to_string(0.13 * (k / side)) + ", " + std::to_string(0.13 * (k % side)) +
+            ", 0.05]}";
+  }
+  text += "], \"fixed\": [{\"name\": \"ground\", \"shape\": \"plane\", \"normal\": [0, 0, 1]}]}";
+  return text;
+}
+
+// What a scene of N spheres costs before its first step: reading the file (with the initial
+// overlap check) and building the stepper. Quadratic in N before the broad phase.
+void BM_SphereLayerSetup(benchmark::State& state) {
+  const std::string text = SphereLayerJson(static_cast<int>(state.range(0)), 0.05);
+  for (auto _ : state) {
+    Scene scene = ParseScene(text, "sphere layer");
+    SceneRunner runner(scene);
+    benchmark::DoNotOptimize(runner.Done());
+  }
+}
+
+// The same scene stepped (five steps: the cold first one and four warm ones).
+void BM_SphereLayer(benchmark::State& state) {
+  StepScene(state,
+            ParseScene(SphereLayerJson(static_cast<int>(state.range(0)), 0.05), "sphere layer"));
+}
+
 const char* const kImplicitScenes[] = {"sliding_cube.json", "rolling_cylinder.json",
                                        "toppling_cube.json", "cylinder_manipulation.json",
                                        "quasi_rigid_drop.json"};
@@ -126,6 +184,8 @@ const int kRegistered = RegisterSceneBenchmarks();
 
 BENCHMARK(BM_BoxesSideBySide)->Arg(1)->Arg(10)->Arg(30)->Arg(100)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_BoxTower)->Arg(2)->Arg(5)->Arg(10)->Arg(20)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SphereLayerSetup)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SphereLayer)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace ncpkit
