@@ -1,7 +1,9 @@
 #include "solvers/dense_lu.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <utility>
 
 namespace ncpkit::internal {
 
@@ -12,6 +14,35 @@ void DenseLu::Reserve(Eigen::Index k) {
   permutation_.resize(k);
   for (Eigen::VectorXd& v : work_) v.resize(k);
   for (Eigen::VectorXd& v : scratch_) v.resize(k);
+}
+
+void DenseLu::UnblockedLu() {
+  const Eigen::Index n = lu_.rows();
+  double* a = lu_.data();
+  for (Eigen::Index k = 0; k < n; ++k) {
+    double* column_k = a + k * n;
+    Eigen::Index pivot = k;
+    double biggest = std::abs(column_k[k]);
+    for (Eigen::Index i = k + 1; i < n; ++i) {
+      if (std::abs(column_k[i]) > biggest) {
+        biggest = std::abs(column_k[i]);
+        pivot = i;
+      }
+    }
+    transpositions_.coeffRef(k) = static_cast<int>(pivot);
+    if (biggest == 0.0) continue;  // (as Eigen: the column below is zero, nothing to eliminate)
+    if (pivot != k) {
+      for (Eigen::Index j = 0; j < n; ++j) std::swap(a[j * n + k], a[j * n + pivot]);
+    }
+    const double diagonal = column_k[k];
+    for (Eigen::Index i = k + 1; i < n; ++i) column_k[i] /= diagonal;
+    for (Eigen::Index j = k + 1; j < n; ++j) {
+      double* column_j = a + j * n;
+      const double u = column_j[k];
+      if (u == 0.0) continue;
+      for (Eigen::Index i = k + 1; i < n; ++i) column_j[i] -= column_k[i] * u;
+    }
+  }
 }
 
 void DenseLu::Solve(const Eigen::VectorXd& b, Eigen::VectorXd* x) const {
