@@ -62,7 +62,9 @@ class LinearOnlyEntry : public ComplementaritySolver {
   typename Solver::Summary summary_;
 };
 
-// fb-newton (KLU), fb-newton-dense, penalized-fb and minmap-newton: one Newton object, kept.
+// fb-newton, fb-newton-dense, penalized-fb and minmap-newton: one Newton object, kept. All but
+// fb-newton-dense choose the factorization by size and pattern (LinearSolver::Auto: KLU, dense
+// LU for small or dense Newton matrices).
 class NewtonEntry : public ComplementaritySolver {
  public:
   NewtonEntry(const std::string& name, const SolverOptions& options)
@@ -71,7 +73,7 @@ class NewtonEntry : public ComplementaritySolver {
     o.tolerance = options.tolerance;
     if (options.max_iterations > 0) o.max_iterations = options.max_iterations;
     o.linear_solver = name == "fb-newton-dense" ? FischerBurmeisterNewton::LinearSolver::Dense
-                                                : FischerBurmeisterNewton::LinearSolver::SparseKlu;
+                                                : FischerBurmeisterNewton::LinearSolver::Auto;
     if (name == "penalized-fb") o.ncp_function = NcpFunction::PenalizedFischerBurmeister;
     if (name == "minmap-newton") o.ncp_function = NcpFunction::MinMap;
     o.record_history = options.record_history;
@@ -156,9 +158,9 @@ const std::vector<SolverEntry>& SolverRegistry() {
        false, &Create<LinearOnlyEntry<LemkeSolver>>},
       {"pgs", "projected Gauss-Seidel / SOR (projected_gauss_seidel.h)", true, false, true, false,
        true, &Create<LinearOnlyEntry<ProjectedGaussSeidel>>},
-      {"fb-newton", "Fischer-Burmeister semismooth Newton, sparse KLU (semismooth_newton.h)", true,
-       true, true, true, false, &Create<NewtonEntry>},
-      {"fb-newton-dense", "the same with dense LU", true, true, false, true, false,
+      {"fb-newton", "Fischer-Burmeister semismooth Newton, KLU or dense LU (semismooth_newton.h)",
+       true, true, true, true, false, &Create<NewtonEntry>},
+      {"fb-newton-dense", "the same, always dense LU", true, true, false, true, false,
        &Create<NewtonEntry>},
       {"penalized-fb", "penalized Fischer-Burmeister semismooth Newton", true, true, false, true,
        false, &Create<NewtonEntry>},

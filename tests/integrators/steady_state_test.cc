@@ -101,35 +101,47 @@ TEST_CASE("a step with the same active contacts as the last allocates nothing") 
 }
 
 // Runs a scene and sums the KLU symbolic analyses of the steps solved in one attempt (the
-// solver's summary is then the step's); *steps counts every step.
-int NewtonAnalyses(const Scene& scene, int* steps) {
+// solver's summary is then the step's); *steps counts every step, *factorized those whose
+// Newton matrix was factorized (not solved by the warm start alone), *dense those factorized
+// dense.
+int NewtonAnalyses(const Scene& scene, int* steps, int* dense, int* factorized = nullptr) {
   SceneRunner runner(scene);
   int analyses = 0;
-  *steps = 0;
+  *steps = *dense = 0;
+  if (factorized) *factorized = 0;
   while (!runner.Done()) {
     const StepRecord& record = runner.Step();
     ++*steps;
     if (record.attempts != 1) continue;
-    analyses +=
-        dynamic_cast<const FischerBurmeisterNewton::Summary&>(runner.stepper().solver().summary())
-            .symbolic_analyses;
+    const auto& summary =
+        dynamic_cast<const FischerBurmeisterNewton::Summary&>(runner.stepper().solver().summary());
+    analyses += summary.symbolic_analyses;
+    *dense += summary.dense_linear_algebra && summary.factorizations > 0 ? 1 : 0;
+    if (factorized) *factorized += summary.factorizations > 0 ? 1 : 0;
   }
   return analyses;
 }
 
 TEST_CASE("the solvers keep their symbolic analysis over steps with an unchanged pattern") {
-  int steps = 0;
-  SUBCASE("implicit stepper, fb-newton (KLU) on the sliding cube") {
-    Scene scene = Bundled("sliding_cube.json");
-    scene.duration = 1.0;
-    CHECK(NewtonAnalyses(scene, &steps) == 1);
-    CHECK(steps == 100);
+  int steps = 0, dense = 0, factorized = 0;
+  SUBCASE("implicit stepper, fb-newton (KLU) on a tower of 5 boxes") {
+    CHECK(NewtonAnalyses(Tower(), &steps, &dense) == 1);
+    CHECK(steps == 50);
+    CHECK(dense == 0);
   }
-  SUBCASE("quasistatic stepper, dqc/fb-newton (KLU) on the fence particle") {
-    Scene scene = Bundled("fence_particle.json");
-    scene.duration = 2.0;
-    CHECK(NewtonAnalyses(scene, &steps) == 1);
+  SUBCASE("small or dense Newton matrices are factorized dense: no KLU analysis at all") {
+    Scene cube = Bundled("sliding_cube.json");  // 24 unknowns, a full pattern
+    cube.duration = 1.0;
+    CHECK(NewtonAnalyses(cube, &steps, &dense, &factorized) == 0);
+    CHECK(steps == 100);
+    CHECK(factorized == 100);
+    CHECK(dense == 100);
+    Scene fence = Bundled("fence_particle.json");  // dqc/fb-newton, fewer than 20 unknowns
+    fence.duration = 2.0;
+    CHECK(NewtonAnalyses(fence, &steps, &dense, &factorized) == 0);
     CHECK(steps == 200);
+    CHECK(factorized > 100);
+    CHECK(dense == factorized);
   }
   SUBCASE("quasistatic stepper, qp-lcp: the stiffness's Cholesky analysis") {
     const Scene scene = Bundled("gripper_sphere.json");
