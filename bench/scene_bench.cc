@@ -20,9 +20,10 @@ namespace {
 
 // One benchmark iteration runs one whole scene (building its stepper is not timed, see the
 // set-up benchmarks below), so every figure covers whole scenes, late steps as much as the
-// first ones. The time column is per scene; the counters are per step, over every step run:
-// mean and median step time (StepRecord::step_seconds: pair search, start values, assembly,
-// solve, update), failed steps, contacts, Newton iterations, problem size, heap allocations.
+// first ones. The time column is per scene; so are the counters steps/scene and failed/scene
+// (failed steps); the others are per step, over every step run: mean and median step time
+// (StepRecord::step_seconds: pair search, start values, assembly, solve, update), contacts,
+// Newton iterations, problem size, heap allocations.
 void StepScene(benchmark::State& state, const Scene& scene) {
   std::unique_ptr<SceneRunner> runner;
   try {
@@ -32,6 +33,7 @@ void StepScene(benchmark::State& state, const Scene& scene) {
     return;
   }
   int64_t failed = 0, steps = 0, contacts = 0, iterations = 0, size = 0, allocations = 0;
+  int64_t scenes = 0;
   std::vector<double> step_us, scene_us;
   for (auto _ : state) {
     state.PauseTiming();
@@ -49,6 +51,7 @@ void StepScene(benchmark::State& state, const Scene& scene) {
       scene_us.push_back(1e6 * record.step_seconds);
     }
     state.PauseTiming();
+    ++scenes;
     allocations += testing::AllocationCount() - allocations_before;
     step_us.insert(step_us.end(), scene_us.begin(), scene_us.end());
     state.ResumeTiming();
@@ -62,10 +65,11 @@ void StepScene(benchmark::State& state, const Scene& scene) {
     std::nth_element(step_us.begin(), step_us.begin() + step_us.size() / 2, step_us.end());
     median_us = step_us[step_us.size() / 2];
   }
-  state.counters["steps"] = static_cast<double>(steps);
+  const double per_scene = 1.0 / static_cast<double>(std::max<int64_t>(1, scenes));
+  state.counters["steps/scene"] = static_cast<double>(steps) * per_scene;
   state.counters["mean_us/step"] = total_us * per_step;
   state.counters["median_us/step"] = median_us;
-  state.counters["failed_steps"] = static_cast<double>(failed);
+  state.counters["failed/scene"] = static_cast<double>(failed) * per_scene;
   state.counters["contacts/step"] = static_cast<double>(contacts) * per_step;
   state.counters["iterations/step"] = static_cast<double>(iterations) * per_step;
   state.counters["size/step"] = static_cast<double>(size) * per_step;
