@@ -121,12 +121,11 @@ std::vector<OverlappingPair> FindOverlaps(const std::vector<PlacedShape>& bodies
   for (const auto& [i, j] : candidates) {
     const PlacedShape& p = bodies[i];
     const PlacedShape& q = bodies[j];
-    if (p.inverse_mass == 0.0 && q.inverse_mass == 0.0) continue;
     const bool q_is_plane = q.shape.kind == ShapeKind::HalfSpace;
     if (p.shape.kind == ShapeKind::HalfSpace && q_is_plane) continue;
     const int a = q_is_plane || p.shape.kind != ShapeKind::HalfSpace ? i : j;
     const int b = a == i ? j : i;
-    // Bounding spheres first (a half-space has an infinite radius).
+    // The bounding spheres' exact test (the broad phase's is a hair conservative).
     const double reach = bodies[a].shape.BoundingRadius() + bodies[b].shape.BoundingRadius();
     if ((bodies[a].pose.position - bodies[b].pose.position).norm() > reach) continue;
     OverlappingPair pair;

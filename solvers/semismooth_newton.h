@@ -39,8 +39,9 @@ class FischerBurmeisterNewton {
     NcpFunction ncp_function = NcpFunction::FischerBurmeister;
     double penalty_lambda = 0.95;  // lambda in (0, 1] of the penalized FB function
     LinearSolver linear_solver = LinearSolver::Auto;
-    int dense_threshold = 20;  // Auto: dense LU below this size, KLU from it on (measured:
-                               // dense faster at n = 10, KLU at n = 30, bench/)
+    int dense_threshold = 20;  // Auto: dense LU below this size (measured on the sparse
+                               // contact-like LCP: dense faster at n = 10 and 30, KLU at
+                               // n = 100, bench/; see also dense_pattern_*)
     // Auto: dense LU also when the Newton matrix has at most dense_pattern_max_size rows and
     // at least dense_pattern_fill * n^2 structural nonzeros (a dense pattern gains nothing
     // from KLU: the implicit step of one body pair, n = 24, factorized 2.4x faster dense).
