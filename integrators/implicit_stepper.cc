@@ -144,6 +144,10 @@ ImplicitStepper::ImplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
   // A resting contact's warm start is refined once its residual reaches 1 % of the
   // tolerance, so rounding errors do not accumulate over the steps.
   solver_options.start_acceptance = kWarmStartAcceptance;
+  // The step's problem is solved as built: its rows reach the equilibration spread (impulses
+  // against multipliers) but are well posed, and a rescaled iteration only moves the answer
+  // within the tolerance (semismooth_newton.h).
+  solver_options.equilibrate = false;
   solver_ = CreateSolver(options_.solver, ProblemKind::Mixed, solver_options);
   const size_t n = bodies_.size();
   nu_start_.assign(n, Vector6d::Zero());

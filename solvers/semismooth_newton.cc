@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "solvers/dense_lu.h"
+#include "solvers/equilibration.h"
 #include "solvers/input_error.h"
 #include "solvers/sparse_lu.h"
 
@@ -131,6 +132,8 @@ bool FischerBurmeisterNewton::Options::IsValid(std::string* why) const {
                dense_pattern_fill, "must be in [0, 1]")
       .Require(regularization >= 0.0 && std::isfinite(regularization), "regularization",
                regularization, "must be finite and >= 0")
+      .Require(equilibration_spread > 1.0, "equilibration_spread", equilibration_spread,
+               "must be > 1")
       .Done(why);
 }
 
@@ -153,6 +156,10 @@ std::string FischerBurmeisterNewton::Summary::FullReport() const {
      << "regularized steps " << regularized_steps << "\n"
      << "linear algebra    " << (dense_linear_algebra ? "dense LU" : "sparse KLU") << " ("
      << symbolic_analyses << " symbolic analyses)\n";
+  if (equilibrated) {
+    os << "equilibrated      yes (" << polish_iterations
+       << " iterations on the original problem after)\n";
+  }
   if (!diagnostic.empty()) os << "diagnostic        " << diagnostic << "\n";
   for (const IterationRecord& r : history) {
     char line[160];
@@ -182,6 +189,8 @@ struct NewtonWorkspace {
   bool keep_start = false;  // acceptable_start met the tolerance (see start_acceptance)
   Eigen::MatrixXd dense_h;
   internal::DenseLu dense_lu;
+  // Equilibration: the Jacobian's row and column norms, the scaling, the scaled point.
+  Eigen::VectorXd row_norms, col_norms, row_scale, col_scale, scaled_z, unscaled_start;
 };
 
 }  // namespace internal
@@ -476,6 +485,96 @@ void FischerBurmeisterNewton::DiagnoseRate(Summary* summary) const {
   }
 }
 
+// Evaluates the Jacobian at the start (kept for the first iteration) and says whether the
+// options ask for equilibration there. False (status set) if it cannot be evaluated.
+bool FischerBurmeisterNewton::CheckScaling(const MixedComplementarityProblem& problem,
+                                           const Eigen::VectorXd& z, Summary* summary,
+                                           bool* scale) {
+  internal::NewtonWorkspace& ws = *workspace_;
+  if (!problem.Evaluate(z, &ws.F, &ws.J)) {
+    summary->status = Status::NumericalFailure;
+    summary->message = "the Jacobian cannot be evaluated at the start point";
+    return false;
+  }
+  ws.have_jacobian = true;
+  *scale = options_.equilibration == Equilibration::Always ||
+           EquilibrationSpread(ws.J, &ws.row_norms, &ws.col_norms) > options_.equilibration_spread;
+  return true;
+}
+
+namespace {
+
+void AddCounts(const FischerBurmeisterNewton::Summary& part,
+               FischerBurmeisterNewton::Summary* total) {
+  total->iterations += part.iterations;
+  total->factorizations += part.factorizations;
+  total->line_search_steps += part.line_search_steps;
+  total->levenberg_marquardt_steps += part.levenberg_marquardt_steps;
+  total->regularized_steps += part.regularized_steps;
+  total->symbolic_analyses += part.symbolic_analyses;
+  total->dense_linear_algebra = part.dense_linear_algebra;
+  total->observed_rate = part.observed_rate;
+  total->diagnostic = part.diagnostic;
+  total->history.insert(total->history.end(), part.history.begin(), part.history.end());
+  total->status = part.status;
+  total->message = part.message;
+}
+
+}  // namespace
+
+// Newton on the equilibrated problem from z / c (the Jacobian at z is in the workspace), then,
+// if C y misses the tolerance in the original measure, on the original problem from there;
+// if that fails too, on the original problem from the start, keeping the better outcome.
+void FischerBurmeisterNewton::SolveEquilibrated(const MixedComplementarityProblem& problem,
+                                                Eigen::VectorXd* z, Summary* summary) {
+  internal::NewtonWorkspace& ws = *workspace_;
+  ws.unscaled_start = *z;
+  RuizEquilibration(ws.J, &ws.row_scale, &ws.col_scale);
+  if (!unscaled_) unscaled_ = std::make_unique<FischerBurmeisterNewton>();
+  unscaled_->options_ = options_;
+  unscaled_->options_.equilibration = Equilibration::Off;
+  const ScaledMcp scaled(problem, ws.row_scale, ws.col_scale);
+  ws.scaled_z = z->cwiseQuotient(ws.col_scale);
+  AddCounts(unscaled_->Solve(scaled, &ws.scaled_z), summary);
+  summary->equilibrated = true;
+  const bool scaled_converged = summary->status == Status::Converged;
+  *z = ws.scaled_z.cwiseProduct(ws.col_scale);
+  summary->natural_residual = natural_residual(problem, *z);
+  if (summary->natural_residual <= options_.tolerance) {
+    summary->status = Status::Converged;
+    summary->message.clear();
+    return;
+  }
+  if (scaled_converged) {
+    const Summary polish = unscaled_->Solve(problem, z);
+    AddCounts(polish, summary);
+    summary->polish_iterations = polish.iterations;
+    summary->natural_residual = polish.natural_residual;
+    if (polish.IsSolved()) return;
+    summary->message =
+        "the equilibrated problem converged, the original from its solution did "
+        "not: " +
+        summary->message;
+  } else {
+    summary->message = "equilibrated problem: " + summary->message;
+  }
+  // The unscaled iteration from the start, as if equilibration were off.
+  ws.scaled_z = ws.unscaled_start;
+  const Summary plain = unscaled_->Solve(problem, &ws.scaled_z);
+  const std::string scaled_message = summary->message;
+  const double scaled_residual = summary->natural_residual;
+  AddCounts(plain, summary);
+  if (plain.IsSolved() || plain.natural_residual < scaled_residual) {
+    *z = ws.scaled_z;
+    summary->natural_residual = plain.natural_residual;
+    summary->equilibrated = false;  // the answer is the unscaled iteration's
+    if (!plain.IsSolved()) summary->message = scaled_message + "; unscaled: " + plain.message;
+  } else {
+    summary->status = Status::Failed;
+    summary->message = scaled_message + "; unscaled from the start: " + plain.message;
+  }
+}
+
 FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
     const MixedComplementarityProblem& problem, Eigen::VectorXd* z) {
   const auto start = std::chrono::steady_clock::now();
@@ -500,6 +599,14 @@ FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
                                    : natural_residual(*z, ws.F, problem.lower(), problem.upper());
     ws.residuals.push_back(summary.natural_residual);
     if (Stops(iteration, &summary)) break;
+    if (iteration == 0 && options_.equilibration != Equilibration::Off) {
+      bool scale = false;
+      if (!CheckScaling(problem, *z, &summary, &scale)) break;
+      if (scale) {
+        SolveEquilibrated(problem, z, &summary);
+        break;
+      }
+    }
     if (!Iterate(problem, z, dense, iteration, &summary)) break;
   }
   if (ws.keep_start &&

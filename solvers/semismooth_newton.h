@@ -34,6 +34,15 @@ struct NewtonWorkspace;
 class FischerBurmeisterNewton {
  public:
   enum class LinearSolver { Auto, Dense, SparseKlu };
+  // Row and column scaling of the problem before the iteration (equilibration.h).
+  enum class Equilibration {
+    Off,
+    // Scale when the Jacobian at the start has row or column infinity norms that spread by
+    // more than equilibration_spread (the check costs one pass over the Jacobian, which the
+    // first iteration needs anyway).
+    Auto,
+    Always,
+  };
 
   struct Options {
     NcpFunction ncp_function = NcpFunction::FischerBurmeister;
@@ -81,7 +90,20 @@ class FischerBurmeisterNewton {
     // cube_stacking with dqc; 1 is too strong for the DQC's scale); >= 0; 0: straight to
     // Levenberg-Marquardt.
     double regularization = 0.1;
-    bool record_history = false;  // per-iteration records in the summary
+    // Badly scaled problems (rows or variables of very different magnitudes) make the NCP
+    // function's two arguments incomparable, and Newton stalls. Equilibrated, the problem
+    // G(y) = R F(C y) on [l / c, u / c] is solved with R, C from Ruiz's method on the Jacobian
+    // at the start (powers of two: exact), then z = C y; if z misses the tolerance in the
+    // original measure, Newton continues on the original problem from z, and if that fails,
+    // runs unscaled from the start (the better outcome is kept). The natural residual reported
+    // is always the original problem's. Default Auto with spread 1e6: the badly scaled
+    // P-matrix LCPs of 8 decades stall without it (equilibration_test). The steppers turn it
+    // off (SolverOptions::equilibrate): their problems reach the spread (the DQC's stiffness
+    // rows, the implicit step's multipliers) yet are well posed as built; equilibrated, FB
+    // Newton failed the fence scene's first DQC step that it solves unscaled in 6 iterations.
+    Equilibration equilibration = Equilibration::Auto;
+    double equilibration_spread = 1e6;  // > 1
+    bool record_history = false;        // per-iteration records in the summary
     bool IsValid(std::string* why) const;
   };
 
@@ -100,7 +122,11 @@ class FischerBurmeisterNewton {
     int levenberg_marquardt_steps = 0;
     int regularized_steps = 0;  // directions of H + mu I (Options::regularization)
     bool dense_linear_algebra = false;
-    int symbolic_analyses = 0;   // KLU symbolic analyses (one per Jacobian pattern)
+    int symbolic_analyses = 0;  // KLU symbolic analyses (one per Jacobian pattern)
+    // The problem was equilibrated (Options::equilibration); polish_iterations of them
+    // continued on the original problem.
+    bool equilibrated = false;
+    int polish_iterations = 0;
     double observed_rate = 0.0;  // mean ratio of successive natural residuals, last iterations
     std::string diagnostic;      // e.g. linear convergence near a degenerate solution
     std::vector<IterationRecord> history;
@@ -133,12 +159,19 @@ class FischerBurmeisterNewton {
   bool Backtrack(const MixedComplementarityProblem& problem, const Eigen::VectorXd& z,
                  Summary* summary, IterationRecord* record);
   void DiagnoseRate(Summary* summary) const;
+  bool CheckScaling(const MixedComplementarityProblem& problem, const Eigen::VectorXd& z,
+                    Summary* summary, bool* scale);
+  void SolveEquilibrated(const MixedComplementarityProblem& problem, Eigen::VectorXd* z,
+                         Summary* summary);
 
   Options options_;
   std::unique_ptr<KluLu> klu_;
   std::unique_ptr<internal::NewtonMatrix> newton_matrix_;  // H's pattern, reused across solves
   bool klu_analyzed_ = false;  // KLU's symbolic analysis of that pattern is current
   std::unique_ptr<internal::NewtonWorkspace> workspace_;  // vectors reused across solves
+  // The solver of the equilibrated problem and of the polish (equilibration Off), made on
+  // first use.
+  std::unique_ptr<FischerBurmeisterNewton> unscaled_;
 };
 
 // The solver name used in reports for the options' variant ("fb-newton", "penalized-fb",

@@ -79,6 +79,8 @@ class NewtonEntry : public ComplementaritySolver {
     o.record_history = options.record_history;
     o.project_onto_bounds = options.project_onto_bounds;
     o.start_acceptance = options.start_acceptance;
+    o.equilibration = options.equilibrate ? FischerBurmeisterNewton::Equilibration::Auto
+                                          : FischerBurmeisterNewton::Equilibration::Off;
   }
   const SolverSummary& Solve(const LinearComplementarityProblem& problem,
                              Eigen::VectorXd* z) override {

@@ -44,6 +44,9 @@ struct SolverOptions {
   bool project_onto_bounds = false;
   // Newton methods: FischerBurmeisterNewton::Options::start_acceptance, in (0, 1]. Default 1.
   double start_acceptance = 1.0;
+  // Newton methods: equilibrate badly scaled problems (FischerBurmeisterNewton::Options::
+  // equilibration Auto) or never (Off). Default true; the steppers turn it off.
+  bool equilibrate = true;
   bool IsValid(std::string* why) const;
 };
 
