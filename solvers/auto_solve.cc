@@ -6,6 +6,7 @@
 #include <sstream>
 #include <vector>
 
+#include "solvers/josephy_newton.h"
 #include "solvers/lemke.h"
 #include "solvers/semismooth_newton.h"
 
@@ -70,7 +71,8 @@ FischerBurmeisterNewton::Options NewtonOptions(const AutoSolver::Options& option
   return o;
 }
 
-// The MCP sequence of auto_solve.h; `skip_first` leaves out FB Newton from the start point.
+// The MCP sequence of auto_solve.h; `skip_first` (LCPs, where FB Newton and Lemke ran) leaves
+// out FB Newton from the start point and Josephy-Newton.
 bool RunMcpChain(const MixedComplementarityProblem& problem, const Eigen::VectorXd& start,
                  const AutoSolver::Options& options, bool skip_first, AttemptLog* log) {
   const int n = problem.size();
@@ -98,6 +100,14 @@ bool RunMcpChain(const MixedComplementarityProblem& problem, const Eigen::Vector
   }
   for (size_t k = skip_first ? 1 : 0; k < attempts.size(); ++k) {
     const Attempt& attempt = attempts[k];
+    if (k == 1 && !skip_first) {  // Josephy-Newton after FB Newton (LCPs: Lemke ran)
+      JosephyNewton::Options o;
+      o.tolerance = options.tolerance;
+      o.warm_start = true;
+      JosephyNewton josephy(o);
+      Eigen::VectorXd x = start;
+      if (log->Record(josephy.Solve(problem, &x), "josephy-newton", x)) return true;
+    }
     FischerBurmeisterNewton newton(NewtonOptions(options, attempt.function));
     Eigen::VectorXd x = attempt.start;
     const auto summary = newton.Solve(problem, &x);

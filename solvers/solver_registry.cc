@@ -6,6 +6,7 @@
 
 #include "solvers/auto_solve.h"
 #include "solvers/input_error.h"
+#include "solvers/josephy_newton.h"
 #include "solvers/lemke.h"
 #include "solvers/projected_gauss_seidel.h"
 #include "solvers/semismooth_newton.h"
@@ -100,31 +101,44 @@ class NewtonEntry : public ComplementaritySolver {
   FischerBurmeisterNewton::Summary summary_;
 };
 
-class AutoEntry : public ComplementaritySolver {
+void Configure(const SolverOptions& options, JosephyNewton* josephy) {
+  JosephyNewton::Options& o = josephy->mutable_options();
+  o.tolerance = options.tolerance;
+  if (options.max_iterations > 0) o.max_iterations = options.max_iterations;
+  o.warm_start = true;  // from *z when it has the size (emptied below when not warm)
+}
+
+void Configure(const SolverOptions& options, AutoSolver* auto_solver) {
+  AutoSolver::Options& o = auto_solver->mutable_options();
+  o.tolerance = options.tolerance;
+  if (options.max_iterations > 0) o.max_iterations = options.max_iterations;
+}
+
+// josephy-newton and auto: both problem kinds, started from *z when warm.
+template <class Solver>
+class BothKindsEntry : public ComplementaritySolver {
  public:
-  AutoEntry(const std::string& name, const SolverOptions& options)
+  BothKindsEntry(const std::string& name, const SolverOptions& options)
       : ComplementaritySolver(name, options) {
-    AutoSolver::Options& o = auto_.mutable_options();
-    o.tolerance = options.tolerance;
-    if (options.max_iterations > 0) o.max_iterations = options.max_iterations;
+    Configure(options, &solver_);
   }
   const SolverSummary& Solve(const LinearComplementarityProblem& problem,
                              Eigen::VectorXd* z) override {
     if (!options().warm_start) z->resize(0);
-    summary_ = auto_.Solve(problem, z);
+    summary_ = solver_.Solve(problem, z);
     return summary_;
   }
   const SolverSummary& Solve(const MixedComplementarityProblem& problem,
                              Eigen::VectorXd* z) override {
     if (!options().warm_start) z->resize(0);
-    summary_ = auto_.Solve(problem, z);
+    summary_ = solver_.Solve(problem, z);
     return summary_;
   }
   const SolverSummary& summary() const override { return summary_; }
 
  private:
-  AutoSolver auto_;
-  AutoSolver::Summary summary_;
+  Solver solver_;
+  typename Solver::Summary summary_;
 };
 
 template <class Entry>
@@ -168,8 +182,10 @@ const std::vector<SolverEntry>& SolverRegistry() {
        false, &Create<NewtonEntry>},
       {"minmap-newton", "min-map semismooth Newton", true, true, false, true, false,
        &Create<NewtonEntry>},
+      {"josephy-newton", "Josephy-Newton, Lemke on each linearization (josephy_newton.h)", true,
+       true, false, false, false, &Create<BothKindsEntry<JosephyNewton>>},
       {"auto", "a robust sequence of the above, reporting which solved it (auto_solve.h)", true,
-       true, false, false, false, &Create<AutoEntry>},
+       true, false, false, false, &Create<BothKindsEntry<AutoSolver>>},
   };
   return kSolvers;
 }

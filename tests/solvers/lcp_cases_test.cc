@@ -31,6 +31,9 @@ const std::string kRay = "Lemke with covering vector e ray-terminates (CASES.md)
 const std::string kMinMapStall =
     "min-map Newton stalls at a non-solution stationary point of its merit (zero diagonal)";
 const std::string kNoSolution = "the LCP has no solution (CASES.md)";
+const std::string kJosephyRay =
+    "Josephy-Newton: its linearization is the LCP itself, on which Lemke ray-terminates, and the "
+    "proximal steps J + mu I stall at natural residual 1";
 const std::string kNewtonStall =
     "bimatrix-game LCP: Newton stalls at a non-solution stationary point; auto solves it by "
     "Lemke";
@@ -42,7 +45,8 @@ const std::map<std::string, Expectation>& Cases() {
       {"lcp_CPS_3",
        {{},
         {{"lemke", kRay + ": M is copositive but not copositive-plus, solutions exist"},
-         {"pgs", kZeroDiagonal}}}},
+         {"pgs", kZeroDiagonal},
+         {"josephy-newton", kJosephyRay}}}},
       {"lcp_CPS_4", {{2, 2, 2, 92}, {{"pgs", kZeroDiagonal}, {"minmap-newton", kMinMapStall}}}},
       {"lcp_CPS_4bis", {{3, 3, 0, 83}, {{"pgs", kZeroDiagonal}, {"minmap-newton", kMinMapStall}}}},
       {"lcp_CPS_5", {{}, {}}},  // (0, 1) plus the ray (t, 1 + t)
@@ -55,6 +59,7 @@ const std::map<std::string, Expectation>& Cases() {
          {"fb-newton-dense", kNoSolution},
          {"penalized-fb", kNoSolution},
          {"minmap-newton", kNoSolution},
+         {"josephy-newton", kNoSolution},
          {"auto", kNoSolution}}}},
       {"lcp_inf_sol_perturbed", {{1, 0, 1e-4}, {{"pgs", kZeroDiagonal}}}},
       {"lcp_deudeu", {{4.0 / 3.0, 7.0 / 3.0}, {}}},
