@@ -1,7 +1,7 @@
 // Per-step cost of the steppers: the paper scenes with each solver variant (implicit and
 // quasistatic), and two scaling series of the implicit stepper (boxes resting side by side;
-// towers of boxes), and a layer of many spheres (set-up and steps). Each benchmark iteration
-// is one whole scene (StepScene).
+// towers of boxes), the 50-box stack, and a layer of many spheres (set-up and steps). Each
+// benchmark iteration is one whole scene (StepScene).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -126,6 +126,29 @@ void BM_BoxTower(benchmark::State& state) {
                              Eigen::Vector3d(0, 0, 1.0)));
 }
 
+// The 50-box stack: 5 x 5 columns of two unit boxes, 5 mm gaps between the boxes and above the
+// ground, dropped and left to rest (0.5 s, 50 steps): 25 box-plane and 25 box-box face contacts
+// plus the side contacts that the 5 mm gaps bring within the margin.
+Scene FiftyBoxStack() {
+  Scene scene;
+  scene.duration = 0.5;
+  scene.laws.default_law.mu = 0.5;
+  const double g = 0.005;
+  for (int i = 0; i < 5; ++i) {
+    for (int j = 0; j < 5; ++j) {
+      for (int k = 0; k < 2; ++k) {
+        scene.bodies.push_back(
+            UnitBox("b" + std::to_string(10 * i + 2 * j + k),
+                    Eigen::Vector3d(i * (1 + g), j * (1 + g), 0.5 + g + k * (1 + g))));
+      }
+    }
+  }
+  scene.bodies.push_back(Ground());
+  return scene;
+}
+
+void BM_FiftyBoxStack(benchmark::State& state) { StepScene(state, FiftyBoxStack()); }
+
 // N spheres (radius 5 cm, 1 kg) resting on the plane in a square grid 13 cm apart, as a scene
 // file: N sphere-plane contacts, no sphere-sphere pair within the contact margin.
 std::string SphereLayerJson(int n, double duration) {
@@ -188,6 +211,7 @@ const int kRegistered = RegisterSceneBenchmarks();
 
 BENCHMARK(BM_BoxesSideBySide)->Arg(1)->Arg(10)->Arg(30)->Arg(100)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_BoxTower)->Arg(2)->Arg(5)->Arg(10)->Arg(20)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FiftyBoxStack)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SphereLayerSetup)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SphereLayer)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 
