@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -232,6 +233,13 @@ std::string StatsJson(const SimulationStats& s) {
 
 std::string SceneDirectory() {
   if (const char* dir = std::getenv("NCPKIT_SCENES")) return dir;
+  std::error_code error;
+  const std::filesystem::path program = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const std::filesystem::path installed =
+        program.parent_path().parent_path() / "share" / "ncpkit" / "scenes";
+    if (std::filesystem::is_directory(installed, error)) return installed.string();
+  }
   return NCPKIT_SCENE_DIR;
 }
 

@@ -47,7 +47,8 @@ void PrintStatsTable(const std::vector<SimulationStats>& stats, std::ostream& ou
 void WriteStatsCsv(const std::vector<SimulationStats>& stats, std::ostream& out);
 std::string StatsJson(const SimulationStats& stats);
 
-// Folder of the bundled scene files (the source tree's scenes/, or $NCPKIT_SCENES).
+// Folder of the bundled scene files: $NCPKIT_SCENES if set; else, for an installed program,
+// share/ncpkit/scenes beside its bin/ folder; else the source tree's scenes/.
 std::string SceneDirectory();
 
 }  // namespace ncpkit

@@ -3,6 +3,8 @@
 set -euo pipefail
 required=(g++ cmake make libeigen3-dev libsuitesparse-dev libceres-dev doctest-dev libbenchmark-dev
           nlohmann-json3-dev
+          # the install check: the example consumer built with pkg-config
+          pkgconf
           # the test suite: Clang's sanitizers and libFuzzer, Debian's Python for tools/soak.py
           clang libclang-rt-14-dev python3)
 # Optional peer library: the benchmarks measure ratios against Siconos numerics when present.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds ncpkit and runs the whole test suite: a smoke run of the benchmarks; the unit tests
+# Builds ncpkit and runs the whole test suite: the installed package used by an example
+# consumer project (tools/check-install.sh); a smoke run of the benchmarks; the unit tests
 # built with Clang's AddressSanitizer + UndefinedBehaviorSanitizer, in a tree that also builds
 # the libFuzzer programs; every reader and parser fuzzed for FUZZ_SECONDS (default 60) each;
 # a shortened soak of every scene (tools/soak.py --factor 2); the unit tests (Release). Then
@@ -12,6 +13,9 @@ jobs=$(nproc 2>/dev/null || echo 2)
 echo "== Release build"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j "$jobs"
+
+echo "== Installed package: find_package, pkg-config and add_subdirectory consumers"
+bash tools/check-install.sh
 
 echo "== Benchmark smoke run (small sizes, so that the benchmarks never rot)"
 build/bench/ncpkit_bench --benchmark_filter='/(10|100)$|Mcp|Josephy|sliding_cube.json/fb-newton$|Quasistatic/gripper' \

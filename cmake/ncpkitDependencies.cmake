@@ -1,0 +1,43 @@
+# The dependencies of ncpkit's libraries that ship no CMake package on Debian 12, as imported
+# targets: used by ncpkit's own build and by the installed package (ncpkitConfig.cmake), so that
+# both resolve them the same way.
+#   ncpkit::suitesparse  KLU, UMFPACK, CHOLMOD and SuiteSparse_config (headers and libraries)
+#   ncpkit::jet          the header-only Jet type of Ceres (no Ceres library is linked)
+# Sets ncpkit_DEPENDENCIES_FOUND and, when something is missing, ncpkit_DEPENDENCIES_MISSING.
+
+function(ncpkit_find_dependencies)
+  set(missing "")
+  find_path(NCPKIT_SUITESPARSE_INCLUDE_DIR klu.h PATH_SUFFIXES suitesparse)
+  foreach(lib klu umfpack cholmod suitesparseconfig)
+    string(TOUPPER "${lib}" upper)
+    find_library(NCPKIT_${upper}_LIBRARY ${lib})
+    if(NOT NCPKIT_${upper}_LIBRARY)
+      list(APPEND missing "lib${lib} (libsuitesparse-dev)")
+    endif()
+    list(APPEND libraries "${NCPKIT_${upper}_LIBRARY}")
+  endforeach()
+  if(NOT NCPKIT_SUITESPARSE_INCLUDE_DIR)
+    list(APPEND missing "klu.h (libsuitesparse-dev)")
+  endif()
+  find_path(NCPKIT_CERES_INCLUDE_DIR ceres/jet.h)
+  if(NOT NCPKIT_CERES_INCLUDE_DIR)
+    list(APPEND missing "ceres/jet.h (libceres-dev)")
+  endif()
+  if(missing)
+    set(ncpkit_DEPENDENCIES_FOUND FALSE PARENT_SCOPE)
+    set(ncpkit_DEPENDENCIES_MISSING "${missing}" PARENT_SCOPE)
+    return()
+  endif()
+  if(NOT TARGET ncpkit::suitesparse)
+    add_library(ncpkit::suitesparse INTERFACE IMPORTED ${ARGN})
+    set_target_properties(ncpkit::suitesparse PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${NCPKIT_SUITESPARSE_INCLUDE_DIR}"
+      INTERFACE_LINK_LIBRARIES "${libraries}")
+  endif()
+  if(NOT TARGET ncpkit::jet)
+    add_library(ncpkit::jet INTERFACE IMPORTED ${ARGN})
+    set_target_properties(ncpkit::jet PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${NCPKIT_CERES_INCLUDE_DIR}")
+  endif()
+  set(ncpkit_DEPENDENCIES_FOUND TRUE PARENT_SCOPE)
+endfunction()

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Checks ncpkit as other projects use it, from the Release tree `build`:
+#   1. `cmake --install build --prefix P`, then examples/consumer configured against P
+#      (find_package(ncpkit)), built and run; the installed program runs a scene from P/share;
+#   2. the same example compiled with `pkg-config --cflags --libs ncpkit` alone, and every
+#      installed header compiled on its own with those flags;
+#   3. examples/subproject: ncpkit through add_subdirectory, with tests and benchmarks off by
+#      default (only the example's target is built).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc 2>/dev/null || echo 2)
+work=build/install-check
+rm -rf "$work"
+prefix=$PWD/$work/prefix
+
+echo "-- cmake --install build --prefix $prefix"
+cmake --install build --prefix "$prefix" >/dev/null
+
+echo "-- examples/consumer with find_package(ncpkit)"
+cmake -S examples/consumer -B "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/consumer" -j "$jobs" >/dev/null
+"$work/consumer/path_example" >/dev/null
+
+echo "-- the installed ncpkit program on an installed scene"
+(cd / && "$prefix/bin/ncpkit" simulate "$prefix/share/ncpkit/scenes/sliding_cube.json" \
+  --duration 0.01 >/dev/null)
+
+echo "-- the same example with pkg-config only"
+# shellcheck disable=SC2046
+g++ -O1 -o "$work/pkgconfig_example" examples/consumer/main.cc \
+  $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs ncpkit)
+"$work/pkgconfig_example" >/dev/null
+
+echo "-- every installed header compiles on its own with those flags"
+export NCPKIT_CFLAGS
+NCPKIT_CFLAGS=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags ncpkit)
+(cd "$prefix/include" && ls ncpkit/*/*.h) | xargs -P "$jobs" -I{} sh -c \
+  'echo "#include <{}>" | g++ -x c++ -fsyntax-only $NCPKIT_CFLAGS - || { echo "{} does not compile alone" >&2; exit 255; }'
+
+echo "-- examples/subproject: add_subdirectory(ncpkit) without doctest or Google Benchmark"
+cmake -S examples/subproject -B "$work/subproject" -DCMAKE_BUILD_TYPE=Release >"$work/subproject.log"
+if [ -d "$work/subproject/ncpkit/tests" ] || [ -d "$work/subproject/ncpkit/bench" ]; then
+  echo "tests or benchmarks were configured inside the subproject" >&2
+  exit 1
+fi
+cmake --build "$work/subproject" --target path_example -j "$jobs" >/dev/null
+"$work/subproject/path_example" >/dev/null
+echo "install check passed"
