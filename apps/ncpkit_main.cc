@@ -1,4 +1,5 @@
 // The ncpkit command-line program.
+#include <algorithm>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -8,6 +9,7 @@
 
 #include "apps/cli_options.h"
 #include "apps/commands.h"
+#include "apps/report.h"
 #include "readers/text_scanner.h"
 
 namespace {
@@ -28,11 +30,21 @@ int RunCommand(std::vector<std::string> args) {
                            ncpkit::UsageText());
 }
 
+// The message on standard error; with --json, also as a JSON object on standard output, so
+// that a --json run prints valid JSON whatever happens. Returns the exit status, 2.
+int Fail(const std::string& message, bool json) {
+  std::cerr << "ncpkit: " << message << "\n";
+  if (json) std::cout << ncpkit::JsonError(message, 2) << "\n" << std::flush;
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const bool json = std::find(args.begin(), args.end(), "--json") != args.end();
   try {
-    const int status = RunCommand(std::vector<std::string>(argv + 1, argv + argc));
+    const int status = RunCommand(args);
     std::cout.flush();
     if (!std::cout) {
       std::cerr << "ncpkit: cannot write the standard output (write error)\n";
@@ -40,15 +52,14 @@ int main(int argc, char** argv) {
     }
     return status;
   } catch (const ncpkit::UsageError& e) {
-    std::cerr << "ncpkit: " << e.what() << "\n";
+    return Fail(e.what(), json);
   } catch (const ncpkit::InputError& e) {
-    std::cerr << "ncpkit: " << e.what() << "\n";
+    return Fail(e.what(), json);
   } catch (const std::invalid_argument& e) {
-    std::cerr << "ncpkit: " << e.what() << "\n";
+    return Fail(e.what(), json);
   } catch (const std::bad_alloc&) {
-    std::cerr << "ncpkit: out of memory (is the problem size in the file right?)\n";
+    return Fail("out of memory (is the problem size in the file right?)", json);
   } catch (const std::exception& e) {
-    std::cerr << "ncpkit: error: " << e.what() << "\n";
+    return Fail(std::string("error: ") + e.what(), json);
   }
-  return 2;
 }

@@ -2,38 +2,12 @@
 
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace ncpkit {
-namespace {
-
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buffer[8];
-          std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
-          out += buffer;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
+std::string JsonString(const std::string& text) {
+  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string JsonNumber(double value) {
@@ -43,7 +17,10 @@ std::string JsonNumber(double value) {
   return buffer;
 }
 
-}  // namespace
+std::string JsonError(const std::string& message, int exit_status) {
+  return "{\"error\": " + JsonString(message) +
+         ", \"exit_status\": " + std::to_string(exit_status) + "}";
+}
 
 std::string ToJson(const SolveRecord& record) {
   const SolverSummary& s = record.summary;

@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <fstream>
 #include <iostream>
 
@@ -58,7 +60,7 @@ int Report(const SimulationStats& stats, const CommandLine& line, std::ostream& 
 
 int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) {
   const CommandLine line =
-      CommandLine::Parse(args, {"solver", "duration", "out", "max-steps"}, {"json"});
+      CommandLine::Parse(args, {"solver", "duration", "out", "max-steps"}, {"json", "quiet"});
   if (line.positional.size() != 1) {
     throw UsageError("simulate needs exactly one SCENE file\n" + UsageText());
   }
@@ -71,10 +73,16 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) 
     if (!csv) throw InputError("cannot write " + line.Value("out", ""));
   }
   TrajectoryTable table;
+  ProgressLine progress(std::cerr, isatty(STDERR_FILENO) == 1, scene.duration);
+  int64_t steps = 0, failed = 0;
   const SimulationStats stats =
       RunScene(scene, variant, [&](const StepRecord& record, const SceneRunner& runner) {
         if (csv.is_open()) table.Add(record, runner.stepper(), !runner.fired().empty());
+        if (line.Has("quiet")) return;
+        failed += record.summary.IsSolved() ? 0 : 1;
+        progress.Update(++steps, runner.num_steps(), record.time, failed);
       });
+  progress.Finish();
   if (csv.is_open()) {
     table.WriteCsv(csv);
     CloseOrThrow(&csv, line.Value("out", ""));

@@ -10,9 +10,9 @@
 #include <fstream>
 #include <limits>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "apps/report.h"
 #include "integrators/trajectory_table.h"
 #include "solvers/input_error.h"
 
@@ -205,30 +205,44 @@ void WriteStatsCsv(const std::vector<SimulationStats>& stats, std::ostream& out)
 }
 
 std::string StatsJson(const SimulationStats& s) {
-  // Strings escaped by nlohmann::json; a non-finite number is written as null (JSON has no inf).
-  const auto text = [](const std::string& value) {
-    return nlohmann::json(value).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  };
-  const auto number = [](double value) {
-    if (!std::isfinite(value)) return std::string("null");
-    std::ostringstream os;
-    os.precision(6);
-    os << value;
-    return os.str();
-  };
   std::ostringstream os;
-  os << "{\"scene\": " << text(s.scene) << ", \"solver\": " << text(s.variant)
+  os << "{\"scene\": " << JsonString(s.scene) << ", \"solver\": " << JsonString(s.variant)
      << ", \"steps\": " << s.steps << ", \"failed_steps\": " << s.failed_steps
-     << ", \"max_natural_residual\": " << number(s.max_residual)
-     << ", \"max_penetration\": " << number(s.max_penetration)
-     << ", \"median_us_per_step\": " << number(s.median_us)
-     << ", \"max_us_per_step\": " << number(s.max_us)
+     << ", \"max_natural_residual\": " << JsonNumber(s.max_residual)
+     << ", \"max_penetration\": " << JsonNumber(s.max_penetration)
+     << ", \"median_us_per_step\": " << JsonNumber(s.median_us)
+     << ", \"max_us_per_step\": " << JsonNumber(s.max_us)
      << ", \"median_iterations\": " << s.median_iterations
      << ", \"max_iterations\": " << s.max_iterations
-     << ", \"first_failure\": " << text(s.first_failure)
+     << ", \"first_failure\": " << JsonString(s.first_failure)
      << ", \"peak_rss_kb\": " << (s.peak_rss_kb >= 0 ? std::to_string(s.peak_rss_kb) : "null")
      << "}";
   return os.str();
+}
+
+ProgressLine::ProgressLine(std::ostream& out, bool terminal, double end_time)
+    : out_(out), terminal_(terminal), end_time_(end_time) {
+  start_ = Elapsed();
+}
+
+double ProgressLine::Elapsed() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void ProgressLine::Update(int64_t step, int64_t total_steps, double time, int64_t failed_steps) {
+  const double now = Elapsed();
+  if (now - start_ < 1.0 || (last_ >= 0.0 && now - last_ < (terminal_ ? 0.25 : 5.0))) return;
+  last_ = now;
+  char line[160];
+  std::snprintf(line, sizeof(line), "t = %.4g of %.4g s, step %lld of %lld, %lld failed, %.0f s",
+                time, end_time_, static_cast<long long>(step), static_cast<long long>(total_steps),
+                static_cast<long long>(failed_steps), now - start_);
+  out_ << (terminal_ ? "\r" : "") << "ncpkit: " << line << (terminal_ ? "" : "\n") << std::flush;
+  written_ = true;
+}
+
+void ProgressLine::Finish() {
+  if (written_ && terminal_) out_ << "\n" << std::flush;
 }
 
 std::string SceneDirectory() {

@@ -47,6 +47,25 @@ void PrintStatsTable(const std::vector<SimulationStats>& stats, std::ostream& ou
 void WriteStatsCsv(const std::vector<SimulationStats>& stats, std::ostream& out);
 std::string StatsJson(const SimulationStats& stats);
 
+// Progress of a long run on a stream (stderr): nothing for the first second, then the simulated
+// time, the step and the failed steps so far, rewritten in place on a terminal every 0.25 s,
+// one line every 5 s otherwise; Finish() ends the line if one was written.
+class ProgressLine {
+ public:
+  ProgressLine(std::ostream& out, bool terminal, double end_time);
+  void Update(int64_t step, int64_t total_steps, double time, int64_t failed_steps);
+  void Finish();
+
+ private:
+  double Elapsed() const;
+
+  std::ostream& out_;
+  bool terminal_;
+  double end_time_;
+  double start_ = 0.0, last_ = -1.0;
+  bool written_ = false;
+};
+
 // Folder of the bundled scene files: $NCPKIT_SCENES if set; else, for an installed program,
 // share/ncpkit/scenes beside its bin/ folder; else the source tree's scenes/.
 std::string SceneDirectory();

@@ -17,7 +17,7 @@ std::string UsageText() {
          "  ncpkit                      run the built-in demo (paper scenes x solver variants)\n"
          "  ncpkit lcp-demo             bundled LCPs x LCP solvers\n"
          "  ncpkit simulate SCENE [--solver NAME] [--duration T] [--max-steps N] [--out traj.csv]\n"
-         "                  [--json]\n"
+         "                  [--json] [--quiet]\n"
          "  ncpkit compare SCENE... [--solvers a,b,...] [--csv FILE] [--duration T] [--max-steps "
          "N]\n"
          "      SCENE: a JSON scene file (README, 'Scene files'); NAME: " +
@@ -26,7 +26,8 @@ std::string UsageText() {
          "      or any with -cold (no warm start); quasistatic scenes: MODEL/SOLVER with MODEL\n"
          "      dqc (SOLVER as above), dlc, qp, qp-lcp (SOLVER one of solve's), e.g.\n"
          "      qp-lcp/lemke. simulate exits 1 if a step failed to solve. A run over 10^7 steps\n"
-         "      needs --max-steps N.\n"
+         "      needs --max-steps N. A run longer than a second shows its progress on stderr\n"
+         "      (not with --quiet).\n"
          "  ncpkit solve FILE [--q QFILE] [--solver " +
          solvers +
          "all] [--tol T] [--max-iter N] [--json]\n"
@@ -35,7 +36,9 @@ std::string UsageText() {
          "      Market .mtx matrix with its q vector in QFILE and optional bounds (default\n"
          "      l = 0, u = inf; 'inf' and '-inf' allowed) in LFILE and UFILE.\n"
          "exit status: 0 all requested solvers converged, 1 some did not, 2 usage or input "
-         "error\n";
+         "error\n"
+         "(with --json, an error is also printed on stdout as {\"error\": ..., \"exit_status\": "
+         "2})\n";
 }
 
 int RunSolveCommand(const std::vector<std::string>& args, std::ostream& out) {

@@ -29,14 +29,16 @@ class TemporaryFile {
   std::string path_;
 };
 
-// The ncpkit program run as a user would: its exit status and stdout + stderr together.
+// The ncpkit program run as a user would: its exit status and stdout + stderr together (or
+// stdout alone, with `stderr_too` false).
 struct Run {
   int status = -1;
   std::string output;
 };
 
-inline Run RunNcpkit(const std::string& args) {
-  const std::string command = std::string(NCPKIT_BINARY) + " " + args + " 2>&1";
+inline Run RunNcpkit(const std::string& args, bool stderr_too = true) {
+  const std::string command =
+      std::string(NCPKIT_BINARY) + " " + args + (stderr_too ? " 2>&1" : " 2>/dev/null");
   Run run;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return run;

@@ -2,11 +2,18 @@
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <thread>
 
+#include "apps/simulation.h"
 #include "tests/test_support.h"
 
 namespace ncpkit {
@@ -130,6 +137,54 @@ TEST_CASE("simulate writes the trajectory CSV and a JSON summary") {
   int rows = 0;
   while (std::getline(in, line)) ++rows;
   CHECK(rows == 10);
+}
+
+TEST_CASE("--json output is valid JSON whatever happens") {
+  // Errors: the message as {"error": ..., "exit_status": 2} on stdout (and on stderr).
+  for (const std::string& args :
+       {std::string("simulate /nonexistent.json --json"), std::string("solve /nonexistent --json"),
+        "simulate " + kScenes + "sliding_cube.json --solver nope --json",
+        "simulate " + kScenes + "sliding_cube.json --json --duration -1"}) {
+    INFO(args);
+    const Run run = RunNcpkit(args, /*stderr_too=*/false);
+    CHECK(run.status == 2);
+    const nlohmann::json object = nlohmann::json::parse(run.output);
+    CHECK(object.at("exit_status") == 2);
+    CHECK(!object.at("error").get<std::string>().empty());
+  }
+  // Non-finite statistics are null (JSON has no inf or NaN).
+  SimulationStats stats;
+  stats.scene = "s\xff\"";  // invalid UTF-8 and a quote
+  stats.max_residual = std::numeric_limits<double>::infinity();
+  stats.max_penetration = std::numeric_limits<double>::quiet_NaN();
+  const nlohmann::json object = nlohmann::json::parse(StatsJson(stats));
+  CHECK(object.at("max_natural_residual").is_null());
+  CHECK(object.at("max_penetration").is_null());
+  CHECK(object.at("scene") == "s\xef\xbf\xbd\"");  // U+FFFD
+}
+
+TEST_CASE("simulate shows progress on stderr once a run takes more than a second") {
+  std::ostringstream lines, terminal;
+  ProgressLine to_file(lines, /*terminal=*/false, 2.0);
+  ProgressLine to_terminal(terminal, /*terminal=*/true, 2.0);
+  to_file.Update(1, 200, 0.01, 0);
+  to_terminal.Update(1, 200, 0.01, 0);
+  CHECK(lines.str().empty());  // within the first second: nothing
+  std::this_thread::sleep_for(std::chrono::milliseconds(1050));
+  to_file.Update(7, 200, 0.07, 1);
+  to_file.Update(8, 200, 0.08, 1);  // throttled: one line every 5 s off a terminal
+  to_terminal.Update(7, 200, 0.07, 1);
+  to_file.Finish();
+  to_terminal.Finish();
+  const std::string file_text = lines.str(), terminal_text = terminal.str();
+  CHECK(file_text.rfind("ncpkit: t = 0.07 of 2 s, step 7 of 200, 1 failed, ", 0) == 0);
+  CHECK(file_text.size() > 3);
+  CHECK(file_text.substr(file_text.size() - 3) == " s\n");  // wall time so far
+  CHECK(std::count(file_text.begin(), file_text.end(), '\n') == 1);
+  CHECK(terminal_text.rfind("\rncpkit: t = 0.07 of 2 s, step 7 of 200, 1 failed", 0) == 0);
+  CHECK(terminal_text.back() == '\n');  // Finish ends the rewritten line
+  // --quiet: no progress however long the run (here a short one: the option is accepted).
+  CHECK(RunNcpkit("simulate " + kScenes + "sliding_cube.json --duration 0.02 --quiet").status == 0);
 }
 
 TEST_CASE("simulate exits 1 with the step and reason when a step fails") {
