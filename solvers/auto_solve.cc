@@ -148,9 +148,8 @@ AutoSolver::Summary RunAuto(const MixedComplementarityProblem& problem,
   if (!AcceptOptions(options, &summary)) return summary;
   const int n = problem.size();
   Eigen::VectorXd start = *z;
-  if (start.size() != n || !start.allFinite()) {
-    start = Eigen::VectorXd::Zero(n).cwiseMax(problem.lower()).cwiseMin(problem.upper());
-  }
+  if (start.size() != n || !start.allFinite()) problem.DefaultStart(&start);
+  start = start.cwiseMax(problem.lower()).cwiseMin(problem.upper());
   AttemptLog log(&summary, z);
   attempts(start, &log);
   log.Finish();

@@ -11,8 +11,8 @@
 
 namespace ncpkit {
 
-// MCP: FB Newton from the start point (*z if it has the problem's size, else the projection
-// of 0 onto the box; equilibrated when badly scaled, semismooth_newton.h), then Josephy-Newton
+// MCP: FB Newton from the start point (*z if it has the problem's size, else the problem's
+// DefaultStart(), projected onto the box; equilibrated when badly scaled, semismooth_newton.h), then Josephy-Newton
 // (Lemke on each linearization) and penalized FB and min-map Newton from it, then FB and penalized
 // FB from the restart points start + 1, 1, 10 (vectors of ones, projected onto the box) and the box
 // midpoint where the box is finite, until one converges. *z receives the solution, or the best

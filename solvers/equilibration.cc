@@ -78,6 +78,11 @@ ScaledMcp::ScaledMcp(const MixedComplementarityProblem& problem, const Eigen::Ve
       upper_(problem.upper().cwiseQuotient(col)),
       z_(problem.size()) {}
 
+void ScaledMcp::DefaultStart(Eigen::VectorXd* y) const {
+  problem_.DefaultStart(y);
+  *y = y->cwiseQuotient(col_);
+}
+
 bool ScaledMcp::Evaluate(const Eigen::VectorXd& y, Eigen::VectorXd* G,
                          Eigen::SparseMatrix<double>* J) const {
   z_ = col_.cwiseProduct(y);

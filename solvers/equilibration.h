@@ -40,6 +40,8 @@ class ScaledMcp : public MixedComplementarityProblem {
   bool Evaluate(const Eigen::VectorXd& y, Eigen::VectorXd* G,
                 Eigen::SparseMatrix<double>* J) const override;
   std::string name() const override { return problem_.name() + " (equilibrated)"; }
+  // The original problem's default start, in the scaled variables.
+  void DefaultStart(Eigen::VectorXd* y) const override;
 
  private:
   const MixedComplementarityProblem& problem_;

@@ -86,9 +86,7 @@ JosephyNewton::Summary JosephyNewton::Solve(const MixedComplementarityProblem& p
   const int n = problem.size();
   const Eigen::VectorXd& l = problem.lower();
   const Eigen::VectorXd& u = problem.upper();
-  if (!options_.warm_start || z->size() != n || !z->allFinite()) {
-    *z = Eigen::VectorXd::Zero(n);
-  }
+  if (!options_.warm_start || z->size() != n || !z->allFinite()) problem.DefaultStart(z);
   *z = z->cwiseMax(l).cwiseMin(u);
   Eigen::VectorXd F(n), F_trial(n), z_trial(n), z_hat(n);
   Eigen::SparseMatrix<double> J;

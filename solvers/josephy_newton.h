@@ -36,7 +36,9 @@ class JosephyNewton {
     double backtrack_factor = 0.5;
     int max_line_search_steps = 30;
     int nonmonotone_memory = 5;
-    bool warm_start = false;  // start from *z when it has the problem's size (else 0 projected)
+    // Start from *z when it has the problem's size (else the problem's DefaultStart()); either
+    // is projected onto [l, u].
+    bool warm_start = false;
     bool IsValid(std::string* why) const;
   };
   struct Summary : SolverSummary {

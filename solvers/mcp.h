@@ -27,6 +27,10 @@ class MixedComplementarityProblem {
                         Eigen::SparseMatrix<double>* J) const = 0;
   // A name for reports.
   virtual std::string name() const { return "mcp"; }
+  // The point a solver starts from when the caller gives none (an empty z, or one of another
+  // size or with non-finite entries): 0 here; ProblemBuilder's declared start values. Solvers
+  // project it, as any start, onto [l, u].
+  virtual void DefaultStart(Eigen::VectorXd* z) const { z->setZero(size()); }
 };
 
 // An LCP / box MLCP seen as an MCP: F(z) = M z + q, J = M.

@@ -230,8 +230,8 @@ bool FischerBurmeisterNewton::Start(const MixedComplementarityProblem& problem, 
   const int n = problem.size();
   const Eigen::VectorXd& l = problem.lower();
   const Eigen::VectorXd& u = problem.upper();
-  if (z->size() != n || !z->allFinite()) *z = Eigen::VectorXd::Zero(n).cwiseMax(l).cwiseMin(u);
-  if (options_.project_onto_bounds) *z = z->cwiseMax(l).cwiseMin(u);
+  if (z->size() != n || !z->allFinite()) problem.DefaultStart(z);
+  *z = z->cwiseMax(l).cwiseMin(u);
   ws.F.resize(n);
   ws.z_trial.resize(n);
   ws.F_trial.resize(n);

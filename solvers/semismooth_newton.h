@@ -77,9 +77,9 @@ class FischerBurmeisterNewton {
     int stall_window = 20;
     double stall_factor = 0.5;
     // Keep the iterates in [l, u]: each line-search trial point is projected onto the box
-    // (the unprojected search is the fallback). Where F has spurious stationary points of the
-    // merit function outside the box (bilinear friction rows with a negative multiplier), this
-    // keeps Newton away from them.
+    // (the unprojected search is the fallback). The start is projected either way. Where F has
+    // spurious stationary points of the merit function outside the box (bilinear friction rows with
+    // a negative multiplier), this keeps Newton away from them.
     bool project_onto_bounds = false;
     // Where the Newton matrix H is singular or its direction is not one of descent (redundant
     // contacts, friction with no normal force: solutions that are not isolated), the direction
@@ -140,7 +140,8 @@ class FischerBurmeisterNewton {
   const Options& options() const { return options_; }
   Options& mutable_options() { return options_; }
 
-  // Solves from *z if it has the problem's size (warm start), else from the projection of 0
+  // Solves from *z if it has the problem's size and is finite (warm start), else from the
+  // problem's DefaultStart() (a ProblemBuilder's declared start values); the start is projected
   // onto [l, u]. *z receives the best point found. The Newton matrix's pattern and its KLU
   // symbolic analysis are kept for the next Solve while the Jacobian's pattern is the same (a
   // time-stepper solving one problem per step analyses once).

@@ -13,10 +13,11 @@ using namespace ncpkit;
 struct PathExample {  // PATH's nonlinear example: F(x) with 0 <= x <= 10
   template <class T>
   bool operator()(T const* const* x, T* r) const {
+    using std::pow;  // for Jets, ceres::pow (argument-dependent lookup)
     const T* v = x[0];
     r[0] = -v[2] * v[2] - v[3] + T(2);
     r[1] = v[2] * v[2] * v[2] - T(2) * v[3] * v[3] + T(2);
-    r[2] = v[0] * v[0] * v[0] * v[0] * v[0] - v[1] + T(2) * v[2] - T(2) * v[3] - T(2);
+    r[2] = pow(v[0], 5.0) - v[1] + T(2) * v[2] - T(2) * v[3] - T(2);
     r[3] = v[0] + T(2) * v[1] * v[1] * v[1] - T(2) * v[2] + T(4) * v[3] - T(6);
     return true;
   }
