@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -61,34 +62,80 @@ void TrajectoryTable::Add(const StepRecord& record, const Stepper& stepper, bool
   rows_.push_back(std::move(row));
 }
 
-void TrajectoryTable::WriteCsv(std::ostream& out) const {
+std::vector<std::string> TrajectoryTable::Header(
+    std::map<std::pair<int, int>, int>* pair_column) const {
   // Pairs that ever had contact, in order of (a, b).
-  std::map<std::pair<int, int>, int> pair_column;
   for (const Row& row : rows_) {
-    for (const PairRow& p : row.pairs) pair_column[{p.body_a, p.body_b}] = 0;
+    for (const PairRow& p : row.pairs) (*pair_column)[{p.body_a, p.body_b}] = 0;
   }
   int column = 0;
-  for (auto& entry : pair_column) entry.second = column++;
-  out << "t";
+  for (auto& entry : *pair_column) entry.second = column++;
+  std::vector<std::string> names{"t"};
   for (size_t b = 0; b < names_.size(); ++b) {
     if (!moving_[b]) continue;
-    for (const char* q : {"x", "y", "z", "qw", "qx", "qy", "qz"}) {
-      out << "," << CsvField(names_[b] + "." + q);
-    }
+    for (const char* q : {"x", "y", "z", "qw", "qx", "qy", "qz"})
+      names.push_back(names_[b] + "." + q);
     if (!velocities_) continue;
-    for (const char* q : {"vx", "vy", "vz", "wx", "wy", "wz"}) {
-      out << "," << CsvField(names_[b] + "." + q);
-    }
+    for (const char* q : {"vx", "vy", "vz", "wx", "wy", "wz"}) names.push_back(names_[b] + "." + q);
   }
   for (const std::string& a : actuators_) {
-    out << "," << CsvField(a + ".q") << "," << CsvField(a + ".q_cmd");
+    names.push_back(a + ".q");
+    names.push_back(a + ".q_cmd");
+  }
+  for (const auto& entry : *pair_column) {
+    const std::string name = names_[entry.first.first] + "-" + names_[entry.first.second];
+    for (const std::string& q : pair_columns_) names.push_back(name + "." + q);
+  }
+  for (const char* q :
+       {"solver.iterations", "solver.residual", "solver.time_us", "solver.status"}) {
+    names.push_back(q);
+  }
+  if (velocities_) {
+    names.push_back("energy");
+    names.push_back("impulse");
+  }
+  return names;
+}
+
+TrajectoryColumns TrajectoryTable::Columns() const {
+  std::map<std::pair<int, int>, int> pair_column;
+  TrajectoryColumns table;
+  for (std::string& name : Header(&pair_column)) {
+    if (name != "solver.status") table.names.push_back(std::move(name));
+  }
+  for (size_t b = 0; b < names_.size(); ++b) {
+    if (moving_[b]) table.bodies.push_back(names_[b]);
   }
   for (const auto& entry : pair_column) {
-    const std::string name = names_[entry.first.first] + "-" + names_[entry.first.second];
-    for (const std::string& q : pair_columns_) out << "," << CsvField(name + "." + q);
+    table.pairs.push_back(names_[entry.first.first] + "-" + names_[entry.first.second]);
   }
-  out << ",solver.iterations,solver.residual,solver.time_us,solver.status";
-  out << (velocities_ ? ",energy,impulse\n" : "\n");
+  table.pair_quantities = pair_columns_;
+  table.values.assign(table.names.size(), std::vector<double>());
+  for (auto& column : table.values) column.reserve(rows_.size());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const Row& row : rows_) {
+    std::vector<double> cells{row.t};
+    cells.insert(cells.end(), row.bodies.begin(), row.bodies.end());
+    cells.insert(cells.end(), row.actuators.begin(), row.actuators.end());
+    const size_t pairs_at = cells.size();
+    cells.resize(pairs_at + pair_column.size() * pair_columns_.size(), nan);
+    for (const PairRow& p : row.pairs) {
+      const size_t at = pairs_at + pair_column.at({p.body_a, p.body_b}) * pair_columns_.size();
+      std::copy(p.values, p.values + pair_columns_.size(), cells.begin() + at);
+    }
+    cells.insert(cells.end(), {static_cast<double>(row.iterations), row.residual, row.time_us});
+    if (velocities_) cells.insert(cells.end(), {row.energy, row.impulse ? 1.0 : 0.0});
+    for (size_t c = 0; c < cells.size(); ++c) table.values[c].push_back(cells[c]);
+    table.status.push_back(row.status);
+  }
+  return table;
+}
+
+void TrajectoryTable::WriteCsv(std::ostream& out) const {
+  std::map<std::pair<int, int>, int> pair_column;
+  const std::vector<std::string> header = Header(&pair_column);
+  for (size_t c = 0; c < header.size(); ++c) out << (c ? "," : "") << CsvField(header[c]);
+  out << "\n";
   const std::string empty_pair(pair_columns_.size(), ',');
   for (const Row& row : rows_) {
     out << ExactNumber(row.t);

@@ -2,8 +2,10 @@
 #ifndef NCPKIT_INTEGRATORS_TRAJECTORY_TABLE_H_
 #define NCPKIT_INTEGRATORS_TRAJECTORY_TABLE_H_
 
+#include <map>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "integrators/stepper.h"
@@ -16,13 +18,27 @@ namespace ncpkit {
 // for steppers with velocities energy (kinetic + gravitational potential of the moving bodies,
 // J) and impulse (1 if a scripted impulse acted in the step). Numbers are written as the
 // shortest decimal that reads back as the same double.
+// The table as numbers, column by column (for the Python package): the CSV's columns but
+// solver.status, whose text is kept apart; NaN where a pair had no contact (empty in the CSV).
+struct TrajectoryColumns {
+  std::vector<std::string> names;
+  std::vector<std::vector<double>> values;  // values[c][row] of names[c]
+  std::vector<std::string> status;          // solver.status per row
+  // The moving bodies, the pairs that had contact ("a-b") and the quantities of each pair.
+  std::vector<std::string> bodies, pairs, pair_quantities;
+};
+
 class TrajectoryTable {
  public:
   // `impulse`: a scripted impulse acted in the step.
   void Add(const StepRecord& record, const Stepper& stepper, bool impulse);
   void WriteCsv(std::ostream& out) const;
+  TrajectoryColumns Columns() const;
 
  private:
+  // The CSV header's names, solver.status included, and the table column of each pair.
+  std::vector<std::string> Header(std::map<std::pair<int, int>, int>* pair_column) const;
+
   struct Row {
     double t = 0.0;
     std::vector<double> bodies, actuators;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks ncpkit as other projects use it, from the Release tree `build`:
 #   1. `cmake --install build --prefix P`, then examples/consumer configured against P
-#      (find_package(ncpkit)), built and run; the installed program runs a scene from P/share;
+#      (find_package(ncpkit)), built and run; the Python package's tests on the installed
+#      package; the installed program runs a scene from P/share;
 #   2. the same example compiled with `pkg-config --cflags --libs ncpkit` alone, and every
 #      installed header compiled on its own with those flags;
 #   3. examples/subproject: ncpkit through add_subdirectory, with tests and benchmarks off by
@@ -20,6 +21,14 @@ echo "-- examples/consumer with find_package(ncpkit)"
 cmake -S examples/consumer -B "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/consumer" -j "$jobs" >/dev/null
 "$work/consumer/path_example" >/dev/null
+
+echo "-- the installed Python package: pytest in a fresh Debian interpreter, from outside the tree"
+site=$(cd "$prefix" && ls -d lib/python3*/dist-packages)
+(cd / && PYTHONPATH="$prefix/$site" MPLBACKEND=Agg NCPKIT_SHARED_DIR="${NCPKIT_SHARED_DIR:-$OLDPWD/../shared}" \
+  /usr/bin/python3 -m pytest -q -p no:cacheprovider "$OLDPWD/python/tests" >/dev/null)
+(cd / && PYTHONPATH="$prefix/$site" /usr/bin/python3 -c \
+  "import ncpkit, os; assert ncpkit.__file__.startswith('$prefix'), ncpkit.__file__; \
+   assert ncpkit.scene_directory().startswith('$prefix')")
 
 echo "-- the installed ncpkit program on an installed scene"
 (cd / && "$prefix/bin/ncpkit" simulate "$prefix/share/ncpkit/scenes/sliding_cube.json" \

@@ -5,6 +5,8 @@ required=(g++ cmake make libeigen3-dev libsuitesparse-dev libceres-dev doctest-d
           nlohmann-json3-dev
           # the install check: the example consumer built with pkg-config
           pkgconf
+          # the Python package (built for Debian's /usr/bin/python3), its tests and plots
+          python3-dev pybind11-dev python3-numpy python3-scipy python3-matplotlib python3-pytest
           # the test suite: Clang's sanitizers and libFuzzer, Debian's Python for tools/soak.py
           clang libclang-rt-14-dev python3)
 # Optional peer library: the benchmarks measure ratios against Siconos numerics when present.

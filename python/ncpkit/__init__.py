@@ -1,0 +1,188 @@
+"""ncpkit: complementarity solvers and rigid-body contact simulation.
+
+Solvers come from the C++ solver registry by name (``solvers()`` lists them) and take the
+registry's options as keyword arguments (``tolerance``, ``max_iterations``, ``warm_start``,
+``record_history``, ``project_onto_bounds``, ``start_acceptance``, ``equilibrate``)::
+
+    z, summary = ncpkit.solve_lcp(M, q, solver="lemke")             # numpy or scipy.sparse M
+    z, summary = ncpkit.solve_lcp(M, q, lower=l, upper=u)           # a box MLCP
+    z, summary = ncpkit.solve_mcp(F, J, lower, upper, start=x0)     # F, J: Python callables
+    M, q, lower, upper = ncpkit.read_problem("lcp_deudeu.dat")      # the program's readers
+    traj = ncpkit.simulate("scenes/sliding_cube.json", duration=0.5)
+    traj["cube.x"], traj.time, traj.stats["failed_steps"]
+
+Every error of the input (a bad matrix, an unknown solver or option, a malformed scene file)
+raises ``ncpkit.InputError`` (a ``ValueError``) with the message the command-line program
+prints.
+"""
+import os
+
+import numpy as np
+
+from ._ncpkit import InputError, Summary, read_problem, scene_directory as _source_scene_directory
+from ._ncpkit import solvers as _registry
+from . import _ncpkit
+
+__all__ = ["InputError", "Summary", "read_problem", "Scene", "Trajectory", "solvers", "solver_names",
+           "solve_lcp", "solve_mcp", "load_scene", "parse_scene", "simulate",
+           "scene_directory", "scene_path"]
+
+
+def solvers():
+    """The solver registry: a list of dicts (name, description, linear, mixed)."""
+    return _registry()
+
+
+def solver_names(kind="linear"):
+    """Names of the solvers that take ``kind``: "linear" (LCP / box MLCP) or "mixed" (MCP)."""
+    if kind not in ("linear", "mixed"):
+        raise InputError("kind must be 'linear' or 'mixed', not %r" % (kind,))
+    return [s["name"] for s in _registry() if s[kind]]
+
+
+def _vector(name, value, n=None):
+    if value is None:
+        return None
+    v = np.ascontiguousarray(value, dtype=float).reshape(-1)
+    if n is not None and v.size != n:
+        raise InputError("%s has %d entries, the problem %d" % (name, v.size, n))
+    return v
+
+
+def solve_lcp(M, q, lower=None, upper=None, solver="auto", start=None, **options):
+    """Solves the LCP (or, with bounds, the box MLCP) w = M z + q.
+
+    M: a square numpy array or scipy.sparse matrix; q: a vector. lower and upper default to 0
+    and +inf. start (optional) warm-starts the solver. Returns (z, Summary).
+    """
+    q = _vector("q", q)
+    lower = _vector("lower", lower, q.size)
+    upper = _vector("upper", upper, q.size)
+    start = _vector("start", start, q.size)
+    if hasattr(M, "tocsc"):
+        return _ncpkit._solve_sparse(M.tocsc().astype(float), q, lower, upper, solver, start,
+                                     **options)
+    M = np.asarray(M, dtype=float)
+    if M.ndim != 2:
+        raise InputError("M must be a matrix (2 dimensions), not %d" % M.ndim)
+    return _ncpkit._solve_dense(M, q, lower, upper, solver, start, **options)
+
+
+def solve_mcp(F, J, lower, upper, solver="auto", start=None, **options):
+    """Solves the MCP: lower <= z <= upper complementary to F(z).
+
+    F(z) returns a vector; J(z) its Jacobian, a scipy.sparse matrix (same pattern at every z) or
+    a dense array. start: where the solve begins (default 0), projected onto the bounds.
+    Returns (z, Summary). An exception raised by F or J is raised again after the solve.
+    """
+    lower = _vector("lower", lower)
+    upper = _vector("upper", upper, lower.size)
+    start = _vector("start", start, lower.size)
+    return _ncpkit._solve_mcp(F, J, lower, upper, solver, start, **options)
+
+
+def scene_directory():
+    """The bundled scene files: $NCPKIT_SCENES, the package's own copy, or the source tree's."""
+    if os.environ.get("NCPKIT_SCENES"):
+        return os.environ["NCPKIT_SCENES"]
+    packaged = os.path.join(os.path.dirname(__file__), "scenes")
+    if os.path.isdir(packaged):
+        return packaged
+    return _source_scene_directory()
+
+
+def scene_path(name):
+    """The path of a bundled scene, e.g. scene_path("sliding_cube")."""
+    if not name.endswith(".json"):
+        name += ".json"
+    return os.path.join(scene_directory(), name)
+
+
+class Scene:
+    """A scene file, read and checked. Attributes: name, description, stepper ("implicit" or
+    "quasistatic"), duration, h, solver (the variant the file names), bodies, default_variants.
+    """
+
+    def __init__(self, handle, source):
+        self._handle = handle
+        self.source = source
+        for key, value in _ncpkit._scene_info(handle).items():
+            setattr(self, key, value)
+
+    def __repr__(self):
+        return "<ncpkit.Scene %s (%s, %g s, %s)>" % (self.name, self.stepper, self.duration,
+                                                    self.solver)
+
+    def simulate(self, solver=None, duration=None, max_steps=None):
+        """Steps the scene; see ncpkit.simulate."""
+        return Trajectory(*_ncpkit._simulate(self._handle, solver, duration, max_steps))
+
+
+def load_scene(path):
+    """Reads a scene file (the JSON schema of the README's "Scene files")."""
+    return Scene(_ncpkit._load_scene(os.fspath(path)), os.fspath(path))
+
+
+def parse_scene(text, source="<string>"):
+    """A scene from the text of a scene file."""
+    return Scene(_ncpkit._parse_scene(text, source), source)
+
+
+def simulate(scene, solver=None, duration=None, max_steps=None):
+    """Steps a scene (a Scene or a file path) to its duration (or ``duration``) with its own
+    solver variant (or ``solver``, e.g. "fb-newton-dense" or "qp-lcp/lemke"). Returns a
+    Trajectory."""
+    if not isinstance(scene, Scene):
+        scene = load_scene(scene)
+    return scene.simulate(solver=solver, duration=duration, max_steps=max_steps)
+
+
+class Trajectory:
+    """A run's table, column by column, as the trajectory CSV has it: ``t``, per moving body
+    ``<body>.x`` ... ``<body>.wz``, per contact pair ``<a>-<b>.<quantity>`` (NaN while the pair
+    has no contact), ``solver.iterations``, ``solver.residual``, ``solver.time_us``, and for
+    dynamic scenes ``energy`` and ``impulse``. ``solver.status`` holds text. ``stats``: the
+    run's summary (steps, failed_steps, max_natural_residual, median_us_per_step, ...).
+    """
+
+    def __init__(self, names, columns, status, stats, layout):
+        self.names = list(names)
+        self._columns = dict(zip(self.names, columns))
+        self.status = list(status)
+        self.stats = dict(stats)
+        self.bodies = list(layout["bodies"])  # the moving bodies
+        self.pairs = list(layout["pairs"])  # "a-b" for each pair that had contact
+        self.pair_quantities = list(layout["pair_quantities"])  # e.g. pn, gap (implicit)
+
+    def __getitem__(self, name):
+        if name == "solver.status":
+            return self.status
+        try:
+            return self._columns[name]
+        except KeyError:
+            raise KeyError("no column %r; columns: %s" % (name, ", ".join(self.names))) from None
+
+    def __contains__(self, name):
+        return name in self._columns or name == "solver.status"
+
+    def __len__(self):
+        return len(self.status)
+
+    @property
+    def time(self):
+        return self._columns["t"]
+
+    def columns(self):
+        """A plain dict of the columns (numpy arrays; solver.status a list of str)."""
+        d = dict(self._columns)
+        d["solver.status"] = list(self.status)
+        return d
+
+    def array(self):
+        """The numeric columns as one 2-D array (rows = steps), in the order of ``names``."""
+        return np.column_stack([self._columns[n] for n in self.names]) if self.names else \
+            np.empty((0, 0))
+
+    def __repr__(self):
+        return "<ncpkit.Trajectory %s, %d steps, %d failed>" % (
+            self.stats.get("scene"), len(self), self.stats.get("failed_steps", 0))

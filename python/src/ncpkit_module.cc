@@ -1,0 +1,367 @@
+// The Python extension ncpkit._ncpkit. It binds the solver registry and the scene loader, not
+// individual solvers or steppers: a solver added to the registry, or a stepper the scene files
+// can name, is reachable from Python without a new line here. ncpkit/__init__.py wraps it.
+#include <pybind11/eigen.h>
+#include <pybind11/functional.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <Eigen/Dense>
+#include <Eigen/SparseCore>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "apps/simulation.h"
+#include "integrators/scene.h"
+#include "integrators/trajectory_table.h"
+#include "readers/siconos_reader.h"
+#include "solvers/input_error.h"
+#include "solvers/linear_problem.h"
+#include "solvers/mcp.h"
+#include "solvers/solver_registry.h"
+#include "solvers/status.h"
+
+namespace py = pybind11;
+
+namespace ncpkit {
+namespace {
+
+// A summary as Python sees it: the fields every solver reports, its full report and brief line.
+struct PySummary {
+  std::string solver, status, message;
+  int iterations = 0, factorizations = 0;
+  double natural_residual = 0.0, tolerance = 0.0, wall_time_seconds = 0.0;
+  bool solved = false;
+  std::string full_report, brief_report;
+};
+
+PySummary ToPython(const SolverSummary& s) {
+  PySummary p;
+  p.solver = s.solver;
+  p.status = ToString(s.status);
+  p.message = s.message;
+  p.iterations = s.iterations;
+  p.factorizations = s.factorizations;
+  p.natural_residual = s.natural_residual;
+  p.tolerance = s.tolerance;
+  p.wall_time_seconds = s.wall_time_seconds;
+  p.solved = s.IsSolved();
+  p.full_report = s.FullReport();
+  p.brief_report = s.BriefReport();
+  return p;
+}
+
+// SolverOptions from keyword arguments; an unknown name is an error naming the known ones.
+SolverOptions OptionsFrom(const py::dict& kwargs) {
+  SolverOptions o;
+  using Setter = std::function<void(const py::handle&)>;
+  const std::vector<std::pair<const char*, Setter>> setters = {
+      {"tolerance", [&](const py::handle& v) { o.tolerance = v.cast<double>(); }},
+      {"max_iterations", [&](const py::handle& v) { o.max_iterations = v.cast<int>(); }},
+      {"warm_start", [&](const py::handle& v) { o.warm_start = v.cast<bool>(); }},
+      {"record_history", [&](const py::handle& v) { o.record_history = v.cast<bool>(); }},
+      {"project_onto_bounds", [&](const py::handle& v) { o.project_onto_bounds = v.cast<bool>(); }},
+      {"start_acceptance", [&](const py::handle& v) { o.start_acceptance = v.cast<double>(); }},
+      {"equilibrate", [&](const py::handle& v) { o.equilibrate = v.cast<bool>(); }},
+  };
+  for (const auto& [key, value] : kwargs) {
+    const std::string name = key.cast<std::string>();
+    bool known = false;
+    for (const auto& [option, set] : setters) {
+      if (name != option) continue;
+      known = true;
+      try {
+        set(value);
+      } catch (const py::cast_error&) {
+        throw InputError("option " + name + ": cannot take " + py::repr(value).cast<std::string>());
+      }
+    }
+    if (!known) {
+      std::string list;
+      for (const auto& [option, set] : setters)
+        list += (list.empty() ? "" : ", ") + std::string(option);
+      throw InputError("unknown solver option '" + name + "'; the options are: " + list);
+    }
+  }
+  return o;
+}
+
+// F and J as Python callables: F(z) -> array of n, J(z) -> a scipy.sparse matrix or a dense
+// array (a dense J keeps all n x n entries, so its pattern is the same at every point). An
+// exception in a callable is kept and raised after the solve; the solver sees "cannot be
+// evaluated" from then on, which ends the solve quickly.
+class PythonMcp : public MixedComplementarityProblem {
+ public:
+  PythonMcp(py::function F, py::function J, Eigen::VectorXd lower, Eigen::VectorXd upper,
+            Eigen::VectorXd start)
+      : F_(std::move(F)),
+        J_(std::move(J)),
+        lower_(std::move(lower)),
+        upper_(std::move(upper)),
+        start_(std::move(start)) {}
+  int size() const override { return static_cast<int>(lower_.size()); }
+  const Eigen::VectorXd& lower() const override { return lower_; }
+  const Eigen::VectorXd& upper() const override { return upper_; }
+  std::string name() const override { return "python"; }
+  void DefaultStart(Eigen::VectorXd* z) const override { *z = start_; }
+
+  bool Evaluate(const Eigen::VectorXd& z, Eigen::VectorXd* F,
+                Eigen::SparseMatrix<double>* J) const override {
+    if (error_ || !message_.empty()) return false;
+    try {
+      const Eigen::VectorXd value = F_(z).cast<Eigen::VectorXd>();
+      if (value.size() != z.size()) {
+        throw InputError("F returned " + std::to_string(value.size()) + " values for " +
+                         std::to_string(z.size()) + " variables");
+      }
+      *F = value;
+      if (J) *J = Jacobian(J_(z), static_cast<int>(z.size()));
+    } catch (py::error_already_set& e) {
+      error_ = std::make_unique<py::error_already_set>(std::move(e));
+      return false;
+    } catch (const py::cast_error& e) {
+      message_ =
+          std::string("F or J returned something that is not an array of numbers: ") + e.what();
+      return false;
+    } catch (const std::exception& e) {
+      message_ = e.what();
+      return false;
+    }
+    return F->allFinite();
+  }
+
+  // Raises what a callable raised (or its bad result) during the solve.
+  void RethrowError() const {
+    if (!message_.empty()) throw InputError(message_);
+    if (!error_) return;
+    error_->restore();
+    throw py::error_already_set();
+  }
+
+ private:
+  static Eigen::SparseMatrix<double> Jacobian(const py::object& value, int n) {
+    Eigen::SparseMatrix<double> J;
+    if (py::hasattr(value, "tocsc")) {
+      J = value.cast<Eigen::SparseMatrix<double>>();
+    } else {
+      const Eigen::MatrixXd dense = value.cast<Eigen::MatrixXd>();
+      if (dense.rows() != n || dense.cols() != n) {
+        throw InputError("J returned a " + std::to_string(dense.rows()) + " x " +
+                         std::to_string(dense.cols()) + " matrix for " + std::to_string(n) +
+                         " variables");
+      }
+      std::vector<Eigen::Triplet<double>> t;
+      t.reserve(static_cast<size_t>(n) * n);
+      for (int j = 0; j < n; ++j) {
+        for (int i = 0; i < n; ++i) t.emplace_back(i, j, dense(i, j));
+      }
+      J.resize(n, n);
+      J.setFromTriplets(t.begin(), t.end());
+    }
+    if (J.rows() != n || J.cols() != n) {
+      throw InputError("J returned a " + std::to_string(J.rows()) + " x " +
+                       std::to_string(J.cols()) + " matrix for " + std::to_string(n) +
+                       " variables");
+    }
+    J.makeCompressed();
+    return J;
+  }
+
+  py::function F_, J_;
+  Eigen::VectorXd lower_, upper_, start_;
+  mutable std::unique_ptr<py::error_already_set> error_;
+  mutable std::string message_;
+};
+
+Eigen::VectorXd FullOr(const std::optional<Eigen::VectorXd>& v, int n, double fill) {
+  return v ? *v : Eigen::VectorXd::Constant(n, fill);
+}
+
+py::tuple SolveLinear(const LinearComplementarityProblem& problem, const std::string& solver,
+                      const std::optional<Eigen::VectorXd>& start, const py::dict& kwargs) {
+  SolverOptions options = OptionsFrom(kwargs);
+  if (start) options.warm_start = true;
+  auto s = CreateSolver(solver, ProblemKind::Linear, options);
+  Eigen::VectorXd z = start ? *start : Eigen::VectorXd();
+  const SolverSummary& summary = s->Solve(problem, &z);
+  return py::make_tuple(z, ToPython(summary));
+}
+
+// An LCP / box MLCP with a dense (Eigen::MatrixXd) or sparse M; bounds default to [0, inf).
+template <class Matrix>
+py::tuple SolveMatrix(const Matrix& M, const Eigen::VectorXd& q,
+                      const std::optional<Eigen::VectorXd>& lower,
+                      const std::optional<Eigen::VectorXd>& upper, const std::string& solver,
+                      const std::optional<Eigen::VectorXd>& start, const py::kwargs& kwargs) {
+  const int n = static_cast<int>(q.size());
+  const LinearComplementarityProblem problem(
+      M, q, FullOr(lower, n, 0.0), FullOr(upper, n, std::numeric_limits<double>::infinity()));
+  return SolveLinear(problem, solver, start, kwargs);
+}
+
+py::tuple SolveMixed(py::function F, py::function J, const Eigen::VectorXd& lower,
+                     const Eigen::VectorXd& upper, const std::string& solver,
+                     const std::optional<Eigen::VectorXd>& start, const py::kwargs& kwargs) {
+  const int n = static_cast<int>(lower.size());
+  if (upper.size() != n) {
+    throw InputError("lower has " + std::to_string(n) + " entries, upper " +
+                     std::to_string(upper.size()));
+  }
+  if (start && start->size() != n) {
+    throw InputError("start has " + std::to_string(start->size()) + " entries for " +
+                     std::to_string(n) + " variables");
+  }
+  const PythonMcp problem(std::move(F), std::move(J), lower, upper,
+                          start ? *start : Eigen::VectorXd::Zero(n));
+  ValidateBounds(problem);
+  auto s = CreateSolver(solver, ProblemKind::Mixed, OptionsFrom(kwargs));
+  Eigen::VectorXd z;  // from the start above (the problem's DefaultStart)
+  const SolverSummary& summary = s->Solve(problem, &z);
+  problem.RethrowError();
+  return py::make_tuple(z, ToPython(summary));
+}
+
+py::dict SceneInfo(const Scene& scene) {
+  py::dict d;
+  d["name"] = scene.name;
+  d["description"] = scene.description;
+  d["stepper"] = scene.stepper == StepperKind::Implicit ? "implicit" : "quasistatic";
+  d["duration"] = scene.duration;
+  d["h"] = scene.h();
+  d["solver"] = scene.variant();
+  std::vector<std::string> bodies;
+  for (const Body& b : scene.bodies) bodies.push_back(b.name);
+  d["bodies"] = bodies;
+  d["default_variants"] = DefaultVariants(scene.stepper);
+  return d;
+}
+
+py::dict StatsDict(const SimulationStats& s) {
+  py::dict d;
+  d["scene"] = s.scene;
+  d["solver"] = s.variant;
+  d["steps"] = s.steps;
+  d["failed_steps"] = s.failed_steps;
+  d["first_failure"] = s.first_failure;
+  d["max_natural_residual"] = s.max_residual;
+  d["max_penetration"] = s.max_penetration;
+  d["median_us_per_step"] = s.median_us;
+  d["max_us_per_step"] = s.max_us;
+  d["median_iterations"] = s.median_iterations;
+  d["max_iterations"] = s.max_iterations;
+  d["wall_seconds"] = s.wall_seconds;
+  return d;
+}
+
+// Runs a scene: (column names, columns, solver status per step, statistics, the bodies, pairs
+// and pair quantities of the columns).
+py::tuple Simulate(Scene scene, const std::optional<std::string>& solver,
+                   std::optional<double> duration, std::optional<int64_t> max_steps) {
+  if (duration) {
+    if (!(*duration > 0.0) || !std::isfinite(*duration)) {
+      throw InputError("duration must be a positive number of seconds");
+    }
+    scene.duration = *duration;
+  }
+  if (max_steps) {
+    if (*max_steps <= 0) throw InputError("max_steps must be positive");
+    scene.max_steps = *max_steps;
+  }
+  const std::string variant = solver ? *solver : scene.variant();
+  if (!scene.TakesVariant(variant)) Scene(scene).ApplyVariant(variant);  // throws, saying why
+  TrajectoryTable table;
+  const SimulationStats stats =
+      RunScene(scene, variant, [&](const StepRecord& record, const SceneRunner& runner) {
+        table.Add(record, runner.stepper(), !runner.fired().empty());
+        if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // Ctrl-C
+      });
+  TrajectoryColumns columns = table.Columns();
+  std::vector<py::array_t<double>> arrays;
+  for (const std::vector<double>& c : columns.values) {
+    arrays.emplace_back(static_cast<py::ssize_t>(c.size()), c.data());
+  }
+  py::dict layout;
+  layout["bodies"] = columns.bodies;
+  layout["pairs"] = columns.pairs;
+  layout["pair_quantities"] = columns.pair_quantities;
+  return py::make_tuple(columns.names, arrays, columns.status, StatsDict(stats), layout);
+}
+
+}  // namespace
+}  // namespace ncpkit
+
+PYBIND11_MODULE(_ncpkit, m) {
+  using namespace ncpkit;
+  m.doc() = "ncpkit: complementarity solvers and rigid-body contact simulation";
+
+  static py::exception<InputError> input_error(m, "InputError", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const std::invalid_argument& e) {  // InputError and the readers' ParseError
+      input_error(e.what());
+    }
+  });
+
+  py::class_<PySummary>(m, "Summary", "What a solve reports; the same fields for every solver.")
+      .def_readonly("solver", &PySummary::solver)
+      .def_readonly("status", &PySummary::status)
+      .def_readonly("message", &PySummary::message)
+      .def_readonly("iterations", &PySummary::iterations)
+      .def_readonly("natural_residual", &PySummary::natural_residual)
+      .def_readonly("tolerance", &PySummary::tolerance)
+      .def_readonly("wall_time_seconds", &PySummary::wall_time_seconds)
+      .def_readonly("factorizations", &PySummary::factorizations)
+      .def_readonly("solved", &PySummary::solved)
+      .def_readonly("full_report", &PySummary::full_report)
+      .def("__bool__", [](const PySummary& s) { return s.solved; })
+      .def("__repr__", [](const PySummary& s) { return "<ncpkit.Summary " + s.brief_report + ">"; })
+      .def("__str__", [](const PySummary& s) { return s.brief_report; });
+
+  m.def(
+      "solvers",
+      []() {
+        py::list rows;
+        for (const SolverEntry& e : SolverRegistry()) {
+          py::dict d;
+          d["name"] = e.name;
+          d["description"] = e.description;
+          d["linear"] = e.linear;
+          d["mixed"] = e.mixed;
+          rows.append(d);
+        }
+        return rows;
+      },
+      "The solver registry: one dict per solver (name, description, linear, mixed).");
+  m.def("_solve_dense", &SolveMatrix<Eigen::MatrixXd>, py::arg("M"), py::arg("q"), py::arg("lower"),
+        py::arg("upper"), py::arg("solver"), py::arg("start"));
+  m.def("_solve_sparse", &SolveMatrix<Eigen::SparseMatrix<double>>, py::arg("M"), py::arg("q"),
+        py::arg("lower"), py::arg("upper"), py::arg("solver"), py::arg("start"));
+  m.def("_solve_mcp", &SolveMixed, py::arg("F"), py::arg("J"), py::arg("lower"), py::arg("upper"),
+        py::arg("solver"), py::arg("start"));
+  m.def(
+      "read_problem",
+      [](const std::string& path, const std::string& q, const std::string& lower,
+         const std::string& upper) {
+        const LinearComplementarityProblem p = ReadProblemFile(path, q, lower, upper);
+        return py::make_tuple(p.sparse_columns(), p.q(), p.lower(), p.upper());
+      },
+      py::arg("path"), py::arg("q") = "", py::arg("lower") = "", py::arg("upper") = "",
+      "Reads a problem file as `ncpkit solve` does (Siconos .dat LCP, MLCP if the name holds "
+      "'mlcp', Matrix Market with q / bound files): (M as scipy.sparse, q, lower, upper).");
+  py::class_<Scene>(m, "_Scene");  // opaque: ncpkit.Scene wraps it
+  m.def("_load_scene", &LoadScene, py::arg("path"));
+  m.def("_parse_scene", &ParseScene, py::arg("text"), py::arg("source"));
+  m.def("_scene_info", &SceneInfo, py::arg("scene"));
+  m.def("_simulate", &Simulate, py::arg("scene"), py::arg("solver"), py::arg("duration"),
+        py::arg("max_steps"));
+  m.def("scene_directory", &SceneDirectory, "The folder of the bundled scene files.");
+}

@@ -1,0 +1,103 @@
+"""Scenes from Python: loading, stepping with any variant, the trajectory as numpy columns
+(the same numbers as the program's CSV), errors as exceptions."""
+import csv
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import ncpkit
+
+
+def program():
+    """The ncpkit program beside the package (build tree or install prefix), if any."""
+    here = os.path.dirname(ncpkit.__file__)
+    for candidate in (os.path.join(here, "..", "..", "apps", "ncpkit"),  # <build>/python/ncpkit
+                      os.path.join(here, "..", "..", "..", "..", "bin", "ncpkit")):  # <prefix>
+        if os.path.isfile(candidate):
+            return candidate
+    return shutil.which("ncpkit")
+
+
+def test_a_bundled_scene_loads_with_its_settings():
+    scene = ncpkit.load_scene(ncpkit.scene_path("sliding_cube"))
+    assert scene.name == "sliding-cube"
+    assert scene.stepper == "implicit"
+    assert scene.solver == "fb-newton"
+    assert scene.h == pytest.approx(0.01)
+    assert "cube" in scene.bodies
+    assert "fb-newton-dense" in scene.default_variants
+    quasistatic = ncpkit.load_scene(ncpkit.scene_path("gripper_sphere"))
+    assert quasistatic.stepper == "quasistatic"
+    assert "/" in quasistatic.solver
+
+
+def test_simulate_returns_numpy_columns_and_statistics():
+    traj = ncpkit.simulate(ncpkit.scene_path("sliding_cube"), duration=0.2)
+    assert len(traj) == 20
+    assert traj.stats["steps"] == 20 and traj.stats["failed_steps"] == 0
+    assert traj.stats["max_natural_residual"] <= 1e-10
+    assert isinstance(traj["cube.x"], np.ndarray) and traj["cube.x"].shape == (20,)
+    assert traj.time[-1] == pytest.approx(0.2)
+    assert traj.bodies == ["cube"]
+    assert traj.pairs == ["cube-ground"]
+    assert "gap" in traj.pair_quantities
+    assert set(traj.status) == {"converged"}
+    columns = traj.columns()
+    assert isinstance(columns, dict) and columns["solver.status"] == traj.status
+    assert traj.array().shape == (20, len(traj.names))
+    # The cube slides along x and slows down under friction.
+    vx = traj["cube.vx"]
+    assert np.all(np.diff(vx) <= 1e-12) and vx[0] > vx[-1]
+    with pytest.raises(KeyError, match="no column 'cube.speed'"):
+        traj["cube.speed"]
+
+
+def test_the_same_numbers_as_the_programs_csv(tmp_path):
+    exe = program()
+    if exe is None:
+        pytest.skip("the ncpkit program is not beside the package")
+    out = tmp_path / "traj.csv"
+    subprocess.run([exe, "simulate", ncpkit.scene_path("toppling_cube"), "--duration", "0.3",
+                    "--out", str(out)], check=True, capture_output=True)
+    traj = ncpkit.simulate(ncpkit.scene_path("toppling_cube"), duration=0.3)
+    with open(out) as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == len(traj)
+    for name in traj.names:
+        if name.endswith("time_us"):
+            continue  # wall clock
+        expected = np.array([float(r[name]) if r[name] != "" else np.nan for r in rows])
+        assert np.array_equal(expected, traj[name], equal_nan=True), name
+    assert [r["solver.status"] for r in rows] == traj.status
+
+
+def test_any_registered_variant_and_the_quasistatic_models():
+    traj = ncpkit.simulate(ncpkit.scene_path("sliding_cube"), solver="josephy-newton",
+                           duration=0.05)
+    assert traj.stats["solver"] == "josephy-newton" and traj.stats["failed_steps"] == 0
+    for variant in ("qp-lcp/lemke", "dlc/lemke", "qp-lcp/pgs"):
+        traj = ncpkit.simulate(ncpkit.scene_path("gripper_sphere"), solver=variant, duration=0.1)
+        assert traj.stats["solver"] == variant
+        assert traj.stats["failed_steps"] == 0
+        assert traj.pairs == ["ground-sphere", "sphere-left_finger", "sphere-right_finger"]
+        assert traj.pair_quantities == ["cn", "cf", "phi", "points"]
+        assert np.nanmax(traj["sphere-left_finger.cn"]) > 0.0  # the fingers squeeze
+
+
+def test_a_scene_from_text_and_its_errors():
+    text = open(ncpkit.scene_path("sliding_cube")).read()
+    scene = ncpkit.parse_scene(text, "mine.json")
+    assert scene.simulate(duration=0.03).stats["steps"] == 3
+    with pytest.raises(ncpkit.InputError, match="mine.json"):
+        ncpkit.parse_scene(text.replace('"mass"', '"mas"', 1), "mine.json")
+    with pytest.raises(ncpkit.InputError, match="cannot open file"):
+        ncpkit.load_scene("/nonexistent.json")
+    with pytest.raises(ncpkit.InputError):
+        scene.simulate(solver="lemke")  # an LCP solver for the implicit stepper's MCP
+    with pytest.raises(ncpkit.InputError, match="duration"):
+        scene.simulate(duration=-1.0)
+    with pytest.raises(ncpkit.InputError):
+        scene.simulate(duration=1e9)  # over the step cap: refused before anything runs
