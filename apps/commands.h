@@ -14,6 +14,8 @@ namespace ncpkit {
 int RunSolveCommand(const std::vector<std::string>& args, std::ostream& out);
 // ncpkit simulate SCENE [--solver NAME] [--duration T] [--out traj.csv] [--json]
 int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out);
+// ncpkit view SCENE TRAJ.csv --html OUT.html: the viewer page of a trajectory CSV.
+int RunViewCommand(const std::vector<std::string>& args, std::ostream& out);
 // ncpkit compare SCENE... [--solvers a,b,...] [--csv FILE] [--duration T]
 int RunCompareCommand(const std::vector<std::string>& args, std::ostream& out);
 // ncpkit lcp-demo: every bundled LCP with every LCP solver.

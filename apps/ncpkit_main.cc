@@ -20,6 +20,7 @@ int RunCommand(std::vector<std::string> args) {
   args.erase(args.begin());
   if (command == "solve") return ncpkit::RunSolveCommand(args, std::cout);
   if (command == "simulate") return ncpkit::RunSimulateCommand(args, std::cout);
+  if (command == "view") return ncpkit::RunViewCommand(args, std::cout);
   if (command == "compare") return ncpkit::RunCompareCommand(args, std::cout);
   if (command == "lcp-demo") return ncpkit::RunLcpDemoCommand(args, std::cout);
   if (command == "help" || command == "--help" || command == "-h") {

@@ -2,10 +2,12 @@
 
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "apps/cli_options.h"
 #include "apps/commands.h"
 #include "apps/simulation.h"
+#include "apps/viewer.h"
 #include "integrators/trajectory_table.h"
 #include "solvers/input_error.h"
 
@@ -59,18 +61,25 @@ int Report(const SimulationStats& stats, const CommandLine& line, std::ostream& 
 }  // namespace
 
 int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) {
-  const CommandLine line =
-      CommandLine::Parse(args, {"solver", "duration", "out", "max-steps"}, {"json", "quiet"});
+  const CommandLine line = CommandLine::Parse(
+      args, {"solver", "duration", "out", "max-steps", "html"}, {"json", "quiet"});
   if (line.positional.size() != 1) {
     throw UsageError("simulate needs exactly one SCENE file\n" + UsageText());
   }
   const Scene scene = LoadWithOverrides(line.positional[0], line);
   const std::string variant = line.Value("solver", scene.variant());
   if (!scene.TakesVariant(variant)) Scene(scene).ApplyVariant(variant);  // throws, saying why
-  std::ofstream csv;
+  std::ofstream csv, html;
   if (line.Has("out")) {
     csv.open(line.Value("out", ""));
     if (!csv) throw InputError("cannot write " + line.Value("out", ""));
+  }
+  std::optional<ViewerRun> viewer;
+  if (line.Has("html")) {
+    if (!ViewerAvailable()) ViewerRun(scene, variant).WriteHtml(html);  // throws, saying why
+    html.open(line.Value("html", ""));
+    if (!html) throw InputError("cannot write " + line.Value("html", ""));
+    viewer.emplace(scene, variant);
   }
   TrajectoryTable table;
   ProgressLine progress(std::cerr, isatty(STDERR_FILENO) == 1, scene.duration);
@@ -78,6 +87,7 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) 
   const SimulationStats stats =
       RunScene(scene, variant, [&](const StepRecord& record, const SceneRunner& runner) {
         if (csv.is_open()) table.Add(record, runner.stepper(), !runner.fired().empty());
+        if (viewer) viewer->Add(record, runner.stepper());
         if (line.Has("quiet")) return;
         failed += record.summary.IsSolved() ? 0 : 1;
         progress.Update(++steps, runner.num_steps(), record.time, failed);
@@ -87,7 +97,27 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) 
     table.WriteCsv(csv);
     CloseOrThrow(&csv, line.Value("out", ""));
   }
+  if (viewer) {
+    viewer->WriteHtml(html);
+    CloseOrThrow(&html, line.Value("html", ""));
+  }
   return Report(stats, line, out);
+}
+
+int RunViewCommand(const std::vector<std::string>& args, std::ostream& out) {
+  const CommandLine line = CommandLine::Parse(args, {"html"}, {});
+  if (line.positional.size() != 2 || !line.Has("html")) {
+    throw UsageError("view needs SCENE TRAJ.csv --html OUT.html\n" + UsageText());
+  }
+  const Scene scene = LoadScene(line.positional[0]);
+  const ViewerRun run = ViewerRun::FromCsv(scene, line.positional[1]);
+  std::ofstream html(line.Value("html", ""));
+  if (!html) throw InputError("cannot write " + line.Value("html", ""));
+  run.WriteHtml(html);
+  CloseOrThrow(&html, line.Value("html", ""));
+  out << line.Value("html", "") << ": " << run.frames().size() << " steps of " << scene.name
+      << "\n";
+  return 0;
 }
 
 int RunCompareCommand(const std::vector<std::string>& args, std::ostream& out) {

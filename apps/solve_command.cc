@@ -17,7 +17,8 @@ std::string UsageText() {
          "  ncpkit                      run the built-in demo (paper scenes x solver variants)\n"
          "  ncpkit lcp-demo             bundled LCPs x LCP solvers\n"
          "  ncpkit simulate SCENE [--solver NAME] [--duration T] [--max-steps N] [--out traj.csv]\n"
-         "                  [--json] [--quiet]\n"
+         "                  [--json] [--quiet] [--html page.html]\n"
+         "  ncpkit view SCENE TRAJ.csv --html page.html\n"
          "  ncpkit compare SCENE... [--solvers a,b,...] [--csv FILE] [--duration T] [--max-steps "
          "N]\n"
          "      SCENE: a JSON scene file (README, 'Scene files'); NAME: " +
@@ -27,7 +28,8 @@ std::string UsageText() {
          "      dqc (SOLVER as above), dlc, qp, qp-lcp (SOLVER one of solve's), e.g.\n"
          "      qp-lcp/lemke. simulate exits 1 if a step failed to solve. A run over 10^7 steps\n"
          "      needs --max-steps N. A run longer than a second shows its progress on stderr\n"
-         "      (not with --quiet).\n"
+         "      (not with --quiet). --html writes a page that plays the run (shapes, contact\n"
+         "      points and normals, solver statistics); view makes it from a --out CSV.\n"
          "  ncpkit solve FILE [--q QFILE] [--solver " +
          solvers +
          "all] [--tol T] [--max-iter N] [--json]\n"

@@ -162,8 +162,8 @@ std::string ImplicitStepper::variant() const {
 }
 
 const std::vector<const char*>& ImplicitStepper::PairColumns() const {
-  static const std::vector<const char*> kColumns = {"ax", "ay", "az",       "pn", "pt",
-                                                    "po", "pr", "n_active", "gap"};
+  static const std::vector<const char*> kColumns = {"ax", "ay",       "az",  "pn", "pt", "po",
+                                                    "pr", "n_active", "gap", "nx", "ny", "nz"};
   return kColumns;
 }
 
@@ -173,11 +173,20 @@ void ImplicitStepper::TablePairs(const StepRecord& record, std::vector<PairRow>*
     PairRow row;
     row.body_a = c.body_f;
     row.body_b = c.body_g;
-    const double values[9] = {c.ecp.x(), c.ecp.y(), c.ecp.z(), c.p_n,
-                              c.p_t,     c.p_o,     c.p_r,     static_cast<double>(c.n_active_f),
-                              c.gap};
-    std::copy(values, values + 9, row.values);
+    const double values[12] = {c.ecp.x(), c.ecp.y(),    c.ecp.z(),    c.p_n,
+                               c.p_t,     c.p_o,        c.p_r,        double(c.n_active_f),
+                               c.gap,     c.normal.x(), c.normal.y(), c.normal.z()};
+    std::copy(values, values + 12, row.values);
     rows->push_back(row);
+  }
+}
+
+// One marker per active pair: F's equivalent contact point, the normal impulse's direction on F.
+void ImplicitStepper::ContactMarkers(const StepRecord& record,
+                                     std::vector<ContactMarker>* markers) const {
+  markers->clear();
+  for (const ContactRecord& c : dynamic_cast<const ImplicitStepRecord&>(record).contacts) {
+    markers->push_back({c.ecp, c.normal, c.p_n});
   }
 }
 

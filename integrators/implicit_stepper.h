@@ -72,6 +72,7 @@ class ImplicitStepper : public Stepper {
   Eigen::Vector3d gravity() const override { return options_.gravity; }
   const std::vector<const char*>& PairColumns() const override;
   void TablePairs(const StepRecord& record, std::vector<PairRow>* rows) const override;
+  void ContactMarkers(const StepRecord& record, std::vector<ContactMarker>* markers) const override;
 
   int BodyIndex(const std::string& name) const { return FindBody(bodies_, name); }
   const ImplicitStepperOptions& options() const { return options_; }

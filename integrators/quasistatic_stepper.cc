@@ -408,6 +408,16 @@ void QuasistaticStepper::TablePairs(const StepRecord& record, std::vector<PairRo
   }
 }
 
+// One marker per contact point: on A at the start of the step, the normal from A to B.
+void QuasistaticStepper::ContactMarkers(const StepRecord& record,
+                                        std::vector<ContactMarker>* markers) const {
+  markers->clear();
+  for (const QuasistaticContactRecord& c :
+       dynamic_cast<const QuasistaticStepRecord&>(record).contacts) {
+    markers->push_back({c.point, c.normal, c.normal_force});
+  }
+}
+
 // The step's force balance, contact points and normal rows at the current poses.
 void QuasistaticStepper::AssembleStep() {
   balance_.Assemble(bodies_, actuators_, q_actuated_, time_ + options_.h, options_.h,

@@ -132,6 +132,7 @@ class QuasistaticStepper : public Stepper {
   Eigen::Vector3d gravity() const override { return options_.gravity; }
   const std::vector<const char*>& PairColumns() const override;
   void TablePairs(const StepRecord& record, std::vector<PairRow>* rows) const override;
+  void ContactMarkers(const StepRecord& record, std::vector<ContactMarker>* markers) const override;
 
   const QuasistaticOptions& options() const { return options_; }
   const std::vector<double>& actuator_positions() const { return q_actuated_; }

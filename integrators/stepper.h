@@ -39,7 +39,15 @@ struct StepRecord {
 // A pair's figures in one step, for trajectory tables (Stepper::PairColumns() names them).
 struct PairRow {
   int body_a = -1, body_b = -1;
-  double values[9] = {};
+  double values[12] = {};
+};
+
+// A contact point to draw (the trajectory viewer): where, the normal, and the normal impulse or
+// force it carries (the stepper's unit: N s implicit, N quasistatic).
+struct ContactMarker {
+  Eigen::Vector3d point = Eigen::Vector3d::Zero();
+  Eigen::Vector3d normal = Eigen::Vector3d::Zero();
+  double magnitude = 0.0;
 };
 
 class Stepper {
@@ -66,6 +74,9 @@ class Stepper {
   // Per-pair table columns, and the pairs of a record of this stepper's.
   virtual const std::vector<const char*>& PairColumns() const = 0;
   virtual void TablePairs(const StepRecord& record, std::vector<PairRow>* rows) const = 0;
+  // The contact points of a record of this stepper's.
+  virtual void ContactMarkers(const StepRecord& record,
+                              std::vector<ContactMarker>* markers) const = 0;
 
  protected:
   static const std::vector<Vector6d> kNoImpulses;

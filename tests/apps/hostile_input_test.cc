@@ -5,9 +5,12 @@
 #include <malloc.h>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "apps/simulation.h"
+#include "apps/viewer.h"
 #include "integrators/limits.h"
 #include "readers/siconos_reader.h"
 #include "solvers/lemke.h"
@@ -235,6 +238,56 @@ TEST_CASE("far from the origin a scene is as accurate as near it") {
   // the coordinates alone (a double resolves 1.5e-11 m at 1e5 m; 400 steps).
   CHECK(stats_far.max_residual <= 2.0 * stats_near.max_residual + 1e-15);
   CHECK(worst <= 1e-8);
+}
+
+TEST_CASE("viewer pages: bad trajectory CSVs are rejected, names cannot end the page's script") {
+  const std::string scenes = std::string(NCPKIT_SOURCE_DIR) + "/scenes/";
+  const std::string cube = scenes + "sliding_cube.json";
+  TemporaryFile page("page.html", "");
+  TemporaryFile missing("missing.csv", "t,cube.x,cube.y\n0.01,0,0\n");
+  CheckRejected("view " + cube + " " + missing.path() + " --html " + page.path(),
+                "no column cube.z");
+  TemporaryFile csv("traj.csv", "");
+  REQUIRE(RunNcpkit("simulate " + cube + " --duration 0.03 --out " + csv.path()).status == 0);
+  std::ifstream in(csv.path());
+  std::string header, row;
+  std::getline(in, header);
+  std::getline(in, row);
+  TemporaryFile bad("bad.csv",
+                    header + "\n" + row + "\n" + "0.02,zero" + row.substr(row.find(',', 5)) + "\n");
+  CheckRejected("view " + cube + " " + bad.path() + " --html " + page.path(),
+                ":3: column cube.x: 'zero' is not a number");
+  TemporaryFile short_row("short.csv", header + "\n0.01,1,2\n");
+  CheckRejected("view " + cube + " " + short_row.path() + " --html " + page.path(),
+                ":2: 3 fields, the header has");
+  CheckRejected("view " + cube + " " + csv.path(), "view needs SCENE TRAJ.csv --html OUT.html");
+  CheckRejected("simulate " + cube + " --duration 0.02 --html /dev/full", "cannot write /dev/full");
+  // A scene name that tries to close the data's <script> element.
+  std::ifstream scene_file(cube);
+  std::string text((std::istreambuf_iterator<char>(scene_file)), std::istreambuf_iterator<char>());
+  const size_t at = text.find("\"sliding-cube\"");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 14, "\"</script><script>alert(1)</script>\"");
+  TemporaryFile hostile("hostile_name.json", text);
+  const Run run =
+      RunNcpkit("simulate " + hostile.path() + " --duration 0.02 --html " + page.path());
+  if (!ViewerAvailable()) {  // a build without npm: --html refuses, saying why
+    CHECK(run.status == 2);
+    CHECK(Contains(run, "built without the viewer"));
+  } else {
+    REQUIRE(run.status == 0);
+    std::ifstream html(page.path());
+    const std::string written((std::istreambuf_iterator<char>(html)),
+                              std::istreambuf_iterator<char>());
+    size_t closing = 0;
+    for (size_t p = written.find("</script>"); p != std::string::npos;
+         p = written.find("</script>", p + 1)) {
+      ++closing;
+    }
+    CHECK(closing == 2);  // the data's and the script's own
+    CHECK(written.find("\\u003c/script>\\u003cscript>alert(1)") != std::string::npos);
+    CHECK(written.find("<title>ncpkit: &lt;/script&gt;") != std::string::npos);
+  }
 }
 
 }  // namespace
