@@ -113,8 +113,13 @@ void ViewerRun::Add(const StepRecord& record, const Stepper& stepper) {
 }
 
 ViewerRun ViewerRun::FromCsv(const Scene& scene, const std::string& path) {
+  return FromCsvText(scene, internal::ReadTextFile(path), path);
+}
+
+ViewerRun ViewerRun::FromCsvText(const Scene& scene, const std::string& text,
+                                 const std::string& path) {
   ViewerRun run(scene, scene.variant());
-  std::istringstream in(internal::ReadTextFile(path));
+  std::istringstream in(text);
   std::string line;
   if (!std::getline(in, line)) throw InputError(path + ": empty file (expected a CSV header)");
   const std::vector<std::string> header = CsvRecord(line);

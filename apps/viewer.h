@@ -34,6 +34,9 @@ class ViewerRun {
   // Throws InputError for a CSV that does not fit the scene (a missing body column, a number
   // that does not parse), naming the file, line and column.
   static ViewerRun FromCsv(const Scene& scene, const std::string& path);
+  // The same from the CSV's text; `name` for messages.
+  static ViewerRun FromCsvText(const Scene& scene, const std::string& text,
+                               const std::string& name);
   const std::vector<ViewerFrame>& frames() const { return frames_; }
 
   // The page. Throws InputError if this program was built without the viewer (npm missing).

@@ -33,10 +33,11 @@ seed siconos_mlcp "$shared"/data/mlcp/*.dat
 seed matrix_market tests/fuzz/seeds/*.mtx
 seed vector_file tests/fuzz/seeds/*.txt
 seed scene scenes/*.json tests/data/hostile/*.json
+seed trajectory_csv tests/fuzz/seeds/trajectory.csv
 
 mkdir -p "$build"/findings
 status=0
-for target in siconos_lcp siconos_mlcp matrix_market vector_file scene; do
+for target in siconos_lcp siconos_mlcp matrix_market vector_file scene trajectory_csv; do
   echo "== fuzz_$target for $seconds s"
   log=$build/findings/$target.log
   if ! "$build"/tests/fuzz/fuzz_$target "$build"/corpus/$target -max_total_time="$seconds" \

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <stdexcept>
 
+#include "apps/viewer.h"
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
 #include "readers/matrix_market.h"
@@ -105,12 +107,28 @@ void SceneFile(const uint8_t* data, size_t size) {
   }
 }
 
+void TrajectoryCsv(const uint8_t* data, size_t size) {
+  // The scene the CSVs belong to: a cube on a plane (tests/fuzz/seeds/trajectory.csv is a run).
+  static const Scene scene = ParseScene(R"({"name": "cube", "h": 0.01, "duration": 0.05,
+      "bodies": [{"name": "cube", "shape": "box", "size": [1, 1, 1], "mass": 1,
+                  "position": [0, 0, 0.5]}],
+      "fixed": [{"name": "ground", "shape": "plane", "normal": [0, 0, 1]}]})",
+                                        "fuzz_scene.json");
+  try {
+    const ViewerRun run = ViewerRun::FromCsvText(scene, Text(data, size), "fuzz.csv");
+    std::ostringstream page;
+    if (ViewerAvailable()) run.WriteHtml(page);
+  } catch (const std::invalid_argument&) {
+  }
+}
+
 const std::vector<NamedTarget>& Targets() {
   static const std::vector<NamedTarget> kTargets = {{"siconos_lcp", SiconosLcp},
                                                     {"siconos_mlcp", SiconosMlcp},
                                                     {"matrix_market", MatrixMarket},
                                                     {"vector_file", VectorFile},
-                                                    {"scene", SceneFile}};
+                                                    {"scene", SceneFile},
+                                                    {"trajectory_csv", TrajectoryCsv}};
   return kTargets;
 }
 
