@@ -176,7 +176,12 @@ ViewerRun ViewerRun::FromCsvText(const Scene& scene, const std::string& text,
       for (int k = 0; k < 7; ++k) marker[k] = cell(c[k]);
       if (std::isfinite(marker[0])) frame.markers.push_back(marker);  // empty: no contact
     }
-    frame.iterations = static_cast<int>(cell(iterations));
+    const double count = cell(iterations);
+    if (!(count >= 0.0 && count <= 1e9) || count != std::floor(count)) {
+      throw InputError(path + ":" + std::to_string(line_number) +
+                       ": column solver.iterations is not an iteration count");
+    }
+    frame.iterations = static_cast<int>(count);
     frame.residual = cell(residual);
     frame.us = cell(us);
     frame.status = row[status];

@@ -261,6 +261,9 @@ TEST_CASE("viewer pages: bad trajectory CSVs are rejected, names cannot end the 
   CheckRejected("view " + cube + " " + short_row.path() + " --html " + page.path(),
                 ":2: 3 fields, the header has");
   CheckRejected("view " + cube + " " + csv.path(), "view needs SCENE TRAJ.csv --html OUT.html");
+  CheckRejected("view " + cube + " " + Regression("trajectory_csv/huge_iteration_count.csv") +
+                    " --html " + page.path(),
+                ":2: column solver.iterations is not an iteration count");
   CheckRejected("simulate " + cube + " --duration 0.02 --html /dev/full", "cannot write /dev/full");
   // A scene name that tries to close the data's <script> element.
   std::ifstream scene_file(cube);
