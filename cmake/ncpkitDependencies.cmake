@@ -3,6 +3,7 @@
 # both resolve them the same way.
 #   ncpkit::suitesparse  KLU, UMFPACK, CHOLMOD and SuiteSparse_config (headers and libraries)
 #   ncpkit::jet          the header-only Jet type of Ceres (no Ceres library is linked)
+#   ncpkit::hdf5         the HDF5 C library (libhdf5-dev, serial), for the FCLib reader
 # Sets ncpkit_DEPENDENCIES_FOUND and, when something is missing, ncpkit_DEPENDENCIES_MISSING.
 
 function(ncpkit_find_dependencies)
@@ -23,6 +24,11 @@ function(ncpkit_find_dependencies)
   if(NOT NCPKIT_CERES_INCLUDE_DIR)
     list(APPEND missing "ceres/jet.h (libceres-dev)")
   endif()
+  find_path(NCPKIT_HDF5_INCLUDE_DIR hdf5.h PATH_SUFFIXES hdf5/serial)
+  find_library(NCPKIT_HDF5_LIBRARY hdf5 PATH_SUFFIXES hdf5/serial)
+  if(NOT NCPKIT_HDF5_INCLUDE_DIR OR NOT NCPKIT_HDF5_LIBRARY)
+    list(APPEND missing "hdf5.h and libhdf5 (libhdf5-dev)")
+  endif()
   if(missing)
     set(ncpkit_DEPENDENCIES_FOUND FALSE PARENT_SCOPE)
     set(ncpkit_DEPENDENCIES_MISSING "${missing}" PARENT_SCOPE)
@@ -38,6 +44,12 @@ function(ncpkit_find_dependencies)
     add_library(ncpkit::jet INTERFACE IMPORTED ${ARGN})
     set_target_properties(ncpkit::jet PROPERTIES
       INTERFACE_INCLUDE_DIRECTORIES "${NCPKIT_CERES_INCLUDE_DIR}")
+  endif()
+  if(NOT TARGET ncpkit::hdf5)
+    add_library(ncpkit::hdf5 INTERFACE IMPORTED ${ARGN})
+    set_target_properties(ncpkit::hdf5 PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${NCPKIT_HDF5_INCLUDE_DIR}"
+      INTERFACE_LINK_LIBRARIES "${NCPKIT_HDF5_LIBRARY}")
   endif()
   set(ncpkit_DEPENDENCIES_FOUND TRUE PARENT_SCOPE)
 endfunction()

@@ -298,6 +298,30 @@ LinearComplementarityProblem ParseSiconosMlcp(const std::string& text, const std
   return problem;
 }
 
+FrictionContactProblem ReadSiconosFrictionContact(const std::string& path) {
+  return ParseSiconosFrictionContact(internal::ReadTextFile(path), path);
+}
+
+FrictionContactProblem ParseSiconosFrictionContact(const std::string& text,
+                                                   const std::string& path) {
+  TextScanner in(path, text);
+  in.ReadInt("dimension d (3: ncpkit solves 3D frictional contact)", 3, 3);
+  const int nc = static_cast<int>(in.ReadInt("number of contacts", 0, kMaxDim / 3));
+  // q and mu alone take 4 n_c values.
+  in.RequireTokens(int64_t{4} * nc, "a frictional contact problem with that many contacts");
+  std::ostringstream context;
+  context << "the problem has " << nc << " contacts (3 n_c = " << 3 * nc << " rows)";
+  const NumericsMatrix W = ReadNumericsMatrix(in, 3 * nc, 3 * nc, context.str());
+  Eigen::VectorXd q = ReadVector(in, int64_t{3} * nc, "q");
+  Eigen::VectorXd mu = ReadVector(in, nc, "mu");
+  in.ExpectEndOrRemark("the last friction coefficient");
+  FrictionContactProblem problem(
+      W.dense ? Eigen::SparseMatrix<double>(W.dense_values.sparseView()) : W.sparse_values,
+      std::move(q), std::move(mu));
+  problem.name = BaseName(path);
+  return problem;
+}
+
 LinearComplementarityProblem ReadProblemFile(const std::string& path, const std::string& q_path,
                                              const std::string& lower_path,
                                              const std::string& upper_path) {

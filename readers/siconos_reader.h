@@ -6,6 +6,7 @@
 #include <string>
 
 #include "readers/text_scanner.h"
+#include "solvers/friction_problem.h"
 #include "solvers/linear_problem.h"
 
 namespace ncpkit {
@@ -24,6 +25,13 @@ LinearComplementarityProblem ReadSiconosMlcp(const std::string& path);
 // The same from text in memory; `name` stands for the file in messages and names the problem.
 LinearComplementarityProblem ParseSiconosLcp(const std::string& text, const std::string& name);
 LinearComplementarityProblem ParseSiconosMlcp(const std::string& text, const std::string& name);
+
+// Reads a Siconos FC3D file ("Friction-contact file"): d (3), n_c, the NumericsMatrix W
+// (dense, or sparse-block), q, mu. Throws InputError (file, line, what was expected) on
+// malformed input; 2D problems (d = 2) are refused.
+FrictionContactProblem ReadSiconosFrictionContact(const std::string& path);
+FrictionContactProblem ParseSiconosFrictionContact(const std::string& text,
+                                                   const std::string& name);
 
 // Reads any supported problem file: "*.mtx" as Matrix Market (see matrix_market.h) with q
 // from `q_path` and optional bounds l, u from `lower_path`, `upper_path` (vector files; "inf"

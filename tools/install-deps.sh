@@ -3,6 +3,8 @@
 set -euo pipefail
 required=(g++ cmake make libeigen3-dev libsuitesparse-dev libceres-dev doctest-dev libbenchmark-dev
           nlohmann-json3-dev
+          # FCLib problem files (HDF5)
+          libhdf5-dev
           # the install check: the example consumer built with pkg-config
           pkgconf
           # the Python package (built for Debian's /usr/bin/python3), its tests and plots

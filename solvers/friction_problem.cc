@@ -1,0 +1,153 @@
+#include "solvers/friction_problem.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "solvers/input_error.h"
+
+namespace ncpkit {
+namespace {
+
+[[noreturn]] void Fail(const std::string& what) {
+  throw InputError("invalid frictional contact problem: " + what);
+}
+
+}  // namespace
+
+FrictionContactProblem::FrictionContactProblem(const Eigen::SparseMatrix<double>& W,
+                                               Eigen::VectorXd q, Eigen::VectorXd mu)
+    : q_(std::move(q)), mu_(std::move(mu)) {
+  std::ostringstream os;
+  if (W.rows() != W.cols()) {
+    os << "W is " << W.rows() << " x " << W.cols() << ", it must be square";
+    Fail(os.str());
+  }
+  if (W.rows() != 3 * mu_.size() || q_.size() != W.rows()) {
+    os << "W is " << W.rows() << " x " << W.cols() << ", q has " << q_.size() << " entries and mu "
+       << mu_.size() << ": expected 3 n_c, 3 n_c and n_c";
+    Fail(os.str());
+  }
+  for (Eigen::Index i = 0; i < q_.size(); ++i) {
+    if (!std::isfinite(q_[i])) {
+      os << "q(" << i << ") = " << q_[i] << " is not finite";
+      Fail(os.str());
+    }
+  }
+  for (Eigen::Index a = 0; a < mu_.size(); ++a) {
+    if (!(mu_[a] >= 0.0) || !std::isfinite(mu_[a])) {
+      os << "mu(" << a << ") = " << mu_[a] << " must be finite and >= 0";
+      Fail(os.str());
+    }
+  }
+  columns_ = W;
+  columns_.makeCompressed();
+  for (int j = 0; j < columns_.outerSize(); ++j) {
+    for (Eigen::SparseMatrix<double>::InnerIterator it(columns_, j); it; ++it) {
+      if (!std::isfinite(it.value())) {
+        os << "W(" << it.row() << "," << it.col() << ") = " << it.value() << " is not finite";
+        Fail(os.str());
+      }
+    }
+  }
+  rows_ = columns_;
+  rows_.makeCompressed();
+}
+
+Eigen::Matrix3d FrictionContactProblem::DiagonalBlock(int contact) const {
+  Eigen::Matrix3d block = Eigen::Matrix3d::Zero();
+  const int first = 3 * contact;
+  for (int i = 0; i < 3; ++i) {
+    for (RowSparseMatrix::InnerIterator it(rows_, first + i); it; ++it) {
+      const Eigen::Index j = it.col() - first;
+      if (j >= 0 && j < 3) block(i, j) += it.value();
+    }
+  }
+  return block;
+}
+
+void FrictionContactProblem::Velocity(const Eigen::VectorXd& r, Eigen::VectorXd* u) const {
+  u->noalias() = rows_ * r;
+  *u += q_;
+}
+
+Eigen::Vector3d ProjectOntoCone(double mu, const Eigen::Vector3d& x) {
+  const double normal = x[0];
+  const double tangent = std::hypot(x[1], x[2]);
+  if (mu * tangent <= -normal) return Eigen::Vector3d::Zero();  // polar cone
+  if (tangent <= mu * normal) return x;                         // inside
+  const double projected_normal = (mu * tangent + normal) / (1.0 + mu * mu);
+  const double scale = mu * projected_normal / tangent;
+  return Eigen::Vector3d(projected_normal, scale * x[1], scale * x[2]);
+}
+
+Eigen::Vector3d ContactNaturalMap(double mu, const Eigen::Vector3d& r, const Eigen::Vector3d& u) {
+  Eigen::Vector3d modified = u;
+  modified[0] += mu * std::hypot(u[1], u[2]);
+  return r - ProjectOntoCone(mu, r - modified);
+}
+
+FrictionErrors ComputeFrictionErrors(const FrictionContactProblem& problem,
+                                     const Eigen::VectorXd& r, const Eigen::VectorXd& u) {
+  FrictionErrors errors;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (r.size() != problem.size() || u.size() != problem.size() || !r.allFinite() ||
+      !u.allFinite()) {
+    errors.natural_map_norm = errors.fclib = errors.siconos = kInf;
+    return errors;
+  }
+  double sum = 0.0;
+  for (int a = 0; a < problem.num_contacts(); ++a) {
+    sum +=
+        ContactNaturalMap(problem.mu()[a], r.segment<3>(3 * a), u.segment<3>(3 * a)).squaredNorm();
+  }
+  errors.natural_map_norm = std::sqrt(sum);
+  const double q_norm = problem.q().norm();
+  errors.fclib = errors.natural_map_norm / (1.0 + q_norm);
+  const double scale = std::max({q_norm, r.norm(), u.norm()});
+  errors.siconos = scale > 0.0 ? errors.natural_map_norm / scale : errors.natural_map_norm;
+  return errors;
+}
+
+FrictionErrors ComputeFrictionErrors(const FrictionContactProblem& problem,
+                                     const Eigen::VectorXd& r) {
+  if (r.size() != problem.size()) return ComputeFrictionErrors(problem, r, r);
+  Eigen::VectorXd u;
+  problem.Velocity(r, &u);
+  return ComputeFrictionErrors(problem, r, u);
+}
+
+double FclibError(const FrictionContactProblem& problem, const Eigen::VectorXd& r) {
+  return ComputeFrictionErrors(problem, r).fclib;
+}
+
+std::string FrictionSolverSummary::FullReport() const {
+  std::ostringstream os;
+  os << CommonFullReport(*this) << "fclib error       " << natural_residual << "\n"
+     << "siconos error     " << siconos_error << "\n"
+     << "contacts          " << take_off << " taking off, " << sticking << " sticking, " << sliding
+     << " sliding\n";
+  return os.str();
+}
+
+void DescribeFrictionPoint(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
+                           FrictionSolverSummary* summary) {
+  const FrictionErrors errors = ComputeFrictionErrors(problem, r);
+  summary->natural_residual = errors.fclib;
+  summary->siconos_error = errors.siconos;
+  summary->take_off = summary->sticking = summary->sliding = 0;
+  if (r.size() != problem.size()) return;
+  for (int a = 0; a < problem.num_contacts(); ++a) {
+    const Eigen::Vector3d ra = r.segment<3>(3 * a);
+    const double tangent = std::hypot(ra[1], ra[2]);
+    if (ra[0] <= 0.0 && tangent == 0.0) {
+      ++summary->take_off;
+    } else if (tangent < problem.mu()[a] * ra[0] * (1.0 - 1e-9)) {
+      ++summary->sticking;
+    } else {
+      ++summary->sliding;
+    }
+  }
+}
+
+}  // namespace ncpkit

@@ -1,0 +1,96 @@
+// The 3D frictional contact problem with the Coulomb cone, in the local form FCLib exchanges
+// (../shared/data/fclib/FORMAT.md §1), its cone projection and its error measure (§5).
+#ifndef NCPKIT_SOLVERS_FRICTION_PROBLEM_H_
+#define NCPKIT_SOLVERS_FRICTION_PROBLEM_H_
+
+#include <Eigen/Dense>
+#include <Eigen/SparseCore>
+#include <limits>
+#include <string>
+
+#include "solvers/linear_problem.h"
+#include "solvers/status.h"
+
+namespace ncpkit {
+
+// FC(W, q, mu): find the reactions r and velocities u = W r + q such that, for every contact
+// alpha (three components each, ordered [normal, tangent 1, tangent 2]),
+//   K*_{mu_a} ∋ u_a + mu_a ||u_aT|| e_N  ⊥  r_a ∈ K_{mu_a},   K_mu = { r : ||r_T|| <= mu r_N },
+// De Saxcé's form of Signorini's condition with Coulomb's law (take-off, sticking, sliding with
+// maximal dissipation). W (the Delassus operator, 3 x 3 blocks per pair of contacts) may be
+// non-symmetric or singular, as it is in many FCLib files.
+//
+// The constructor validates and throws InputError naming the entry: W square with 3 n_c rows,
+// q of 3 n_c entries, mu of n_c, every value finite, mu >= 0.
+class FrictionContactProblem {
+ public:
+  FrictionContactProblem(const Eigen::SparseMatrix<double>& W, Eigen::VectorXd q,
+                         Eigen::VectorXd mu);
+  FrictionContactProblem() = default;  // no contacts
+
+  int num_contacts() const { return static_cast<int>(mu_.size()); }
+  int size() const { return static_cast<int>(q_.size()); }  // 3 n_c
+  const RowSparseMatrix& W() const { return rows_; }        // row-major
+  const Eigen::SparseMatrix<double>& W_columns() const { return columns_; }
+  const Eigen::VectorXd& q() const { return q_; }
+  const Eigen::VectorXd& mu() const { return mu_; }
+  // The 3 x 3 diagonal block of contact `contact`.
+  Eigen::Matrix3d DiagonalBlock(int contact) const;
+
+  // u = W r + q (no allocation when *u has the size).
+  void Velocity(const Eigen::VectorXd& r, Eigen::VectorXd* u) const;
+
+  // A name for reports (the file name); not validated.
+  std::string name;
+
+ private:
+  RowSparseMatrix rows_;
+  Eigen::SparseMatrix<double> columns_;
+  Eigen::VectorXd q_, mu_;
+};
+
+// The closed-form projection of x onto the cone K_mu = { ||x_T|| <= mu x_N } (FORMAT.md §5):
+// x inside; 0 if x is in the polar cone (mu ||x_T|| <= -x_N); else the nearest point of the
+// boundary. mu = 0 projects onto the half-line x_T = 0, x_N >= 0.
+Eigen::Vector3d ProjectOntoCone(double mu, const Eigen::Vector3d& x);
+
+// The natural map of one contact with the modified velocity (FORMAT.md §5):
+//   F_a = r_a - P_K(r_a - (u_a + mu_a ||u_aT|| e_N)).
+// It is zero exactly when (r_a, u_a) satisfies the contact's complementarity.
+Eigen::Vector3d ContactNaturalMap(double mu, const Eigen::Vector3d& r, const Eigen::Vector3d& u);
+
+// The error measures of a point r (FORMAT.md §5). `fclib` is the one every friction solver in
+// ncpkit reports and stops on (its summary's natural_residual): ||F_nat(r)|| / (1 + ||q||),
+// the benchmark convention of FCLib's comparisons. `siconos` is what Siconos 4.4's
+// fc3d_compute_error reports, ||F_nat(r)|| / max(||q||, ||r||, ||u||), for comparison. All norms
+// are Euclidean. Non-finite r gives +inf for both.
+struct FrictionErrors {
+  double natural_map_norm = 0.0;  // ||F_nat(r)||
+  double fclib = 0.0;
+  double siconos = 0.0;
+};
+FrictionErrors ComputeFrictionErrors(const FrictionContactProblem& problem,
+                                     const Eigen::VectorXd& r);
+// The same with u = W r + q already in `u`.
+FrictionErrors ComputeFrictionErrors(const FrictionContactProblem& problem,
+                                     const Eigen::VectorXd& r, const Eigen::VectorXd& u);
+// The FCLib error alone.
+double FclibError(const FrictionContactProblem& problem, const Eigen::VectorXd& r);
+
+// The summary every frictional contact solver gives: natural_residual is the FCLib error above,
+// the measure its tolerance applies to.
+struct FrictionSolverSummary : SolverSummary {
+  double siconos_error = std::numeric_limits<double>::infinity();  // FrictionErrors::siconos
+  // Contacts taking off (r = 0), sticking (r inside the cone) and sliding (on its boundary, r_N
+  // > 0) at the point returned.
+  int take_off = 0, sticking = 0, sliding = 0;
+  std::string FullReport() const override;
+};
+
+// Counts the contact states of r into the summary and sets its two errors.
+void DescribeFrictionPoint(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
+                           FrictionSolverSummary* summary);
+
+}  // namespace ncpkit
+
+#endif  // NCPKIT_SOLVERS_FRICTION_PROBLEM_H_

@@ -1,0 +1,230 @@
+// The frictional contact problem: validation, the cone projection, the error measure, and the
+// exact single-contact solver against closed forms.
+#include "solvers/friction_problem.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+
+#include "solvers/input_error.h"
+#include "solvers/single_contact.h"
+
+namespace ncpkit {
+namespace {
+
+Eigen::SparseMatrix<double> Sparse(const Eigen::MatrixXd& dense) { return dense.sparseView(); }
+
+// A random symmetric positive definite matrix of size n.
+Eigen::MatrixXd RandomSpd(int n, std::mt19937* rng) {
+  std::normal_distribution<double> normal;
+  Eigen::MatrixXd A(n, n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) A(i, j) = normal(*rng);
+  return A * A.transpose() + 0.1 * Eigen::MatrixXd::Identity(n, n);
+}
+
+// FORMAT.md §5 written out term by term, as the reference for the library's error.
+double DirectFclibError(const Eigen::MatrixXd& W, const Eigen::VectorXd& q,
+                        const Eigen::VectorXd& mu, const Eigen::VectorXd& r) {
+  const Eigen::VectorXd u = W * r + q;
+  double sum = 0.0;
+  for (int a = 0; a < mu.size(); ++a) {
+    const double m = mu[a];
+    const double ut = std::sqrt(u[3 * a + 1] * u[3 * a + 1] + u[3 * a + 2] * u[3 * a + 2]);
+    double x[3] = {r[3 * a] - (u[3 * a] + m * ut), r[3 * a + 1] - u[3 * a + 1],
+                   r[3 * a + 2] - u[3 * a + 2]};
+    const double xt = std::sqrt(x[1] * x[1] + x[2] * x[2]);
+    double p[3];
+    if (xt <= m * x[0]) {
+      p[0] = x[0], p[1] = x[1], p[2] = x[2];
+    } else if (m * xt <= -x[0]) {
+      p[0] = p[1] = p[2] = 0.0;
+    } else {
+      p[0] = (m * xt + x[0]) / (1 + m * m);
+      p[1] = m * p[0] * x[1] / xt;
+      p[2] = m * p[0] * x[2] / xt;
+    }
+    for (int k = 0; k < 3; ++k) sum += (r[3 * a + k] - p[k]) * (r[3 * a + k] - p[k]);
+  }
+  return std::sqrt(sum) / (1.0 + q.norm());
+}
+
+TEST_CASE("a frictional contact problem checks its sizes and values") {
+  const Eigen::MatrixXd W = Eigen::MatrixXd::Identity(6, 6);
+  CHECK_NOTHROW(
+      FrictionContactProblem(Sparse(W), Eigen::VectorXd::Zero(6), Eigen::VectorXd::Ones(2)));
+  CHECK_THROWS_AS(
+      FrictionContactProblem(Sparse(W), Eigen::VectorXd::Zero(6), Eigen::VectorXd::Ones(3)),
+      InputError);
+  CHECK_THROWS_AS(FrictionContactProblem(Sparse(Eigen::MatrixXd::Identity(5, 5)),
+                                         Eigen::VectorXd::Zero(5), Eigen::VectorXd::Ones(2)),
+                  InputError);
+  Eigen::VectorXd q = Eigen::VectorXd::Zero(6);
+  q[4] = std::nan("");
+  CHECK_THROWS_WITH_AS(FrictionContactProblem(Sparse(W), q, Eigen::VectorXd::Ones(2)),
+                       doctest::Contains("q(4)"), InputError);
+  CHECK_THROWS_WITH_AS(
+      FrictionContactProblem(Sparse(W), Eigen::VectorXd::Zero(6), Eigen::Vector2d(0.5, -0.1)),
+      doctest::Contains("mu(1)"), InputError);
+  Eigen::MatrixXd bad = W;
+  bad(2, 3) = INFINITY;
+  CHECK_THROWS_WITH_AS(
+      FrictionContactProblem(Sparse(bad), Eigen::VectorXd::Zero(6), Eigen::VectorXd::Ones(2)),
+      doctest::Contains("W(2,3)"), InputError);
+}
+
+TEST_CASE("the cone projection: inside, polar cone, boundary, mu = 0") {
+  const double mu = 0.5;
+  const Eigen::Vector3d inside(2.0, 0.3, -0.4);
+  CHECK((ProjectOntoCone(mu, inside) - inside).norm() == 0.0);
+  CHECK(ProjectOntoCone(mu, Eigen::Vector3d(-3.0, 0.5, 0.5)).norm() == 0.0);
+  // Outside both: the result is on the boundary and x - P(x) is orthogonal to P(x).
+  std::mt19937 rng(3);
+  std::normal_distribution<double> normal;
+  for (int trial = 0; trial < 100; ++trial) {
+    const Eigen::Vector3d x(normal(rng), normal(rng), normal(rng));
+    const Eigen::Vector3d p = ProjectOntoCone(mu, x);
+    CHECK(std::hypot(p[1], p[2]) <= mu * p[0] + 1e-14);
+    CHECK(std::abs((x - p).dot(p)) <= 1e-13);
+    // x - P(x) lies in the polar cone: -(x - p) in the dual cone K_{1/mu}.
+    const Eigen::Vector3d d = p - x;
+    CHECK(mu * std::hypot(d[1], d[2]) <= d[0] + 1e-13);
+  }
+  const Eigen::Vector3d p0 = ProjectOntoCone(0.0, Eigen::Vector3d(1.5, 2.0, -1.0));
+  CHECK(p0[0] == 1.5);
+  CHECK(p0[1] == 0.0);
+  CHECK(p0[2] == 0.0);
+  CHECK(ProjectOntoCone(0.0, Eigen::Vector3d(-1.0, 0.0, 0.0)).norm() == 0.0);
+}
+
+TEST_CASE("the FCLib error equals FORMAT.md §5 written out, on random points") {
+  std::mt19937 rng(7);
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  for (int trial = 0; trial < 50; ++trial) {
+    const int nc = 1 + trial % 5;
+    const Eigen::MatrixXd W = RandomSpd(3 * nc, &rng);
+    Eigen::VectorXd q(3 * nc), r(3 * nc), mu(nc);
+    for (int i = 0; i < 3 * nc; ++i) q[i] = normal(rng), r[i] = normal(rng);
+    for (int a = 0; a < nc; ++a) mu[a] = trial % 7 == 0 ? 0.0 : uniform(rng);
+    const FrictionContactProblem problem(Sparse(W), q, mu);
+    const double expected = DirectFclibError(W, q, mu, r);
+    CHECK(FclibError(problem, r) == doctest::Approx(expected).epsilon(1e-13));
+    const FrictionErrors errors = ComputeFrictionErrors(problem, r);
+    const Eigen::VectorXd u = W * r + q;
+    const double scale = std::max({q.norm(), r.norm(), u.norm()});
+    CHECK(errors.siconos == doctest::Approx(expected * (1.0 + q.norm()) / scale).epsilon(1e-12));
+  }
+  const FrictionContactProblem problem(Sparse(Eigen::MatrixXd::Identity(3, 3)),
+                                       Eigen::Vector3d(-1, 0, 0), Eigen::VectorXd::Ones(1));
+  CHECK(std::isinf(FclibError(problem, Eigen::Vector3d(NAN, 0, 0))));
+  CHECK(std::isinf(FclibError(problem, Eigen::Vector2d(0, 0))));
+}
+
+// One contact with W and q built so that r is its solution in the named case.
+struct ExactContact {
+  Eigen::Matrix3d W;
+  Eigen::Vector3d q, r;
+  double mu;
+};
+
+TEST_CASE("the error is zero at constructed exact solutions of every kind") {
+  std::mt19937 rng(11);
+  const Eigen::Matrix3d W = RandomSpd(3, &rng);
+  const double mu = 0.6;
+  // Sticking: r inside the cone, u = 0.
+  const Eigen::Vector3d stick(1.0, 0.2, -0.1);
+  // Sliding: r on the boundary, u_N = 0 and u_T = -2 r_T.
+  const Eigen::Vector3d slide(1.0, mu * 0.6, mu * 0.8);
+  const Eigen::Vector3d slide_u(0.0, -2.0 * slide[1], -2.0 * slide[2]);
+  // Take-off: r = 0, u_N > 0, u_T anything.
+  const ExactContact cases[] = {
+      {W, -W * stick, stick, mu},
+      {W, slide_u - W * slide, slide, mu},
+      {W, Eigen::Vector3d(0.3, 5.0, -2.0), Eigen::Vector3d::Zero(), mu},
+  };
+  for (const ExactContact& c : cases) {
+    const FrictionContactProblem problem(Sparse(c.W), c.q, Eigen::VectorXd::Constant(1, c.mu));
+    CHECK(FclibError(problem, c.r) <= 1e-15);
+    CHECK(FclibError(problem, c.r + Eigen::Vector3d(1e-3, 0, 0)) > 1e-5);
+  }
+}
+
+TEST_CASE("the single-contact solver against closed forms") {
+  std::mt19937 rng(5);
+  const Eigen::Matrix3d W = RandomSpd(3, &rng);
+  const Eigen::Matrix3d W_inverse = W.inverse();
+  const double mu = 0.6;
+  auto solve = [&](const Eigen::Vector3d& q, double m, const double* warm = nullptr) {
+    return SolveSingleContact(W, W_inverse, true, q, m, Eigen::Vector3d::Zero(), warm);
+  };
+  SUBCASE("take-off") {
+    const SingleContactSolution s = solve(Eigen::Vector3d(0.5, -3.0, 1.0), mu);
+    CHECK(s.state == ContactState::TakeOff);
+    CHECK(s.r.norm() == 0.0);
+  }
+  SUBCASE("sticking") {
+    const Eigen::Vector3d r(2.0, 0.3, -0.5);
+    const SingleContactSolution s = solve(-W * r, mu);
+    CHECK(s.state == ContactState::Sticking);
+    CHECK((s.r - r).norm() <= 1e-14 * r.norm());
+  }
+  SUBCASE("sliding in a known direction") {
+    // r on the boundary along the angle, u_T = -lambda r_T; W diagonally dominant, so that
+    // q_N < 0 and the take-off is not a second solution.
+    const Eigen::Matrix3d Wd =
+        (Eigen::Matrix3d() << 2.0, 0.3, -0.2, 0.3, 1.5, 0.1, -0.2, 0.1, 1.2).finished();
+    const Eigen::Matrix3d Wd_inverse = Wd.inverse();
+    auto solve = [&](const Eigen::Vector3d& q, double m, const double* warm = nullptr) {
+      return SolveSingleContact(Wd, Wd_inverse, true, q, m, Eigen::Vector3d::Zero(), warm);
+    };
+    const Eigen::Matrix3d W = Wd;
+    for (double angle : {2.1, -0.4, 3.1, 0.0, 3.14159}) {
+      const Eigen::Vector3d r(1.5, mu * 1.5 * std::cos(angle), mu * 1.5 * std::sin(angle));
+      const Eigen::Vector3d u(0.0, -0.7 * r[1], -0.7 * r[2]);
+      const Eigen::Vector3d q = u - W * r;
+      const SingleContactSolution s = solve(q, mu);
+      CAPTURE(angle);
+      CHECK(s.state == ContactState::Sliding);
+      CHECK((s.r - r).norm() <= 1e-12 * r.norm());
+      CHECK(ContactNaturalMap(mu, s.r, W * s.r + q).norm() <= 1e-13);
+      // From a warm angle near the answer the Newton steps in the angle find it too.
+      const double warm = angle + 0.05;
+      const SingleContactSolution w = solve(q, mu, &warm);
+      CHECK(w.state == ContactState::Sliding);
+      CHECK((w.r - r).norm() <= 1e-12 * r.norm());
+    }
+  }
+  SUBCASE("mu = 0: the normal reaction alone") {
+    const Eigen::Vector3d q(-1.0, 0.4, 0.2);
+    const SingleContactSolution s = solve(q, 0.0);
+    CHECK(s.r[1] == 0.0);
+    CHECK(s.r[2] == 0.0);
+    CHECK(s.r[0] == doctest::Approx(1.0 / W(0, 0)));
+    CHECK(ContactNaturalMap(0.0, s.r, W * s.r + q).norm() <= 1e-15);
+  }
+  SUBCASE("random local problems are solved to rounding") {
+    std::normal_distribution<double> normal;
+    std::uniform_real_distribution<double> uniform(0.0, 1.5);
+    int counts[4] = {0, 0, 0, 0};
+    for (int trial = 0; trial < 2000; ++trial) {
+      const Eigen::Matrix3d Wt = RandomSpd(3, &rng);
+      const Eigen::Vector3d q(normal(rng), normal(rng), normal(rng));
+      const double m = uniform(rng);
+      const SingleContactSolution s =
+          SolveSingleContact(Wt, Wt.inverse(), true, q, m, Eigen::Vector3d::Zero(), nullptr);
+      ++counts[static_cast<int>(s.state)];
+      const double error = ContactNaturalMap(m, s.r, Wt * s.r + q).norm();
+      CAPTURE(trial);
+      CHECK(s.state != ContactState::Approximate);
+      CHECK(error <= 1e-11 * (1.0 + q.norm()));
+    }
+    CHECK(counts[0] > 100);  // every case is exercised
+    CHECK(counts[1] > 100);
+    CHECK(counts[2] > 100);
+  }
+}
+
+}  // namespace
+}  // namespace ncpkit
