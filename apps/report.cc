@@ -30,8 +30,11 @@ std::string ToJson(const SolveRecord& record) {
      << ", \"status\": " << JsonString(ToString(s.status)) << ", \"iterations\": " << s.iterations
      << ", \"natural_residual\": " << JsonNumber(s.natural_residual)
      << ", \"time_us\": " << JsonNumber(s.wall_time_seconds * 1e6)
-     << ", \"factorizations\": " << s.factorizations << ", \"message\": " << JsonString(s.message)
-     << "}";
+     << ", \"factorizations\": " << s.factorizations;
+  if (!std::isnan(record.siconos_error)) {
+    os << ", \"siconos_error\": " << JsonNumber(record.siconos_error);
+  }
+  os << ", \"message\": " << JsonString(s.message) << "}";
   return os.str();
 }
 

@@ -2,6 +2,7 @@
 #ifndef NCPKIT_APPS_REPORT_H_
 #define NCPKIT_APPS_REPORT_H_
 
+#include <limits>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -14,10 +15,14 @@ struct SolveRecord {
   std::string problem;
   int n = 0;
   SolverSummary summary;
+  // Frictional contact problems: the Siconos-normalized error beside the FCLib one (the
+  // summary's natural_residual); NaN for the other kinds.
+  double siconos_error = std::numeric_limits<double>::quiet_NaN();
 };
 
 // One JSON object on one line with problem, n, solver, status, iterations,
-// natural_residual, time_us, factorizations and message.
+// natural_residual, time_us, factorizations and message (and siconos_error for frictional
+// contact problems).
 std::string ToJson(const SolveRecord& record);
 // A JSON string (quoted, escaped; invalid UTF-8 replaced) and a JSON number (null when not
 // finite: JSON has no inf or NaN), shared by every --json output.

@@ -1,10 +1,14 @@
 #include <Eigen/Dense>
+#include <cctype>
 #include <cstdio>
+#include <limits>
 
 #include "apps/cli_options.h"
 #include "apps/commands.h"
 #include "apps/report.h"
+#include "readers/fclib_reader.h"
 #include "readers/siconos_reader.h"
+#include "solvers/input_error.h"
 #include "solvers/solver_registry.h"
 
 namespace ncpkit {
@@ -13,6 +17,7 @@ std::string UsageText() {
   std::string solvers;
   for (const std::string& name : SolverNames(ProblemKind::Linear)) solvers += name + "|";
   const std::string mcp_solvers = SolverNameList(ProblemKind::Mixed);
+  const std::string friction_solvers = SolverNameList(ProblemKind::Friction);
   return "usage:\n"
          "  ncpkit                      run the built-in demo (paper scenes x solver variants)\n"
          "  ncpkit lcp-demo             bundled LCPs x LCP solvers\n"
@@ -33,67 +38,142 @@ std::string UsageText() {
          "  ncpkit solve FILE [--q QFILE] [--solver " +
          solvers +
          "all] [--tol T] [--max-iter N] [--json]\n"
-         "                  [--lower LFILE] [--upper UFILE]\n"
+         "                  [--lower LFILE] [--upper UFILE] [--solution OUT] [--kind lcp|fc3d]\n"
+         "                  [--time-limit S]\n"
          "      FILE: Siconos .dat LCP (or MLCP if the name contains 'mlcp'), or a Matrix\n"
          "      Market .mtx matrix with its q vector in QFILE and optional bounds (default\n"
-         "      l = 0, u = inf; 'inf' and '-inf' allowed) in LFILE and UFILE.\n"
+         "      l = 0, u = inf; 'inf' and '-inf' allowed) in LFILE and UFILE; or a 3D\n"
+         "      frictional contact problem: an FCLib .hdf5 file, or a Siconos FC3D .dat file\n"
+         "      (its name contains 'fc3d', or --kind fc3d), solved with " +
+         friction_solvers +
+         "\n"
+         "      (default auto, --tol 1e-8 on the FCLib error). --solution writes the\n"
+         "      solution, one number a line in problem order (z; or r, contact by contact,\n"
+         "      [normal, tangent, tangent]).\n"
          "exit status: 0 all requested solvers converged, 1 some did not, 2 usage or input "
          "error\n"
          "(with --json, an error is also printed on stdout as {\"error\": ..., \"exit_status\": "
          "2})\n";
 }
 
-int RunSolveCommand(const std::vector<std::string>& args, std::ostream& out) {
-  const CommandLine line =
-      CommandLine::Parse(args, {"q", "lower", "upper", "solver", "tol", "max-iter"}, {"json"});
-  if (line.positional.size() != 1) {
-    throw UsageError("solve needs exactly one problem FILE\n" + UsageText());
-  }
-  const std::string solver = line.Value("solver", "lemke");
-  std::vector<std::string> solvers;
-  if (solver == "all") {
-    solvers = SolverNames(ProblemKind::Linear);
-  } else if (IsSolverName(solver, ProblemKind::Linear)) {
-    solvers = {solver};
-  } else {
-    throw UsageError("unknown solver '" + solver + "'\n" + UsageText());
-  }
-  SolverOptions options;
-  options.tolerance = line.PositiveDouble("tol", options.tolerance);
-  options.max_iterations = line.PositiveInt("max-iter", 0);
-  const bool json = line.Has("json");
+namespace {
 
-  const LinearComplementarityProblem problem = ReadProblemFile(
-      line.positional[0], line.Value("q", ""), line.Value("lower", ""), line.Value("upper", ""));
+// Frictional contact files: FCLib HDF5, or Siconos FC3D text when the name says so or --kind
+// fc3d is given.
+bool IsFrictionFile(const std::string& path, const std::string& kind) {
+  if (kind == "fc3d") return true;
+  if (!kind.empty()) return false;
+  if (IsHdf5File(path)) return true;
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name.find("fc3d") != std::string::npos;
+}
+
+FrictionContactProblem ReadFrictionFile(const std::string& path) {
+  if (IsHdf5File(path)) return ReadFclibFile(path).problem;
+  return ReadSiconosFrictionContact(path);
+}
+
+// The solver names of --solver for problems of `kind`: one, or all of the kind's.
+std::vector<std::string> RequestedSolvers(const std::string& solver, ProblemKind kind) {
+  if (solver == "all") return SolverNames(kind);
+  if (IsSolverName(solver, kind)) return {solver};
+  throw UsageError("unknown solver '" + solver + "' for " + ToString(kind) +
+                   " problems (expected one of " + SolverNameList(kind) + ", or all)\n" +
+                   UsageText());
+}
+
+// --solution FILE: one number a line, in problem order, exactly (17 significant digits).
+void WriteSolution(const std::string& path, const Eigen::VectorXd& x) {
+  std::FILE* file = std::fopen(path.c_str(), "w");
+  if (file == nullptr) throw InputError(path, 0, "--solution", "cannot be written");
+  bool ok = true;
+  for (Eigen::Index i = 0; i < x.size() && ok; ++i) ok = std::fprintf(file, "%.17g\n", x[i]) > 0;
+  ok = (std::fclose(file) == 0) && ok;
+  if (!ok) throw InputError(path, 0, "--solution", "could not be written completely");
+}
+
+void PrintSmallVector(const char* label, const Eigen::VectorXd& x, std::ostream& out) {
+  if (x.size() > 20) return;
+  out << label;
+  for (int i = 0; i < x.size(); ++i) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), " %.10g", x[i]);
+    out << buffer;
+  }
+  out << "\n";
+}
+
+// Runs each solver on the problem; prints a full report (one solver), a table or JSON lines.
+template <class Problem>
+int SolveWithEach(const Problem& problem, ProblemKind kind, const std::vector<std::string>& solvers,
+                  const SolverOptions& options, const CommandLine& line, std::ostream& out) {
+  const bool json = line.Has("json");
+  const std::string solution_path = line.Value("solution", "");
   std::vector<SolveRecord> records;
   bool all_converged = true;
+  Eigen::VectorXd best;
+  double best_residual = std::numeric_limits<double>::infinity();
   for (const std::string& name : solvers) {
-    Eigen::VectorXd z;
-    const std::unique_ptr<ComplementaritySolver> solver =
-        CreateSolver(name, ProblemKind::Linear, options);
-    const SolverSummary& summary = solver->Solve(problem, &z);
-    const std::string full_report = summary.FullReport();
+    Eigen::VectorXd x;
+    const std::unique_ptr<ComplementaritySolver> solver = CreateSolver(name, kind, options);
+    const SolverSummary& summary = solver->Solve(problem, &x);
     SolveRecord record{problem.name, problem.size(), summary};
-    all_converged = all_converged && record.summary.IsSolved();
+    if (const auto* friction = dynamic_cast<const FrictionSolverSummary*>(&summary)) {
+      record.siconos_error = friction->siconos_error;
+    }
+    all_converged = all_converged && summary.IsSolved();
+    if (x.size() == problem.size() && !(summary.natural_residual >= best_residual)) {
+      best_residual = summary.natural_residual;
+      best = x;
+    }
     if (json) {
       out << ToJson(record) << "\n";
     } else if (solvers.size() == 1) {
       out << "problem           " << problem.name << " (n = " << problem.size() << ")\n"
-          << full_report;
-      if (problem.size() <= 20) {
-        out << "z                ";
-        for (int i = 0; i < z.size(); ++i) {
-          char buffer[32];
-          std::snprintf(buffer, sizeof(buffer), " %.10g", z[i]);
-          out << buffer;
-        }
-        out << "\n";
-      }
+          << summary.FullReport();
+      PrintSmallVector(kind == ProblemKind::Friction ? "r                " : "z                ", x,
+                       out);
     }
     records.push_back(record);
   }
   if (!json && solvers.size() > 1) PrintTable(records, out);
+  // The best point of the solvers run (the smallest residual).
+  if (!solution_path.empty()) WriteSolution(solution_path, best);
   return all_converged ? 0 : 1;
+}
+
+}  // namespace
+
+int RunSolveCommand(const std::vector<std::string>& args, std::ostream& out) {
+  const CommandLine line = CommandLine::Parse(
+      args, {"q", "lower", "upper", "solver", "tol", "max-iter", "solution", "kind", "time-limit"},
+      {"json"});
+  if (line.positional.size() != 1) {
+    throw UsageError("solve needs exactly one problem FILE\n" + UsageText());
+  }
+  const std::string kind = line.Value("kind", "");
+  if (!kind.empty() && kind != "fc3d" && kind != "lcp") {
+    throw UsageError("--kind must be lcp or fc3d, not '" + kind + "'\n" + UsageText());
+  }
+  const std::string& path = line.positional[0];
+  const bool friction = IsFrictionFile(path, kind);
+  const ProblemKind problem_kind = friction ? ProblemKind::Friction : ProblemKind::Linear;
+  const std::vector<std::string> solvers =
+      RequestedSolvers(line.Value("solver", friction ? "auto" : "lemke"), problem_kind);
+  SolverOptions options;
+  options.tolerance = line.PositiveDouble("tol", friction ? 1e-8 : options.tolerance);
+  options.max_iterations = line.PositiveInt("max-iter", 0);
+  options.time_limit_seconds = line.PositiveDouble("time-limit", 0.0);
+  if (friction) {
+    if (line.Has("q") || line.Has("lower") || line.Has("upper")) {
+      throw UsageError("--q, --lower and --upper are for Matrix Market problems\n" + UsageText());
+    }
+    return SolveWithEach(ReadFrictionFile(path), problem_kind, solvers, options, line, out);
+  }
+  const LinearComplementarityProblem problem =
+      ReadProblemFile(path, line.Value("q", ""), line.Value("lower", ""), line.Value("upper", ""));
+  return SolveWithEach(problem, problem_kind, solvers, options, line, out);
 }
 
 }  // namespace ncpkit

@@ -12,13 +12,13 @@
 namespace ncpkit {
 
 // MCP: FB Newton from the start point (*z if it has the problem's size, else the problem's
-// DefaultStart(), projected onto the box; equilibrated when badly scaled, semismooth_newton.h), then Josephy-Newton
-// (Lemke on each linearization) and penalized FB and min-map Newton from it, then FB and penalized
-// FB from the restart points start + 1, 1, 10 (vectors of ones, projected onto the box) and the box
-// midpoint where the box is finite, until one converges. *z receives the solution, or the best
-// point (smallest natural residual) of all attempts. LCP / box MLCP: FB Newton first (fast on the
-// sparse, well-posed problems), then Lemke (which does not stall where Newton meets a degenerate or
-// non-monotone problem), then the MCP chain.
+// DefaultStart(), projected onto the box; equilibrated when badly scaled, semismooth_newton.h),
+// then Josephy-Newton (Lemke on each linearization) and penalized FB and min-map Newton from it,
+// then FB and penalized FB from the restart points start + 1, 1, 10 (vectors of ones, projected
+// onto the box) and the box midpoint where the box is finite, until one converges. *z receives the
+// solution, or the best point (smallest natural residual) of all attempts. LCP / box MLCP: FB
+// Newton first (fast on the sparse, well-posed problems), then Lemke (which does not stall where
+// Newton meets a degenerate or non-monotone problem), then the MCP chain.
 class AutoSolver {
  public:
   struct Options {

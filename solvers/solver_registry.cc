@@ -5,9 +5,12 @@
 #include <sstream>
 
 #include "solvers/auto_solve.h"
+#include "solvers/friction_auto.h"
+#include "solvers/friction_newton.h"
 #include "solvers/input_error.h"
 #include "solvers/josephy_newton.h"
 #include "solvers/lemke.h"
+#include "solvers/nonsmooth_gauss_seidel.h"
 #include "solvers/projected_gauss_seidel.h"
 #include "solvers/semismooth_newton.h"
 
@@ -141,6 +144,93 @@ class BothKindsEntry : public ComplementaritySolver {
   typename Solver::Summary summary_;
 };
 
+void Configure(const std::string& name, const SolverOptions& options, NonsmoothGaussSeidel* nsgs) {
+  NonsmoothGaussSeidel::Options& o = nsgs->mutable_options();
+  if (name == "nsgs-shuffled") o.ordering = NonsmoothGaussSeidel::Ordering::Shuffled;
+  o.tolerance = options.tolerance;
+  if (options.max_iterations > 0) o.max_sweeps = options.max_iterations;
+  o.warm_start = options.warm_start;
+  o.time_limit_seconds = options.time_limit_seconds;
+}
+
+void Configure(const std::string&, const SolverOptions& options, FrictionNewton* newton) {
+  FrictionNewton::Options& o = newton->mutable_options();
+  o.tolerance = options.tolerance;
+  if (options.max_iterations > 0) o.max_iterations = options.max_iterations;
+  o.warm_start = options.warm_start;
+  o.time_limit_seconds = options.time_limit_seconds;
+}
+
+void Configure(const std::string&, const SolverOptions& options, FrictionProximalPoint* proximal) {
+  FrictionProximalPoint::Options& o = proximal->mutable_options();
+  o.tolerance = options.tolerance;
+  if (options.max_iterations > 0) o.max_outer_iterations = options.max_iterations;
+  o.warm_start = options.warm_start;
+  o.time_limit_seconds = options.time_limit_seconds;
+}
+
+// Frictional contact solvers: that kind only.
+template <class Solver>
+class FrictionOnlyEntry : public ComplementaritySolver {
+ public:
+  FrictionOnlyEntry(const std::string& name, const SolverOptions& options)
+      : ComplementaritySolver(name, options) {
+    Configure(name, options, &solver_);
+  }
+  const SolverSummary& Solve(const LinearComplementarityProblem&, Eigen::VectorXd*) override {
+    return NotTaken(name(), ProblemKind::Linear, options().tolerance, &summary_);
+  }
+  const SolverSummary& Solve(const MixedComplementarityProblem&, Eigen::VectorXd*) override {
+    return NotTaken(name(), ProblemKind::Mixed, options().tolerance, &summary_);
+  }
+  const SolverSummary& Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r) override {
+    summary_ = solver_.Solve(problem, r);
+    summary_.solver = name();
+    return summary_;
+  }
+  const SolverSummary& summary() const override { return summary_; }
+
+ private:
+  Solver solver_;
+  typename Solver::Summary summary_;
+};
+
+// auto: the LCP / MCP sequence (auto_solve.h) and the frictional contact one (friction_auto.h).
+class AutoEntry : public BothKindsEntry<AutoSolver> {
+ public:
+  AutoEntry(const std::string& name, const SolverOptions& options)
+      : BothKindsEntry<AutoSolver>(name, options) {
+    FrictionAuto::Options& o = friction_.mutable_options();
+    o.tolerance = options.tolerance;
+    o.warm_start = options.warm_start;
+    o.time_limit_seconds = options.time_limit_seconds;
+  }
+  using BothKindsEntry<AutoSolver>::Solve;
+  const SolverSummary& Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r) override {
+    friction_summary_ = friction_.Solve(problem, r);
+    last_ = &friction_summary_;
+    return friction_summary_;
+  }
+  const SolverSummary& Solve(const LinearComplementarityProblem& problem,
+                             Eigen::VectorXd* z) override {
+    last_ = &BothKindsEntry<AutoSolver>::Solve(problem, z);
+    return *last_;
+  }
+  const SolverSummary& Solve(const MixedComplementarityProblem& problem,
+                             Eigen::VectorXd* z) override {
+    last_ = &BothKindsEntry<AutoSolver>::Solve(problem, z);
+    return *last_;
+  }
+  const SolverSummary& summary() const override {
+    return last_ ? *last_ : BothKindsEntry<AutoSolver>::summary();
+  }
+
+ private:
+  FrictionAuto friction_;
+  FrictionAuto::Summary friction_summary_;
+  const SolverSummary* last_ = nullptr;
+};
+
 template <class Entry>
 std::unique_ptr<ComplementaritySolver> Create(const std::string& name,
                                               const SolverOptions& options) {
@@ -150,7 +240,24 @@ std::unique_ptr<ComplementaritySolver> Create(const std::string& name,
 }  // namespace
 
 const char* ToString(ProblemKind kind) {
-  return kind == ProblemKind::Linear ? "linear (LCP / MLCP)" : "mixed (MCP)";
+  switch (kind) {
+    case ProblemKind::Linear:
+      return "linear (LCP / MLCP)";
+    case ProblemKind::Mixed:
+      return "mixed (MCP)";
+    case ProblemKind::Friction:
+      return "frictional contact (FC3D)";
+  }
+  return "?";
+}
+
+const SolverSummary& ComplementaritySolver::Solve(const FrictionContactProblem&, Eigen::VectorXd*) {
+  not_taken_ = SolverSummary();
+  not_taken_.solver = name_;
+  not_taken_.tolerance = options_.tolerance;
+  not_taken_.status = Status::InvalidInput;
+  not_taken_.message = name_ + " does not take " + ToString(ProblemKind::Friction) + " problems";
+  return not_taken_;
 }
 
 bool SolverOptions::IsValid(std::string* why) const {
@@ -161,6 +268,8 @@ bool SolverOptions::IsValid(std::string* why) const {
     os << "max_iterations = " << max_iterations << " must be >= 0 (0: the solver's default)";
   } else if (!(start_acceptance > 0.0 && start_acceptance <= 1.0)) {
     os << "start_acceptance = " << start_acceptance << " must be in (0, 1]";
+  } else if (!(time_limit_seconds >= 0.0)) {
+    os << "time_limit_seconds = " << time_limit_seconds << " must be >= 0";
   }
   if (why) *why = os.str();
   return os.str().empty();
@@ -184,8 +293,19 @@ const std::vector<SolverEntry>& SolverRegistry() {
        &Create<NewtonEntry>},
       {"josephy-newton", "Josephy-Newton, Lemke on each linearization (josephy_newton.h)", true,
        true, false, false, false, &Create<BothKindsEntry<JosephyNewton>>},
-      {"auto", "a robust sequence of the above, reporting which solved it (auto_solve.h)", true,
-       true, false, false, false, &Create<BothKindsEntry<AutoSolver>>},
+      {"auto",
+       "a robust sequence of the above, reporting which solved it (auto_solve.h, "
+       "friction_auto.h)",
+       true, true, false, false, false, &Create<AutoEntry>, true, false},
+      {"nsgs", "block Gauss-Seidel over contacts, exact local solves (nonsmooth_gauss_seidel.h)",
+       false, false, false, false, false, &Create<FrictionOnlyEntry<NonsmoothGaussSeidel>>, true,
+       true},
+      {"nsgs-shuffled", "the same, contacts in a new random order every sweep", false, false, false,
+       false, false, &Create<FrictionOnlyEntry<NonsmoothGaussSeidel>>, true, true},
+      {"fc-newton", "semismooth Newton on the Alart-Curnier function, KLU (friction_newton.h)",
+       false, false, false, false, false, &Create<FrictionOnlyEntry<FrictionNewton>>, true, true},
+      {"fc-proximal", "proximal-point steps, each solved by fc-newton (friction_newton.h)", false,
+       false, false, false, false, &Create<FrictionOnlyEntry<FrictionProximalPoint>>, true, true},
   };
   return kSolvers;
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "solvers/friction_problem.h"
 #include "solvers/linear_problem.h"
 #include "solvers/mcp.h"
 #include "solvers/status.h"
@@ -21,16 +22,17 @@ namespace ncpkit {
 
 // What a solver is handed.
 enum class ProblemKind {
-  Linear,  // LinearComplementarityProblem: an LCP or a box-constrained MLCP
-  Mixed,   // MixedComplementarityProblem: a nonlinear MCP (a Linear one can be posed as one)
+  Linear,    // LinearComplementarityProblem: an LCP or a box-constrained MLCP
+  Mixed,     // MixedComplementarityProblem: a nonlinear MCP (a Linear one can be posed as one)
+  Friction,  // FrictionContactProblem: 3D frictional contact with Coulomb cones (FCLib)
 };
 const char* ToString(ProblemKind kind);
 
 // The settings every registered solver takes; each solver keeps its own defaults for the rest
 // (its Options in its header).
 struct SolverOptions {
-  // Natural residual ||z - mid(l, u, z - F(z))||_inf below which a point counts as a solution.
-  // Default 1e-10; > 0.
+  // Natural residual ||z - mid(l, u, z - F(z))||_inf below which a point counts as a solution;
+  // for frictional contact problems the FCLib error (friction_problem.h). Default 1e-10; > 0.
   double tolerance = 1e-10;
   // Pivots (Lemke), sweeps (PGS), iterations (Newton, per attempt for auto). Default 0: the
   // solver's own default; >= 0.
@@ -47,6 +49,9 @@ struct SolverOptions {
   // Newton methods: equilibrate badly scaled problems (FischerBurmeisterNewton::Options::
   // equilibration Auto) or never (Off). Default true; the steppers turn it off.
   bool equilibrate = true;
+  // Frictional contact solvers: stop with MaxIterations after this much wall time. Default 0:
+  // no limit; >= 0.
+  double time_limit_seconds = 0.0;
   bool IsValid(std::string* why) const;
 };
 
@@ -66,6 +71,9 @@ class ComplementaritySolver {
                                      Eigen::VectorXd* z) = 0;
   virtual const SolverSummary& Solve(const MixedComplementarityProblem& problem,
                                      Eigen::VectorXd* z) = 0;
+  // *r: the reactions, contact by contact [normal, tangent, tangent]. The summary is a
+  // FrictionSolverSummary. Solvers that do not take the kind keep this default: InvalidInput.
+  virtual const SolverSummary& Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r);
   // The summary of the latest Solve (NotRun before the first).
   virtual const SolverSummary& summary() const = 0;
 
@@ -76,6 +84,7 @@ class ComplementaritySolver {
  private:
   std::string name_;
   SolverOptions options_;
+  SolverSummary not_taken_;
 };
 
 // One row of the registry.
@@ -90,9 +99,15 @@ struct SolverEntry {
   bool needs_positive_diagonal = false;
   std::unique_ptr<ComplementaritySolver> (*create)(const std::string& name,
                                                    const SolverOptions& options) = nullptr;
-  bool Takes(ProblemKind kind) const { return kind == ProblemKind::Linear ? linear : mixed; }
+  bool friction = false;           // takes ProblemKind::Friction
+  bool compared_friction = false;  // in the default comparison lists for friction problems
+  bool Takes(ProblemKind kind) const {
+    return kind == ProblemKind::Linear ? linear : kind == ProblemKind::Mixed ? mixed : friction;
+  }
   bool Compared(ProblemKind kind) const {
-    return kind == ProblemKind::Linear ? compared_linear : compared_mixed;
+    return kind == ProblemKind::Linear  ? compared_linear
+           : kind == ProblemKind::Mixed ? compared_mixed
+                                        : compared_friction;
   }
 };
 

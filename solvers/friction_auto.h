@@ -1,0 +1,54 @@
+// The "auto" sequence for frictional contact problems, reporting which attempt solved it.
+#ifndef NCPKIT_SOLVERS_FRICTION_AUTO_H_
+#define NCPKIT_SOLVERS_FRICTION_AUTO_H_
+
+#include <Eigen/Dense>
+#include <string>
+
+#include "solvers/friction_newton.h"
+#include "solvers/friction_problem.h"
+#include "solvers/nonsmooth_gauss_seidel.h"
+#include "solvers/status.h"
+
+namespace ncpkit {
+
+// Each attempt starts from the best point so far (the smallest FCLib error) and the first to
+// reach the tolerance ends the sequence:
+//   1. nsgs, natural order, up to 1000 sweeps (cheap sweeps; most problems with well-posed
+//      contacts end here);
+//   2. fc-proximal, up to 100 proximal steps (stacks and redundant contacts, where NSGS crawls
+//      and plain Newton's merit stalls);
+//   3. nsgs-shuffled, up to 10000 sweeps (a random order breaks the cycles of the natural one);
+//   4. fc-newton, up to 200 iterations;
+//   5. fc-proximal, up to 1000 proximal steps;
+//   6. nsgs-shuffled, up to 100000 sweeps.
+// *r receives the solution, or the best point of all attempts.
+class FrictionAuto {
+ public:
+  struct Options {
+    double tolerance = 1e-8;          // FCLib error; > 0
+    double time_limit_seconds = 0.0;  // for the whole sequence; 0: none; >= 0
+    bool warm_start = false;          // start from *r when it has the problem's size
+    bool IsValid(std::string* why) const;
+  };
+  struct Summary : FrictionSolverSummary {
+    std::string path;       // every attempt in order, e.g. "nsgs: max_iterations (...); ..."
+    std::string solved_by;  // the attempt that converged, empty if none did
+    int attempts = 0;
+    std::string FullReport() const override;
+  };
+
+  const Options& options() const { return options_; }
+  Options& mutable_options() { return options_; }
+  Summary Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r);
+
+ private:
+  Options options_;
+  NonsmoothGaussSeidel nsgs_;
+  FrictionNewton newton_;
+  FrictionProximalPoint proximal_;
+};
+
+}  // namespace ncpkit
+
+#endif  // NCPKIT_SOLVERS_FRICTION_AUTO_H_
