@@ -3,7 +3,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <limits>
+#include <stdexcept>
 
 #include "readers/text_scanner.h"
 
@@ -78,6 +80,28 @@ int CommandLine::PositiveInt(const std::string& name, int fallback) const {
                      "'");
   }
   return static_cast<int>(value);
+}
+
+// Write errors (a full disk, /dev/full) are errors of the run, not silent truncation.
+void CloseOrThrow(std::ofstream* file, const std::string& path) {
+  file->flush();
+  if (!*file) throw std::runtime_error("cannot write " + path + " (write error)");
+  file->close();
+  if (!*file) throw std::runtime_error("cannot write " + path + " (write error on close)");
+}
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> items;
+  std::string item;
+  for (char c : text + ",") {
+    if (c == ',') {
+      if (!item.empty()) items.push_back(item);
+      item.clear();
+    } else {
+      item += c;
+    }
+  }
+  return items;
 }
 
 }  // namespace ncpkit

@@ -3,6 +3,7 @@
 #define NCPKIT_APPS_CLI_OPTIONS_H_
 
 #include <cstdint>
+#include <fstream>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -35,6 +36,12 @@ struct CommandLine {
   int PositiveInt(const std::string& name, int fallback) const;
   int64_t PositiveInt64(const std::string& name, int64_t fallback) const;
 };
+
+// Flushes and closes a written file; a write error (a full disk, /dev/full) throws
+// std::runtime_error naming the path, instead of leaving a silently truncated file.
+void CloseOrThrow(std::ofstream* file, const std::string& path);
+// "a,b,,c" -> {"a", "b", "c"}.
+std::vector<std::string> SplitList(const std::string& text);
 
 }  // namespace ncpkit
 

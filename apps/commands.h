@@ -18,6 +18,10 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out);
 int RunViewCommand(const std::vector<std::string>& args, std::ostream& out);
 // ncpkit compare SCENE... [--solvers a,b,...] [--csv FILE] [--duration T]
 int RunCompareCommand(const std::vector<std::string>& args, std::ostream& out);
+// ncpkit fclib DIR_OR_FILES... [--solvers a,b] [--tol T] [--time-limit S] [--csv F]
+// [--profile F.svg] [--json]: every frictional contact problem with every chosen solver. Exit 0
+// when each problem was solved by at least one solver, 1 otherwise.
+int RunFclibCommand(const std::vector<std::string>& args, std::ostream& out);
 // ncpkit lcp-demo: every bundled LCP with every LCP solver.
 int RunLcpDemoCommand(const std::vector<std::string>& args, std::ostream& out);
 // ncpkit (no arguments): the built-in demo, the paper scenes with every solver variant.

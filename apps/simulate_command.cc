@@ -21,28 +21,6 @@ Scene LoadWithOverrides(const std::string& path, const CommandLine& line) {
   return scene;
 }
 
-// Write errors (a full disk, /dev/full) are errors of the run, not silent truncation.
-void CloseOrThrow(std::ofstream* file, const std::string& path) {
-  file->flush();
-  if (!*file) throw std::runtime_error("cannot write " + path + " (write error)");
-  file->close();
-  if (!*file) throw std::runtime_error("cannot write " + path + " (write error on close)");
-}
-
-std::vector<std::string> SplitList(const std::string& text) {
-  std::vector<std::string> items;
-  std::string item;
-  for (char c : text + ",") {
-    if (c == ',') {
-      if (!item.empty()) items.push_back(item);
-      item.clear();
-    } else {
-      item += c;
-    }
-  }
-  return items;
-}
-
 // Reports a run: the table or JSON, and exit 1 naming the first failed step.
 int Report(const SimulationStats& stats, const CommandLine& line, std::ostream& out) {
   if (line.Has("json")) {

@@ -30,6 +30,7 @@ seed() {  # seed <target> <files...>: a fresh corpus of the seeds and the kept i
 }
 seed siconos_lcp "$shared"/data/lcp/*.dat
 seed siconos_mlcp "$shared"/data/mlcp/*.dat
+seed siconos_fc3d tests/fuzz/seeds/*_fc3d.dat
 seed matrix_market tests/fuzz/seeds/*.mtx
 seed vector_file tests/fuzz/seeds/*.txt
 seed scene scenes/*.json tests/data/hostile/*.json
@@ -37,7 +38,7 @@ seed trajectory_csv tests/fuzz/seeds/trajectory.csv
 
 mkdir -p "$build"/findings
 status=0
-for target in siconos_lcp siconos_mlcp matrix_market vector_file scene trajectory_csv; do
+for target in siconos_lcp siconos_mlcp siconos_fc3d matrix_market vector_file scene trajectory_csv; do
   echo "== fuzz_$target for $seconds s"
   log=$build/findings/$target.log
   if ! "$build"/tests/fuzz/fuzz_$target "$build"/corpus/$target -max_total_time="$seconds" \

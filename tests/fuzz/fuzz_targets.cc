@@ -69,6 +69,24 @@ void SiconosMlcp(const uint8_t* data, size_t size) {
                  [](const std::string& t) { return ParseSiconosMlcp(t, "fuzz_mlcp.dat"); });
 }
 
+void SiconosFrictionContact(const uint8_t* data, size_t size) {
+  try {
+    const FrictionContactProblem problem = ParseSiconosFrictionContact(Text(data, size), "fc3d.dat");
+    if (problem.size() > kMaxSolveSize) return;
+    for (const std::string& solver : SolverNames(ProblemKind::Friction)) {
+      SolverOptions options;
+      options.max_iterations = solver == "auto" ? 0 : 30;
+      options.time_limit_seconds = 1.0;
+      Eigen::VectorXd r;
+      const std::unique_ptr<ComplementaritySolver> object =
+          CreateSolver(solver, ProblemKind::Friction, options);
+      CheckSummary(object->Solve(problem, &r), problem.name);
+    }
+  } catch (const std::invalid_argument&) {
+    // Rejected with a message: the readers' contract.
+  }
+}
+
 void MatrixMarket(const uint8_t* data, size_t size) {
   ParseThenSolve(data, size, [](const std::string& t) {
     const Eigen::SparseMatrix<double> M = ParseMatrixMarket(t, "fuzz.mtx");
@@ -125,6 +143,7 @@ void TrajectoryCsv(const uint8_t* data, size_t size) {
 const std::vector<NamedTarget>& Targets() {
   static const std::vector<NamedTarget> kTargets = {{"siconos_lcp", SiconosLcp},
                                                     {"siconos_mlcp", SiconosMlcp},
+                                                    {"siconos_fc3d", SiconosFrictionContact},
                                                     {"matrix_market", MatrixMarket},
                                                     {"vector_file", VectorFile},
                                                     {"scene", SceneFile},

@@ -22,6 +22,7 @@ struct NamedTarget {
 
 void SiconosLcp(const uint8_t* data, size_t size);
 void SiconosMlcp(const uint8_t* data, size_t size);
+void SiconosFrictionContact(const uint8_t* data, size_t size);  // then every friction solver
 void MatrixMarket(const uint8_t* data, size_t size);
 void VectorFile(const uint8_t* data, size_t size);
 void SceneFile(const uint8_t* data, size_t size);  // any scene file, stepped a few steps
