@@ -3,6 +3,7 @@
 #define NCPKIT_BENCH_SICONOS_PEER_H_
 
 #include <Eigen/Dense>
+#include <Eigen/SparseCore>
 
 namespace ncpkit::bench {
 
@@ -17,6 +18,17 @@ struct SiconosResult {
 SiconosResult SiconosSolveLcp(SiconosLcpSolver solver, const Eigen::MatrixXd& M,
                               const Eigen::VectorXd& q, double tolerance, int max_iterations,
                               Eigen::VectorXd* z);
+
+enum class SiconosFrictionSolver { Nsgs, NewtonAlartCurnier, Proximal };
+
+// Solves the frictional contact problem (W, q, mu) with Siconos' fc3d_driver, W in Siconos'
+// sparse-block storage (3 x 3 blocks, as its own FCLib reader stores it); `tolerance` is
+// Siconos' own error measure. *r and *u receive its reaction and velocity.
+SiconosResult SiconosSolveFrictionContact(SiconosFrictionSolver solver,
+                                          const Eigen::SparseMatrix<double>& W,
+                                          const Eigen::VectorXd& q, const Eigen::VectorXd& mu,
+                                          double tolerance, int max_iterations, Eigen::VectorXd* r,
+                                          Eigen::VectorXd* u);
 
 }  // namespace ncpkit::bench
 

@@ -1,0 +1,136 @@
+// Every shared FCLib problem with every ncpkit frictional contact solver, to FCLib error 1e-6;
+// with Siconos numerics installed, the same problems through Siconos' fc3d_nsgs,
+// fc3d_nonsmooth_Newton_AlartCurnier and fc3d_proximal at the same FCLib error, so that the
+// ratios are measured in one run. Names: FCLib/<solver>/<problem>, SiconosFC3D/<solver>/<problem>.
+// A run that does not reach the error is reported as an error of that benchmark (its time does
+// not count in a performance profile).
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "readers/fclib_reader.h"
+#include "solvers/solver_registry.h"
+#ifdef NCPKIT_HAVE_SICONOS
+#include "bench/siconos_peer.h"
+#endif
+
+namespace ncpkit {
+namespace {
+
+constexpr double kTolerance = 1e-6;
+
+const char* const kProblems[] = {
+    "100_PR_PerioBox/LMGC_100_PR_PerioBox-i00361-60-03000.hdf5",
+    "BoxesStack/BoxesStack1-fclib_local_problem_test.hdf5",
+    "Capsules/Capsules-i101-404.hdf5",
+    "Capsules/Capsules-i125-1213.hdf5",
+    "Confeti/Confeti-ex03.hdf5",
+    "Confeti/Confeti-ex13-4contact.hdf5",
+    "Cubes_H8_global/CubeH8_reduced.hdf5",
+    "KaplasTower/KaplasTower-i1061-4.hdf5",
+    "OneObject/OneObject-i1028-138.hdf5",
+    "RockPile/RockPile_tob1.hdf5",
+    "Rover/Rover1040.hdf5",
+    "Spheres_global/Spheres-i099-356-679_reduced.hdf5",
+};
+
+// The problem of a shared file, read once.
+const FrictionContactProblem& Problem(const std::string& relative) {
+  static std::map<std::string, FrictionContactProblem> cache;
+  auto it = cache.find(relative);
+  if (it == cache.end()) {
+    const std::string path = std::string(NCPKIT_SHARED_DIR) + "/data/fclib/" + relative;
+    it = cache.emplace(relative, ReadFclibFile(path).problem).first;
+  }
+  return it->second;
+}
+
+std::string ShortName(const std::string& relative) {
+  std::string name = relative.substr(relative.find('/') + 1);
+  return name.substr(0, name.size() - 5);  // without .hdf5
+}
+
+void BM_Ncpkit(benchmark::State& state, const std::string& solver_name,
+               const std::string& relative) {
+  const FrictionContactProblem& problem = Problem(relative);
+  SolverOptions options;
+  options.tolerance = kTolerance;
+  const std::unique_ptr<ComplementaritySolver> solver =
+      CreateSolver(solver_name, ProblemKind::Friction, options);
+  Eigen::VectorXd r;
+  const SolverSummary* summary = nullptr;
+  for (auto _ : state) {
+    r.resize(0);
+    summary = &solver->Solve(problem, &r);
+    benchmark::DoNotOptimize(r.data());
+  }
+  state.counters["contacts"] = problem.num_contacts();
+  state.counters["iterations"] = summary->iterations;
+  state.counters["fclib_error"] = FclibError(problem, r);
+  if (!summary->IsSolved()) state.SkipWithError(("not solved: " + summary->message).c_str());
+}
+
+#ifdef NCPKIT_HAVE_SICONOS
+using bench::SiconosFrictionSolver;
+
+void BM_Siconos(benchmark::State& state, SiconosFrictionSolver solver,
+                const std::string& relative) {
+  const FrictionContactProblem& problem = Problem(relative);
+  const int max_iterations = solver == SiconosFrictionSolver::Nsgs ? 100000 : 1000;
+  // Siconos stops on its own error measure: tighten its tolerance (outside the timing) until
+  // its answer reaches FCLib error 1e-6, and give up where it reports a failure.
+  Eigen::VectorXd r, u;
+  double tolerance = kTolerance;
+  bench::SiconosResult result;
+  for (; tolerance >= 1e-13; tolerance /= 10.0) {
+    result = bench::SiconosSolveFrictionContact(solver, problem.W_columns(), problem.q(),
+                                                problem.mu(), tolerance, max_iterations, &r, &u);
+    if (result.info != 0 || FclibError(problem, r) <= kTolerance) break;
+  }
+  for (auto _ : state) {
+    result = bench::SiconosSolveFrictionContact(solver, problem.W_columns(), problem.q(),
+                                                problem.mu(), tolerance, max_iterations, &r, &u);
+  }
+  state.counters["contacts"] = problem.num_contacts();
+  state.counters["iterations"] = result.iterations;
+  state.counters["fclib_error"] = FclibError(problem, r);
+  state.counters["siconos_tolerance"] = tolerance;
+  if (result.info != 0 || !(FclibError(problem, r) <= kTolerance)) {
+    state.SkipWithError("Siconos did not reach FCLib error 1e-6");
+  }
+}
+#endif
+
+// Registered at start-up: one benchmark per problem and solver.
+const bool kRegistered = [] {
+  for (const char* relative : kProblems) {
+    for (const std::string& solver : SolverNames(ProblemKind::Friction)) {
+      benchmark::RegisterBenchmark(
+          ("FCLib/" + solver + "/" + ShortName(relative)).c_str(),
+          [solver, relative](benchmark::State& state) { BM_Ncpkit(state, solver, relative); })
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+#ifdef NCPKIT_HAVE_SICONOS
+    const std::pair<const char*, SiconosFrictionSolver> peers[] = {
+        {"nsgs", SiconosFrictionSolver::Nsgs},
+        {"nsn-ac", SiconosFrictionSolver::NewtonAlartCurnier},
+        {"proximal", SiconosFrictionSolver::Proximal}};
+    for (const auto& [name, solver] : peers) {
+      const SiconosFrictionSolver kind = solver;
+      benchmark::RegisterBenchmark(
+          ("SiconosFC3D/" + std::string(name) + "/" + ShortName(relative)).c_str(),
+          [kind, relative](benchmark::State& state) { BM_Siconos(state, kind, relative); })
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+#endif
+  }
+  return true;
+}();
+
+}  // namespace
+}  // namespace ncpkit
