@@ -2,12 +2,15 @@
 
 Solvers come from the C++ solver registry by name (``solvers()`` lists them) and take the
 registry's options as keyword arguments (``tolerance``, ``max_iterations``, ``warm_start``,
-``record_history``, ``project_onto_bounds``, ``start_acceptance``, ``equilibrate``)::
+``record_history``, ``project_onto_bounds``, ``start_acceptance``, ``equilibrate``,
+``time_limit_seconds``)::
 
     z, summary = ncpkit.solve_lcp(M, q, solver="lemke")             # numpy or scipy.sparse M
     z, summary = ncpkit.solve_lcp(M, q, lower=l, upper=u)           # a box MLCP
     z, summary = ncpkit.solve_mcp(F, J, lower, upper, start=x0)     # F, J: Python callables
     M, q, lower, upper = ncpkit.read_problem("lcp_deudeu.dat")      # the program's readers
+    W, q, mu = ncpkit.read_friction_problem("RockPile_tob1.hdf5")   # FCLib / Siconos FC3D
+    r, summary = ncpkit.solve_friction(W, q, mu, solver="auto", tolerance=1e-6)
     traj = ncpkit.simulate("scenes/sliding_cube.json", duration=0.5)
     traj["cube.x"], traj.time, traj.stats["failed_steps"]
 
@@ -19,24 +22,26 @@ import os
 
 import numpy as np
 
-from ._ncpkit import InputError, Summary, read_problem, scene_directory as _source_scene_directory
+from ._ncpkit import InputError, Summary, read_problem, read_friction_problem
+from ._ncpkit import scene_directory as _source_scene_directory
 from ._ncpkit import solvers as _registry
 from . import _ncpkit
 
-__all__ = ["InputError", "Summary", "read_problem", "Scene", "Trajectory", "solvers", "solver_names",
-           "solve_lcp", "solve_mcp", "load_scene", "parse_scene", "simulate",
+__all__ = ["InputError", "Summary", "read_problem", "read_friction_problem", "Scene", "Trajectory", "solvers", "solver_names",
+           "solve_lcp", "solve_mcp", "solve_friction", "load_scene", "parse_scene", "simulate",
            "scene_directory", "scene_path"]
 
 
 def solvers():
-    """The solver registry: a list of dicts (name, description, linear, mixed)."""
+    """The solver registry: a list of dicts (name, description, linear, mixed, friction)."""
     return _registry()
 
 
 def solver_names(kind="linear"):
-    """Names of the solvers that take ``kind``: "linear" (LCP / box MLCP) or "mixed" (MCP)."""
-    if kind not in ("linear", "mixed"):
-        raise InputError("kind must be 'linear' or 'mixed', not %r" % (kind,))
+    """Names of the solvers that take ``kind``: "linear" (LCP / box MLCP), "mixed" (MCP) or
+    "friction" (3D frictional contact)."""
+    if kind not in ("linear", "mixed", "friction"):
+        raise InputError("kind must be 'linear', 'mixed' or 'friction', not %r" % (kind,))
     return [s["name"] for s in _registry() if s[kind]]
 
 
@@ -79,6 +84,26 @@ def solve_mcp(F, J, lower, upper, solver="auto", start=None, **options):
     upper = _vector("upper", upper, lower.size)
     start = _vector("start", start, lower.size)
     return _ncpkit._solve_mcp(F, J, lower, upper, solver, start, **options)
+
+
+def solve_friction(W, q, mu, solver="auto", start=None, **options):
+    """Solves the 3D frictional contact problem u = W r + q with Coulomb cones (FCLib's local
+    form): per contact [normal, tangent, tangent], mu one coefficient per contact.
+
+    W: a scipy.sparse matrix or a numpy array (3 n_c x 3 n_c); start (optional) warm-starts the
+    solver. The Summary's natural_residual is the FCLib error, siconos_error Siconos' measure.
+    Returns (r, Summary).
+    """
+    q = _vector("q", q)
+    mu = _vector("mu", mu)
+    start = _vector("start", start, q.size)
+    if hasattr(W, "tocsc"):
+        return _ncpkit._solve_friction_sparse(W.tocsc().astype(float), q, mu, solver, start,
+                                              **options)
+    W = np.asarray(W, dtype=float)
+    if W.ndim != 2:
+        raise InputError("W must be a matrix (2 dimensions), not %d" % W.ndim)
+    return _ncpkit._solve_friction_dense(W, q, mu, solver, start, **options)
 
 
 def scene_directory():

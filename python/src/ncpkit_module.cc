@@ -16,13 +16,16 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "apps/simulation.h"
 #include "integrators/scene.h"
 #include "integrators/trajectory_table.h"
+#include "readers/fclib_reader.h"
 #include "readers/siconos_reader.h"
+#include "solvers/friction_problem.h"
 #include "solvers/input_error.h"
 #include "solvers/linear_problem.h"
 #include "solvers/mcp.h"
@@ -39,6 +42,9 @@ struct PySummary {
   std::string solver, status, message;
   int iterations = 0, factorizations = 0;
   double natural_residual = 0.0, tolerance = 0.0, wall_time_seconds = 0.0;
+  // Frictional contact problems: Siconos' normalization of the error (natural_residual is the
+  // FCLib error); NaN for the other kinds.
+  double siconos_error = std::numeric_limits<double>::quiet_NaN();
   bool solved = false;
   std::string full_report, brief_report;
 };
@@ -56,6 +62,9 @@ PySummary ToPython(const SolverSummary& s) {
   p.solved = s.IsSolved();
   p.full_report = s.FullReport();
   p.brief_report = s.BriefReport();
+  if (const auto* friction = dynamic_cast<const FrictionSolverSummary*>(&s)) {
+    p.siconos_error = friction->siconos_error;
+  }
   return p;
 }
 
@@ -71,6 +80,7 @@ SolverOptions OptionsFrom(const py::dict& kwargs) {
       {"project_onto_bounds", [&](const py::handle& v) { o.project_onto_bounds = v.cast<bool>(); }},
       {"start_acceptance", [&](const py::handle& v) { o.start_acceptance = v.cast<double>(); }},
       {"equilibrate", [&](const py::handle& v) { o.equilibrate = v.cast<bool>(); }},
+      {"time_limit_seconds", [&](const py::handle& v) { o.time_limit_seconds = v.cast<double>(); }},
   };
   for (const auto& [key, value] : kwargs) {
     const std::string name = key.cast<std::string>();
@@ -207,6 +217,32 @@ py::tuple SolveMatrix(const Matrix& M, const Eigen::VectorXd& q,
   return SolveLinear(problem, solver, start, kwargs);
 }
 
+// A frictional contact problem FC(W, q, mu), W sparse or dense.
+template <class Matrix>
+py::tuple SolveFriction(const Matrix& W, const Eigen::VectorXd& q, const Eigen::VectorXd& mu,
+                        const std::string& solver, const std::optional<Eigen::VectorXd>& start,
+                        const py::kwargs& kwargs) {
+  Eigen::SparseMatrix<double> sparse;
+  if constexpr (std::is_same_v<Matrix, Eigen::MatrixXd>) {
+    sparse = W.sparseView();
+  } else {
+    sparse = W;
+  }
+  const FrictionContactProblem problem(sparse, q, mu);
+  SolverOptions options = OptionsFrom(kwargs);
+  if (start) {
+    if (start->size() != problem.size()) {
+      throw InputError("start has " + std::to_string(start->size()) + " entries for " +
+                       std::to_string(problem.size()) + " unknowns");
+    }
+    options.warm_start = true;
+  }
+  auto s = CreateSolver(solver, ProblemKind::Friction, options);
+  Eigen::VectorXd r = start ? *start : Eigen::VectorXd();
+  const SolverSummary& summary = s->Solve(problem, &r);
+  return py::make_tuple(r, ToPython(summary));
+}
+
 py::tuple SolveMixed(py::function F, py::function J, const Eigen::VectorXd& lower,
                      const Eigen::VectorXd& upper, const std::string& solver,
                      const std::optional<Eigen::VectorXd>& start, const py::kwargs& kwargs) {
@@ -320,6 +356,7 @@ PYBIND11_MODULE(_ncpkit, m) {
       .def_readonly("tolerance", &PySummary::tolerance)
       .def_readonly("wall_time_seconds", &PySummary::wall_time_seconds)
       .def_readonly("factorizations", &PySummary::factorizations)
+      .def_readonly("siconos_error", &PySummary::siconos_error)
       .def_readonly("solved", &PySummary::solved)
       .def_readonly("full_report", &PySummary::full_report)
       .def("__bool__", [](const PySummary& s) { return s.solved; })
@@ -336,11 +373,26 @@ PYBIND11_MODULE(_ncpkit, m) {
           d["description"] = e.description;
           d["linear"] = e.linear;
           d["mixed"] = e.mixed;
+          d["friction"] = e.friction;
           rows.append(d);
         }
         return rows;
       },
-      "The solver registry: one dict per solver (name, description, linear, mixed).");
+      "The solver registry: one dict per solver (name, description, linear, mixed, friction).");
+  m.def("_solve_friction_sparse", &SolveFriction<Eigen::SparseMatrix<double>>, py::arg("W"),
+        py::arg("q"), py::arg("mu"), py::arg("solver"), py::arg("start"));
+  m.def("_solve_friction_dense", &SolveFriction<Eigen::MatrixXd>, py::arg("W"), py::arg("q"),
+        py::arg("mu"), py::arg("solver"), py::arg("start"));
+  m.def(
+      "read_friction_problem",
+      [](const std::string& path) {
+        const FrictionContactProblem p =
+            IsHdf5File(path) ? ReadFclibFile(path).problem : ReadSiconosFrictionContact(path);
+        return py::make_tuple(p.W_columns(), p.q(), p.mu());
+      },
+      py::arg("path"),
+      "Reads a frictional contact problem as `ncpkit solve` does (FCLib .hdf5, a global one "
+      "reduced to local form; or a Siconos FC3D .dat): (W as scipy.sparse, q, mu).");
   m.def("_solve_dense", &SolveMatrix<Eigen::MatrixXd>, py::arg("M"), py::arg("q"), py::arg("lower"),
         py::arg("upper"), py::arg("solver"), py::arg("start"));
   m.def("_solve_sparse", &SolveMatrix<Eigen::SparseMatrix<double>>, py::arg("M"), py::arg("q"),
