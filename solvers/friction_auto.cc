@@ -66,27 +66,37 @@ FrictionAuto::Summary FrictionAuto::Solve(const FrictionContactProblem& problem,
     return step.IsSolved();
   };
   using Ordering = NonsmoothGaussSeidel::Ordering;
-  const bool solved =
-      best_error <= options_.tolerance ||
-      attempt("nsgs", nsgs_,
-              [](NonsmoothGaussSeidel::Options& o) {
-                o.max_sweeps = 1000;
-                o.ordering = Ordering::Natural;
-              }) ||
-      attempt("fc-proximal", proximal_,
-              [](FrictionProximalPoint::Options& o) { o.max_outer_iterations = 100; }) ||
-      attempt("nsgs-shuffled", nsgs_,
-              [](NonsmoothGaussSeidel::Options& o) {
-                o.max_sweeps = 10000;
-                o.ordering = Ordering::Shuffled;
-              }) ||
-      attempt("fc-newton", newton_, [](FrictionNewton::Options& o) { o.max_iterations = 200; }) ||
-      attempt("fc-proximal", proximal_,
-              [](FrictionProximalPoint::Options& o) { o.max_outer_iterations = 1000; }) ||
-      attempt("nsgs-shuffled (long)", nsgs_, [](NonsmoothGaussSeidel::Options& o) {
-        o.max_sweeps = 100000;
-        o.ordering = Ordering::Shuffled;
-      });
+  using Function = FrictionNewton::Function;
+  const bool solved = best_error <= options_.tolerance ||
+                      attempt("nsgs", nsgs_,
+                              [](NonsmoothGaussSeidel::Options& o) {
+                                o.max_sweeps = 1000;
+                                o.ordering = Ordering::Natural;
+                              }) ||
+                      attempt("fc-newton-fb", newton_,
+                              [](FrictionNewton::Options& o) {
+                                o.function = Function::FischerBurmeister;
+                                o.max_iterations = 50;
+                              }) ||
+                      attempt("fc-proximal", proximal_,
+                              [](FrictionProximalPoint::Options& o) {
+                                o.function = Function::AlartCurnier;
+                                o.max_outer_iterations = 100;
+                              }) ||
+                      attempt("nsgs-shuffled", nsgs_,
+                              [](NonsmoothGaussSeidel::Options& o) {
+                                o.max_sweeps = 10000;
+                                o.ordering = Ordering::Shuffled;
+                              }) ||
+                      attempt("fc-proximal-fb", proximal_,
+                              [](FrictionProximalPoint::Options& o) {
+                                o.function = Function::FischerBurmeister;
+                                o.max_outer_iterations = 1000;
+                              }) ||
+                      attempt("nsgs-shuffled (long)", nsgs_, [](NonsmoothGaussSeidel::Options& o) {
+                        o.max_sweeps = 100000;
+                        o.ordering = Ordering::Shuffled;
+                      });
   *r = best;
   DescribeFrictionPoint(problem, *r, &summary);
   std::ostringstream os;

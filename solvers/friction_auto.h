@@ -16,11 +16,10 @@ namespace ncpkit {
 // reach the tolerance ends the sequence:
 //   1. nsgs, natural order, up to 1000 sweeps (cheap sweeps; most problems with well-posed
 //      contacts end here);
-//   2. fc-proximal, up to 100 proximal steps (stacks and redundant contacts, where NSGS crawls
-//      and plain Newton's merit stalls);
-//   3. nsgs-shuffled, up to 10000 sweeps (a random order breaks the cycles of the natural one);
-//   4. fc-newton, up to 200 iterations;
-//   5. fc-proximal, up to 1000 proximal steps;
+//   2. fc-newton-fb, up to 50 iterations (stacks, where NSGS crawls);
+//   3. fc-proximal, up to 100 proximal steps (redundant contacts, a singular W);
+//   4. nsgs-shuffled, up to 10000 sweeps (a random order breaks the natural one's cycles);
+//   5. fc-proximal-fb, up to 1000 proximal steps;
 //   6. nsgs-shuffled, up to 100000 sweeps.
 // *r receives the solution, or the best point of all attempts.
 class FrictionAuto {

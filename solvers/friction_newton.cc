@@ -7,6 +7,7 @@
 #include <limits>
 #include <sstream>
 
+#include "solvers/friction_functions.h"
 #include "solvers/input_error.h"
 
 namespace ncpkit {
@@ -19,37 +20,14 @@ double Seconds(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Phi of one contact (the header's formula) and its partial derivatives A = dPhi/dr (at fixed
-// u) and B = dPhi/du: an element of the generalized Jacobian at kinks.
-void AlartCurnier(double mu, double rho, const Eigen::Vector3d& r, const Eigen::Vector3d& u,
-                  Eigen::Vector3d* phi, Eigen::Matrix3d* A, Eigen::Matrix3d* B) {
-  A->setZero();
-  B->setZero();
-  const double x_normal = r[0] - rho * u[0];
-  if (x_normal > 0.0) {
-    (*phi)[0] = rho * u[0];
-    (*B)(0, 0) = rho;
+// Phi of one contact and its partial derivatives A = dPhi/dr, B = dPhi/du.
+void ContactFunction(FrictionNewton::Function function, double mu, double rho,
+                     const Eigen::Vector3d& r, const Eigen::Vector3d& u, Eigen::Vector3d* phi,
+                     Eigen::Matrix3d* A, Eigen::Matrix3d* B) {
+  if (function == FrictionNewton::Function::AlartCurnier) {
+    internal::AlartCurnierContact(mu, rho, r, u, phi, A, B);
   } else {
-    (*phi)[0] = r[0];
-    (*A)(0, 0) = 1.0;
-  }
-  const double radius = mu * std::max(0.0, x_normal);
-  const Eigen::Vector2d y = r.tail<2>() - rho * u.tail<2>();
-  const double norm = y.norm();
-  if (norm <= radius) {
-    phi->tail<2>() = rho * u.tail<2>();
-    B->block<2, 2>(1, 1) = rho * Eigen::Matrix2d::Identity();
-    return;
-  }
-  const Eigen::Vector2d direction = y / norm;
-  phi->tail<2>() = r.tail<2>() - radius * direction;
-  const Eigen::Matrix2d P =
-      (Eigen::Matrix2d::Identity() - direction * direction.transpose()) / norm;
-  A->block<2, 2>(1, 1) = Eigen::Matrix2d::Identity() - radius * P;
-  B->block<2, 2>(1, 1) = radius * rho * P;
-  if (x_normal > 0.0) {
-    A->block<2, 1>(1, 0) = -mu * direction;
-    B->block<2, 1>(1, 0) = mu * rho * direction;
+    internal::FischerBurmeisterContact(mu, rho, r, u, phi, A, B);
   }
 }
 
@@ -159,12 +137,17 @@ double FrictionNewton::Evaluate(const FrictionContactProblem& problem, const Eig
   problem.Velocity(r, u);
   if (sigma_ > 0.0) *u += sigma_ * (r - *center_);
   phi->resize(problem.size());
-  Eigen::Matrix3d A, B;
   for (int a = 0; a < problem.num_contacts(); ++a) {
-    Eigen::Vector3d value;
-    AlartCurnier(problem.mu()[a], work_->rho[a], r.segment<3>(3 * a), u->segment<3>(3 * a), &value,
-                 &A, &B);
-    phi->segment<3>(3 * a) = value;
+    const double mu = problem.mu()[a], rho = work_->rho[a];
+    const Eigen::Vector3d ra = r.segment<3>(3 * a), ua = u->segment<3>(3 * a);
+    if (options_.function == Function::AlartCurnier) {
+      Eigen::Vector3d value;
+      Eigen::Matrix3d A, B;
+      internal::AlartCurnierContact(mu, rho, ra, ua, &value, &A, &B);
+      phi->segment<3>(3 * a) = value;
+    } else {
+      phi->segment<3>(3 * a) = internal::FischerBurmeisterSoc<double>(mu, rho, ra, ua, 0.0);
+    }
   }
   const double merit = 0.5 * phi->squaredNorm();
   return std::isfinite(merit) ? merit : kInf;
@@ -175,8 +158,8 @@ void FrictionNewton::AssembleJacobian(const FrictionContactProblem& problem,
   Workspace& w = *work_;
   for (int a = 0; a < problem.num_contacts(); ++a) {
     Eigen::Vector3d value;
-    AlartCurnier(problem.mu()[a], w.rho[a], r.segment<3>(3 * a), u.segment<3>(3 * a), &value,
-                 &w.A[a], &w.B[a]);
+    ContactFunction(options_.function, problem.mu()[a], w.rho[a], r.segment<3>(3 * a),
+                    u.segment<3>(3 * a), &value, &w.A[a], &w.B[a]);
   }
   double* values = w.J.valuePtr();
   for (const Workspace::Block& block : w.blocks) {
@@ -198,7 +181,7 @@ FrictionNewton::Summary FrictionNewton::SolveShifted(const FrictionContactProble
                                                      Eigen::VectorXd* r) {
   const auto start = Clock::now();
   Summary summary;
-  summary.solver = "fc-newton";
+  summary.solver = options_.function == Function::AlartCurnier ? "fc-newton" : "fc-newton-fb";
   summary.tolerance = options_.tolerance;
   if (!AcceptOptions(options_, &summary)) return summary;
   if (!(sigma >= 0.0) || !std::isfinite(sigma) ||
@@ -268,7 +251,12 @@ FrictionNewton::Summary FrictionNewton::SolveShifted(const FrictionContactProble
         solved = w.direction.allFinite();
       }
       if (!solved) {
-        stop = "the Newton matrix stays singular with a regularization up to 1e3 x its diagonal";
+        const bool finite =
+            Eigen::Map<const Eigen::VectorXd>(w.J.valuePtr(), w.J.nonZeros()).allFinite() &&
+            w.phi.allFinite();
+        stop = finite ? "the Newton matrix stays singular with a regularization up to 1e3 x its "
+                        "diagonal"
+                      : "the Newton matrix or the function holds a non-finite value";
         break;
       }
     }
@@ -369,6 +357,7 @@ FrictionProximalPoint::Summary FrictionProximalPoint::Solve(const FrictionContac
   FrictionNewton::Options& inner = newton_.mutable_options();
   inner.max_iterations = options_.max_inner_iterations;
   inner.warm_start = true;
+  inner.function = options_.function;
   // sigma adapts to the subproblems: it shrinks while they are solved in a few Newton
   // iterations (towards plain Newton steps) and grows when one is not (more regularization).
   double adapt = 1.0;

@@ -1,5 +1,6 @@
-// Semismooth Newton on the Alart-Curnier function of the frictional contact problem, and the
-// proximal-point method around it.
+// Semismooth Newton on the Alart-Curnier function or the Fischer-Burmeister function of the
+// second-order cone, for the frictional contact problem, and the proximal-point method around
+// it.
 #ifndef NCPKIT_SOLVERS_FRICTION_NEWTON_H_
 #define NCPKIT_SOLVERS_FRICTION_NEWTON_H_
 
@@ -20,16 +21,24 @@ namespace ncpkit {
 //   Phi_N = r_N - max(0, r_N - rho_N u_N),
 //   Phi_T = r_T - P_D(mu max(0, r_N - rho_N u_N)) (r_T - rho_T u_T),
 // P_D(R) the projection onto the disk of radius R; Phi(r) = 0 exactly when r solves the
-// problem. The generalized Jacobian is A + B W with A, B block diagonal (3 x 3 per contact), so
-// it has W's block pattern: KLU analyzes it once per problem and factorizes it once per
-// iteration. The step is globalized by a non-monotone Armijo search on 1/2 ||Phi||^2 (Grippo,
+// problem (or, with Options::function, the FB function of the second-order cone,
+// friction_functions.h). The generalized Jacobian is A + B W with A, B block diagonal (3 x 3 per
+// contact), so it has W's block pattern: KLU analyzes it once per problem and factorizes it once
+// per iteration. The step is globalized by a non-monotone Armijo search on 1/2 ||Phi||^2 (Grippo,
 // Lampariello & Lucidi); where the Jacobian is singular (redundant contacts, a singular W) the
 // direction of J + eps I is used. rho_N = rho_T = 1 / (largest diagonal entry of the contact's
 // block of W), so that every contact's function is scaled alike. The solver stops on the FCLib
 // error (friction_problem.h), the measure every friction solver reports.
 class FrictionNewton {
  public:
+  // The function whose zero is sought (friction_functions.h).
+  enum class Function {
+    AlartCurnier,       // the header's Phi
+    FischerBurmeister,  // the FB function of the second-order cone (Fukushima, Luo & Tseng);
+                        // its merit 1/2 ||Phi||^2 is continuously differentiable
+  };
   struct Options {
+    Function function = Function::AlartCurnier;
     // Newton iterations before MaxIterations. Default 200; >= 1.
     int max_iterations = 200;
     // Stop when the FCLib error <= tolerance. Default 1e-8; > 0.
@@ -94,6 +103,8 @@ class FrictionProximalPoint {
     int max_inner_iterations = 50;
     // Stop when the FCLib error <= tolerance. Default 1e-8; > 0.
     double tolerance = 1e-8;
+    // The function the inner Newton solver works on. Default AlartCurnier.
+    FrictionNewton::Function function = FrictionNewton::Function::AlartCurnier;
     // The scale of sigma_k (above). Default 1; > 0.
     double sigma_scale = 1.0;
     bool warm_start = false;

@@ -153,8 +153,9 @@ void Configure(const std::string& name, const SolverOptions& options, NonsmoothG
   o.time_limit_seconds = options.time_limit_seconds;
 }
 
-void Configure(const std::string&, const SolverOptions& options, FrictionNewton* newton) {
+void Configure(const std::string& name, const SolverOptions& options, FrictionNewton* newton) {
   FrictionNewton::Options& o = newton->mutable_options();
+  if (name == "fc-newton-fb") o.function = FrictionNewton::Function::FischerBurmeister;
   o.tolerance = options.tolerance;
   if (options.max_iterations > 0) o.max_iterations = options.max_iterations;
   o.warm_start = options.warm_start;
@@ -304,8 +305,14 @@ const std::vector<SolverEntry>& SolverRegistry() {
        false, false, &Create<FrictionOnlyEntry<NonsmoothGaussSeidel>>, true, true},
       {"fc-newton", "semismooth Newton on the Alart-Curnier function, KLU (friction_newton.h)",
        false, false, false, false, false, &Create<FrictionOnlyEntry<FrictionNewton>>, true, true},
+      {"fc-newton-fb",
+       "semismooth Newton on the Fischer-Burmeister function of the second-order cone "
+       "(friction_newton.h)",
+       false, false, false, false, false, &Create<FrictionOnlyEntry<FrictionNewton>>, true, true},
       {"fc-proximal", "proximal-point steps, each solved by fc-newton (friction_newton.h)", false,
        false, false, false, false, &Create<FrictionOnlyEntry<FrictionProximalPoint>>, true, true},
+      {"fc-proximal-fb", "proximal-point steps, each solved by fc-newton-fb", false, false, false,
+       false, false, &Create<FrictionOnlyEntry<FrictionProximalPoint>>, true, true},
   };
   return kSolvers;
 }

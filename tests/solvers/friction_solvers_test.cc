@@ -6,6 +6,7 @@
 #include <random>
 
 #include "solvers/friction_auto.h"
+#include "solvers/friction_functions.h"
 #include "solvers/friction_newton.h"
 #include "solvers/friction_problem.h"
 #include "solvers/input_error.h"
@@ -43,8 +44,8 @@ FrictionContactProblem RandomContactProblem(int nc, int bodies, double mu, doubl
   return problem;
 }
 
-const char* const kFrictionSolvers[] = {"nsgs", "nsgs-shuffled", "fc-newton", "fc-proximal",
-                                        "auto"};
+const char* const kFrictionSolvers[] = {
+    "nsgs", "nsgs-shuffled", "fc-newton", "fc-newton-fb", "fc-proximal", "fc-proximal-fb", "auto"};
 
 TEST_CASE("every friction solver is in the registry and takes that kind only") {
   const std::vector<std::string> names = SolverNames(ProblemKind::Friction);
@@ -52,7 +53,7 @@ TEST_CASE("every friction solver is in the registry and takes that kind only") {
     CAPTURE(name);
     CHECK(IsSolverName(name, ProblemKind::Friction));
   }
-  CHECK(names.size() == 5);
+  CHECK(names.size() == 7);
   CHECK_THROWS_AS(CreateSolver("nsgs", ProblemKind::Linear, SolverOptions()), InputError);
   CHECK_THROWS_AS(CreateSolver("lemke", ProblemKind::Friction, SolverOptions()), InputError);
   // A solver reached through the base interface with a kind it does not take reports it.
@@ -176,6 +177,83 @@ TEST_CASE("a warm start at the solution needs no work") {
   const NonsmoothGaussSeidel::Summary s = nsgs.Solve(problem, &r);
   CHECK(s.IsSolved());
   CHECK(s.iterations == 0);
+}
+
+// Central differences of a contact function in r and u.
+template <class Function>
+void FiniteDifferences(Function phi, const Eigen::Vector3d& r, const Eigen::Vector3d& u,
+                       Eigen::Matrix3d* A, Eigen::Matrix3d* B) {
+  const double h = 1e-7;
+  for (int k = 0; k < 3; ++k) {
+    Eigen::Vector3d e = Eigen::Vector3d::Zero();
+    e[k] = h;
+    A->col(k) = (phi(r + e, u) - phi(r - e, u)) / (2 * h);
+    B->col(k) = (phi(r, u + e) - phi(r, u - e)) / (2 * h);
+  }
+}
+
+TEST_CASE("the contact functions' Jacobians agree with finite differences away from kinks") {
+  std::mt19937 rng(9);
+  std::normal_distribution<double> normal;
+  int checked_ac = 0, checked_fb = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const double mu = trial % 10 == 0 ? 0.0 : 0.2 + 0.1 * (trial % 7);
+    const double rho = 0.5 + 0.1 * (trial % 5);
+    const Eigen::Vector3d r(normal(rng), normal(rng), normal(rng));
+    const Eigen::Vector3d u(normal(rng), normal(rng), normal(rng));
+    CAPTURE(trial);
+    // Alart-Curnier: skip points within 1e-4 of a switch of its max or projection.
+    const double x_normal = r[0] - rho * u[0];
+    const double radius = mu * std::max(0.0, x_normal);
+    const double y = (r.tail<2>() - rho * u.tail<2>()).norm();
+    if (std::abs(x_normal) > 1e-4 && std::abs(y - radius) > 1e-4) {
+      Eigen::Vector3d value;
+      Eigen::Matrix3d A, B, A_fd, B_fd;
+      internal::AlartCurnierContact(mu, rho, r, u, &value, &A, &B);
+      FiniteDifferences(
+          [&](const Eigen::Vector3d& rr, const Eigen::Vector3d& uu) {
+            Eigen::Vector3d v;
+            Eigen::Matrix3d a, b;
+            internal::AlartCurnierContact(mu, rho, rr, uu, &v, &a, &b);
+            return v;
+          },
+          r, u, &A_fd, &B_fd);
+      CHECK((A - A_fd).norm() <= 1e-6 * (1.0 + A.norm()));
+      CHECK((B - B_fd).norm() <= 1e-6 * (1.0 + B.norm()));
+      ++checked_ac;
+    }
+    // Fischer-Burmeister: the Jet derivative of the smoothed function against differences of
+    // the exact one (smooth wherever u_T != 0 and the smaller spectral value of z is positive).
+    Eigen::Vector3d value;
+    Eigen::Matrix3d A, B, A_fd, B_fd;
+    internal::FischerBurmeisterContact(mu, rho, r, u, &value, &A, &B);
+    CHECK((value - internal::FischerBurmeisterSoc<double>(mu, rho, r, u, 0.0)).norm() == 0.0);
+    FiniteDifferences(
+        [&](const Eigen::Vector3d& rr, const Eigen::Vector3d& uu) {
+          return internal::FischerBurmeisterSoc<double>(mu, rho, rr, uu, 0.0);
+        },
+        r, u, &A_fd, &B_fd);
+    CHECK((A - A_fd).norm() <= 1e-4 * (1.0 + A.norm()));
+    CHECK((B - B_fd).norm() <= 1e-4 * (1.0 + B.norm()));
+    ++checked_fb;
+  }
+  CHECK(checked_ac > 300);
+  CHECK(checked_fb == 400);
+}
+
+TEST_CASE("the FB function of the cone vanishes exactly at solutions of each kind") {
+  const double mu = 0.5, rho = 0.8;
+  // Sticking (u = 0, r inside), sliding (r on the boundary, u_N = 0, u_T = -2 r_T), take-off.
+  const Eigen::Vector3d stick_r(1.0, 0.2, -0.1), slide_r(1.0, 0.3, 0.4);
+  const Eigen::Vector3d slide_u(0.0, -0.6, -0.8);
+  const auto phi = [&](const Eigen::Vector3d& r, const Eigen::Vector3d& u) {
+    return internal::FischerBurmeisterSoc<double>(mu, rho, r, u, 0.0).norm();
+  };
+  CHECK(phi(stick_r, Eigen::Vector3d::Zero()) <= 1e-15);
+  CHECK(phi(slide_r, slide_u) <= 1e-14);
+  CHECK(phi(Eigen::Vector3d::Zero(), Eigen::Vector3d(0.5, 1.0, -2.0)) <= 1e-15);
+  CHECK(phi(slide_r, Eigen::Vector3d(0.0, 0.6, 0.8)) > 0.1);  // slip along the force
+  CHECK(phi(Eigen::Vector3d(1.0, 0.6, 0.0), Eigen::Vector3d::Zero()) > 0.01);  // outside the cone
 }
 
 }  // namespace
