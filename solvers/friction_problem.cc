@@ -121,6 +121,43 @@ double FclibError(const FrictionContactProblem& problem, const Eigen::VectorXd& 
   return ComputeFrictionErrors(problem, r).fclib;
 }
 
+FrictionContactProblem WithTangentialScaling(const FrictionContactProblem& problem,
+                                             const Eigen::MatrixX2d& scales) {
+  if (scales.rows() != problem.num_contacts()) {
+    std::ostringstream os;
+    os << "tangential scales: " << scales.rows() << " rows for " << problem.num_contacts()
+       << " contacts";
+    Fail(os.str());
+  }
+  for (Eigen::Index a = 0; a < scales.rows(); ++a) {
+    for (int k = 0; k < 2; ++k) {
+      if (!(scales(a, k) > 0.0) || !std::isfinite(scales(a, k))) {
+        std::ostringstream os;
+        os << "tangential scale (" << a << "," << k << ") = " << scales(a, k)
+           << " must be positive and finite";
+        Fail(os.str());
+      }
+    }
+  }
+  Eigen::VectorXd e(problem.size());
+  for (int a = 0; a < problem.num_contacts(); ++a)
+    e.segment<3>(3 * a) << 1.0, scales(a, 0), scales(a, 1);
+  Eigen::SparseMatrix<double> W = problem.W_columns();
+  W = e.asDiagonal() * W * e.asDiagonal();
+  FrictionContactProblem scaled(W, e.cwiseProduct(problem.q()), problem.mu());
+  scaled.name = problem.name;
+  return scaled;
+}
+
+Eigen::VectorXd UnscaleReactions(const Eigen::MatrixX2d& scales, const Eigen::VectorXd& scaled) {
+  Eigen::VectorXd r = scaled;
+  for (Eigen::Index a = 0; a < scales.rows() && 3 * a + 2 < r.size(); ++a) {
+    r[3 * a + 1] *= scales(a, 0);
+    r[3 * a + 2] *= scales(a, 1);
+  }
+  return r;
+}
+
 std::string FrictionSolverSummary::FullReport() const {
   std::ostringstream os;
   os << CommonFullReport(*this) << "fclib error       " << natural_residual << "\n"

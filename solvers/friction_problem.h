@@ -77,6 +77,19 @@ FrictionErrors ComputeFrictionErrors(const FrictionContactProblem& problem,
 // The FCLib error alone.
 double FclibError(const FrictionContactProblem& problem, const Eigen::VectorXd& r);
 
+// Ellipsoidal friction (seed 000's e_t, e_o): contact a's cone is ||(r_t / e_t, r_o / e_o)|| <=
+// mu r_N. It is the Coulomb cone in r' = E^-1 r, E = diag(1, e_t, e_o) per contact, with
+// u' = E u, which keeps r.u: FC(E W E, E q, mu) is the problem in those variables, and maximal
+// dissipation there, u'_T = -lambda r'_T, is the ellipsoidal law u_T = -lambda E^-2 r_T. So
+// every friction solver serves such contact models: pose WithTangentialScaling(problem, scales)
+// (scales: n_c rows of (e_t, e_o), each positive and finite; InputError otherwise), solve, and
+// map the answer back with UnscaleReactions. (Torsional friction, e_r, makes the cone
+// four-dimensional, which FrictionContactProblem does not pose.)
+FrictionContactProblem WithTangentialScaling(const FrictionContactProblem& problem,
+                                             const Eigen::MatrixX2d& scales);
+// r = E r'.
+Eigen::VectorXd UnscaleReactions(const Eigen::MatrixX2d& scales, const Eigen::VectorXd& scaled);
+
 // The summary every frictional contact solver gives: natural_residual is the FCLib error above,
 // the measure its tolerance applies to.
 struct FrictionSolverSummary : SolverSummary {

@@ -179,6 +179,47 @@ TEST_CASE("a warm start at the solution needs no work") {
   CHECK(s.iterations == 0);
 }
 
+TEST_CASE("ellipsoidal friction through the tangential scaling: the ellipsoidal law holds") {
+  // Two coupled contacts, scales (e_t, e_o) = (1, 0.25) and (2, 0.5): a sliding contact keeps
+  // its reaction on the ellipse and slips along -E^-2 r_T.
+  const FrictionContactProblem problem = RandomContactProblem(6, 3, 0.6, 0.5, 21);
+  Eigen::MatrixX2d scales(6, 2);
+  for (int a = 0; a < 6; ++a) scales.row(a) << 1.0 + a % 2, 0.25 + 0.25 * (a % 2);
+  const FrictionContactProblem scaled = WithTangentialScaling(problem, scales);
+  for (const char* name : kFrictionSolvers) {
+    CAPTURE(name);
+    SolverOptions options;
+    options.tolerance = 1e-12;
+    Eigen::VectorXd scaled_r;
+    const std::unique_ptr<ComplementaritySolver> solver =
+        CreateSolver(name, ProblemKind::Friction, options);
+    REQUIRE(solver->Solve(scaled, &scaled_r).IsSolved());
+    const Eigen::VectorXd r = UnscaleReactions(scales, scaled_r);
+    Eigen::VectorXd u;
+    problem.Velocity(r, &u);
+    int sliding = 0;
+    for (int a = 0; a < 6; ++a) {
+      const double mu = problem.mu()[a], et = scales(a, 0), eo = scales(a, 1);
+      const double rn = r[3 * a], ellipse = std::hypot(r[3 * a + 1] / et, r[3 * a + 2] / eo);
+      CHECK(ellipse <= mu * rn + 1e-10);  // inside the ellipsoidal cone
+      if (rn > 1e-8 && std::hypot(u[3 * a + 1], u[3 * a + 2]) > 1e-8) {
+        ++sliding;
+        CHECK(std::abs(u[3 * a]) <= 1e-9);
+        CHECK(ellipse == doctest::Approx(mu * rn).epsilon(1e-8));
+        // u_T parallel to -(r_t / e_t^2, r_o / e_o^2).
+        const Eigen::Vector2d direction(r[3 * a + 1] / (et * et), r[3 * a + 2] / (eo * eo));
+        const Eigen::Vector2d slip(u[3 * a + 1], u[3 * a + 2]);
+        CHECK(slip.dot(direction) < 0.0);
+        CHECK(std::abs(slip[0] * direction[1] - slip[1] * direction[0]) <=
+              1e-8 * slip.norm() * direction.norm());
+      }
+    }
+    CHECK(sliding >= 1);
+  }
+  CHECK_THROWS_AS(WithTangentialScaling(problem, Eigen::MatrixX2d::Ones(5, 2)), InputError);
+  CHECK_THROWS_AS(WithTangentialScaling(problem, Eigen::MatrixX2d::Zero(6, 2)), InputError);
+}
+
 // Central differences of a contact function in r and u.
 template <class Function>
 void FiniteDifferences(Function phi, const Eigen::Vector3d& r, const Eigen::Vector3d& u,
