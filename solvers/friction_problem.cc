@@ -169,7 +169,18 @@ std::string FrictionSolverSummary::FullReport() const {
 
 void DescribeFrictionPoint(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
                            FrictionSolverSummary* summary) {
-  const FrictionErrors errors = ComputeFrictionErrors(problem, r);
+  if (r.size() != problem.size()) {
+    DescribeFrictionPoint(problem, r, r, summary);
+    return;
+  }
+  Eigen::VectorXd u;
+  problem.Velocity(r, &u);
+  DescribeFrictionPoint(problem, r, u, summary);
+}
+
+void DescribeFrictionPoint(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
+                           const Eigen::VectorXd& u, FrictionSolverSummary* summary) {
+  const FrictionErrors errors = ComputeFrictionErrors(problem, r, u);
   summary->natural_residual = errors.fclib;
   summary->siconos_error = errors.siconos;
   summary->take_off = summary->sticking = summary->sliding = 0;

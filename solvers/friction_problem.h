@@ -103,6 +103,9 @@ struct FrictionSolverSummary : SolverSummary {
 // Counts the contact states of r into the summary and sets its two errors.
 void DescribeFrictionPoint(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
                            FrictionSolverSummary* summary);
+// The same with u = W r + q already in `u`.
+void DescribeFrictionPoint(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
+                           const Eigen::VectorXd& u, FrictionSolverSummary* summary);
 
 }  // namespace ncpkit
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -113,23 +114,25 @@ NonsmoothGaussSeidel::Summary NonsmoothGaussSeidel::Solve(const FrictionContactP
     }
   }
   *r = best_;
-  DescribeFrictionPoint(problem, *r, &summary);
+  problem.Velocity(*r, &u_);
+  DescribeFrictionPoint(problem, *r, u_, &summary);
   summary.iterations = sweep;
-  std::ostringstream os;
+  // snprintf, not a stream: a solve of a few contacts takes about as long as formatting one.
+  char message[160];
   if (summary.natural_residual <= options_.tolerance) {
     summary.status = Status::Converged;
-    os << "FCLib error " << summary.natural_residual << " <= tolerance " << options_.tolerance
-       << " after " << sweep << " sweeps";
+    std::snprintf(message, sizeof(message), "FCLib error %g <= tolerance %g after %d sweeps",
+                  summary.natural_residual, options_.tolerance, sweep);
   } else if (!std::isfinite(summary.natural_residual) || !r->allFinite()) {
     summary.status = Status::NumericalFailure;
-    os << "the iterate became non-finite in sweep " << sweep;
+    std::snprintf(message, sizeof(message), "the iterate became non-finite in sweep %d", sweep);
   } else {
     summary.status = Status::MaxIterations;
-    os << "FCLib error " << summary.natural_residual << " > tolerance " << options_.tolerance
-       << " after " << sweep << " sweeps";
-    if (timed_out) os << " (time limit " << options_.time_limit_seconds << " s reached)";
+    std::snprintf(message, sizeof(message), "FCLib error %g > tolerance %g after %d sweeps%s",
+                  summary.natural_residual, options_.tolerance, sweep,
+                  timed_out ? " (time limit reached)" : "");
   }
-  summary.message = os.str();
+  summary.message = message;
   summary.wall_time_seconds = elapsed();
   return summary;
 }
