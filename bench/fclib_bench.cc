@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "fixtures/fclib_problems.h"
 #include "readers/fclib_reader.h"
 #include "solvers/solver_registry.h"
 #ifdef NCPKIT_HAVE_SICONOS
@@ -22,21 +23,6 @@ namespace {
 
 constexpr double kTolerance = 1e-6;
 
-const char* const kProblems[] = {
-    "100_PR_PerioBox/LMGC_100_PR_PerioBox-i00361-60-03000.hdf5",
-    "BoxesStack/BoxesStack1-fclib_local_problem_test.hdf5",
-    "Capsules/Capsules-i101-404.hdf5",
-    "Capsules/Capsules-i125-1213.hdf5",
-    "Confeti/Confeti-ex03.hdf5",
-    "Confeti/Confeti-ex13-4contact.hdf5",
-    "Cubes_H8_global/CubeH8_reduced.hdf5",
-    "KaplasTower/KaplasTower-i1061-4.hdf5",
-    "OneObject/OneObject-i1028-138.hdf5",
-    "RockPile/RockPile_tob1.hdf5",
-    "Rover/Rover1040.hdf5",
-    "Spheres_global/Spheres-i099-356-679_reduced.hdf5",
-};
-
 // The problem of a shared file, read once.
 const FrictionContactProblem& Problem(const std::string& relative) {
   static std::map<std::string, FrictionContactProblem> cache;
@@ -46,11 +32,6 @@ const FrictionContactProblem& Problem(const std::string& relative) {
     it = cache.emplace(relative, ReadFclibFile(path).problem).first;
   }
   return it->second;
-}
-
-std::string ShortName(const std::string& relative) {
-  std::string name = relative.substr(relative.find('/') + 1);
-  return name.substr(0, name.size() - 5);  // without .hdf5
 }
 
 void BM_Ncpkit(benchmark::State& state, const std::string& solver_name,
@@ -106,10 +87,11 @@ void BM_Siconos(benchmark::State& state, SiconosFrictionSolver solver,
 
 // Registered at start-up: one benchmark per problem and solver.
 const bool kRegistered = [] {
-  for (const char* relative : kProblems) {
+  for (const SharedFclibProblem& shared : SharedFclibProblems()) {
+    const std::string relative = shared.path;
     for (const std::string& solver : SolverNames(ProblemKind::Friction)) {
       benchmark::RegisterBenchmark(
-          ("FCLib/" + solver + "/" + ShortName(relative)).c_str(),
+          ("FCLib/" + solver + "/" + shared.name()).c_str(),
           [solver, relative](benchmark::State& state) { BM_Ncpkit(state, solver, relative); })
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
@@ -122,7 +104,7 @@ const bool kRegistered = [] {
     for (const auto& [name, solver] : peers) {
       const SiconosFrictionSolver kind = solver;
       benchmark::RegisterBenchmark(
-          ("SiconosFC3D/" + std::string(name) + "/" + ShortName(relative)).c_str(),
+          ("SiconosFC3D/" + std::string(name) + "/" + shared.name()).c_str(),
           [kind, relative](benchmark::State& state) { BM_Siconos(state, kind, relative); })
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <random>
 
+#include "fixtures/fclib_problems.h"
 #include "readers/siconos_reader.h"
 #include "solvers/input_error.h"
 #include "tests/readers/fclib_writer.h"
@@ -16,26 +17,6 @@ namespace ncpkit {
 namespace {
 
 using testing::Hdf5Writer;
-
-// The shared FCLib problems and their contact counts.
-struct SharedProblem {
-  const char* path;
-  int contacts;
-};
-const SharedProblem kSharedProblems[] = {
-    {"fclib/100_PR_PerioBox/LMGC_100_PR_PerioBox-i00361-60-03000.hdf5", 60},
-    {"fclib/BoxesStack/BoxesStack1-fclib_local_problem_test.hdf5", 48},
-    {"fclib/Capsules/Capsules-i101-404.hdf5", 225},
-    {"fclib/Capsules/Capsules-i125-1213.hdf5", 286},
-    {"fclib/Confeti/Confeti-ex03.hdf5", 54},
-    {"fclib/Confeti/Confeti-ex13-4contact.hdf5", 4},
-    {"fclib/Cubes_H8_global/CubeH8_reduced.hdf5", 1},
-    {"fclib/KaplasTower/KaplasTower-i1061-4.hdf5", 570},
-    {"fclib/OneObject/OneObject-i1028-138.hdf5", 23},
-    {"fclib/RockPile/RockPile_tob1.hdf5", 463},
-    {"fclib/Rover/Rover1040.hdf5", 5},
-    {"fclib/Spheres_global/Spheres-i099-356-679_reduced.hdf5", 356},
-};
 
 std::string TempPath(const std::string& name) {
   return std::string(P_tmpdir) + "/ncpkit_fclib_test_" + name;
@@ -60,9 +41,9 @@ RandomLocal MakeRandomLocal(int nc, unsigned seed) {
 }
 
 TEST_CASE("every shared FCLib problem is read") {
-  for (const SharedProblem& shared : kSharedProblems) {
+  for (const SharedFclibProblem& shared : SharedFclibProblems()) {
     CAPTURE(shared.path);
-    const FclibFile file = ReadFclibFile(testing::SharedData(shared.path));
+    const FclibFile file = ReadFclibFile(testing::SharedData("fclib/" + shared.path));
     CHECK(file.problem.num_contacts() == shared.contacts);
     CHECK(file.problem.size() == 3 * shared.contacts);
     CHECK(file.problem.W().nonZeros() > 0);

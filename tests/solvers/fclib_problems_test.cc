@@ -2,6 +2,8 @@
 // error 1e-6: auto solves each one; every failure of a single solver is listed by name with the
 // reason, and the best single solver solves at least 11 of the 12 (fc-proximal and
 // fc-proximal-fb solve all).
+#include "fixtures/fclib_problems.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -18,21 +20,6 @@ namespace ncpkit {
 namespace {
 
 constexpr double kTolerance = 1e-6;
-
-const char* const kFiles[] = {
-    "100_PR_PerioBox/LMGC_100_PR_PerioBox-i00361-60-03000.hdf5",
-    "BoxesStack/BoxesStack1-fclib_local_problem_test.hdf5",
-    "Capsules/Capsules-i101-404.hdf5",
-    "Capsules/Capsules-i125-1213.hdf5",
-    "Confeti/Confeti-ex03.hdf5",
-    "Confeti/Confeti-ex13-4contact.hdf5",
-    "Cubes_H8_global/CubeH8_reduced.hdf5",
-    "KaplasTower/KaplasTower-i1061-4.hdf5",
-    "OneObject/OneObject-i1028-138.hdf5",
-    "RockPile/RockPile_tob1.hdf5",
-    "Rover/Rover1040.hdf5",
-    "Spheres_global/Spheres-i099-356-679_reduced.hdf5",
-};
 
 const std::string kStackStall =
     "block Gauss-Seidel crawls on the stack's coupled, redundant contacts (2.6e-6 after 10000 "
@@ -69,8 +56,8 @@ const std::map<std::string, std::map<std::string, std::string>>& ExpectedFailure
 
 TEST_CASE("every shared FCLib problem: auto solves it, single-solver failures are named") {
   std::map<std::string, int> solved_by_solver;
-  for (const char* file : kFiles) {
-    const FclibFile data = ReadFclibFile(testing::SharedData(std::string("fclib/") + file));
+  for (const SharedFclibProblem& shared : SharedFclibProblems()) {
+    const FclibFile data = ReadFclibFile(testing::SharedData("fclib/" + shared.path));
     const FrictionContactProblem& problem = data.problem;
     CAPTURE(problem.name);
     const auto expected = ExpectedFailures().find(problem.name);
