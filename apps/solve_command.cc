@@ -31,8 +31,10 @@ std::string UsageText() {
          ",\n"
          "      or any with -cold (no warm start); quasistatic scenes: MODEL/SOLVER with MODEL\n"
          "      dqc (SOLVER as above), dlc, qp, qp-lcp (SOLVER one of solve's), e.g.\n"
-         "      qp-lcp/lemke. simulate exits 1 if a step failed to solve. A run over 10^7 steps\n"
-         "      needs --max-steps N. A run longer than a second shows its progress on stderr\n"
+         "      qp-lcp/lemke; explicit scenes (\"stepper\": \"explicit\"): cone/SOLVER with a\n"
+         "      frictional contact solver, e.g. cone/nsgs. simulate exits 1 if a step failed\n"
+         "      to solve. A run over 10^7 steps needs --max-steps N. A run longer than a second "
+         "shows its progress on stderr\n"
          "      (not with --quiet). --html writes a page that plays the run (shapes, contact\n"
          "      points and normals, solver statistics); view makes it from a --out CSV.\n"
          "  ncpkit solve FILE [--q QFILE] [--solver " +

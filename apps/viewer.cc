@@ -80,11 +80,10 @@ std::string HtmlText(const std::string& text) {
 
 ViewerRun::ViewerRun(const Scene& scene, const std::string& variant)
     : scene_(scene.name),
-      stepper_(scene.stepper == StepperKind::Implicit ? "implicit" : "quasistatic"),
+      stepper_(ToString(scene.stepper)),
       variant_(variant),
       bodies_(scene.bodies) {
-  const Eigen::Vector3d g =
-      scene.stepper == StepperKind::Implicit ? scene.implicit.gravity : scene.quasistatic.gravity;
+  const Eigen::Vector3d g = scene.gravity();
   if (g.norm() > 0.0 && g.allFinite()) up_ = -g.normalized();
   for (size_t b = 0; b < bodies_.size(); ++b) {
     if (!bodies_[b].fixed) moving_.push_back(static_cast<int>(b));

@@ -44,14 +44,16 @@ bool ExplicitStepperOptions::IsValid(std::string* why) const {
       .Require(gravity.allFinite(), "gravity", gravity.norm(), "must be finite")
       .Require(contact_margin > 0.0 && std::isfinite(contact_margin), "contact_margin",
                contact_margin, "must be positive and finite")
-      .Require(mu >= 0.0 && std::isfinite(mu), "mu", mu, "must be finite and >= 0")
       .Require(solver_ok, "solver_options", 0.0, solver_why.c_str())
       .Done(why);
 }
 
-ExplicitStepper::ExplicitStepper(std::vector<Body> bodies, const ExplicitStepperOptions& options)
-    : bodies_(std::move(bodies)), options_(options) {
+ExplicitStepper::ExplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
+                                 const ExplicitStepperOptions& options)
+    : bodies_(std::move(bodies)), laws_(std::move(laws)), options_(options) {
   RequireValidOptions(options_, "explicit stepper");
+  std::string why;
+  if (!laws_.IsValid(&why)) throw InputError("explicit stepper: " + why);
   ValidateBodies(bodies_, /*dynamic=*/true);
   solver_ = CreateSolver(options_.solver, ProblemKind::Friction, options_.solver_options);
 }
@@ -163,7 +165,11 @@ void ExplicitStepper::AssembleAndSolve() {
   }
   Eigen::SparseMatrix<double> W(3 * nc, 3 * nc);
   W.setFromTriplets(triplets.begin(), triplets.end());
-  const FrictionContactProblem problem(W, q, Eigen::VectorXd::Constant(nc, options_.mu));
+  Eigen::VectorXd mu(nc);
+  for (int c = 0; c < nc; ++c) {
+    mu[c] = laws_.Get(bodies_[contacts[c].body_a].name, bodies_[contacts[c].body_b].name).mu;
+  }
+  const FrictionContactProblem problem(W, q, mu);
   // Warm start: the previous step's impulse of the same pair at the nearest point.
   r_.setZero(3 * nc);
   if (options_.warm_start) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "contact/broad_phase.h"
+#include "contact/contact_law.h"
 #include "contact/distance.h"
 #include "dynamics/body.h"
 #include "integrators/stepper.h"
@@ -26,7 +27,6 @@ struct ExplicitStepperOptions {
   // Contacts whose gap at the start of the step is below this enter its problem (m); > 0. The
   // phi / h term lets a contact inside the margin close but not overshoot.
   double contact_margin = 0.01;
-  double mu = 0.5;  // Coulomb friction of every pair; >= 0
   // A registry solver taking ProblemKind::Friction, and its options (tolerance: FCLib error).
   std::string solver = "auto";
   SolverOptions solver_options;
@@ -56,7 +56,10 @@ struct ExplicitStepRecord : StepRecord {
 // Bodies are validated as for the implicit stepper (ValidateBodies, dynamic).
 class ExplicitStepper : public Stepper {
  public:
-  ExplicitStepper(std::vector<Body> bodies, const ExplicitStepperOptions& options);
+  // Each pair's Coulomb coefficient is laws.Get(a, b).mu (the other fields of the law are the
+  // implicit stepper's).
+  ExplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
+                  const ExplicitStepperOptions& options);
 
   const StepRecord& Step(const std::vector<Vector6d>& applied_impulses) override;
   using Stepper::Step;
@@ -64,7 +67,9 @@ class ExplicitStepper : public Stepper {
   double h() const override { return options_.h; }
   const std::vector<Body>& bodies() const override { return bodies_; }
   const ComplementaritySolver& solver() const override { return *solver_; }
-  std::string variant() const override { return "cone/" + options_.solver; }
+  std::string variant() const override {
+    return "cone/" + options_.solver + (options_.warm_start ? "" : "-cold");
+  }
   bool has_velocities() const override { return true; }
   Eigen::Vector3d gravity() const override { return options_.gravity; }
   const std::vector<const char*>& PairColumns() const override;
@@ -78,6 +83,7 @@ class ExplicitStepper : public Stepper {
   void Advance();
 
   std::vector<Body> bodies_;
+  ContactLawTable laws_;
   ExplicitStepperOptions options_;
   std::unique_ptr<ComplementaritySolver> solver_;
   ExplicitContactGeometry geometry_;

@@ -47,7 +47,7 @@ void AddBody(const Reader& in, const std::string& path, Body body, Scene* scene,
     in.Fail(path, "the body name '" + body.name + "' is used twice");
   }
   try {
-    ValidateBody(body, scene->stepper == StepperKind::Implicit);
+    ValidateBody(body, scene->stepper != StepperKind::Quasistatic);
   } catch (const InputError& e) {
     in.Fail(path, e.what());
   }
@@ -155,6 +155,27 @@ void ReadImplicitOptions(const Reader& in, const Json& root, ImplicitStepperOpti
   options->warm_start = in.Bool(root, "scene", "warm_start", options->warm_start);
   options->contact_margin = in.Number(root, "scene", "contact_margin", options->contact_margin);
   if (options->contact_margin < 0.0) in.Fail("contact_margin", "must be >= 0");
+}
+
+// The same keys for the explicit stepper; "solver" names a frictional contact solver.
+void ReadExplicitOptions(const Reader& in, const Json& root, ExplicitStepperOptions* options) {
+  options->h = in.Positive(root, "scene", "h");
+  options->gravity = in.Vector3(root, "scene", "gravity", options->gravity);
+  if (root.contains("solver")) {
+    options->solver = in.String(root.at("solver"), "solver");
+    if (!IsSolverName(options->solver, ProblemKind::Friction)) {
+      in.Fail("solver", "unknown frictional contact solver '" + options->solver +
+                            "' (expected one of " + SolverNameList(ProblemKind::Friction) + ")");
+    }
+  }
+  options->solver_options.tolerance =
+      in.Number(root, "scene", "tolerance", options->solver_options.tolerance);
+  if (!(options->solver_options.tolerance > 0.0)) in.Fail("tolerance", "must be positive");
+  options->solver_options.max_iterations =
+      static_cast<int>(in.Integer(root, "scene", "max_iterations", 0, 0, kMaxSolverIterations));
+  options->warm_start = in.Bool(root, "scene", "warm_start", options->warm_start);
+  options->contact_margin = in.Number(root, "scene", "contact_margin", options->contact_margin);
+  if (!(options->contact_margin > 0.0)) in.Fail("contact_margin", "must be > 0");
 }
 
 void ReadInertia(const Reader& in, const Json& b, const std::string& path, Body* body) {
@@ -287,10 +308,22 @@ void ReadImplicitScene(const Reader& in, const Json& root, const std::string& so
   in.OnlyKeys(root, "scene",
               {"name", "description", "h", "duration", "gravity", "solver", "tolerance",
                "max_iterations", "warm_start", "contact_margin", "bodies", "fixed", "contact",
-               "pairs", "impulses", "initial_overlap"});
+               "pairs", "impulses", "initial_overlap", "stepper"});
   scene->stepper = StepperKind::Implicit;
+  if (root.contains("stepper")) {
+    const std::string stepper = in.String(root.at("stepper"), "stepper");
+    if (stepper == "explicit") {
+      scene->stepper = StepperKind::Explicit;
+    } else if (stepper != "implicit") {
+      in.Fail("stepper", "must be \"implicit\" or \"explicit\", not \"" + stepper + "\"");
+    }
+  }
   ReadHeader(in, root, source, scene);
-  ReadImplicitOptions(in, root, &scene->implicit);
+  if (scene->stepper == StepperKind::Explicit) {
+    ReadExplicitOptions(in, root, &scene->explicit_stepper);
+  } else {
+    ReadImplicitOptions(in, root, &scene->implicit);
+  }
   ReadImplicitBodies(in, root, scene);
   std::vector<char> movable;
   for (const Body& body : scene->bodies) movable.push_back(body.fixed ? 0 : 1);
@@ -303,7 +336,9 @@ void ReadImplicitScene(const Reader& in, const Json& root, const std::string& so
   ReadPairs(in, root, scene);
   ReadImpulses(in, root, scene);
   std::string why;
-  if (!scene->implicit.IsValid(&why)) in.Fail("scene", why);
+  const bool valid = scene->stepper == StepperKind::Explicit ? scene->explicit_stepper.IsValid(&why)
+                                                             : scene->implicit.IsValid(&why);
+  if (!valid) in.Fail("scene", why);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -512,9 +547,46 @@ void ReadQuasistaticScene(const Reader& in, const Json& root, const std::string&
 // ---------------------------------------------------------------------------------------------
 // Scene
 
-double Scene::h() const { return stepper == StepperKind::Implicit ? implicit.h : quasistatic.h; }
+const char* ToString(StepperKind kind) {
+  switch (kind) {
+    case StepperKind::Implicit:
+      return "implicit";
+    case StepperKind::Quasistatic:
+      return "quasistatic";
+    case StepperKind::Explicit:
+      return "explicit";
+  }
+  return "?";
+}
+
+Eigen::Vector3d Scene::gravity() const {
+  switch (stepper) {
+    case StepperKind::Implicit:
+      return implicit.gravity;
+    case StepperKind::Quasistatic:
+      return quasistatic.gravity;
+    case StepperKind::Explicit:
+      return explicit_stepper.gravity;
+  }
+  return implicit.gravity;
+}
+
+double Scene::h() const {
+  switch (stepper) {
+    case StepperKind::Implicit:
+      return implicit.h;
+    case StepperKind::Quasistatic:
+      return quasistatic.h;
+    case StepperKind::Explicit:
+      return explicit_stepper.h;
+  }
+  return implicit.h;
+}
 
 std::string Scene::variant() const {
+  if (stepper == StepperKind::Explicit) {
+    return SolverVariant{"cone", explicit_stepper.solver, !explicit_stepper.warm_start}.ToString();
+  }
   if (stepper == StepperKind::Implicit) {
     return SolverVariant{"", implicit.solver, !implicit.warm_start}.ToString();
   }
@@ -523,12 +595,15 @@ std::string Scene::variant() const {
 }
 
 bool Scene::TakesVariant(const std::string& variant) const {
+  if (stepper == StepperKind::Explicit) return IsExplicitVariant(variant);
   return stepper == StepperKind::Implicit ? IsSolverVariant(variant)
                                           : IsQuasistaticVariant(variant);
 }
 
 void Scene::ApplyVariant(const std::string& variant) {
-  if (stepper == StepperKind::Implicit) {
+  if (stepper == StepperKind::Explicit) {
+    ApplyExplicitVariant(variant, &explicit_stepper);
+  } else if (stepper == StepperKind::Implicit) {
     ApplySolverVariant(variant, &implicit);
   } else {
     ApplyQuasistaticVariant(variant, &quasistatic);
@@ -562,6 +637,9 @@ Scene ParseScene(const std::string& text, const std::string& source) {
 Scene LoadScene(const std::string& path) { return ParseScene(internal::ReadTextFile(path), path); }
 
 std::unique_ptr<Stepper> MakeStepper(const Scene& scene) {
+  if (scene.stepper == StepperKind::Explicit) {
+    return std::make_unique<ExplicitStepper>(scene.bodies, scene.laws, scene.explicit_stepper);
+  }
   if (scene.stepper == StepperKind::Implicit) {
     return std::make_unique<ImplicitStepper>(scene.bodies, scene.laws, scene.implicit);
   }
@@ -576,6 +654,14 @@ namespace {
 // (dlc and qp have free rows with a zero diagonal, which PGS cannot take).
 std::vector<std::string> CollectDefaultVariants(StepperKind kind) {
   std::vector<std::string> variants;
+  if (kind == StepperKind::Explicit) {
+    for (const SolverEntry& e : SolverRegistry()) {
+      if (e.Takes(ProblemKind::Friction) && e.Compared(ProblemKind::Friction)) {
+        variants.push_back("cone/" + e.name);
+      }
+    }
+    return variants;
+  }
   if (kind == StepperKind::Implicit) {
     for (const SolverEntry& e : SolverRegistry()) {
       if (e.Takes(ProblemKind::Mixed) && e.Compared(ProblemKind::Mixed)) variants.push_back(e.name);
@@ -603,6 +689,8 @@ const std::vector<std::string>& DefaultVariants(StepperKind kind) {
   static const std::vector<std::string> kImplicit = CollectDefaultVariants(StepperKind::Implicit);
   static const std::vector<std::string> kQuasistatic =
       CollectDefaultVariants(StepperKind::Quasistatic);
+  static const std::vector<std::string> kExplicit = CollectDefaultVariants(StepperKind::Explicit);
+  if (kind == StepperKind::Explicit) return kExplicit;
   return kind == StepperKind::Implicit ? kImplicit : kQuasistatic;
 }
 
@@ -650,10 +738,29 @@ void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* opti
 }
 
 void RequireKnownVariant(const std::string& variant) {
-  if (IsSolverVariant(variant) || IsQuasistaticVariant(variant)) return;
+  if (IsSolverVariant(variant) || IsQuasistaticVariant(variant) || IsExplicitVariant(variant)) {
+    return;
+  }
   throw InputError("unknown solver '" + variant + "' (expected <solver>[-cold] with one of " +
                    SolverNameList(ProblemKind::Mixed) +
-                   ", or <model>/<solver>[-cold] with model dqc, dlc, qp or qp-lcp)");
+                   ", or <model>/<solver>[-cold] with model dqc, dlc, qp or qp-lcp, or cone "
+                   "(explicit scenes) with one of " +
+                   SolverNameList(ProblemKind::Friction) + ")");
+}
+
+bool IsExplicitVariant(const std::string& variant) {
+  return Applies<ExplicitStepperOptions>(variant, &ApplyExplicitVariant);
+}
+
+void ApplyExplicitVariant(const std::string& variant, ExplicitStepperOptions* options) {
+  const SolverVariant parsed = ParseOrEmpty(variant);
+  if (parsed.model != "cone" || !IsSolverName(parsed.solver, ProblemKind::Friction)) {
+    throw InputError("unknown explicit variant '" + variant +
+                     "' (expected cone/<solver>[-cold] with one of " +
+                     SolverNameList(ProblemKind::Friction) + ", e.g. cone/nsgs)");
+  }
+  options->solver = parsed.solver;
+  options->warm_start = !parsed.cold;
 }
 
 bool IsQuasistaticVariant(const std::string& variant) {

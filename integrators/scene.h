@@ -14,6 +14,7 @@
 #include "contact/contact_law.h"
 #include "dynamics/actuators.h"
 #include "dynamics/body.h"
+#include "integrators/explicit_stepper.h"
 #include "integrators/implicit_stepper.h"
 #include "integrators/limits.h"
 #include "integrators/quasistatic_stepper.h"
@@ -39,7 +40,9 @@ struct ImpulseEvent {
   bool repeat = false;
 };
 
-enum class StepperKind { Implicit, Quasistatic };
+enum class StepperKind { Implicit, Quasistatic, Explicit };
+// "implicit", "quasistatic", "explicit".
+const char* ToString(StepperKind kind);
 
 struct Scene {
   std::string name;
@@ -52,12 +55,14 @@ struct Scene {
   std::vector<ImpulseEvent> impulses;
   std::vector<Actuator> actuators;
   StepperKind stepper = StepperKind::Implicit;
-  ImplicitStepperOptions implicit;  // when stepper == Implicit
-  QuasistaticOptions quasistatic;   // when stepper == Quasistatic
+  ImplicitStepperOptions implicit;          // when stepper == Implicit
+  QuasistaticOptions quasistatic;           // when stepper == Quasistatic
+  ExplicitStepperOptions explicit_stepper;  // when stepper == Explicit
 
   double h() const;
+  Eigen::Vector3d gravity() const;
   // The variant the scene's settings name: "<solver>[-cold]" (implicit) or
-  // "<model>/<solver>[-cold]" (quasistatic).
+  // "<model>/<solver>[-cold]" (quasistatic; explicit: "cone/<solver>[-cold]").
   std::string variant() const;
   // True if the variant fits the scene's stepper; ApplyVariant throws InputError otherwise.
   bool TakesVariant(const std::string& variant) const;
@@ -88,6 +93,10 @@ void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* opti
 // ProblemKind::Mixed) or dlc, qp, qp-lcp (ProblemKind::Linear), e.g. "qp-lcp/lemke".
 bool IsQuasistaticVariant(const std::string& variant);
 void ApplyQuasistaticVariant(const std::string& variant, QuasistaticOptions* options);
+// The explicit variants "cone/<solver>[-cold]" with a registry solver taking
+// ProblemKind::Friction, e.g. "cone/nsgs".
+bool IsExplicitVariant(const std::string& variant);
+void ApplyExplicitVariant(const std::string& variant, ExplicitStepperOptions* options);
 // Throws InputError, naming both grammars, unless some stepper takes the variant.
 void RequireKnownVariant(const std::string& variant);
 

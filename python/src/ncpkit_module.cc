@@ -269,7 +269,7 @@ py::dict SceneInfo(const Scene& scene) {
   py::dict d;
   d["name"] = scene.name;
   d["description"] = scene.description;
-  d["stepper"] = scene.stepper == StepperKind::Implicit ? "implicit" : "quasistatic";
+  d["stepper"] = ToString(scene.stepper);
   d["duration"] = scene.duration;
   d["h"] = scene.h();
   d["solver"] = scene.variant();

@@ -167,3 +167,26 @@ TEST_CASE("fclib: a table, a CSV and a performance profile over a folder") {
 
 }  // namespace
 }  // namespace ncpkit
+
+namespace ncpkit {
+namespace {
+
+TEST_CASE("an explicit scene file through simulate and compare") {
+  const std::string scene = std::string(NCPKIT_SOURCE_DIR) + "/tests/data/explicit_boxes.json";
+  const testing::Run run = testing::RunNcpkit("simulate " + scene + " --json", false);
+  CHECK(run.status == 0);
+  const nlohmann::json summary = nlohmann::json::parse(run.output);
+  CHECK(summary["solver"] == "cone/auto");
+  CHECK(summary["failed_steps"] == 0);
+  const testing::Run compare = testing::RunNcpkit(
+      "compare " + scene + " --solvers cone/fc-newton-fb,cone/fc-proximal --duration 0.2");
+  CHECK(compare.status == 0);
+  CHECK(compare.output.find("cone/fc-newton-fb") != std::string::npos);
+  CHECK(compare.output.find("cone/fc-proximal") != std::string::npos);
+  const testing::Run wrong = testing::RunNcpkit("simulate " + scene + " --solver fb-newton");
+  CHECK(wrong.status == 2);
+  CHECK(wrong.output.find("cone/<solver>") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace ncpkit

@@ -71,7 +71,8 @@ void SiconosMlcp(const uint8_t* data, size_t size) {
 
 void SiconosFrictionContact(const uint8_t* data, size_t size) {
   try {
-    const FrictionContactProblem problem = ParseSiconosFrictionContact(Text(data, size), "fc3d.dat");
+    const FrictionContactProblem problem =
+        ParseSiconosFrictionContact(Text(data, size), "fc3d.dat");
     if (problem.size() > kMaxSolveSize) return;
     for (const std::string& solver : SolverNames(ProblemKind::Friction)) {
       SolverOptions options;
@@ -114,10 +115,13 @@ void SceneFile(const uint8_t* data, size_t size) {
     if (scene.bodies.size() > kMaxSceneBodies) return;
     // Bounded work per input: a few steps, a few iterations each.
     int& iterations = scene.stepper == StepperKind::Implicit ? scene.implicit.max_iterations
-                                                             : scene.quasistatic.max_iterations;
+                      : scene.stepper == StepperKind::Quasistatic
+                          ? scene.quasistatic.max_iterations
+                          : scene.explicit_stepper.solver_options.max_iterations;
     iterations = scene.stepper == StepperKind::Implicit ? std::min(iterations, 30)
                  : iterations == 0                      ? 200
                                                         : std::min(iterations, 200);
+    scene.explicit_stepper.solver_options.time_limit_seconds = 1.0;
     scene.duration = std::min(scene.duration, kMaxSteps * scene.h());
     SceneRunner runner(scene);
     while (!runner.Done()) CheckSummary(runner.Step().summary, scene.name);

@@ -5,9 +5,13 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 
+#include "integrators/scene.h"
+#include "integrators/scene_runner.h"
+#include "readers/text_scanner.h"
 #include "solvers/input_error.h"
 
 namespace ncpkit {
@@ -31,10 +35,15 @@ Body Box(const std::string& name, const Eigen::Vector3d& position, double mass =
   return box;
 }
 
+ContactLawTable Laws() {
+  ContactLawTable laws;
+  laws.default_law.mu = 0.5;
+  return laws;
+}
+
 ExplicitStepperOptions Options(const std::string& solver) {
   ExplicitStepperOptions options;
   options.h = 0.01;
-  options.mu = 0.5;
   options.solver = solver;
   options.solver_options.tolerance = 1e-10;
   return options;
@@ -45,7 +54,8 @@ const std::string kSolvers[] = {"nsgs", "fc-newton", "fc-newton-fb", "fc-proxima
 TEST_CASE("explicit stepper: a box resting on the ground stays put with every friction solver") {
   for (const std::string& solver : kSolvers) {
     CAPTURE(solver);
-    ExplicitStepper stepper({Ground(), Box("box", Eigen::Vector3d(0, 0, 0.5))}, Options(solver));
+    ExplicitStepper stepper({Ground(), Box("box", Eigen::Vector3d(0, 0, 0.5))}, Laws(),
+                            Options(solver));
     for (int step = 0; step < 100; ++step) {
       const StepRecord& record = stepper.Step();
       REQUIRE(record.summary.IsSolved());
@@ -70,7 +80,7 @@ TEST_CASE("explicit stepper: a sliding box follows its exact discrete solution")
     }
     Body box = Box("box", Eigen::Vector3d(0, 0, 0.5));
     box.state.linear_velocity = Eigen::Vector3d(v0, 0, 0);
-    ExplicitStepper stepper({Ground(), box}, Options(solver));
+    ExplicitStepper stepper({Ground(), box}, Laws(), Options(solver));
     double v = v0, x = 0.0;
     for (int step = 0; step < 60; ++step) {
       const StepRecord& record = stepper.Step();
@@ -93,7 +103,7 @@ TEST_CASE("explicit stepper: fc-newton alone fails the sliding box (expected)") 
   // the Alart-Curnier merit stalls; fc-newton-fb, the proximal solvers, NSGS and auto solve it.
   Body box = Box("box", Eigen::Vector3d(0, 0, 0.5));
   box.state.linear_velocity = Eigen::Vector3d(2.0, 0, 0);
-  ExplicitStepper stepper({Ground(), box}, Options("fc-newton"));
+  ExplicitStepper stepper({Ground(), box}, Laws(), Options("fc-newton"));
   bool failed = false;
   for (int step = 0; step < 5; ++step) failed = failed || !stepper.Step().summary.IsSolved();
   std::cout << "expected failure: fc-newton on the explicit stepper's sliding box: W of four "
@@ -104,7 +114,7 @@ TEST_CASE("explicit stepper: fc-newton alone fails the sliding box (expected)") 
 TEST_CASE("explicit stepper: a dropped box lands without penetration and comes to rest") {
   Body box = Box("box", Eigen::Vector3d(0, 0, 0.8));
   box.state.angular_velocity = Eigen::Vector3d(0.0, 0.0, 1.0);
-  ExplicitStepper stepper({Ground(), box}, Options("auto"));
+  ExplicitStepper stepper({Ground(), box}, Laws(), Options("auto"));
   double deepest = 0.0;
   for (int step = 0; step < 200; ++step) {
     const StepRecord& record = stepper.Step();
@@ -120,13 +130,70 @@ TEST_CASE("explicit stepper: a dropped box lands without penetration and comes t
 TEST_CASE("explicit stepper: bad options and bodies are refused") {
   ExplicitStepperOptions options = Options("auto");
   options.h = 0.0;
-  CHECK_THROWS_AS(ExplicitStepper({Ground(), Box("b", Eigen::Vector3d(0, 0, 0.5))}, options),
-                  InputError);
   CHECK_THROWS_AS(
-      ExplicitStepper({Ground(), Box("b", Eigen::Vector3d(0, 0, 0.5))}, Options("lemke")),
+      ExplicitStepper({Ground(), Box("b", Eigen::Vector3d(0, 0, 0.5))}, Laws(), options),
       InputError);
-  ExplicitStepper stepper({Ground(), Box("b", Eigen::Vector3d(0, 0, 0.5))}, Options("nsgs"));
+  CHECK_THROWS_AS(
+      ExplicitStepper({Ground(), Box("b", Eigen::Vector3d(0, 0, 0.5))}, Laws(), Options("lemke")),
+      InputError);
+  ExplicitStepper stepper({Ground(), Box("b", Eigen::Vector3d(0, 0, 0.5))}, Laws(),
+                          Options("nsgs"));
   CHECK_THROWS_AS(stepper.Step({Vector6d::Zero()}), InputError);
+}
+
+}  // namespace
+}  // namespace ncpkit
+
+namespace ncpkit {
+namespace {
+
+const std::string kExplicitScene =
+    std::string(NCPKIT_SOURCE_DIR) + "/tests/data/explicit_boxes.json";
+
+TEST_CASE("scene files: \"stepper\": \"explicit\" runs the explicit stepper with cone variants") {
+  Scene scene = LoadScene(kExplicitScene);
+  CHECK(scene.stepper == StepperKind::Explicit);
+  CHECK(std::string(ToString(scene.stepper)) == "explicit");
+  CHECK(scene.variant() == "cone/auto");
+  CHECK(scene.h() == 0.01);
+  CHECK(scene.TakesVariant("cone/nsgs"));
+  CHECK(scene.TakesVariant("cone/fc-newton-fb-cold"));
+  CHECK_FALSE(scene.TakesVariant("fb-newton"));
+  CHECK_FALSE(scene.TakesVariant("cone/lemke"));
+  CHECK_FALSE(scene.TakesVariant("qp-lcp/lemke"));
+  CHECK_NOTHROW(RequireKnownVariant("cone/nsgs"));
+  const std::vector<std::string>& defaults = DefaultVariants(StepperKind::Explicit);
+  CHECK(std::find(defaults.begin(), defaults.end(), "cone/fc-proximal") != defaults.end());
+  for (const std::string variant : {"cone/auto", "cone/fc-newton-fb", "cone/fc-proximal"}) {
+    CAPTURE(variant);
+    scene.ApplyVariant(variant);
+    SceneRunner runner(scene);
+    int failed = 0;
+    double penetration = 0.0;
+    while (!runner.Done()) {
+      const StepRecord& record = runner.Step();
+      failed += !record.summary.IsSolved();
+      penetration = std::max(penetration, record.max_penetration);
+    }
+    CHECK(runner.num_steps() == 100);
+    CHECK(failed == 0);
+    CHECK(penetration <= 1e-8);
+  }
+}
+
+TEST_CASE("scene files: bad explicit settings are refused with the field named") {
+  const std::string text = internal::ReadTextFile(kExplicitScene);
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string changed = text;
+    changed.replace(changed.find(from), from.size(), to);
+    return changed;
+  };
+  CHECK_THROWS_WITH_AS(ParseScene(with("\"explicit\"", "\"semi\""), "x.json"),
+                       doctest::Contains("stepper"), InputError);
+  CHECK_THROWS_WITH_AS(ParseScene(with("\"solver\": \"auto\"", "\"solver\": \"lemke\""), "x.json"),
+                       doctest::Contains("frictional contact solver"), InputError);
+  CHECK_THROWS_WITH_AS(ParseScene(with("\"solver\": \"auto\"", "\"contact_margin\": 0"), "x.json"),
+                       doctest::Contains("contact_margin"), InputError);
 }
 
 }  // namespace
