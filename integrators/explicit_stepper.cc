@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include "solvers/input_error.h"
@@ -56,6 +57,22 @@ ExplicitStepper::ExplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
   if (!laws_.IsValid(&why)) throw InputError("explicit stepper: " + why);
   ValidateBodies(bodies_, /*dynamic=*/true);
   solver_ = CreateSolver(options_.solver, ProblemKind::Friction, options_.solver_options);
+  // Every pair of shapes that may meet (not both fixed) needs an explicit distance; checked
+  // here, once per pair of kinds (the first body of each kind named), rather than at the step
+  // where such a pair first comes near.
+  std::map<ShapeKind, const Body*> moving_kinds, all_kinds;
+  for (const Body& body : bodies_) {
+    all_kinds.emplace(body.shape.kind, &body);
+    if (!body.fixed) moving_kinds.emplace(body.shape.kind, &body);
+  }
+  for (const auto& [kind, moving] : moving_kinds) {
+    for (const auto& [other_kind, other] : all_kinds) {
+      if (geometry_.Supports(kind, other_kind)) continue;
+      throw InputError("explicit stepper: no explicit distance between a " + moving->shape.Name() +
+                       " and a " + other->shape.Name() + " (bodies " + moving->name + ", " +
+                       other->name + "); it has planes, spheres and boxes");
+    }
+  }
 }
 
 const std::vector<const char*>& ExplicitStepper::PairColumns() const {

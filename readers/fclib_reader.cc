@@ -3,6 +3,7 @@
 #include <hdf5.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -81,6 +82,13 @@ class Hdf5Reader {
     return values;
   }
 
+  // True if `count` 8-byte values could come from this file: at most 1000 times its size (a
+  // compression ratio no honest FCLib file reaches) plus 1 MiB. Read() applies it to every
+  // dataset; a matrix dimension must meet it too, since a vector of that size comes with it.
+  bool FileCanHold(int64_t count) const {
+    return count * static_cast<int64_t>(sizeof(double)) <= 1000 * file_bytes_ + (int64_t{1} << 20);
+  }
+
   // A one-element integer dataset in [min, max].
   int64_t Integer(const std::string& name, int64_t min, int64_t max) {
     const int64_t value = Integers(name, 1, 1)[0];
@@ -149,9 +157,9 @@ class Hdf5Reader {
       Fail(name, os.str());
     }
     // A dataset whose decompressed size is far beyond what the file stores is refused before
-    // it is allocated.
-    const int64_t bytes = static_cast<int64_t>(count) * static_cast<int64_t>(sizeof(T));
-    if (bytes > 1000 * file_bytes_ + (int64_t{1} << 20)) {
+    // it is allocated (values are 8 bytes, doubles or int64).
+    static_assert(sizeof(T) == sizeof(double), "FileCanHold counts 8-byte values");
+    if (!FileCanHold(static_cast<int64_t>(count))) {
       Fail(name, "declares " + std::to_string(count) + " entries, more than the file can hold");
     }
     values->resize(static_cast<size_t>(count));
@@ -187,6 +195,13 @@ Eigen::SparseMatrix<double> ReadMatrix(Hdf5Reader& in, const std::string& group)
   const int64_t n = in.Integer(group + "/n", 0, kMaxDim);
   const int64_t nz = in.Integer(group + "/nz", -2, kMaxEntries);
   const int64_t nzmax = in.Integer(group + "/nzmax", 0, kMaxEntries);
+  // Every dimension comes with a vector of that size in the file (q, f, w); one the file could
+  // not hold is refused before the matrix's column starts are allocated.
+  if (!in.FileCanHold(std::max(m, n))) {
+    std::ostringstream os;
+    os << "declares " << m << " x " << n << ", more than the file can hold";
+    in.Fail(group, os.str());
+  }
   std::vector<Eigen::Triplet<double>> triplets;
   auto check_index = [&](const std::string& dataset, int64_t k, int64_t value, int64_t size) {
     if (value < 0 || value >= size) {

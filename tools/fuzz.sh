@@ -33,7 +33,7 @@ seed siconos_mlcp "$shared"/data/mlcp/*.dat
 seed siconos_fc3d tests/fuzz/seeds/*_fc3d.dat
 seed matrix_market tests/fuzz/seeds/*.mtx
 seed vector_file tests/fuzz/seeds/*.txt
-seed scene scenes/*.json tests/data/hostile/*.json
+seed scene scenes/*.json tests/data/hostile/*.json tests/data/explicit_boxes.json
 seed trajectory_csv tests/fuzz/seeds/trajectory.csv
 
 mkdir -p "$build"/findings

@@ -25,7 +25,7 @@ void SiconosMlcp(const uint8_t* data, size_t size);
 void SiconosFrictionContact(const uint8_t* data, size_t size);  // then every friction solver
 void MatrixMarket(const uint8_t* data, size_t size);
 void VectorFile(const uint8_t* data, size_t size);
-void SceneFile(const uint8_t* data, size_t size);  // any scene file, stepped a few steps
+void SceneFile(const uint8_t* data, size_t size);      // any scene file, stepped a few steps
 void TrajectoryCsv(const uint8_t* data, size_t size);  // a trajectory CSV into a viewer page
 
 const std::vector<NamedTarget>& Targets();

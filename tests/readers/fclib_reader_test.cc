@@ -220,7 +220,15 @@ TEST_CASE("malformed FCLib files are refused with the dataset named") {
   CheckRefused(
       "huge_declared_size",
       [](Hdf5Writer& out, const RandomLocal&) { out.Int("/fclib_local/W/m", 40'000'000); },
-      "/fclib_local/W/p", "has 10 entries, expected 40000001");
+      "/fclib_local/W", "declares 40000000 x 9, more than the file can hold");
+  CheckRefused(
+      "huge_triplet_dimensions",
+      [](Hdf5Writer& out, const RandomLocal& p) {
+        out.Matrix("/fclib_local/W", p.W, 0);  // triplets: no dataset of size m or n
+        out.Int("/fclib_local/W/m", 40'000'000);
+        out.Int("/fclib_local/W/n", 40'000'000);
+      },
+      "/fclib_local/W", "declares 40000000 x 40000000, more than the file can hold");
   CheckRefused(
       "text_instead_of_numbers",
       [](Hdf5Writer& out, const RandomLocal&) {
