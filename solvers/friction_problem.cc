@@ -1,5 +1,6 @@
 #include "solvers/friction_problem.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -18,40 +19,83 @@ namespace {
 FrictionContactProblem::FrictionContactProblem(const Eigen::SparseMatrix<double>& W,
                                                Eigen::VectorXd q, Eigen::VectorXd mu)
     : q_(std::move(q)), mu_(std::move(mu)) {
-  std::ostringstream os;
+  Validate(W);
+  columns_ = W;
+  columns_.makeCompressed();
+  rows_ = columns_;
+  rows_.makeCompressed();
+}
+
+void FrictionContactProblem::Assign(const Eigen::SparseMatrix<double>& W, const Eigen::VectorXd& q,
+                                    const Eigen::VectorXd& mu) {
+  q_ = q;
+  mu_ = mu;
+  Validate(W);
+  columns_ = W;
+  columns_.makeCompressed();
+  CopyColumnsToRows();
+}
+
+void FrictionContactProblem::CopyColumnsToRows() {
+  const int n_rows = static_cast<int>(columns_.rows()), n_cols = static_cast<int>(columns_.cols());
+  if (rows_.rows() != n_rows || rows_.cols() != n_cols || !rows_.isCompressed()) {
+    rows_.resize(n_rows, n_cols);
+  }
+  rows_.resizeNonZeros(columns_.nonZeros());
+  int* outer = rows_.outerIndexPtr();
+  std::fill(outer, outer + n_rows + 1, 0);
+  const int* column_starts = columns_.outerIndexPtr();
+  const int* column_rows = columns_.innerIndexPtr();
+  const double* column_values = columns_.valuePtr();
+  for (int k = 0; k < column_starts[n_cols]; ++k) ++outer[column_rows[k] + 1];
+  for (int i = 0; i < n_rows; ++i) outer[i + 1] += outer[i];
+  next_.assign(outer, outer + n_rows);
+  int* inner = rows_.innerIndexPtr();
+  double* values = rows_.valuePtr();
+  for (int j = 0; j < n_cols; ++j) {
+    for (int k = column_starts[j]; k < column_starts[j + 1]; ++k) {
+      const int slot = next_[column_rows[k]]++;
+      inner[slot] = j;  // columns in increasing order within each row
+      values[slot] = column_values[k];
+    }
+  }
+}
+
+void FrictionContactProblem::Validate(const Eigen::SparseMatrix<double>& W) {
   if (W.rows() != W.cols()) {
+    std::ostringstream os;
     os << "W is " << W.rows() << " x " << W.cols() << ", it must be square";
     Fail(os.str());
   }
   if (W.rows() != 3 * mu_.size() || q_.size() != W.rows()) {
+    std::ostringstream os;
     os << "W is " << W.rows() << " x " << W.cols() << ", q has " << q_.size() << " entries and mu "
        << mu_.size() << ": expected 3 n_c, 3 n_c and n_c";
     Fail(os.str());
   }
   for (Eigen::Index i = 0; i < q_.size(); ++i) {
     if (!std::isfinite(q_[i])) {
+      std::ostringstream os;
       os << "q(" << i << ") = " << q_[i] << " is not finite";
       Fail(os.str());
     }
   }
   for (Eigen::Index a = 0; a < mu_.size(); ++a) {
     if (!(mu_[a] >= 0.0) || !std::isfinite(mu_[a])) {
+      std::ostringstream os;
       os << "mu(" << a << ") = " << mu_[a] << " must be finite and >= 0";
       Fail(os.str());
     }
   }
-  columns_ = W;
-  columns_.makeCompressed();
-  for (int j = 0; j < columns_.outerSize(); ++j) {
-    for (Eigen::SparseMatrix<double>::InnerIterator it(columns_, j); it; ++it) {
+  for (int j = 0; j < W.outerSize(); ++j) {
+    for (Eigen::SparseMatrix<double>::InnerIterator it(W, j); it; ++it) {
       if (!std::isfinite(it.value())) {
+        std::ostringstream os;
         os << "W(" << it.row() << "," << it.col() << ") = " << it.value() << " is not finite";
         Fail(os.str());
       }
     }
   }
-  rows_ = columns_;
-  rows_.makeCompressed();
 }
 
 Eigen::Matrix3d FrictionContactProblem::DiagonalBlock(int contact) const {

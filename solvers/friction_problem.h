@@ -7,6 +7,7 @@
 #include <Eigen/SparseCore>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "solvers/linear_problem.h"
 #include "solvers/status.h"
@@ -27,6 +28,10 @@ class FrictionContactProblem {
   FrictionContactProblem(const Eigen::SparseMatrix<double>& W, Eigen::VectorXd q,
                          Eigen::VectorXd mu);
   FrictionContactProblem() = default;  // no contacts
+  // Makes this FC(W, q, mu), validated as the constructor does, reusing the storage: a W with
+  // no more nonzeros than the last one allocates nothing (a time-stepper poses one per step).
+  void Assign(const Eigen::SparseMatrix<double>& W, const Eigen::VectorXd& q,
+              const Eigen::VectorXd& mu);
 
   int num_contacts() const { return static_cast<int>(mu_.size()); }
   int size() const { return static_cast<int>(q_.size()); }  // 3 n_c
@@ -44,9 +49,14 @@ class FrictionContactProblem {
   std::string name;
 
  private:
+  void Validate(const Eigen::SparseMatrix<double>& W);
+  // rows_ = columns_ in row-major storage, into rows_'s storage.
+  void CopyColumnsToRows();
+
   RowSparseMatrix rows_;
   Eigen::SparseMatrix<double> columns_;
   Eigen::VectorXd q_, mu_;
+  std::vector<int> next_;  // CopyColumnsToRows' cursor per row
 };
 
 // The closed-form projection of x onto the cone K_mu = { ||x_T|| <= mu x_N } (FORMAT.md §5):
