@@ -74,6 +74,40 @@ TEST_CASE("a frictional contact problem checks its sizes and values") {
       doctest::Contains("W(2,3)"), InputError);
 }
 
+TEST_CASE("Assign poses the same problem as the constructor, in reused storage") {
+  // A non-symmetric W with an explicit zero, then a smaller one, then an invalid one.
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  FrictionContactProblem assigned;
+  for (int nc : {3, 2}) {
+    Eigen::MatrixXd dense = Eigen::MatrixXd::Zero(3 * nc, 3 * nc);
+    for (int i = 0; i < 3 * nc; ++i)
+      for (int j = 0; j < 3 * nc; ++j)
+        if ((i + 2 * j) % 3 != 0) dense(i, j) = value(random);
+    Eigen::SparseMatrix<double> W = dense.sparseView();
+    W.coeffRef(0, 0) = 0.0;
+    const Eigen::VectorXd q = Eigen::VectorXd::LinSpaced(3 * nc, -1.0, 1.0);
+    const Eigen::VectorXd mu = Eigen::VectorXd::Constant(nc, 0.3);
+    const FrictionContactProblem constructed(W, q, mu);
+    assigned.Assign(W, q, mu);
+    CHECK(assigned.num_contacts() == nc);
+    CHECK(Eigen::MatrixXd(assigned.W()) == Eigen::MatrixXd(constructed.W()));
+    CHECK(Eigen::MatrixXd(assigned.W_columns()) == dense);
+    CHECK(assigned.W().nonZeros() == constructed.W().nonZeros());
+    CHECK(assigned.q() == q);
+    CHECK(assigned.mu() == mu);
+    const Eigen::VectorXd r = Eigen::VectorXd::LinSpaced(3 * nc, 0.5, 2.0);
+    Eigen::VectorXd u1, u2;
+    assigned.Velocity(r, &u1);
+    constructed.Velocity(r, &u2);
+    CHECK((u1 - u2).norm() == 0.0);
+  }
+  Eigen::SparseMatrix<double> W(3, 3);
+  W.insert(1, 2) = std::nan("");
+  CHECK_THROWS_WITH_AS(assigned.Assign(W, Eigen::VectorXd::Zero(3), Eigen::VectorXd::Ones(1)),
+                       doctest::Contains("W(1,2)"), InputError);
+}
+
 TEST_CASE("the cone projection: inside, polar cone, boundary, mu = 0") {
   const double mu = 0.5;
   const Eigen::Vector3d inside(2.0, 0.3, -0.4);
