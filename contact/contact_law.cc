@@ -27,6 +27,9 @@ bool ContactLaw::IsValid(std::string* why) const {
   non_negative("damping", damping);
   non_negative("tangential_stiffness", tangential_stiffness);
   non_negative("tangential_damping", tangential_damping);
+  if (os.str().empty() && !(restitution >= 0.0 && restitution <= 1.0)) {
+    os << "restitution = " << restitution << " must be in [0, 1]";
+  }
   if (os.str().empty() && thickness > 0.0 && stiffness <= 0.0) {
     os << "a compliant layer (thickness " << thickness << ") needs stiffness > 0";
   }

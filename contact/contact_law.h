@@ -31,6 +31,10 @@ struct ContactLaw {
   // 004); default 0, >= 0; k_t = 0: friction by seed 000 eq. 9.
   double tangential_stiffness = 0.0;
   double tangential_damping = 0.0;
+  // Newton's coefficient of restitution e (dimensionless): the normal speed after an impact is
+  // e times the speed before. Default 0 (inelastic); in [0, 1]. Used by the explicit stepper
+  // (integrators/explicit_stepper.h); the implicit and quasistatic steppers refuse e > 0.
+  double restitution = 0.0;
   bool compliant() const { return thickness > 0.0; }
   bool elastic_friction() const { return compliant() && tangential_stiffness > 0.0; }
   bool IsValid(std::string* why) const;

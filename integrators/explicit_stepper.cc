@@ -1,5 +1,6 @@
 #include "integrators/explicit_stepper.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -35,16 +36,94 @@ Matrix36 ContactRows(const ExplicitContact& c, const Eigen::Vector3d& point,
   return rows;
 }
 
+// Stands in for the solver of a model that poses no problem (soft contact).
+class NoSolver : public ComplementaritySolver {
+ public:
+  explicit NoSolver(const SolverOptions& options) : ComplementaritySolver("none", options) {
+    summary_.solver = "none";
+    summary_.status = Status::Converged;
+    summary_.natural_residual = 0.0;
+    summary_.message = "soft contact: no complementarity problem";
+  }
+  const SolverSummary& Solve(const LinearComplementarityProblem&, Eigen::VectorXd*) override {
+    return summary_;
+  }
+  const SolverSummary& Solve(const MixedComplementarityProblem&, Eigen::VectorXd*) override {
+    return summary_;
+  }
+  const SolverSummary& summary() const override { return summary_; }
+
+ private:
+  SolverSummary summary_;
+};
+
+// Pyramid edge k of n in the tangent coordinates (t1, t2).
+Eigen::Vector2d Edge(int k, int n) {
+  const double angle = 2.0 * M_PI * k / n;
+  return Eigen::Vector2d(std::cos(angle), std::sin(angle));
+}
+
+// The impulse of `old` in the frame of `c`.
+Eigen::Vector3d ImpulseInFrame(const ExplicitContact& old, const ExplicitContact& c) {
+  const Eigen::Vector3d f = old.impulse[0] * old.point.normal + old.impulse[1] * old.tangent1 +
+                            old.impulse[2] * old.tangent2;
+  return Eigen::Vector3d(f.dot(c.point.normal), f.dot(c.tangent1), f.dot(c.tangent2));
+}
+
+bool PairLess(const ExplicitContact& x, const ExplicitContact& y) {
+  return x.body_a != y.body_a ? x.body_a < y.body_a : x.body_b < y.body_b;
+}
+
 }  // namespace
+
+const char* ToString(ExplicitModel model) {
+  switch (model) {
+    case ExplicitModel::Cone:
+      return "cone";
+    case ExplicitModel::Pyramid:
+      return "pyramid";
+    case ExplicitModel::Relaxed:
+      return "relaxed";
+    case ExplicitModel::Soft:
+      return "soft";
+  }
+  return "?";
+}
+
+bool ParseExplicitModel(const std::string& name, ExplicitModel* model) {
+  for (ExplicitModel m :
+       {ExplicitModel::Cone, ExplicitModel::Pyramid, ExplicitModel::Relaxed, ExplicitModel::Soft}) {
+    if (name == ToString(m)) {
+      *model = m;
+      return true;
+    }
+  }
+  return false;
+}
 
 bool ExplicitStepperOptions::IsValid(std::string* why) const {
   std::string solver_why;
   const bool solver_ok = solver_options.IsValid(&solver_why);
+  const bool soft = model == ExplicitModel::Soft;
   return internal::OptionChecks()
       .Require(h > 0.0 && std::isfinite(h), "h", h, "must be positive and finite")
       .Require(gravity.allFinite(), "gravity", gravity.norm(), "must be finite")
       .Require(contact_margin > 0.0 && std::isfinite(contact_margin), "contact_margin",
                contact_margin, "must be positive and finite")
+      .Require(friction_directions >= 3 && friction_directions <= 64, "friction_directions",
+               friction_directions, "must be in [3, 64]")
+      .Require(restitution_velocity >= 0.0 && std::isfinite(restitution_velocity),
+               "restitution_velocity", restitution_velocity, "must be >= 0 and finite")
+      .Require(
+          std::isfinite(soft_stiffness) && (soft ? soft_stiffness > 0.0 : soft_stiffness >= 0.0),
+          "soft_stiffness", soft_stiffness,
+          soft ? "must be positive and finite with the soft model" : "must be >= 0 and finite")
+      .Require(soft_damping >= 0.0 && std::isfinite(soft_damping), "soft_damping", soft_damping,
+               "must be >= 0 and finite")
+      .Require(proximal_regularization >= 0.0 && std::isfinite(proximal_regularization),
+               "proximal_regularization", proximal_regularization, "must be >= 0 and finite")
+      .Require(max_proximal_iterations >= 0, "max_proximal_iterations", max_proximal_iterations,
+               "must be >= 0")
       .Require(solver_ok, "solver_options", 0.0, solver_why.c_str())
       .Done(why);
 }
@@ -56,7 +135,38 @@ ExplicitStepper::ExplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
   std::string why;
   if (!laws_.IsValid(&why)) throw InputError("explicit stepper: " + why);
   ValidateBodies(bodies_, /*dynamic=*/true);
-  solver_ = CreateSolver(options_.solver, ProblemKind::Friction, options_.solver_options);
+  // The solver starts from the impulses matched to the previous step's (zero for new contacts).
+  options_.solver_options.warm_start = options_.warm_start;
+  switch (options_.model) {
+    case ExplicitModel::Cone:
+      solver_ = CreateSolver(options_.solver, ProblemKind::Friction, options_.solver_options);
+      break;
+    case ExplicitModel::Pyramid:
+    case ExplicitModel::Relaxed:
+      for (const SolverEntry& e : SolverRegistry()) {
+        if (e.name == options_.solver && e.needs_positive_diagonal &&
+            options_.model == ExplicitModel::Pyramid) {
+          throw InputError("explicit stepper: " + options_.solver +
+                           " cannot take the pyramid model's LCP (its gamma rows have a zero "
+                           "diagonal); use relaxed/" +
+                           options_.solver + ", or pyramid/lemke");
+        }
+      }
+      {
+        // The proximal solver hands every attempt its start (or an empty one for cold).
+        SolverOptions linear = options_.solver_options;
+        linear.warm_start = true;
+        solver_ = CreateSolver(options_.solver, ProblemKind::Linear, linear);
+        ProximalPointSolver::Options proximal;
+        proximal.relative_regularization = options_.proximal_regularization;
+        proximal.max_outer_iterations = options_.max_proximal_iterations;
+        proximal_ = std::make_unique<ProximalPointSolver>(solver_.get(), proximal);
+      }
+      break;
+    case ExplicitModel::Soft:
+      solver_ = std::make_unique<NoSolver>(options_.solver_options);
+      break;
+  }
   // Every pair of shapes that may meet (not both fixed) needs an explicit distance; checked
   // here, once per pair of kinds (the first body of each kind named), rather than at the step
   // where such a pair first comes near.
@@ -73,6 +183,12 @@ ExplicitStepper::ExplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
                        other->name + "); it has planes, spheres and boxes");
     }
   }
+}
+
+std::string ExplicitStepper::variant() const {
+  if (options_.model == ExplicitModel::Soft) return "soft";
+  return std::string(ToString(options_.model)) + "/" + options_.solver +
+         (options_.warm_start ? "" : "-cold");
 }
 
 const std::vector<const char*>& ExplicitStepper::PairColumns() const {
@@ -114,9 +230,17 @@ void ExplicitStepper::ContactMarkers(const StepRecord& record,
 void ExplicitStepper::FindContacts() {
   const int n = static_cast<int>(bodies_.size());
   spheres_.resize(n);
+  reach_.resize(n);
   for (int i = 0; i < n; ++i) {
+    // How far the body's surface can move in the step at its free velocity: pairs within the
+    // margin plus both reaches enter the problem, so a fast body meets the ground in the step
+    // it would pass it (speculative contact; the phi / h term lets the gap close).
+    const double radius = bodies_[i].shape.BoundingRadius();
+    reach_[i] = bodies_[i].fixed ? 0.0
+                                 : options_.h * (free_velocity_[i].head<3>().norm() +
+                                                 free_velocity_[i].tail<3>().norm() * radius);
     spheres_[i].centre = bodies_[i].state.position;
-    spheres_[i].radius = bodies_[i].shape.BoundingRadius() + 0.5 * options_.contact_margin;
+    spheres_[i].radius = radius + 0.5 * options_.contact_margin + reach_[i];
     spheres_[i].fixed = bodies_[i].fixed;
   }
   broad_phase_.Find(spheres_, &pairs_);
@@ -134,7 +258,8 @@ void ExplicitStepper::FindContacts() {
     pose_b.position = b.state.position;
     pose_b.rotation = b.state.orientation.toRotationMatrix();
     points_.clear();
-    geometry_.FindContacts(a.shape, pose_a, b.shape, pose_b, options_.contact_margin, &points_);
+    geometry_.FindContacts(a.shape, pose_a, b.shape, pose_b,
+                           options_.contact_margin + reach_[i] + reach_[j], &points_);
     for (const ContactPoint& point : points_) {
       ExplicitContact c;
       c.body_a = i;
@@ -146,86 +271,288 @@ void ExplicitStepper::FindContacts() {
   }
 }
 
-// W = J M^-1 J^T and q = J nu_f + [phi / h, 0, 0], then the solve.
+const ExplicitContact* ExplicitStepper::Previous(const ExplicitContact& c) const {
+  const auto [first, last] = std::equal_range(previous_.begin(), previous_.end(), c, PairLess);
+  const ExplicitContact* nearest = nullptr;
+  double nearest_distance = options_.contact_margin;
+  for (auto it = first; it != last; ++it) {
+    const double d = (it->point.point_b - c.point.point_b).norm();
+    if (d < nearest_distance) {
+      nearest_distance = d;
+      nearest = &*it;
+    }
+  }
+  return nearest;
+}
+
+// Each contact's rows, its contact-frame velocity J nu_f + [b_N, 0, 0], the Delassus blocks,
+// then the model's problem and its solve; the impulses go into the free velocities.
 void ExplicitStepper::AssembleAndSolve() {
   std::vector<ExplicitContact>& contacts = record_.contacts;
   const int nc = static_cast<int>(contacts.size());
-  // Each contact's rows per body (zero for a fixed body), and the contacts of every body.
-  std::vector<Matrix36> rows_a(nc), rows_b(nc);
-  std::vector<std::vector<std::pair<int, int>>> by_body(bodies_.size());  // (contact, side)
-  Eigen::VectorXd q(3 * nc);
+  rows_a_.resize(nc);
+  rows_b_.resize(nc);
+  contact_velocity_.resize(3 * nc);
+  // The contacts of every body: (contact, side).
+  by_body_.resize(bodies_.size());
+  for (auto& list : by_body_) list.clear();
+  auto& by_body = by_body_;
+  Eigen::VectorXd& mu = mu_;
+  mu.resize(nc);
   for (int c = 0; c < nc; ++c) {
     const ExplicitContact& contact = contacts[c];
     const Body& a = bodies_[contact.body_a];
     const Body& b = bodies_[contact.body_b];
-    rows_a[c] = -ContactRows(contact, contact.point.point_a, a.state.position);
-    rows_b[c] = ContactRows(contact, contact.point.point_b, b.state.position);
-    q.segment<3>(3 * c) =
-        rows_a[c] * free_velocity_[contact.body_a] + rows_b[c] * free_velocity_[contact.body_b];
-    q[3 * c] += contact.point.distance / options_.h;
+    rows_a_[c] = -ContactRows(contact, contact.point.point_a, a.state.position);
+    rows_b_[c] = ContactRows(contact, contact.point.point_b, b.state.position);
+    contact_velocity_.segment<3>(3 * c) =
+        rows_a_[c] * free_velocity_[contact.body_a] + rows_b_[c] * free_velocity_[contact.body_b];
+    const ContactLaw& law = laws_.Get(a.name, b.name);
+    mu[c] = law.mu;
+    double offset = contact.point.distance / options_.h;
+    if (law.restitution > 0.0 && options_.model != ExplicitModel::Soft) {
+      // The normal velocity before the step, from the bodies' start twists.
+      Vector6d start_a, start_b;
+      start_a << a.state.linear_velocity, a.state.angular_velocity;
+      start_b << b.state.linear_velocity, b.state.angular_velocity;
+      const double approach =
+          rows_a_[c].row(0).dot(start_a) + rows_b_[c].row(0).dot(start_b);  // < 0: closing
+      if (approach < -options_.restitution_velocity && offset + approach < 0.0) {
+        offset = std::min(offset, law.restitution * approach);
+      }
+    }
+    contact_velocity_[3 * c] += offset;
     if (!a.fixed) by_body[contact.body_a].emplace_back(c, 0);
     if (!b.fixed) by_body[contact.body_b].emplace_back(c, 1);
   }
-  std::vector<Eigen::Triplet<double>> triplets;
+  record_.problem_size = 0;
+  record_.num_contacts = nc;
+  if (options_.model == ExplicitModel::Soft) {
+    ApplySoftForces();
+    return;
+  }
+  blocks_.clear();
   for (size_t body = 0; body < bodies_.size(); ++body) {
     const auto& list = by_body[body];
     for (const auto& [c1, side1] : list) {
-      const Matrix36& J1 = side1 == 0 ? rows_a[c1] : rows_b[c1];
+      const Matrix36& J1 = side1 == 0 ? rows_a_[c1] : rows_b_[c1];
       const Matrix36 J1_Minv = J1 * inverse_mass_[body];
       for (const auto& [c2, side2] : list) {
-        const Matrix36& J2 = side2 == 0 ? rows_a[c2] : rows_b[c2];
-        const Eigen::Matrix3d block = J1_Minv * J2.transpose();
-        for (int i = 0; i < 3; ++i)
-          for (int j = 0; j < 3; ++j) triplets.emplace_back(3 * c1 + i, 3 * c2 + j, block(i, j));
+        const Matrix36& J2 = side2 == 0 ? rows_a_[c2] : rows_b_[c2];
+        blocks_.push_back({c1, c2, J1_Minv * J2.transpose()});
       }
     }
   }
-  Eigen::SparseMatrix<double> W(3 * nc, 3 * nc);
-  W.setFromTriplets(triplets.begin(), triplets.end());
-  Eigen::VectorXd mu(nc);
-  for (int c = 0; c < nc; ++c) {
-    mu[c] = laws_.Get(bodies_[contacts[c].body_a].name, bodies_[contacts[c].body_b].name).mu;
-  }
-  const FrictionContactProblem problem(W, q, mu);
-  // Warm start: the previous step's impulse of the same pair at the nearest point.
-  r_.setZero(3 * nc);
-  if (options_.warm_start) {
-    for (int c = 0; c < nc; ++c) {
-      double nearest = options_.contact_margin;
-      for (const ExplicitContact& old : previous_) {
-        if (old.body_a != contacts[c].body_a || old.body_b != contacts[c].body_b) continue;
-        const double d = (old.point.point_b - contacts[c].point.point_b).norm();
-        if (d < nearest) {
-          nearest = d;
-          // The old impulse in this contact's frame.
-          const Eigen::Vector3d f = old.impulse[0] * old.point.normal +
-                                    old.impulse[1] * old.tangent1 + old.impulse[2] * old.tangent2;
-          r_.segment<3>(3 * c) =
-              Eigen::Vector3d(f.dot(contacts[c].point.normal), f.dot(contacts[c].tangent1),
-                              f.dot(contacts[c].tangent2));
-        }
-      }
-    }
-  }
-  if (nc > 0) {
-    record_.summary = solver_->Solve(problem, &r_);
-  } else {
+  if (nc == 0) {
     record_.summary = SolverSummary();
     record_.summary.solver = options_.solver;
     record_.summary.status = Status::Converged;
     record_.summary.natural_residual = 0.0;
     record_.summary.message = "no contact";
+  } else if (options_.model == ExplicitModel::Cone) {
+    SolveCone();
+  } else {
+    SolveLinear();
   }
-  if (r_.size() != 3 * nc || !r_.allFinite()) r_.setZero(3 * nc);
   for (int c = 0; c < nc; ++c) {
-    contacts[c].impulse = r_.segment<3>(3 * c);
+    const Eigen::Vector3d& r = contacts[c].impulse;
     free_velocity_[contacts[c].body_a] +=
-        inverse_mass_[contacts[c].body_a] * (rows_a[c].transpose() * contacts[c].impulse);
+        inverse_mass_[contacts[c].body_a] * (rows_a_[c].transpose() * r);
     free_velocity_[contacts[c].body_b] +=
-        inverse_mass_[contacts[c].body_b] * (rows_b[c].transpose() * contacts[c].impulse);
+        inverse_mass_[contacts[c].body_b] * (rows_b_[c].transpose() * r);
   }
+}
+
+// The Coulomb-cone model: FC(W, q, mu) in r, warm started from the previous impulses.
+void ExplicitStepper::SolveCone() {
+  std::vector<ExplicitContact>& contacts = record_.contacts;
+  const int nc = static_cast<int>(contacts.size());
+  triplets_.clear();
+  triplets_.reserve(9 * blocks_.size());
+  for (const Block& block : blocks_) {
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 3; ++i)
+        triplets_.emplace_back(3 * block.row + i, 3 * block.col + j, block.value(i, j));
+  }
+  assembly_.Assemble(3 * nc, 3 * nc, triplets_, &matrix_);
+  problem_.Assign(matrix_, contact_velocity_, mu_);
+  const FrictionContactProblem& problem = problem_;
+  r_.setZero(3 * nc);
+  if (options_.warm_start) {
+    for (int c = 0; c < nc; ++c) {
+      if (const ExplicitContact* old = Previous(contacts[c])) {
+        r_.segment<3>(3 * c) = ImpulseInFrame(*old, contacts[c]);
+      }
+    }
+  }
+  record_.summary = solver_->Solve(problem, &r_);
+  if (r_.size() != 3 * nc || !r_.allFinite()) r_.setZero(3 * nc);
+  for (int c = 0; c < nc; ++c) contacts[c].impulse = r_.segment<3>(3 * c);
   record_.problem_size = 3 * nc;
-  record_.num_contacts = nc;
+}
+
+// The pyramid and relaxed models: impulses r_c = G_c z_c with, per contact,
+//   pyramid  z_c = [lambda_n, beta_1..beta_nd, gamma], r_c = [lambda_n, sum beta_k d_k]
+//   relaxed  z_c = [beta_1..beta_nd],                  r_c = sum beta_k [1, mu d_k]
+// and the LCP G^T W G z + G^T (J nu_f + b) >= 0 (the pyramid adds gamma's columns E to its
+// beta rows and the rows mu lambda_n - sum beta >= 0 _|_ gamma >= 0).
+void ExplicitStepper::SolveLinear() {
+  const Eigen::VectorXd& mu = mu_;
+  std::vector<ExplicitContact>& contacts = record_.contacts;
+  const int nc = static_cast<int>(contacts.size());
+  const int nd = options_.friction_directions;
+  const bool pyramid = options_.model == ExplicitModel::Pyramid;
+  const int per_contact = pyramid ? nd + 2 : nd;
+  // G_c (3 x columns of r_c's unknowns; gamma has none).
+  std::vector<Eigen::Matrix<double, 3, Eigen::Dynamic>>& G = generators_;
+  G.resize(nc);
+  for (int c = 0; c < nc; ++c) {
+    const int columns = pyramid ? nd + 1 : nd;
+    G[c].setZero(3, columns);
+    for (int k = 0; k < nd; ++k) {
+      const Eigen::Vector2d d = Edge(k, nd);
+      if (pyramid) {
+        G[c].col(1 + k) << 0.0, d.x(), d.y();
+      } else {
+        G[c].col(k) << 1.0, mu[c] * d.x(), mu[c] * d.y();
+      }
+    }
+    if (pyramid) G[c](0, 0) = 1.0;
+  }
+  std::vector<Eigen::Triplet<double>>& triplets = triplets_;
+  triplets.clear();
+  const int g_columns = pyramid ? nd + 1 : nd;
+  triplets.reserve(blocks_.size() * g_columns * g_columns + (pyramid ? 3 * nd * nc : 0));
+  Eigen::Matrix<double, 3, Eigen::Dynamic> half(3, g_columns);
+  Eigen::MatrixXd value(g_columns, g_columns);
+  for (const Block& block : blocks_) {
+    half.noalias() = block.value * G[block.col];
+    value.noalias() = G[block.row].transpose() * half;
+    for (int i = 0; i < g_columns; ++i)
+      for (int j = 0; j < g_columns; ++j)
+        triplets.emplace_back(per_contact * block.row + i, per_contact * block.col + j,
+                              value(i, j));
+  }
+  Eigen::VectorXd& q = q_;
+  q.resize(per_contact * nc);
+  for (int c = 0; c < nc; ++c) {
+    q.segment(per_contact * c, g_columns) = G[c].transpose() * contact_velocity_.segment<3>(3 * c);
+    if (!pyramid) continue;
+    const int base = per_contact * c, gamma = base + nd + 1;
+    q[gamma] = 0.0;
+    triplets.emplace_back(gamma, base, mu[c]);
+    for (int k = 0; k < nd; ++k) {
+      triplets.emplace_back(base + 1 + k, gamma, 1.0);
+      triplets.emplace_back(gamma, base + 1 + k, -1.0);
+    }
+  }
+  assembly_.Assemble(per_contact * nc, per_contact * nc, triplets, &matrix_);
+  lcp_.AssignLcp(matrix_, q);
+  lcp_.name = pyramid ? "explicit pyramid step" : "explicit relaxed-cone step";
+  // Warm start: the previous impulse in this frame, split over the edges that bound it.
+  z_.setZero(per_contact * nc);
+  if (options_.warm_start) {
+    for (int c = 0; c < nc; ++c) {
+      const ExplicitContact* old = Previous(contacts[c]);
+      if (old == nullptr) continue;
+      const Eigen::Vector3d r = ImpulseInFrame(*old, contacts[c]);
+      if (!(r[0] > 0.0)) continue;
+      Eigen::Vector2d t(r[1], r[2]);
+      if (!pyramid) {
+        if (!(mu[c] > 0.0)) {
+          for (int k = 0; k < nd; ++k) z_[per_contact * c + k] = r[0] / nd;
+          continue;
+        }
+        t /= mu[c];
+      }
+      // t = a d_k + b d_k+1 with a, b >= 0 for the edges k, k+1 around t's angle.
+      const double step = 2.0 * M_PI / nd;
+      double angle = std::atan2(t.y(), t.x());
+      if (angle < 0.0) angle += 2.0 * M_PI;
+      const int k = std::min(nd - 1, static_cast<int>(angle / step));
+      const Eigen::Vector2d d0 = Edge(k, nd), d1 = Edge((k + 1) % nd, nd);
+      Eigen::Matrix2d D;
+      D << d0, d1;
+      Eigen::Vector2d ab = D.inverse() * t;
+      ab = ab.cwiseMax(0.0);
+      const int base = per_contact * c + (pyramid ? 1 : 0);
+      if (pyramid) {
+        z_[per_contact * c] = r[0];
+        z_[base + k] = ab[0];
+        z_[base + (k + 1) % nd] = ab[1];
+      } else {
+        // sum beta = r_N: the rest spread evenly (the edges sum to zero).
+        const double rest = r[0] - ab.sum();
+        if (rest < 0.0) ab *= r[0] / ab.sum();
+        z_[base + k] = ab[0];
+        z_[base + (k + 1) % nd] = ab[1];
+        for (int j = 0; j < nd; ++j) z_[base + j] += std::max(rest, 0.0) / nd;
+      }
+    }
+  }
+  if (!options_.warm_start) z_.resize(0);
+  const SolverSummary* summary = &proximal_->Solve(lcp_, &z_);
+  record_.attempts = 1;
+  if (!summary->IsSolved() && options_.warm_start) {
+    z_.resize(0);
+    record_.attempts = 2;
+    summary = &proximal_->Solve(lcp_, &z_);
+  }
+  record_.summary = *summary;
+  if (z_.size() != per_contact * nc || !z_.allFinite()) z_.setZero(per_contact * nc);
+  for (int c = 0; c < nc; ++c) {
+    contacts[c].impulse = G[c] * z_.segment(per_contact * c, g_columns);
+  }
+  record_.problem_size = per_contact * nc;
+}
+
+// Seed 003's spring-damper at every overlapping contact: the normal force K_p depth - K_d v_N
+// (never pulling), the tangential one -K_p s - K_d v_T with s the offset from the anchor, kept
+// inside the Coulomb cone by moving the anchor. Start-of-step velocities, impulses h F.
+void ExplicitStepper::ApplySoftForces() {
+  const Eigen::VectorXd& mu = mu_;
+  std::vector<ExplicitContact>& contacts = record_.contacts;
+  const double k = options_.soft_stiffness, d = options_.soft_damping, h = options_.h;
+  for (size_t c = 0; c < contacts.size(); ++c) {
+    ExplicitContact& contact = contacts[c];
+    const Body& a = bodies_[contact.body_a];
+    const Body& b = bodies_[contact.body_b];
+    Vector6d start_a, start_b;
+    start_a << a.state.linear_velocity, a.state.angular_velocity;
+    start_b << b.state.linear_velocity, b.state.angular_velocity;
+    const Eigen::Vector3d v = rows_a_[c] * start_a + rows_b_[c] * start_b;  // contact frame
+    contact.impulse.setZero();
+    contact.anchor_offset.setZero();
+    const double depth = -contact.point.distance;
+    if (depth <= 0.0) continue;
+    const double normal = std::max(0.0, k * depth - d * v[0]);
+    // The anchor offset carried from the previous step, in this step's tangent plane, moved
+    // by this step's tangential velocity.
+    Eigen::Vector2d s = Eigen::Vector2d::Zero();
+    if (const ExplicitContact* old = Previous(contact)) {
+      s = Eigen::Vector2d(old->anchor_offset.dot(contact.tangent1),
+                          old->anchor_offset.dot(contact.tangent2));
+    }
+    const Eigen::Vector2d v_t(v[1], v[2]);
+    s += h * v_t;
+    Eigen::Vector2d tangential = -k * s - d * v_t;
+    const double limit = mu[c] * normal;
+    if (tangential.norm() > limit) {
+      // Slip: the force on the cone, the anchor where the spring alone would give it.
+      tangential *= limit / tangential.norm();
+      s = k > 0.0 ? Eigen::Vector2d(-(tangential + d * v_t) / k) : s;
+    }
+    contact.anchor_offset = s.x() * contact.tangent1 + s.y() * contact.tangent2;
+    contact.impulse = h * Eigen::Vector3d(normal, tangential.x(), tangential.y());
+  }
+  for (size_t c = 0; c < contacts.size(); ++c) {
+    const Eigen::Vector3d& r = contacts[c].impulse;
+    free_velocity_[contacts[c].body_a] +=
+        inverse_mass_[contacts[c].body_a] * (rows_a_[c].transpose() * r);
+    free_velocity_[contacts[c].body_b] +=
+        inverse_mass_[contacts[c].body_b] * (rows_b_[c].transpose() * r);
+  }
+  record_.summary = solver_->summary();
 }
 
 // Poses by the exact rotation update with the end-of-step twists (free velocities plus the
@@ -277,12 +604,13 @@ const StepRecord& ExplicitStepper::Step(const std::vector<Vector6d>& applied_imp
   for (const ExplicitContact& c : record_.contacts) {
     record_.max_penetration = std::max(record_.max_penetration, -c.point.distance);
   }
+  record_.attempts = 1;
   AssembleAndSolve();
   Advance();
   previous_ = record_.contacts;
+  std::stable_sort(previous_.begin(), previous_.end(), PairLess);
   time_ += options_.h;
   record_.time = time_;
-  record_.attempts = 1;
   record_.step_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return record_;

@@ -1,8 +1,27 @@
 // The explicit velocity-level time-stepper (Stewart & Trinkle; Anitescu & Potra): contact points,
-// normals and gaps from the explicit distances at the start of the step, then one frictional
-// contact problem with Coulomb cones in the impulses, solved by any registry solver that takes
-// it (nsgs, fc-newton, fc-proximal, auto, ...). The formulation ODE, Bullet, MuJoCo and Siconos
-// use for dynamic scenes, beside the implicit ECP stepper of seed 000.
+// normals and gaps from the explicit distances at the start of the step, then one
+// complementarity problem in the step's contact impulses, in one of three friction models, or
+// no problem at all with soft contact (seed 003):
+//
+//   cone     Coulomb cones: a frictional contact problem (FCLib form) for the friction solvers
+//            (nsgs, fc-newton, fc-proximal, auto, ...); 3 unknowns per contact.
+//   pyramid  Stewart-Trinkle's linearized cone with n_d directions: an LCP in (lambda_n, beta,
+//            gamma), 2 + n_d unknowns per contact, for Lemke and the Newton methods (its gamma
+//            rows have a zero diagonal, which PGS cannot take).
+//   relaxed  Anitescu's relaxed cone: the KKT conditions of a convex QP in the velocities,
+//            posed as an LCP in the pyramid's edge impulses beta (n_d per contact) with the
+//            symmetric positive semidefinite matrix G^T J M^-1 J^T G; for Lemke, PGS and the
+//            Newton methods. Sliding contacts separate at mu |v_T| (the relaxation's known
+//            artefact); the end-of-step velocities are unique.
+//   soft     seed 003's spring-damper contact: F = K_p (r_c - r_c0) + K_d r_c' at every
+//            overlapping contact point, the anchor r_c0 kept from the step the contact began and
+//            dragged along when the tangential force would leave the Coulomb cone. Forces from
+//            the start of the step (semi-implicit Euler): stable while h sqrt(K_p / m) < 2 and
+//            h K_d r^2 / I < 2 for every body (r: contact arm, I: its inertia; a small box's yaw
+//            is the first to oscillate from step to step).
+//
+// The formulation ODE, Bullet, MuJoCo and Siconos use for dynamic scenes, beside the implicit
+// ECP stepper of seed 000.
 #ifndef NCPKIT_INTEGRATORS_EXPLICIT_STEPPER_H_
 #define NCPKIT_INTEGRATORS_EXPLICIT_STEPPER_H_
 
@@ -17,22 +36,54 @@
 #include "dynamics/body.h"
 #include "integrators/stepper.h"
 #include "solvers/friction_problem.h"
+#include "solvers/proximal_point.h"
 #include "solvers/solver_registry.h"
+#include "solvers/sparse_assembly.h"
 
 namespace ncpkit {
+
+enum class ExplicitModel { Cone, Pyramid, Relaxed, Soft };
+// "cone", "pyramid", "relaxed", "soft".
+const char* ToString(ExplicitModel model);
+bool ParseExplicitModel(const std::string& name, ExplicitModel* model);
 
 struct ExplicitStepperOptions {
   double h = 0.01;                                             // time step (s); > 0
   Eigen::Vector3d gravity = Eigen::Vector3d(0.0, 0.0, -9.81);  // m/s^2
-  // Contacts whose gap at the start of the step is below this enter its problem (m); > 0. The
-  // phi / h term lets a contact inside the margin close but not overshoot.
+  // Contacts whose gap at the start of the step is below this, plus how far both bodies can
+  // move in the step at their free velocities, enter its problem (m); > 0. The phi / h term
+  // lets such a contact close but not overshoot.
   double contact_margin = 0.01;
-  // A registry solver taking ProblemKind::Friction, and its options (tolerance: FCLib error).
+  // The friction model (top of this file). Default cone.
+  ExplicitModel model = ExplicitModel::Cone;
+  // Edges of the friction pyramid per contact (pyramid, relaxed), evenly spaced from the first
+  // tangent. Default 4; in [3, 64].
+  int friction_directions = 4;
+  // A registry solver taking the model's problem: ProblemKind::Friction for cone, Linear for
+  // pyramid and relaxed (unused by soft), and its options (tolerance: the FCLib error for cone,
+  // the natural residual of the LCP otherwise).
   std::string solver = "auto";
   SolverOptions solver_options;
   // Start each step's solve from the previous step's impulses, matched by pair and contact
   // point (within the margin). Default true.
   bool warm_start = true;
+  // Newton restitution (ContactLaw::restitution = e > 0): a contact approaching faster than
+  // this (m/s) at the start of a step that would close it leaves at e times that speed, from
+  // where it is (the gap of that step stays open). Slower approaches are inelastic, so resting
+  // contacts do not chatter. Default 0.01; >= 0.
+  double restitution_velocity = 0.01;
+  // Pyramid and relaxed models: when the solver fails on the step's LCP (redundant contacts
+  // make it singular), proximal-point iterations on it (solvers/proximal_point.h) with this
+  // relative regularization, each iterate checked against the original problem; then the same
+  // once more from a cold start. Default 1e-3 (dimensionless); >= 0; 0 disables.
+  double proximal_regularization = 1e-3;
+  // Regularized problems per attempt. Default 100 (30 left the relaxed LCP of a 10-box stack
+  // at 5e-10 on half its steps); >= 0.
+  int max_proximal_iterations = 100;
+  // Soft contact: K_p (N/m, per contact point), > 0 with the soft model; K_d (N s/m), >= 0.
+  // Defaults 0.
+  double soft_stiffness = 0.0;
+  double soft_damping = 0.0;
   bool IsValid(std::string* why) const;
 };
 
@@ -43,6 +94,8 @@ struct ExplicitContact {
   ContactPoint point;
   Eigen::Vector3d tangent1 = Eigen::Vector3d::UnitX(), tangent2 = Eigen::Vector3d::UnitY();
   Eigen::Vector3d impulse = Eigen::Vector3d::Zero();  // [r_N, r_T1, r_T2] (N s)
+  // Soft contact: the tangential offset of B's contact point from its anchor (world, m).
+  Eigen::Vector3d anchor_offset = Eigen::Vector3d::Zero();
 };
 
 struct ExplicitStepRecord : StepRecord {
@@ -56,8 +109,10 @@ struct ExplicitStepRecord : StepRecord {
 // Bodies are validated as for the implicit stepper (ValidateBodies, dynamic).
 class ExplicitStepper : public Stepper {
  public:
-  // Each pair's Coulomb coefficient is laws.Get(a, b).mu (the other fields of the law are the
-  // implicit stepper's).
+  // Each pair's Coulomb coefficient is laws.Get(a, b).mu and its restitution coefficient
+  // laws.Get(a, b).restitution (the other fields of the law are the implicit stepper's).
+  // Throws InputError for invalid options, bodies or laws, a solver that does not take the
+  // model's problem, or a pair of shapes without an explicit distance.
   ExplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
                   const ExplicitStepperOptions& options);
 
@@ -67,9 +122,7 @@ class ExplicitStepper : public Stepper {
   double h() const override { return options_.h; }
   const std::vector<Body>& bodies() const override { return bodies_; }
   const ComplementaritySolver& solver() const override { return *solver_; }
-  std::string variant() const override {
-    return "cone/" + options_.solver + (options_.warm_start ? "" : "-cold");
-  }
+  std::string variant() const override;
   bool has_velocities() const override { return true; }
   Eigen::Vector3d gravity() const override { return options_.gravity; }
   const std::vector<const char*>& PairColumns() const override;
@@ -80,18 +133,44 @@ class ExplicitStepper : public Stepper {
  private:
   void FindContacts();
   void AssembleAndSolve();
+  void SolveCone();
+  void SolveLinear();
+  void ApplySoftForces();
   void Advance();
+  // The previous step's contact of the same pair nearest to `c` within the margin, or null.
+  const ExplicitContact* Previous(const ExplicitContact& c) const;
 
   std::vector<Body> bodies_;
   ContactLawTable laws_;
   ExplicitStepperOptions options_;
   std::unique_ptr<ComplementaritySolver> solver_;
+  std::unique_ptr<ProximalPointSolver> proximal_;  // pyramid, relaxed
   ExplicitContactGeometry geometry_;
   BroadPhase broad_phase_;
   std::vector<BoundingSphere> spheres_;
+  std::vector<double> reach_;  // h (|v_f| + |omega_f| R) per body
   std::vector<std::pair<int, int>> pairs_;
   std::vector<ContactPoint> points_;
-  std::vector<ExplicitContact> previous_;
+  std::vector<ExplicitContact> previous_;  // sorted by pair
+  // The step's Delassus blocks W_ij = J_i M^-1 J_j^T (3 x 3, contact frames), by block row,
+  // and the contact-frame velocities J nu_f plus the normal offset b_N (phi / h or restitution).
+  struct Block {
+    int row, col;
+    Eigen::Matrix3d value;
+  };
+  std::vector<Block> blocks_;
+  Eigen::VectorXd contact_velocity_;
+  std::vector<Eigen::Matrix<double, 3, 6>> rows_a_, rows_b_;
+  LinearComplementarityProblem lcp_;
+  FrictionContactProblem problem_;
+  // Step-to-step storage: the triplets of W (or the LCP's matrix) and their assembly, which
+  // writes into the last pattern when the contacts did not change.
+  std::vector<Eigen::Triplet<double>> triplets_;
+  Eigen::SparseMatrix<double> matrix_;
+  internal::TripletAssembly<Eigen::SparseMatrix<double>> assembly_;
+  std::vector<Eigen::Matrix<double, 3, Eigen::Dynamic>> generators_;
+  Eigen::VectorXd z_, q_, mu_;
+  std::vector<std::vector<std::pair<int, int>>> by_body_;
   std::vector<Eigen::Matrix<double, 6, 6>> inverse_mass_;  // zero for fixed bodies
   std::vector<Vector6d> free_velocity_;
   Eigen::VectorXd r_;

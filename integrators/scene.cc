@@ -65,12 +65,19 @@ void ReadHeader(const Reader& in, const Json& root, const std::string& source, S
 // ---------------------------------------------------------------------------------------------
 // Contact laws
 
-void ReadLawFields(const Reader& in, const Json& object, const std::string& path, ContactLaw* law) {
+void ReadLawFields(const Reader& in, const Json& object, const std::string& path,
+                   StepperKind stepper, ContactLaw* law) {
+  if (object.contains("restitution") && stepper != StepperKind::Explicit) {
+    in.Fail(path + ".restitution",
+            "restitution is the explicit stepper's (\"stepper\": "
+            "\"explicit\"); the implicit stepper has none");
+  }
   law->mu = in.Number(object, path, "mu", law->mu);
   law->e_t = in.Number(object, path, "e_t", law->e_t);
   law->e_o = in.Number(object, path, "e_o", law->e_o);
   law->e_r = in.Number(object, path, "e_r", law->e_r);
   law->torsion = in.Bool(object, path, "torsion", law->torsion);
+  law->restitution = in.Number(object, path, "restitution", law->restitution);
   if (object.contains("compliance")) {
     const Json& c = object.at("compliance");
     const std::string cpath = path + ".compliance";
@@ -100,7 +107,8 @@ void ReadPairs(const Reader& in, const Json& root, Scene* scene) {
       in.OnlyKeys(p, path, {"bodies", "mu"});
       in.Required(p, path, "mu");
     } else {
-      in.OnlyKeys(p, path, {"bodies", "mu", "e_t", "e_o", "e_r", "torsion", "compliance"});
+      in.OnlyKeys(p, path,
+                  {"bodies", "mu", "e_t", "e_o", "e_r", "torsion", "compliance", "restitution"});
     }
     const Json& two = in.Required(p, path, "bodies");
     if (!two.is_array() || two.size() != 2) in.Fail(path + ".bodies", "expected two names");
@@ -108,7 +116,7 @@ void ReadPairs(const Reader& in, const Json& root, Scene* scene) {
     const int b = BodyIndex(in, *scene, two[1], path + ".bodies[1]");
     if (a == b) in.Fail(path + ".bodies", "a body cannot touch itself");
     ContactLaw law = scene->laws.default_law;
-    ReadLawFields(in, p, path, &law);
+    ReadLawFields(in, p, path, scene->stepper, &law);
     scene->laws.Set(scene->bodies[a].name, scene->bodies[b].name, law);
   }
 }
@@ -157,15 +165,28 @@ void ReadImplicitOptions(const Reader& in, const Json& root, ImplicitStepperOpti
   if (options->contact_margin < 0.0) in.Fail("contact_margin", "must be >= 0");
 }
 
-// The same keys for the explicit stepper; "solver" names a frictional contact solver.
+// The same keys for the explicit stepper, and its own: "model" (cone, pyramid, relaxed, soft),
+// "friction_directions", "restitution_velocity", "soft": {"stiffness", "damping"}; "solver"
+// names a solver of the model's problem (frictional contact for cone, linear otherwise).
 void ReadExplicitOptions(const Reader& in, const Json& root, ExplicitStepperOptions* options) {
   options->h = in.Positive(root, "scene", "h");
   options->gravity = in.Vector3(root, "scene", "gravity", options->gravity);
+  if (root.contains("model")) {
+    const std::string model = in.String(root.at("model"), "model");
+    if (!ParseExplicitModel(model, &options->model)) {
+      in.Fail("model",
+              "must be \"cone\", \"pyramid\", \"relaxed\" or \"soft\", not \"" + model + "\"");
+    }
+  }
   if (root.contains("solver")) {
     options->solver = in.String(root.at("solver"), "solver");
-    if (!IsSolverName(options->solver, ProblemKind::Friction)) {
-      in.Fail("solver", "unknown frictional contact solver '" + options->solver +
-                            "' (expected one of " + SolverNameList(ProblemKind::Friction) + ")");
+    const ProblemKind kind =
+        options->model == ExplicitModel::Cone ? ProblemKind::Friction : ProblemKind::Linear;
+    if (!IsSolverName(options->solver, kind)) {
+      in.Fail("solver", "unknown solver '" + options->solver + "' for the " +
+                            ToString(options->model) + " model (expected a " +
+                            (kind == ProblemKind::Friction ? "frictional contact" : "linear") +
+                            " solver: " + SolverNameList(kind) + ")");
     }
   }
   options->solver_options.tolerance =
@@ -176,6 +197,21 @@ void ReadExplicitOptions(const Reader& in, const Json& root, ExplicitStepperOpti
   options->warm_start = in.Bool(root, "scene", "warm_start", options->warm_start);
   options->contact_margin = in.Number(root, "scene", "contact_margin", options->contact_margin);
   if (!(options->contact_margin > 0.0)) in.Fail("contact_margin", "must be > 0");
+  options->friction_directions = static_cast<int>(
+      in.Integer(root, "scene", "friction_directions", options->friction_directions, 3, 64));
+  options->restitution_velocity =
+      in.Number(root, "scene", "restitution_velocity", options->restitution_velocity);
+  if (!(options->restitution_velocity >= 0.0)) in.Fail("restitution_velocity", "must be >= 0");
+  if (root.contains("soft")) {
+    const Json& soft = root.at("soft");
+    in.OnlyKeys(soft, "soft", {"stiffness", "damping"});
+    options->soft_stiffness = in.Positive(soft, "soft", "stiffness");
+    options->soft_damping = in.Number(soft, "soft", "damping", 0.0);
+    if (!(options->soft_damping >= 0.0)) in.Fail("soft.damping", "must be >= 0");
+  }
+  if (options->model == ExplicitModel::Soft && !(options->soft_stiffness > 0.0)) {
+    in.Fail("soft", "the soft model needs \"soft\": {\"stiffness\": K_p, \"damping\": K_d}");
+  }
 }
 
 void ReadInertia(const Reader& in, const Json& b, const std::string& path, Body* body) {
@@ -306,9 +342,27 @@ void ReadImpulses(const Reader& in, const Json& root, Scene* scene) {
 void ReadImplicitScene(const Reader& in, const Json& root, const std::string& source,
                        Scene* scene) {
   in.OnlyKeys(root, "scene",
-              {"name", "description", "h", "duration", "gravity", "solver", "tolerance",
-               "max_iterations", "warm_start", "contact_margin", "bodies", "fixed", "contact",
-               "pairs", "impulses", "initial_overlap", "stepper"});
+              {"name",
+               "description",
+               "h",
+               "duration",
+               "gravity",
+               "solver",
+               "tolerance",
+               "max_iterations",
+               "warm_start",
+               "contact_margin",
+               "bodies",
+               "fixed",
+               "contact",
+               "pairs",
+               "impulses",
+               "initial_overlap",
+               "stepper",
+               "model",
+               "friction_directions",
+               "restitution_velocity",
+               "soft"});
   scene->stepper = StepperKind::Implicit;
   if (root.contains("stepper")) {
     const std::string stepper = in.String(root.at("stepper"), "stepper");
@@ -322,6 +376,11 @@ void ReadImplicitScene(const Reader& in, const Json& root, const std::string& so
   if (scene->stepper == StepperKind::Explicit) {
     ReadExplicitOptions(in, root, &scene->explicit_stepper);
   } else {
+    for (const char* key : {"model", "friction_directions", "restitution_velocity", "soft"}) {
+      if (root.contains(key)) {
+        in.Fail(key, "is an explicit stepper's key (\"stepper\": \"explicit\")");
+      }
+    }
     ReadImplicitOptions(in, root, &scene->implicit);
   }
   ReadImplicitBodies(in, root, scene);
@@ -330,8 +389,8 @@ void ReadImplicitScene(const Reader& in, const Json& root, const std::string& so
   CheckInitialOverlap(in, root, scene->bodies, movable, &scene->bodies);
   if (root.contains("contact")) {
     in.OnlyKeys(root.at("contact"), "contact",
-                {"mu", "e_t", "e_o", "e_r", "torsion", "compliance"});
-    ReadLawFields(in, root.at("contact"), "contact", &scene->laws.default_law);
+                {"mu", "e_t", "e_o", "e_r", "torsion", "compliance", "restitution"});
+    ReadLawFields(in, root.at("contact"), "contact", scene->stepper, &scene->laws.default_law);
   }
   ReadPairs(in, root, scene);
   ReadImpulses(in, root, scene);
@@ -585,7 +644,10 @@ double Scene::h() const {
 
 std::string Scene::variant() const {
   if (stepper == StepperKind::Explicit) {
-    return SolverVariant{"cone", explicit_stepper.solver, !explicit_stepper.warm_start}.ToString();
+    if (explicit_stepper.model == ExplicitModel::Soft) return "soft";
+    return SolverVariant{ToString(explicit_stepper.model), explicit_stepper.solver,
+                         !explicit_stepper.warm_start}
+        .ToString();
   }
   if (stepper == StepperKind::Implicit) {
     return SolverVariant{"", implicit.solver, !implicit.warm_start}.ToString();
@@ -658,6 +720,14 @@ std::vector<std::string> CollectDefaultVariants(StepperKind kind) {
     for (const SolverEntry& e : SolverRegistry()) {
       if (e.Takes(ProblemKind::Friction) && e.Compared(ProblemKind::Friction)) {
         variants.push_back("cone/" + e.name);
+      }
+    }
+    // The pyramid's gamma rows have a zero diagonal (no PGS); the relaxed cone's LCP takes all.
+    for (const char* model : {"pyramid", "relaxed"}) {
+      for (const SolverEntry& e : SolverRegistry()) {
+        if (!e.Takes(ProblemKind::Linear) || !e.Compared(ProblemKind::Linear)) continue;
+        if (std::string(model) == "pyramid" && e.needs_positive_diagonal) continue;
+        variants.push_back(std::string(model) + "/" + e.name);
       }
     }
     return variants;
@@ -743,9 +813,11 @@ void RequireKnownVariant(const std::string& variant) {
   }
   throw InputError("unknown solver '" + variant + "' (expected <solver>[-cold] with one of " +
                    SolverNameList(ProblemKind::Mixed) +
-                   ", or <model>/<solver>[-cold] with model dqc, dlc, qp or qp-lcp, or cone "
+                   ", or <model>/<solver>[-cold] with model dqc, dlc, qp or qp-lcp, cone "
                    "(explicit scenes) with one of " +
-                   SolverNameList(ProblemKind::Friction) + ")");
+                   SolverNameList(ProblemKind::Friction) +
+                   ", pyramid or relaxed (explicit scenes) with one of " +
+                   SolverNameList(ProblemKind::Linear) + ", or soft)");
 }
 
 bool IsExplicitVariant(const std::string& variant) {
@@ -753,12 +825,33 @@ bool IsExplicitVariant(const std::string& variant) {
 }
 
 void ApplyExplicitVariant(const std::string& variant, ExplicitStepperOptions* options) {
+  if (variant == "soft") {
+    options->model = ExplicitModel::Soft;
+    return;
+  }
   const SolverVariant parsed = ParseOrEmpty(variant);
-  if (parsed.model != "cone" || !IsSolverName(parsed.solver, ProblemKind::Friction)) {
+  ExplicitModel model;
+  const bool known = ParseExplicitModel(parsed.model, &model) && model != ExplicitModel::Soft;
+  const ProblemKind kind =
+      known && model == ExplicitModel::Cone ? ProblemKind::Friction : ProblemKind::Linear;
+  if (!known || !IsSolverName(parsed.solver, kind)) {
     throw InputError("unknown explicit variant '" + variant +
                      "' (expected cone/<solver>[-cold] with one of " +
-                     SolverNameList(ProblemKind::Friction) + ", e.g. cone/nsgs)");
+                     SolverNameList(ProblemKind::Friction) +
+                     ", pyramid/<solver> or relaxed/<solver> with one of " +
+                     SolverNameList(ProblemKind::Linear) + ", or soft; e.g. cone/nsgs)");
   }
+  bool pgs_like = false;
+  for (const SolverEntry& e : SolverRegistry()) {
+    if (e.name == parsed.solver) pgs_like = e.needs_positive_diagonal;
+  }
+  if (model == ExplicitModel::Pyramid && pgs_like) {
+    throw InputError("explicit variant '" + variant + "': " + parsed.solver +
+                     " cannot take the pyramid model's LCP (its gamma rows have a zero "
+                     "diagonal); use relaxed/" +
+                     parsed.solver);
+  }
+  options->model = model;
   options->solver = parsed.solver;
   options->warm_start = !parsed.cold;
 }

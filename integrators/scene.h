@@ -62,7 +62,7 @@ struct Scene {
   double h() const;
   Eigen::Vector3d gravity() const;
   // The variant the scene's settings name: "<solver>[-cold]" (implicit) or
-  // "<model>/<solver>[-cold]" (quasistatic; explicit: "cone/<solver>[-cold]").
+  // "<model>/<solver>[-cold]" (quasistatic; explicit: cone, pyramid, relaxed, or "soft").
   std::string variant() const;
   // True if the variant fits the scene's stepper; ApplyVariant throws InputError otherwise.
   bool TakesVariant(const std::string& variant) const;
@@ -94,7 +94,9 @@ void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* opti
 bool IsQuasistaticVariant(const std::string& variant);
 void ApplyQuasistaticVariant(const std::string& variant, QuasistaticOptions* options);
 // The explicit variants "cone/<solver>[-cold]" with a registry solver taking
-// ProblemKind::Friction, e.g. "cone/nsgs".
+// ProblemKind::Friction (e.g. "cone/nsgs"), "pyramid/<solver>[-cold]" and
+// "relaxed/<solver>[-cold]" with one taking ProblemKind::Linear (no PGS for the pyramid), and
+// "soft" (needs the scene's soft stiffness).
 bool IsExplicitVariant(const std::string& variant);
 void ApplyExplicitVariant(const std::string& variant, ExplicitStepperOptions* options);
 // Throws InputError, naming both grammars, unless some stepper takes the variant.
