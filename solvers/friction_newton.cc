@@ -42,6 +42,10 @@ struct FrictionNewton::Workspace {
   };
   std::vector<Block> blocks;
   std::vector<int> diagonal_block;  // index in blocks of (a, a)
+  // W's pattern at the last analysis and, per nonzero of W, its block and entry (3 i + j):
+  // a W of the same pattern (a time-stepper's resting contacts) reuses J's pattern and the
+  // factorization's analysis.
+  std::vector<int> pattern_outer, pattern_inner, nonzero_block, nonzero_entry;
   Eigen::VectorXd rho;
   Eigen::SparseMatrix<double> J;
   std::vector<Eigen::Matrix3d> A, B;
@@ -76,6 +80,33 @@ void FrictionNewton::Prepare(const FrictionContactProblem& problem) {
   Workspace& w = *work_;
   const int nc = problem.num_contacts();
   const Eigen::SparseMatrix<double>& W = problem.W_columns();
+  const int* outer = W.outerIndexPtr();
+  const int* inner = W.innerIndexPtr();
+  const int nonzeros = static_cast<int>(W.nonZeros());
+  const bool same_pattern = static_cast<int>(w.pattern_outer.size()) == W.outerSize() + 1 &&
+                            static_cast<int>(w.pattern_inner.size()) == nonzeros &&
+                            std::equal(w.pattern_outer.begin(), w.pattern_outer.end(), outer) &&
+                            std::equal(w.pattern_inner.begin(), w.pattern_inner.end(), inner);
+  if (!same_pattern) Analyze(problem);
+  for (Workspace::Block& block : w.blocks) block.W.setZero();
+  const double* values = W.valuePtr();
+  for (int k = 0; k < nonzeros; ++k) {
+    w.blocks[w.nonzero_block[k]].W(w.nonzero_entry[k] / 3, w.nonzero_entry[k] % 3) += values[k];
+  }
+  w.rho.resize(nc);
+  for (int a = 0; a < nc; ++a) {
+    const Eigen::Matrix3d& Waa = w.blocks[w.diagonal_block[a]].W;
+    const double largest = Waa.diagonal().maxCoeff();
+    w.rho[a] = largest > 0.0 && std::isfinite(largest) ? 1.0 / largest : 1.0;
+  }
+}
+
+// The block pattern of W (every diagonal block included), J's pattern, where each block's
+// entries sit in J, and the factorization's analysis.
+void FrictionNewton::Analyze(const FrictionContactProblem& problem) {
+  Workspace& w = *work_;
+  const int nc = problem.num_contacts();
+  const Eigen::SparseMatrix<double>& W = problem.W_columns();
   std::vector<std::pair<int, int>> keys;
   keys.reserve(W.nonZeros() / 3 + nc);
   for (int a = 0; a < nc; ++a) keys.emplace_back(a, a);
@@ -99,11 +130,14 @@ void FrictionNewton::Prepare(const FrictionContactProblem& problem) {
     for (int i = 0; i < 3; ++i)
       for (int j = 0; j < 3; ++j) triplets.emplace_back(3 * block.a + i, 3 * block.b + j, 1.0);
   }
+  w.nonzero_block.clear();
+  w.nonzero_entry.clear();
   for (int j = 0; j < W.outerSize(); ++j) {
     for (Eigen::SparseMatrix<double>::InnerIterator it(W, j); it; ++it) {
       const std::pair<int, int> key(static_cast<int>(it.row()) / 3, j / 3);
-      const size_t k = std::lower_bound(keys.begin(), keys.end(), key) - keys.begin();
-      w.blocks[k].W(it.row() % 3, j % 3) += it.value();
+      w.nonzero_block.push_back(
+          static_cast<int>(std::lower_bound(keys.begin(), keys.end(), key) - keys.begin()));
+      w.nonzero_entry.push_back(3 * (static_cast<int>(it.row()) % 3) + j % 3);
     }
   }
   w.J.resize(problem.size(), problem.size());
@@ -120,15 +154,11 @@ void FrictionNewton::Prepare(const FrictionContactProblem& problem) {
       }
     }
   }
-  w.rho.resize(nc);
-  for (int a = 0; a < nc; ++a) {
-    const Eigen::Matrix3d& Waa = w.blocks[w.diagonal_block[a]].W;
-    const double largest = Waa.diagonal().maxCoeff();
-    w.rho[a] = largest > 0.0 && std::isfinite(largest) ? 1.0 / largest : 1.0;
-  }
   w.A.resize(nc);
   w.B.resize(nc);
   w.lu.analyzePattern(w.J);
+  w.pattern_outer.assign(W.outerIndexPtr(), W.outerIndexPtr() + W.outerSize() + 1);
+  w.pattern_inner.assign(W.innerIndexPtr(), W.innerIndexPtr() + W.nonZeros());
 }
 
 // u = W r + q (+ sigma (r - center)) and Phi(r); returns 1/2 ||Phi||^2 (inf if not finite).

@@ -75,6 +75,7 @@ class FrictionNewton {
  private:
   struct Workspace;
   void Prepare(const FrictionContactProblem& problem);
+  void Analyze(const FrictionContactProblem& problem);
   double Evaluate(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
                   Eigen::VectorXd* u, Eigen::VectorXd* phi) const;
   void AssembleJacobian(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
