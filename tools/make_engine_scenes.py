@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Writes the engine-scale scenes of scenes/engine/ (explicit stepper): a stack of 50 boxes,
+a pile of 200 boxes dropped into a bin, a wall of 100 bricks. Deterministic: run it again to
+regenerate the files after changing a size here."""
+import json
+import math
+import os
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenes", "engine")
+GROUND = {"name": "ground", "shape": "plane", "normal": [0, 0, 1]}
+
+
+def box(name, size, position, mass=1.0, orientation=None):
+    b = {"name": name, "shape": "box", "size": size, "mass": mass,
+         "position": [round(x, 6) for x in position]}
+    if orientation is not None:
+        b["orientation"] = [round(x, 9) for x in orientation]
+    return b
+
+
+def write(name, scene):
+    with open(os.path.join(HERE, name), "w") as f:
+        json.dump(scene, f, indent=1)
+        f.write("\n")
+
+
+def stack50():
+    # 5 x 5 columns of two unit boxes, 5 mm gaps, dropped and left to rest (as the implicit
+    # stepper's 50-box benchmark).
+    gap = 0.005
+    bodies = [box("b%d" % (10 * i + 2 * j + k), [1, 1, 1],
+                  [i * (1 + gap), j * (1 + gap), 0.5 + gap + k * (1 + gap)])
+              for i in range(5) for j in range(5) for k in range(2)]
+    return {"name": "50-box stack", "description": "5 x 5 columns of two unit boxes dropped "
+            "from 5 mm and left to rest", "stepper": "explicit", "model": "cone",
+            "solver": "fc-newton-fb", "h": 0.01, "duration": 1.0, "contact": {"mu": 0.5},
+            "fixed": [GROUND], "bodies": bodies}
+
+
+def pile200():
+    # 200 cubes of 0.2 m in a 5 x 5 x 8 lattice above a 1.6 m square bin, each turned a little
+    # about its own axis, dropped together.
+    side, pitch = 0.2, 0.26
+    wall = 0.1
+    bodies = []
+    for k in range(8):
+        for i in range(5):
+            for j in range(5):
+                n = len(bodies)
+                angle = 0.35 * math.sin(1.7 * n + 0.3)
+                axis = [math.sin(n), math.cos(2 * n), 1.0]
+                norm = math.sqrt(sum(a * a for a in axis))
+                s = math.sin(angle / 2) / norm
+                q = [math.cos(angle / 2), axis[0] * s, axis[1] * s, axis[2] * s]
+                bodies.append(box("c%d" % n, [side] * 3,
+                                  [(i - 2) * pitch, (j - 2) * pitch, 0.3 + k * pitch], 1.0, q))
+    inner = 1.6
+    fixed = [GROUND]
+    for name, pos, size in [("wall_east", [inner / 2 + wall / 2, 0, 0.5], [wall, inner + 2 * wall, 1.0]),
+                            ("wall_west", [-inner / 2 - wall / 2, 0, 0.5], [wall, inner + 2 * wall, 1.0]),
+                            ("wall_north", [0, inner / 2 + wall / 2, 0.5], [inner, wall, 1.0]),
+                            ("wall_south", [0, -inner / 2 - wall / 2, 0.5], [inner, wall, 1.0])]:
+        fixed.append({"name": name, "shape": "box", "size": size, "position": pos})
+    return {"name": "200-box pile", "description": "200 cubes of 0.2 m dropped into a 1.6 m bin",
+            "stepper": "explicit", "model": "cone", "solver": "fc-newton-fb", "h": 0.01,
+            "duration": 2.0, "contact": {"mu": 0.5}, "fixed": fixed, "bodies": bodies}
+
+
+def wall100():
+    # Ten courses of ten 0.4 x 0.2 x 0.2 m bricks in running bond (every other course shifted
+    # by half a brick), resting.
+    length, depth, height = 0.4, 0.2, 0.2
+    bodies = []
+    for course in range(10):
+        shift = 0.5 * length if course % 2 else 0.0
+        for k in range(10):
+            bodies.append(box("brick%d_%d" % (course, k), [length, depth, height],
+                              [k * length + shift, 0, height / 2 + course * height], 2.0))
+    return {"name": "100-brick wall", "description": "ten courses of ten bricks in running bond",
+            "stepper": "explicit", "model": "cone", "solver": "fc-newton-fb", "h": 0.01,
+            "duration": 2.0, "contact": {"mu": 0.6}, "fixed": [GROUND], "bodies": bodies}
+
+
+if __name__ == "__main__":
+    os.makedirs(HERE, exist_ok=True)
+    write("stack50.json", stack50())
+    write("pile200.json", pile200())
+    write("wall100.json", wall100())
