@@ -51,6 +51,45 @@ void PlaneBox(const ShapePose& pa, const Shape& b, const ShapePose& pb, double t
   }
 }
 
+// Half-space A and ellipsoid B (semi-axes a, b, c): the support point of B against the
+// plane's normal n, p - R D^2 R^T n / sqrt(n^T R D^2 R^T n) with D = diag(a, b, c); exact.
+void PlaneEllipsoid(const ShapePose& pa, const Shape& b, const ShapePose& pb, double threshold,
+                    std::vector<ContactPoint>* out) {
+  const Vector3d n = pa.rotation.col(2);
+  const Vector3d local = pb.rotation.transpose() * n;
+  const Vector3d scaled = b.size.head<3>().cwiseAbs2().cwiseProduct(local);
+  const double extent = std::sqrt(local.dot(scaled));
+  const Vector3d lowest = pb.position - pb.rotation * scaled / extent;
+  const double distance = n.dot(lowest - pa.position);
+  if (distance < threshold) Add(lowest - distance * n, n, distance, out);
+}
+
+// Half-space A and cylinder B (radius r, length l along the body x axis), by support points:
+// on each cap, the lowest point of its rim, exactly, and the rim at 45-degree steps from it,
+// each kept when closer than the threshold. A cylinder lying on the plane gets the two ends of
+// its contact line, a standing one eight points of its base (a tilt between the samples is
+// felt at the exact lowest point only).
+void PlaneCylinder(const ShapePose& pa, const Shape& b, const ShapePose& pb, double threshold,
+                   std::vector<ContactPoint>* out) {
+  const Vector3d n = pa.rotation.col(2);
+  const Vector3d axis = pb.rotation.col(0);
+  const double radius = b.size[0], half = 0.5 * b.size[1];
+  // Unit radial direction towards the plane (d0) and the one perpendicular to it (d1).
+  Vector3d d0 = -(n - n.dot(axis) * axis);
+  if (d0.norm() < 1e-9) d0 = pb.rotation.col(1);  // standing: any radial direction
+  d0.normalize();
+  const Vector3d d1 = axis.cross(d0);
+  for (double side : {-1.0, 1.0}) {
+    const Vector3d centre = pb.position + side * half * axis;
+    for (int k = 0; k < 8; ++k) {
+      const double angle = 0.25 * M_PI * k;
+      const Vector3d rim = centre + radius * (std::cos(angle) * d0 + std::sin(angle) * d1);
+      const double distance = n.dot(rim - pa.position);
+      if (distance < threshold) Add(rim - distance * n, n, distance, out);
+    }
+  }
+}
+
 void SphereSphere(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
                   double threshold, std::vector<ContactPoint>* out) {
   Vector3d d = pb.position - pa.position;
@@ -304,6 +343,10 @@ void BoxBox(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose
 
 bool ExplicitContactGeometry::Supports(ShapeKind a, ShapeKind b) const {
   const auto ok = [](ShapeKind k) { return IsPlane(k) || IsRound(k) || IsBox(k); };
+  const auto against_plane = [](ShapeKind k) {
+    return k == ShapeKind::Cylinder || k == ShapeKind::Ellipsoid;
+  };
+  if ((IsPlane(a) && against_plane(b)) || (IsPlane(b) && against_plane(a))) return true;
   return ok(a) && ok(b) && !(IsPlane(a) && IsPlane(b));
 }
 
@@ -314,8 +357,11 @@ void ExplicitContactGeometry::FindContacts(const Shape& a, const ShapePose& pose
     throw InputError("explicit contact between a " + a.Name() + " and a " + b.Name() +
                      " is not implemented");
   }
-  // Canonical order: plane < box < sphere; a swapped pair is reported flipped back.
-  const auto rank = [](ShapeKind k) { return IsPlane(k) ? 0 : (IsBox(k) ? 1 : 2); };
+  // Canonical order: plane < box < sphere < cylinder, ellipsoid; a swapped pair is reported
+  // flipped back.
+  const auto rank = [](ShapeKind k) {
+    return IsPlane(k) ? 0 : (IsBox(k) ? 1 : (IsRound(k) ? 2 : 3));
+  };
   if (rank(a.kind) > rank(b.kind)) {
     // The points of (b, a), appended and then flipped in place.
     const size_t first = contacts->size();
@@ -330,6 +376,8 @@ void ExplicitContactGeometry::FindContacts(const Shape& a, const ShapePose& pose
   if (IsPlane(a.kind)) {
     if (IsRound(b.kind)) PlaneSphere(pose_a, b, pose_b, threshold, contacts);
     if (IsBox(b.kind)) PlaneBox(pose_a, b, pose_b, threshold, contacts);
+    if (b.kind == ShapeKind::Ellipsoid) PlaneEllipsoid(pose_a, b, pose_b, threshold, contacts);
+    if (b.kind == ShapeKind::Cylinder) PlaneCylinder(pose_a, b, pose_b, threshold, contacts);
   } else if (IsBox(a.kind)) {
     if (IsRound(b.kind)) BoxSphere(a, pose_a, b, pose_b, threshold, contacts);
     if (IsBox(b.kind)) BoxBox(a, pose_a, b, pose_b, threshold, contacts);

@@ -171,16 +171,26 @@ ExplicitStepper::ExplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
   // here, once per pair of kinds (the first body of each kind named), rather than at the step
   // where such a pair first comes near.
   std::map<ShapeKind, const Body*> moving_kinds, all_kinds;
+  std::map<ShapeKind, const Body*> second_of_kind;  // a second body of the kind, if any
   for (const Body& body : bodies_) {
-    all_kinds.emplace(body.shape.kind, &body);
+    if (!all_kinds.emplace(body.shape.kind, &body).second) {
+      second_of_kind.emplace(body.shape.kind, &body);
+    }
     if (!body.fixed) moving_kinds.emplace(body.shape.kind, &body);
   }
   for (const auto& [kind, moving] : moving_kinds) {
-    for (const auto& [other_kind, other] : all_kinds) {
+    for (auto [other_kind, other] : all_kinds) {
       if (geometry_.Supports(kind, other_kind)) continue;
+      if (other_kind == kind) {  // a body does not meet itself: needs a second one
+        const auto second = second_of_kind.find(kind);
+        if (second == second_of_kind.end()) continue;
+        other = second->second == moving ? other : second->second;
+      }
       throw InputError("explicit stepper: no explicit distance between a " + moving->shape.Name() +
                        " and a " + other->shape.Name() + " (bodies " + moving->name + ", " +
-                       other->name + "); it has planes, spheres and boxes");
+                       other->name +
+                       "); it has planes, spheres and boxes, and cylinders and ellipsoids against "
+                       "planes");
     }
   }
 }

@@ -395,6 +395,52 @@ TEST_CASE("explicit models: the paper's sliding cube, explicit against the analy
   }
 }
 
+TEST_CASE("explicit models: a cylinder rests and rolls on its contact line, an ellipsoid lands") {
+  // The cylinder (r = 0.5 m, l = 1 m, axis x) touches the ground at the two ends of its line;
+  // rolling along y without slip, v = -omega_x r, keeps its speed and height (no rolling
+  // resistance in the model) and does not yaw.
+  Body cylinder;
+  cylinder.name = "cylinder";
+  cylinder.shape.kind = ShapeKind::Cylinder;
+  cylinder.shape.size = Eigen::Vector3d(0.5, 1.0, 0.0);
+  cylinder.mass = SolidMassProperties(cylinder.shape, 1.0);
+  cylinder.state.position = Eigen::Vector3d(0, 0, 0.5);
+  cylinder.state.linear_velocity = Eigen::Vector3d(0, 1.0, 0);
+  cylinder.state.angular_velocity = Eigen::Vector3d(-2.0, 0, 0);
+  for (const std::string variant : {"cone/auto", "pyramid/lemke", "relaxed/lemke"}) {
+    CAPTURE(variant);
+    ExplicitStepper stepper({Ground(), cylinder}, Laws(), Options(variant));
+    double height_error = 0.0;
+    for (int step = 0; step < 200; ++step) {
+      const StepRecord& record = stepper.Step();
+      REQUIRE(record.summary.IsSolved());
+      CHECK(record.num_contacts == 2);
+      height_error = std::max(height_error, std::abs(stepper.bodies()[1].state.position.z() - 0.5));
+    }
+    const RigidBodyState& state = stepper.bodies()[1].state;
+    MESSAGE(variant << ": rolling cylinder height error " << height_error << " m");
+    CHECK(height_error <= 1e-6);
+    CHECK(state.linear_velocity.y() == doctest::Approx(1.0).epsilon(1e-6));
+    CHECK(state.position.y() == doctest::Approx(2.0).epsilon(1e-6));
+    CHECK(std::abs(state.angular_velocity.z()) <= 1e-9);
+  }
+  Body ellipsoid;
+  ellipsoid.name = "ellipsoid";
+  ellipsoid.shape.kind = ShapeKind::Ellipsoid;
+  ellipsoid.shape.size = Eigen::Vector3d(0.3, 0.2, 0.1);
+  ellipsoid.mass = SolidMassProperties(ellipsoid.shape, 1.0);
+  ellipsoid.state.position = Eigen::Vector3d(0, 0, 0.5);
+  ExplicitStepper stepper({Ground(), ellipsoid}, Laws(), Options("cone/auto"));
+  double deepest = 0.0;
+  for (int step = 0; step < 200; ++step) {
+    const StepRecord& record = stepper.Step();
+    REQUIRE(record.summary.IsSolved());
+    deepest = std::max(deepest, record.max_penetration);
+  }
+  CHECK(deepest <= 1e-9);
+  CHECK(stepper.bodies()[1].state.position.z() == doctest::Approx(0.1).epsilon(1e-6));
+}
+
 const std::string kExplicitScene =
     std::string(NCPKIT_SOURCE_DIR) + "/tests/data/explicit_boxes.json";
 

@@ -1,0 +1,126 @@
+// The explicit distances against a half-space for ellipsoids (exact support point) and
+// cylinders (support points on the caps' rims), checked against the surfaces themselves.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+
+#include "contact/distance.h"
+#include "dynamics/shapes.h"
+
+namespace ncpkit {
+namespace {
+
+ShapePose Pose(const Eigen::Vector3d& position, const Eigen::Matrix3d& rotation) {
+  ShapePose pose;
+  pose.position = position;
+  pose.rotation = rotation;
+  return pose;
+}
+
+Shape Make(ShapeKind kind, const Eigen::Vector3d& size) {
+  Shape shape;
+  shape.kind = kind;
+  shape.size = size;
+  return shape;
+}
+
+TEST_CASE("explicit distance: an ellipsoid's support point against a plane, any orientation") {
+  const ExplicitContactGeometry geometry;
+  const Shape plane = Make(ShapeKind::HalfSpace, Eigen::Vector3d::Ones());
+  const Shape ellipsoid = Make(ShapeKind::Ellipsoid, Eigen::Vector3d(0.3, 0.5, 0.8));
+  const Eigen::Matrix3d D = ellipsoid.size.asDiagonal();
+  std::mt19937 random(3);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (int trial = 0; trial < 50; ++trial) {
+    const Eigen::Matrix3d R =
+        Eigen::Quaterniond(normal(random), normal(random), normal(random), normal(random))
+            .normalized()
+            .toRotationMatrix();
+    const Eigen::Vector3d centre(normal(random), normal(random), 0.6 + 0.2 * normal(random));
+    std::vector<ContactPoint> points;
+    geometry.FindContacts(plane, Pose(Eigen::Vector3d::Zero(), Eigen::Matrix3d::Identity()),
+                          ellipsoid, Pose(centre, R), 10.0, &points);
+    REQUIRE(points.size() == 1);
+    const ContactPoint& c = points[0];
+    CHECK((c.normal - Eigen::Vector3d::UnitZ()).norm() == 0.0);
+    // point_b on the surface, its outward normal there against the plane's.
+    const Eigen::Vector3d local = R.transpose() * (c.point_b - centre);
+    CHECK((D.inverse() * local).norm() == doctest::Approx(1.0).epsilon(1e-12));
+    const Eigen::Vector3d surface_normal = (R * D.inverse() * D.inverse() * local).normalized();
+    CHECK((surface_normal + Eigen::Vector3d::UnitZ()).norm() <= 1e-9);
+    CHECK(c.distance == doctest::Approx(c.point_b.z()).epsilon(1e-12));
+    // No point of a fine surface grid is lower.
+    double lowest = 1e9;
+    for (int i = 0; i <= 200; ++i) {
+      for (int j = 0; j < 400; ++j) {
+        const double polar = M_PI * i / 200, azimuth = 2 * M_PI * j / 400;
+        const Eigen::Vector3d unit(std::sin(polar) * std::cos(azimuth),
+                                   std::sin(polar) * std::sin(azimuth), std::cos(polar));
+        lowest = std::min(lowest, (centre + R * D * unit).z());
+      }
+    }
+    CHECK(lowest >= c.distance - 1e-12);
+    CHECK(lowest <= c.distance + 1e-3);
+  }
+}
+
+TEST_CASE("explicit distance: a cylinder against a plane by its rims' support points") {
+  const ExplicitContactGeometry geometry;
+  const Shape plane = Make(ShapeKind::HalfSpace, Eigen::Vector3d::Ones());
+  const Shape cylinder = Make(ShapeKind::Cylinder, Eigen::Vector3d(0.5, 2.0, 0.0));  // r, l
+  const ShapePose ground = Pose(Eigen::Vector3d::Zero(), Eigen::Matrix3d::Identity());
+  std::vector<ContactPoint> points;
+  SUBCASE("lying: the two ends of its contact line") {
+    geometry.FindContacts(plane, ground, cylinder,
+                          Pose(Eigen::Vector3d(0, 0, 0.502), Eigen::Matrix3d::Identity()), 0.01,
+                          &points);
+    REQUIRE(points.size() == 2);
+    for (const ContactPoint& c : points) {
+      CHECK(c.distance == doctest::Approx(0.002).epsilon(1e-12));
+      CHECK(std::abs(c.point_b.x()) == doctest::Approx(1.0));
+      CHECK(std::abs(c.point_b.y()) <= 1e-15);
+    }
+  }
+  SUBCASE("standing: eight points of its base") {
+    const Eigen::Matrix3d up =
+        Eigen::AngleAxisd(-M_PI / 2, Eigen::Vector3d::UnitY()).toRotationMatrix();
+    geometry.FindContacts(plane, ground, cylinder, Pose(Eigen::Vector3d(0, 0, 1.0), up), 0.01,
+                          &points);
+    REQUIRE(points.size() == 8);
+    for (const ContactPoint& c : points) {
+      CHECK(std::abs(c.distance) <= 1e-12);
+      CHECK(std::hypot(c.point_b.x(), c.point_b.y()) == doctest::Approx(0.5));
+    }
+  }
+  SUBCASE("tilted: the lowest rim point exactly, in either order of the pair") {
+    const Eigen::Matrix3d R =
+        Eigen::AngleAxisd(0.3, Eigen::Vector3d(1, 2, 0.5).normalized()).toRotationMatrix();
+    const Eigen::Vector3d centre(0.1, -0.2, 1.3);
+    geometry.FindContacts(cylinder, Pose(centre, R), plane, ground, 10.0, &points);
+    double lowest = 1e9;
+    for (double side : {-1.0, 1.0}) {
+      for (int k = 0; k < 100000; ++k) {
+        const double angle = 2 * M_PI * k / 100000;
+        const Eigen::Vector3d rim =
+            centre + R * Eigen::Vector3d(side, 0.5 * std::cos(angle), 0.5 * std::sin(angle));
+        lowest = std::min(lowest, rim.z());
+      }
+    }
+    double found = 1e9;
+    for (const ContactPoint& c : points) {
+      CHECK((c.normal + Eigen::Vector3d::UnitZ()).norm() == 0.0);  // flipped: from the cylinder
+      found = std::min(found, c.distance);
+    }
+    CHECK(points.size() == 16);
+    CHECK(found <= lowest + 1e-12);
+    CHECK(found >= lowest - 1e-8);
+  }
+  CHECK(geometry.Supports(ShapeKind::Cylinder, ShapeKind::HalfSpace));
+  CHECK(geometry.Supports(ShapeKind::HalfSpace, ShapeKind::Ellipsoid));
+  CHECK_FALSE(geometry.Supports(ShapeKind::Cylinder, ShapeKind::Box));
+  CHECK_FALSE(geometry.Supports(ShapeKind::Ellipsoid, ShapeKind::Sphere));
+}
+
+}  // namespace
+}  // namespace ncpkit
