@@ -42,6 +42,8 @@ bool CountsMalloc() {
 #endif
 }
 
+bool SanitizedBuild() { return !CountsMalloc(); }
+
 }  // namespace ncpkit::testing
 
 // With malloc counted below, operator new counts through it once.

@@ -15,6 +15,9 @@ int64_t AllocationCount();
 // False in sanitizer builds, where the sanitizer's allocator must stay in charge of malloc:
 // there only operator new is counted.
 bool CountsMalloc();
+// True in AddressSanitizer builds, which run long solver loops tens of times slower: tests
+// that step a scene for long shorten the run there (the Release run checks the full length).
+bool SanitizedBuild();
 
 }  // namespace ncpkit::testing
 
