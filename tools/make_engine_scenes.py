@@ -67,15 +67,23 @@ def pile200():
 
 
 def wall100():
-    # Ten courses of ten 0.4 x 0.2 x 0.2 m bricks in running bond (every other course shifted
-    # by half a brick), resting.
+    # Ten courses of ten 0.4 x 0.2 x 0.2 m bricks in running bond, resting: every other course
+    # is shifted by half a brick and ends in a half brick, so that no brick hangs over the end
+    # of the course below (a full brick there would have its centre over that end and topple).
     length, depth, height = 0.4, 0.2, 0.2
     bodies = []
     for course in range(10):
-        shift = 0.5 * length if course % 2 else 0.0
-        for k in range(10):
-            bodies.append(box("brick%d_%d" % (course, k), [length, depth, height],
-                              [k * length + shift, 0, height / 2 + course * height], 2.0))
+        z = height / 2 + course * height
+        if course % 2 == 0:
+            for k in range(10):
+                bodies.append(box("brick%d_%d" % (course, k), [length, depth, height],
+                                  [k * length, 0, z], 2.0))
+        else:
+            for k in range(9):
+                bodies.append(box("brick%d_%d" % (course, k), [length, depth, height],
+                                  [k * length + 0.5 * length, 0, z], 2.0))
+            bodies.append(box("brick%d_9" % course, [0.5 * length, depth, height],
+                              [9 * length + 0.25 * length, 0, z], 1.0))
     return {"name": "100-brick wall", "description": "ten courses of ten bricks in running bond",
             "stepper": "explicit", "model": "cone", "solver": "fc-newton-fb", "h": 0.01,
             "duration": 2.0, "contact": {"mu": 0.6}, "fixed": [GROUND], "bodies": bodies}

@@ -1,0 +1,216 @@
+// The explicit stepper against physics engines on the same scene files (BM_Engine/<scene>/<who>):
+// `who` is an ncpkit variant ("cone/nsgs", ...) or a peer engine built in (engine_peers.h). One
+// benchmark iteration steps the whole scene; the counters give the time per step and, from one
+// untimed run before the timing (every engine here is deterministic), the quality of that
+// trajectory measured the same way for everyone (integrators/trajectory_quality.h): deepest
+// overlap, largest energy rise in a step, drift over the last quarter of the run, largest
+// rotation, and for the sliding cube the error against the analytic slide.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench/engine_peers.h"
+#include "integrators/scene.h"
+#include "integrators/scene_runner.h"
+#include "integrators/trajectory_quality.h"
+#include "readers/text_scanner.h"
+
+namespace ncpkit::bench {
+
+void RequirePeerScene(const Scene& scene) {
+  if (!scene.impulses.empty() || !scene.actuators.empty()) {
+    throw std::invalid_argument("peer engines take no scripted impulses or actuators");
+  }
+  for (const Body& body : scene.bodies) {
+    const ShapeKind kind = body.shape.kind;
+    if (kind != ShapeKind::Box && kind != ShapeKind::Sphere && kind != ShapeKind::HalfSpace) {
+      throw std::invalid_argument("peer engines take boxes, spheres and planes: " + body.name);
+    }
+    if (kind == ShapeKind::HalfSpace && !body.fixed) {
+      throw std::invalid_argument("a moving plane: " + body.name);
+    }
+    const Eigen::Matrix3d& I = body.mass.body_inertia;
+    if (!body.fixed && !I.isDiagonal(0.0)) {
+      throw std::invalid_argument("peer engines here take principal body axes: " + body.name);
+    }
+  }
+  const double mu = scene.laws.default_law.mu;
+  for (size_t i = 0; i < scene.bodies.size(); ++i) {
+    for (size_t j = i + 1; j < scene.bodies.size(); ++j) {
+      const ContactLaw& law = scene.laws.Get(scene.bodies[i].name, scene.bodies[j].name);
+      if (law.mu != mu || law.restitution != 0.0 || law.compliant()) {
+        throw std::invalid_argument(
+            "peer engines take one friction coefficient, no restitution "
+            "and no compliance: pair " +
+            scene.bodies[i].name + ", " + scene.bodies[j].name);
+      }
+    }
+  }
+}
+
+const std::vector<PeerEngine>& PeerEngines() {
+  static const std::vector<PeerEngine> engines = [] {
+    std::vector<PeerEngine> list;
+#ifdef NCPKIT_HAVE_ODE
+    list.push_back(OdeEngine());
+#endif
+#ifdef NCPKIT_HAVE_BULLET
+    list.push_back(BulletEngine());
+#endif
+#ifdef NCPKIT_HAVE_MUJOCO
+    list.push_back(MujocoEngine());
+#endif
+    return list;
+  }();
+  return engines;
+}
+
+namespace {
+
+// A scene file as the explicit stepper takes it ("stepper": "explicit" added to a paper scene).
+Scene LoadExplicitScene(const std::string& file) {
+  std::string text = internal::ReadTextFile(std::string(NCPKIT_SCENE_DIR) + "/" + file);
+  if (text.find("\"explicit\"") == std::string::npos) {
+    text.insert(text.find('{') + 1, "\"stepper\": \"explicit\",");
+  }
+  return ParseScene(text, file);
+}
+
+// Whoever steps the scene: the explicit stepper with a variant, or a peer engine.
+class Runner {
+ public:
+  Runner(const Scene& scene, const std::string& who) : scene_(scene) {
+    for (const PeerEngine& engine : PeerEngines()) {
+      if (engine.name == who) peer_ = engine.make(scene_);
+    }
+    if (peer_ == nullptr) {
+      scene_.ApplyVariant(who);
+      runner_ = std::make_unique<SceneRunner>(scene_);
+    }
+  }
+  int64_t num_steps() const {
+    return static_cast<int64_t>(std::llround(scene_.duration / scene_.h()));
+  }
+  // One step; false if the step's problem was not solved (ncpkit variants).
+  bool Step(int* contacts) {
+    if (peer_ != nullptr) {
+      peer_->Step();
+      *contacts = peer_->Contacts();
+      return true;
+    }
+    const StepRecord& record = runner_->Step();
+    *contacts = record.num_contacts;
+    return record.summary.IsSolved();
+  }
+  void ReadStates(std::vector<RigidBodyState>* states) const {
+    if (peer_ != nullptr) {
+      peer_->ReadStates(states);
+      return;
+    }
+    const std::vector<Body>& bodies = runner_->stepper().bodies();
+    states->resize(bodies.size());
+    for (size_t i = 0; i < bodies.size(); ++i) (*states)[i] = bodies[i].state;
+  }
+
+ private:
+  Scene scene_;
+  std::unique_ptr<PeerWorld> peer_;
+  std::unique_ptr<SceneRunner> runner_;
+};
+
+void BM_Engine(benchmark::State& state, const std::string& file, const std::string& who) {
+  const Scene scene = LoadExplicitScene(file);
+  // The untimed run that measures the trajectory.
+  std::unique_ptr<Runner> runner;
+  try {
+    runner = std::make_unique<Runner>(scene, who);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  const int64_t steps = runner->num_steps();
+  TrajectoryQualityMeter meter(scene.bodies, scene.gravity());
+  meter.SetSettleStart(static_cast<int>(std::ceil(0.75 * static_cast<double>(steps))));
+  std::vector<RigidBodyState> states;
+  std::vector<double> times;
+  std::vector<Eigen::Vector3d> positions;
+  const int cube = scene.FindBody("cube");  // the sliding cube's, sampled at whole seconds
+  int64_t failed = 0, contacts = 0;
+  try {
+    for (int64_t k = 1; k <= steps; ++k) {
+      int n = 0;
+      failed += runner->Step(&n) ? 0 : 1;
+      contacts += n;
+      runner->ReadStates(&states);
+      meter.Add(states);
+      const double t = static_cast<double>(k) * scene.h();
+      if (cube >= 0 && std::abs(t - std::round(t)) < 0.5 * scene.h()) {
+        times.push_back(t);
+        positions.push_back(states[static_cast<size_t>(cube)].position);
+      }
+    }
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  const TrajectoryQuality& quality = meter.Result();
+  double step_seconds = 0.0;
+  int64_t timed_steps = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    runner = std::make_unique<Runner>(scene, who);
+    state.ResumeTiming();
+    const auto start = std::chrono::steady_clock::now();
+    int n = 0;
+    for (int64_t k = 0; k < steps; ++k) runner->Step(&n);
+    step_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    timed_steps += steps;
+  }
+  state.counters["us/step"] =
+      1e6 * step_seconds / static_cast<double>(std::max<int64_t>(1, timed_steps));
+  state.counters["contacts/step"] = static_cast<double>(contacts) / static_cast<double>(steps);
+  state.counters["failed"] = static_cast<double>(failed);
+  state.counters["penetration_mm"] = 1e3 * quality.max_penetration;
+  state.counters["energy_rise_J"] = quality.max_energy_rise;
+  state.counters["drift_mm"] = 1e3 * quality.settled_drift;
+  state.counters["rotation_deg"] = quality.max_rotation * 180.0 / M_PI;
+  if (file == "sliding_cube.json" && cube >= 0) {
+    const Body& body = scene.bodies[static_cast<size_t>(cube)];
+    state.counters["slide_error_pct"] =
+        100.0 * SlideError(body.state.position, body.state.linear_velocity,
+                           scene.laws.default_law.mu, -scene.gravity().z(), times, positions);
+  }
+}
+
+int RegisterEngineBenchmarks() {
+  struct Entry {
+    const char* file;
+    std::vector<std::string> variants;
+  };
+  const Entry entries[] = {
+      {"sliding_cube.json", {"cone/nsgs", "cone/auto", "pyramid/lemke", "relaxed/lemke"}},
+      {"engine/stack50.json", {"cone/nsgs", "cone/fc-newton-fb"}},
+      {"engine/pile200.json", {"cone/nsgs"}},
+      {"engine/wall100.json", {"cone/nsgs"}},
+  };
+  for (const Entry& entry : entries) {
+    std::vector<std::string> who = entry.variants;
+    for (const PeerEngine& engine : PeerEngines()) who.push_back(engine.name);
+    for (const std::string& w : who) {
+      const std::string name = std::string("BM_Engine/") + entry.file + "/" + w;
+      benchmark::RegisterBenchmark(name.c_str(), BM_Engine, std::string(entry.file), w)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+  }
+  return 0;
+}
+const int kRegistered = RegisterEngineBenchmarks();
+
+}  // namespace
+}  // namespace ncpkit::bench

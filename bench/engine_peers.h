@@ -1,0 +1,58 @@
+// Physics engines as peers of the explicit stepper in the benchmarks (optional, see
+// CMakeLists.txt): ODE (libode-dev), Bullet (libbullet-dev) and MuJoCo (libmujoco-dev) step the
+// same scene files, each with its own defaults but for what the scene fixes (time step,
+// gravity, friction coefficient, no restitution, no sleeping), so that cost per step and the
+// quality of the trajectory (integrators/trajectory_quality.h) are compared in one run.
+#ifndef NCPKIT_BENCH_ENGINE_PEERS_H_
+#define NCPKIT_BENCH_ENGINE_PEERS_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dynamics/body.h"
+#include "integrators/scene.h"
+
+namespace ncpkit::bench {
+
+// One engine's world built from a scene.
+class PeerWorld {
+ public:
+  virtual ~PeerWorld() = default;
+  // One time step of the scene's h.
+  virtual void Step() = 0;
+  // The states of the scene's bodies, in the scene's order (fixed bodies keep their state).
+  virtual void ReadStates(std::vector<RigidBodyState>* states) const = 0;
+  // Contact points the engine used in its latest step.
+  virtual int Contacts() const = 0;
+};
+
+struct PeerEngine {
+  std::string name;     // "ode", "bullet", "mujoco"
+  std::string details;  // the engine's settings, as the README quotes them
+  // Throws std::invalid_argument for scenes the adapter does not take (shapes other than
+  // boxes, spheres and planes; scripted impulses; actuators; a moving plane).
+  std::function<std::unique_ptr<PeerWorld>(const Scene&)> make;
+};
+
+// The engines this benchmark program was built with (possibly none).
+const std::vector<PeerEngine>& PeerEngines();
+
+// Checks what every adapter needs of a scene; throws std::invalid_argument otherwise. Every
+// pair's friction must be the scene's default mu (the adapters set one coefficient).
+void RequirePeerScene(const Scene& scene);
+
+#ifdef NCPKIT_HAVE_ODE
+PeerEngine OdeEngine();
+#endif
+#ifdef NCPKIT_HAVE_BULLET
+PeerEngine BulletEngine();
+#endif
+#ifdef NCPKIT_HAVE_MUJOCO
+PeerEngine MujocoEngine();
+#endif
+
+}  // namespace ncpkit::bench
+
+#endif  // NCPKIT_BENCH_ENGINE_PEERS_H_

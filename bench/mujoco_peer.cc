@@ -1,0 +1,177 @@
+// MuJoCo 2.2 (Debian libmujoco-dev) as a peer: the scene written as an MJCF model (free bodies
+// with the scene's mass and inertia, box, sphere and plane geoms with friction mu) and stepped
+// by mj_step at MuJoCo's defaults: semi-implicit Euler, pyramidal cones, the Newton solver (100
+// iterations, tolerance 1e-8), soft contacts (solref 0.02 1, solimp 0.9 0.95 0.001). The contact
+// and constraint buffers are sized for the scene (a full buffer drops contacts: checked after
+// every step).
+#include <mujoco/mujoco.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench/engine_peers.h"
+
+namespace ncpkit::bench {
+namespace {
+
+std::string Triple(const Eigen::Vector3d& v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v.x() << " " << v.y() << " " << v.z();
+  return s.str();
+}
+
+std::string Quaternion(const Eigen::Quaterniond& q) {
+  std::ostringstream s;
+  s.precision(17);
+  s << q.w() << " " << q.x() << " " << q.y() << " " << q.z();
+  return s.str();
+}
+
+std::string GeomXml(const Body& body, double mu) {
+  std::ostringstream s;
+  s.precision(17);
+  s << "<geom friction=\"" << mu << " 0.005 0.0001\" ";
+  switch (body.shape.kind) {
+    case ShapeKind::HalfSpace:
+      s << "type=\"plane\" size=\"0 0 1\"";
+      break;
+    case ShapeKind::Box:
+      s << "type=\"box\" size=\"" << Triple(0.5 * body.shape.size) << "\"";
+      break;
+    case ShapeKind::Sphere:
+      s << "type=\"sphere\" size=\"" << body.shape.size[0] << "\"";
+      break;
+    default:
+      throw std::invalid_argument("mujoco: unsupported shape");
+  }
+  if (body.fixed) {
+    s << " pos=\"" << Triple(body.state.position) << "\" quat=\""
+      << Quaternion(body.state.orientation) << "\"";
+  }
+  s << "/>";
+  return s.str();
+}
+
+std::string ModelXml(const Scene& scene) {
+  std::ostringstream s;
+  s.precision(17);
+  const double mu = scene.laws.default_law.mu;
+  int moving = 0;
+  for (const Body& body : scene.bodies) moving += body.fixed ? 0 : 1;
+  s << "<mujoco model=\"ncpkit scene\">\n<option timestep=\"" << scene.h() << "\" gravity=\""
+    << Triple(scene.gravity())
+    << "\"/>\n"
+    // Room for 12 contact points a body and 4 rows a contact (pyramidal cone, condim 3: 2 per
+    // friction direction); mjData holds dense njmax x njmax matrices, so no more than that.
+    << "<size nconmax=\"" << 12 * (moving + 4) << "\" njmax=\"" << 4 * 12 * (moving + 4)
+    << "\"/>\n<worldbody>\n";
+  for (const Body& body : scene.bodies) {
+    if (body.fixed) {
+      s << GeomXml(body, mu) << "\n";
+      continue;
+    }
+    const Eigen::Matrix3d& I = body.mass.body_inertia;
+    s << "<body pos=\"" << Triple(body.state.position) << "\" quat=\""
+      << Quaternion(body.state.orientation) << "\"><freejoint/><inertial pos=\"0 0 0\" mass=\""
+      << body.mass.mass << "\" diaginertia=\"" << Triple(I.diagonal()) << "\"/>"
+      << GeomXml(body, mu) << "</body>\n";
+  }
+  s << "</worldbody>\n</mujoco>\n";
+  return s.str();
+}
+
+class MujocoWorld : public PeerWorld {
+ public:
+  explicit MujocoWorld(const Scene& scene) {
+    RequirePeerScene(scene);
+    // mj_loadXML reads a file: the model goes through a temporary one.
+    char path[] = "/tmp/ncpkit-mujoco-XXXXXX";
+    const int fd = mkstemp(path);
+    if (fd < 0) throw std::runtime_error("mujoco: cannot create a temporary file");
+    close(fd);
+    {
+      std::ofstream file(path);
+      file << ModelXml(scene);
+    }
+    char error[1000] = "";
+    model_ = mj_loadXML(path, nullptr, error, sizeof(error));
+    std::remove(path);
+    if (model_ == nullptr) throw std::runtime_error(std::string("mujoco: ") + error);
+    data_ = mj_makeData(model_);
+    // Free joints: qpos [p, q], qvel [v (world), omega (body frame)].
+    int joint = 0;
+    for (const Body& body : scene.bodies) {
+      if (body.fixed) {
+        fixed_states_.push_back(body.state);
+        joint_of_.push_back(-1);
+        continue;
+      }
+      const int qv = model_->jnt_dofadr[joint];
+      const Eigen::Vector3d omega_body =
+          body.state.orientation.conjugate() * body.state.angular_velocity;
+      for (int k = 0; k < 3; ++k) {
+        data_->qvel[qv + k] = body.state.linear_velocity[k];
+        data_->qvel[qv + 3 + k] = omega_body[k];
+      }
+      fixed_states_.push_back(body.state);
+      joint_of_.push_back(joint++);
+    }
+    mj_forward(model_, data_);
+  }
+  ~MujocoWorld() override {
+    mj_deleteData(data_);
+    mj_deleteModel(model_);
+  }
+
+  void Step() override {
+    mj_step(model_, data_);
+    if (data_->warning[mjWARN_CONTACTFULL].number > 0 ||
+        data_->warning[mjWARN_CNSTRFULL].number > 0) {
+      throw std::runtime_error("mujoco: contact buffer full (contacts dropped)");
+    }
+  }
+
+  void ReadStates(std::vector<RigidBodyState>* states) const override {
+    states->resize(joint_of_.size());
+    for (size_t i = 0; i < joint_of_.size(); ++i) {
+      RigidBodyState& s = (*states)[i];
+      if (joint_of_[i] < 0) {
+        s = fixed_states_[i];
+        continue;
+      }
+      const mjtNum* q = data_->qpos + model_->jnt_qposadr[joint_of_[i]];
+      const mjtNum* v = data_->qvel + model_->jnt_dofadr[joint_of_[i]];
+      s.position = Eigen::Vector3d(q[0], q[1], q[2]);
+      s.orientation = Eigen::Quaterniond(q[3], q[4], q[5], q[6]).normalized();
+      s.linear_velocity = Eigen::Vector3d(v[0], v[1], v[2]);
+      s.angular_velocity = s.orientation * Eigen::Vector3d(v[3], v[4], v[5]);
+    }
+  }
+
+  int Contacts() const override { return data_->ncon; }
+
+ private:
+  mjModel* model_ = nullptr;
+  mjData* data_ = nullptr;
+  std::vector<RigidBodyState> fixed_states_;
+  std::vector<int> joint_of_;  // free joint of each body, -1 for fixed ones
+};
+
+}  // namespace
+
+PeerEngine MujocoEngine() {
+  return {"mujoco",
+          "MuJoCo 2.2 (double): mj_step, Euler, pyramidal cones, Newton solver (100 iterations, "
+          "tolerance 1e-8), soft contacts at their defaults",
+          [](const Scene& scene) -> std::unique_ptr<PeerWorld> {
+            return std::make_unique<MujocoWorld>(scene);
+          }};
+}
+
+}  // namespace ncpkit::bench
