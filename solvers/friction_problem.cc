@@ -117,7 +117,7 @@ void FrictionContactProblem::Velocity(const Eigen::VectorXd& r, Eigen::VectorXd*
 
 Eigen::Vector3d ProjectOntoCone(double mu, const Eigen::Vector3d& x) {
   const double normal = x[0];
-  const double tangent = std::hypot(x[1], x[2]);
+  const double tangent = TangentNorm(x[1], x[2]);
   if (mu * tangent <= -normal) return Eigen::Vector3d::Zero();  // polar cone
   if (tangent <= mu * normal) return x;                         // inside
   const double projected_normal = (mu * tangent + normal) / (1.0 + mu * mu);
@@ -127,30 +127,71 @@ Eigen::Vector3d ProjectOntoCone(double mu, const Eigen::Vector3d& x) {
 
 Eigen::Vector3d ContactNaturalMap(double mu, const Eigen::Vector3d& r, const Eigen::Vector3d& u) {
   Eigen::Vector3d modified = u;
-  modified[0] += mu * std::hypot(u[1], u[2]);
+  modified[0] += mu * TangentNorm(u[1], u[2]);
   return r - ProjectOntoCone(mu, r - modified);
 }
 
-FrictionErrors ComputeFrictionErrors(const FrictionContactProblem& problem,
-                                     const Eigen::VectorXd& r, const Eigen::VectorXd& u) {
+namespace internal {
+
+FrictionErrors FrictionErrorsOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::VectorXd& r,
+                                const Eigen::VectorXd& u) {
   FrictionErrors errors;
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  if (r.size() != problem.size() || u.size() != problem.size() || !r.allFinite() ||
-      !u.allFinite()) {
+  const Eigen::Index m = 3 * mu.size();
+  if (r.size() != m || u.size() != m || !r.allFinite() || !u.allFinite()) {
     errors.natural_map_norm = errors.fclib = errors.siconos = kInf;
     return errors;
   }
   double sum = 0.0;
-  for (int a = 0; a < problem.num_contacts(); ++a) {
-    sum +=
-        ContactNaturalMap(problem.mu()[a], r.segment<3>(3 * a), u.segment<3>(3 * a)).squaredNorm();
+  for (Eigen::Index a = 0; a < mu.size(); ++a) {
+    sum += ContactNaturalMap(mu[a], r.segment<3>(3 * a), u.segment<3>(3 * a)).squaredNorm();
   }
   errors.natural_map_norm = std::sqrt(sum);
-  const double q_norm = problem.q().norm();
   errors.fclib = errors.natural_map_norm / (1.0 + q_norm);
   const double scale = std::max({q_norm, r.norm(), u.norm()});
   errors.siconos = scale > 0.0 ? errors.natural_map_norm / scale : errors.natural_map_norm;
   return errors;
+}
+
+double FclibErrorOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::VectorXd& r,
+                    const Eigen::VectorXd& u) {
+  const Eigen::Index m = 3 * mu.size();
+  if (r.size() != m || u.size() != m) return std::numeric_limits<double>::infinity();
+  double sum = 0.0;
+  for (Eigen::Index a = 0; a < mu.size(); ++a) {
+    sum += ContactNaturalMap(mu[a], r.segment<3>(3 * a), u.segment<3>(3 * a)).squaredNorm();
+  }
+  // NaN (non-finite r or u) compares false: reported as +inf.
+  return sum >= 0.0 && sum < std::numeric_limits<double>::infinity()
+             ? std::sqrt(sum) / (1.0 + q_norm)
+             : std::numeric_limits<double>::infinity();
+}
+
+void DescribeFrictionPointOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::VectorXd& r,
+                             const Eigen::VectorXd& u, FrictionSolverSummary* summary) {
+  const FrictionErrors errors = FrictionErrorsOf(mu, q_norm, r, u);
+  summary->natural_residual = errors.fclib;
+  summary->siconos_error = errors.siconos;
+  summary->take_off = summary->sticking = summary->sliding = 0;
+  if (r.size() != 3 * mu.size()) return;
+  for (Eigen::Index a = 0; a < mu.size(); ++a) {
+    const Eigen::Vector3d ra = r.segment<3>(3 * a);
+    const double tangent = TangentNorm(ra[1], ra[2]);
+    if (ra[0] <= 0.0 && tangent == 0.0) {
+      ++summary->take_off;
+    } else if (tangent < mu[a] * ra[0] * (1.0 - 1e-9)) {
+      ++summary->sticking;
+    } else {
+      ++summary->sliding;
+    }
+  }
+}
+
+}  // namespace internal
+
+FrictionErrors ComputeFrictionErrors(const FrictionContactProblem& problem,
+                                     const Eigen::VectorXd& r, const Eigen::VectorXd& u) {
+  return internal::FrictionErrorsOf(problem.mu(), problem.q().norm(), r, u);
 }
 
 FrictionErrors ComputeFrictionErrors(const FrictionContactProblem& problem,
@@ -224,22 +265,7 @@ void DescribeFrictionPoint(const FrictionContactProblem& problem, const Eigen::V
 
 void DescribeFrictionPoint(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
                            const Eigen::VectorXd& u, FrictionSolverSummary* summary) {
-  const FrictionErrors errors = ComputeFrictionErrors(problem, r, u);
-  summary->natural_residual = errors.fclib;
-  summary->siconos_error = errors.siconos;
-  summary->take_off = summary->sticking = summary->sliding = 0;
-  if (r.size() != problem.size()) return;
-  for (int a = 0; a < problem.num_contacts(); ++a) {
-    const Eigen::Vector3d ra = r.segment<3>(3 * a);
-    const double tangent = std::hypot(ra[1], ra[2]);
-    if (ra[0] <= 0.0 && tangent == 0.0) {
-      ++summary->take_off;
-    } else if (tangent < problem.mu()[a] * ra[0] * (1.0 - 1e-9)) {
-      ++summary->sticking;
-    } else {
-      ++summary->sliding;
-    }
-  }
+  internal::DescribeFrictionPointOf(problem.mu(), problem.q().norm(), r, u, summary);
 }
 
 }  // namespace ncpkit

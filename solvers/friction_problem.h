@@ -5,6 +5,7 @@
 
 #include <Eigen/Dense>
 #include <Eigen/SparseCore>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
@@ -58,6 +59,14 @@ class FrictionContactProblem {
   Eigen::VectorXd q_, mu_;
   std::vector<int> next_;  // CopyColumnsToRows' cursor per row
 };
+
+// sqrt(a^2 + b^2): the tangential norm of the hot loops, std::hypot's value without its cost
+// (hypot only where the squares would overflow or underflow).
+inline double TangentNorm(double a, double b) {
+  const double s = a * a + b * b;
+  if (s > 1e-300 && s < 1e300) return std::sqrt(s);
+  return std::hypot(a, b);
+}
 
 // The closed-form projection of x onto the cone K_mu = { ||x_T|| <= mu x_N } (FORMAT.md §5):
 // x inside; 0 if x is in the polar cone (mu ||x_T|| <= -x_N); else the nearest point of the
@@ -116,6 +125,18 @@ void DescribeFrictionPoint(const FrictionContactProblem& problem, const Eigen::V
 // The same with u = W r + q already in `u`.
 void DescribeFrictionPoint(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
                            const Eigen::VectorXd& u, FrictionSolverSummary* summary);
+
+namespace internal {
+// The errors from the coefficients, ||q|| and (r, u): what every form of the problem shares.
+FrictionErrors FrictionErrorsOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::VectorXd& r,
+                                const Eigen::VectorXd& u);
+// The FCLib error alone (no further norms), for solvers' convergence tests.
+double FclibErrorOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::VectorXd& r,
+                    const Eigen::VectorXd& u);
+// The errors, and the contacts taking off, sticking and sliding at r.
+void DescribeFrictionPointOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::VectorXd& r,
+                             const Eigen::VectorXd& u, FrictionSolverSummary* summary);
+}  // namespace internal
 
 }  // namespace ncpkit
 

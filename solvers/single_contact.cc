@@ -14,13 +14,14 @@ namespace {
 // header): h(theta) = k0 + k1c cos + k1s sin + k2c cos 2theta + k2s sin 2theta.
 struct SlidingCondition {
   double k0, k1c, k1s, k2c, k2s;
-  double Value(double theta) const {
-    return k0 + k1c * std::cos(theta) + k1s * std::sin(theta) + k2c * std::cos(2 * theta) +
-           k2s * std::sin(2 * theta);
-  }
-  double Derivative(double theta) const {
-    return -k1c * std::sin(theta) + k1s * std::cos(theta) - 2 * k2c * std::sin(2 * theta) +
-           2 * k2s * std::cos(2 * theta);
+  // h(theta) and h'(theta) from one sine and cosine (the double angles by their identities).
+  double Value(double theta, double* derivative = nullptr) const {
+    const double c = std::cos(theta), s = std::sin(theta);
+    const double c2 = c * c - s * s, s2 = 2.0 * s * c;
+    if (derivative != nullptr) {
+      *derivative = -k1c * s + k1s * c - 2.0 * k2c * s2 + 2.0 * k2s * c2;
+    }
+    return k0 + k1c * c + k1s * s + k2c * c2 + k2s * s2;
   }
   double Scale() const {
     return std::abs(k0) + std::abs(k1c) + std::abs(k1s) + std::abs(k2c) + std::abs(k2s);
@@ -51,15 +52,17 @@ SlidingCondition MakeSlidingCondition(const Eigen::Matrix3d& W, const Eigen::Vec
 // scale's rounding level.
 bool PolishAngle(const SlidingCondition& h, double* theta, int max_steps) {
   const double threshold = 1e-14 * h.Scale();
-  double value = h.Value(*theta);
+  double slope = 0.0;
+  double value = h.Value(*theta, &slope);
   for (int step = 0; step < max_steps && std::abs(value) > threshold; ++step) {
-    const double slope = h.Derivative(*theta);
     if (slope == 0.0 || !std::isfinite(slope)) return false;
     const double next = *theta - value / slope;
-    const double next_value = h.Value(next);
+    double next_slope = 0.0;
+    const double next_value = h.Value(next, &next_slope);
     if (!(std::abs(next_value) < std::abs(value))) break;
     *theta = next;
     value = next_value;
+    slope = next_slope;
   }
   return std::abs(value) <= 1e3 * threshold;
 }
@@ -125,7 +128,7 @@ Eigen::Vector3d ProjectionSteps(const Eigen::Matrix3d& W, const Eigen::Vector3d&
   *error = ContactNaturalMap(mu, r, W * r + q).norm();
   for (int step = 0; step < 50 && std::isfinite(*error); ++step) {
     Eigen::Vector3d u = W * r + q;
-    u[0] += mu * std::hypot(u[1], u[2]);
+    u[0] += mu * TangentNorm(u[1], u[2]);
     r = ProjectOntoCone(mu, r - rho * u);
     const double e = ContactNaturalMap(mu, r, W * r + q).norm();
     if (e < *error) {
@@ -168,7 +171,7 @@ SingleContactSolution SolveSingleContact(const Eigen::Matrix3d& W, const Eigen::
   }
   if (invertible) {
     const Eigen::Vector3d r = -(W_inverse * q);
-    if (r[0] >= 0.0 && std::hypot(r[1], r[2]) <= mu * r[0]) {
+    if (r[0] >= 0.0 && TangentNorm(r[1], r[2]) <= mu * r[0]) {
       solution.r = r;
       solution.state = ContactState::Sticking;
       return solution;
@@ -178,6 +181,13 @@ SingleContactSolution SolveSingleContact(const Eigen::Matrix3d& W, const Eigen::
   const double accept = 1e-11 * (q.norm() + W.norm() * r_start.norm());
   Eigen::Vector3d r;
   double error = 0.0;
+  // The start's own sliding direction serves when no angle is carried over (a solver's first
+  // sweep from a warm start).
+  double start_angle = 0.0;
+  if (warm_angle == nullptr && r_start[0] > 0.0 && (r_start[1] != 0.0 || r_start[2] != 0.0)) {
+    start_angle = std::atan2(r_start[2], r_start[1]);
+    warm_angle = &start_angle;
+  }
   if (warm_angle != nullptr) {
     double theta = *warm_angle;
     if (PolishAngle(h, &theta, 8) && SlidingCandidate(W, q, mu, theta, &r, &error) &&

@@ -32,8 +32,8 @@ struct SingleContactSolution {
 //   roots are those of a quartic in e^{i angle}: they are found from its companion matrix and
 //   polished by Newton steps in the angle; the root with r_N > 0, u_T · t <= 0 and the smallest
 //   natural map is taken. From `warm_angle` (the contact's angle in the previous sweep, when it
-//   slid) a few Newton steps in the angle are tried first, which is all a sweep needs once the
-//   sliding direction settles.
+//   slid; else the direction of r_start's tangential part, when it has one) a few Newton steps
+//   in the angle are tried first, which is all a sweep needs once the sliding direction settles.
 // mu = 0 is the frictionless case (r_T = 0, r_N = max(0, -q_N / W_NN)).
 // `W_inverse` is W^-1 when W is invertible (`invertible` true), computed once per contact by
 // the caller.

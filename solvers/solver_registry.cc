@@ -13,6 +13,7 @@
 #include "solvers/nonsmooth_gauss_seidel.h"
 #include "solvers/projected_gauss_seidel.h"
 #include "solvers/semismooth_newton.h"
+#include "solvers/velocity_gauss_seidel.h"
 
 namespace ncpkit {
 namespace {
@@ -196,6 +197,44 @@ class FrictionOnlyEntry : public ComplementaritySolver {
   typename Solver::Summary summary_;
 };
 
+void Configure(const SolverOptions& options, VelocityGaussSeidel* nsgs) {
+  VelocityGaussSeidel::Options& o = nsgs->mutable_options();
+  o.tolerance = options.tolerance;
+  if (options.max_iterations > 0) o.max_sweeps = options.max_iterations;
+  o.warm_start = options.warm_start;
+  o.time_limit_seconds = options.time_limit_seconds;
+}
+
+// Solvers of the global form alone (they keep the velocities v, which the local form has not).
+template <class Solver>
+class GlobalOnlyEntry : public ComplementaritySolver {
+ public:
+  GlobalOnlyEntry(const std::string& name, const SolverOptions& options)
+      : ComplementaritySolver(name, options) {
+    Configure(options, &solver_);
+  }
+  const SolverSummary& Solve(const LinearComplementarityProblem&, Eigen::VectorXd*) override {
+    return NotTaken(name(), ProblemKind::Linear, options().tolerance, &summary_);
+  }
+  const SolverSummary& Solve(const MixedComplementarityProblem&, Eigen::VectorXd*) override {
+    return NotTaken(name(), ProblemKind::Mixed, options().tolerance, &summary_);
+  }
+  const SolverSummary& Solve(const FrictionContactProblem&, Eigen::VectorXd*) override {
+    return NotTaken(name(), ProblemKind::Friction, options().tolerance, &summary_);
+  }
+  const SolverSummary& Solve(const GlobalFrictionContactProblem& problem,
+                             Eigen::VectorXd* r) override {
+    summary_ = solver_.Solve(problem, r);
+    summary_.solver = name();
+    return summary_;
+  }
+  const SolverSummary& summary() const override { return summary_; }
+
+ private:
+  Solver solver_;
+  typename Solver::Summary summary_;
+};
+
 // auto: the LCP / MCP sequence (auto_solve.h) and the frictional contact one (friction_auto.h).
 class AutoEntry : public BothKindsEntry<AutoSolver> {
  public:
@@ -248,6 +287,8 @@ const char* ToString(ProblemKind kind) {
       return "mixed (MCP)";
     case ProblemKind::Friction:
       return "frictional contact (FC3D)";
+    case ProblemKind::GlobalFriction:
+      return "global frictional contact (FC3D, M and H)";
   }
   return "?";
 }
@@ -259,6 +300,12 @@ const SolverSummary& ComplementaritySolver::Solve(const FrictionContactProblem&,
   not_taken_.status = Status::InvalidInput;
   not_taken_.message = name_ + " does not take " + ToString(ProblemKind::Friction) + " problems";
   return not_taken_;
+}
+
+const SolverSummary& ComplementaritySolver::Solve(const GlobalFrictionContactProblem& problem,
+                                                  Eigen::VectorXd* r) {
+  problem.Reduce(&reduced_);
+  return Solve(reduced_, r);
 }
 
 bool SolverOptions::IsValid(std::string* why) const {
@@ -313,6 +360,11 @@ const std::vector<SolverEntry>& SolverRegistry() {
        false, false, false, false, &Create<FrictionOnlyEntry<FrictionProximalPoint>>, true, true},
       {"fc-proximal-fb", "proximal-point steps, each solved by fc-newton-fb", false, false, false,
        false, false, &Create<FrictionOnlyEntry<FrictionProximalPoint>>, true, true},
+      {"nsgs-velocity",
+       "block Gauss-Seidel over contacts keeping the velocities, W never formed; global form "
+       "only (velocity_gauss_seidel.h)",
+       false, false, false, false, false, &Create<GlobalOnlyEntry<VelocityGaussSeidel>>, false,
+       false, true},
   };
   return kSolvers;
 }

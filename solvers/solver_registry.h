@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "solvers/friction_problem.h"
+#include "solvers/global_friction_problem.h"
 #include "solvers/linear_problem.h"
 #include "solvers/mcp.h"
 #include "solvers/status.h"
@@ -25,6 +26,10 @@ enum class ProblemKind {
   Linear,    // LinearComplementarityProblem: an LCP or a box-constrained MLCP
   Mixed,     // MixedComplementarityProblem: a nonlinear MCP (a Linear one can be posed as one)
   Friction,  // FrictionContactProblem: 3D frictional contact with Coulomb cones (FCLib)
+  // GlobalFrictionContactProblem: the same in FCLib's global form (M v = H r + f, u = H^T v + w,
+  // M block diagonal). Every solver of the Friction kind takes it, on its local form (W formed
+  // by GlobalFrictionContactProblem::Reduce); nsgs-velocity takes only this form.
+  GlobalFriction,
 };
 const char* ToString(ProblemKind kind);
 
@@ -74,6 +79,9 @@ class ComplementaritySolver {
   // *r: the reactions, contact by contact [normal, tangent, tangent]. The summary is a
   // FrictionSolverSummary. Solvers that do not take the kind keep this default: InvalidInput.
   virtual const SolverSummary& Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r);
+  // The global form; by default the local form is solved (Reduce, then the Solve above).
+  virtual const SolverSummary& Solve(const GlobalFrictionContactProblem& problem,
+                                     Eigen::VectorXd* r);
   // The summary of the latest Solve (NotRun before the first).
   virtual const SolverSummary& summary() const = 0;
 
@@ -85,6 +93,7 @@ class ComplementaritySolver {
   std::string name_;
   SolverOptions options_;
   SolverSummary not_taken_;
+  FrictionContactProblem reduced_;  // the local form of the latest global problem
 };
 
 // One row of the registry.
@@ -101,13 +110,34 @@ struct SolverEntry {
                                                    const SolverOptions& options) = nullptr;
   bool friction = false;           // takes ProblemKind::Friction
   bool compared_friction = false;  // in the default comparison lists for friction problems
+  // Takes ProblemKind::GlobalFriction natively (every friction solver takes it on the local
+  // form), and is compared on it by default.
+  bool global_only = false;
   bool Takes(ProblemKind kind) const {
-    return kind == ProblemKind::Linear ? linear : kind == ProblemKind::Mixed ? mixed : friction;
+    switch (kind) {
+      case ProblemKind::Linear:
+        return linear;
+      case ProblemKind::Mixed:
+        return mixed;
+      case ProblemKind::Friction:
+        return friction;
+      case ProblemKind::GlobalFriction:
+        return friction || global_only;
+    }
+    return false;
   }
   bool Compared(ProblemKind kind) const {
-    return kind == ProblemKind::Linear  ? compared_linear
-           : kind == ProblemKind::Mixed ? compared_mixed
-                                        : compared_friction;
+    switch (kind) {
+      case ProblemKind::Linear:
+        return compared_linear;
+      case ProblemKind::Mixed:
+        return compared_mixed;
+      case ProblemKind::Friction:
+        return compared_friction;
+      case ProblemKind::GlobalFriction:
+        return compared_friction || global_only;
+    }
+    return false;
   }
 };
 
