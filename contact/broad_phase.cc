@@ -31,11 +31,18 @@ void BroadPhase::Find(const std::vector<BoundingSphere>& spheres,
   // reported pairs are a superset of what a caller's own test of the same inequality, summed
   // in another order, accepts: the caller's test decides.
   radius_.assign(n, 0.0);
+  extents_.resize(n);
   low_.assign(n, 0.0);
   for (int i : finite_) {
     const BoundingSphere& s = spheres[i];
-    radius_[i] = s.radius + 1e-12 * (std::abs(s.radius) + s.centre.cwiseAbs().maxCoeff());
-    low_[i] = s.centre[axis] - radius_[i];
+    const double slack = 1e-12 * (std::abs(s.radius) + s.centre.cwiseAbs().maxCoeff());
+    radius_[i] = s.radius + slack;
+    // NaN extents count as none (the sphere decides); so do negative ones.
+    for (int k = 0; k < 3; ++k) {
+      const double e = s.half_extents[k];
+      extents_[i][k] = e >= 0.0 ? e + 1e-12 * (e + std::abs(s.centre[k])) + slack : INFINITY;
+    }
+    low_[i] = s.centre[axis] - std::min(radius_[i], extents_[i][axis]);
   }
   std::sort(finite_.begin(), finite_.end(),
             [&](int a, int b) { return low_[a] < low_[b] || (low_[a] == low_[b] && a < b); });
@@ -43,11 +50,13 @@ void BroadPhase::Find(const std::vector<BoundingSphere>& spheres,
   for (int a = 0; a < num_finite; ++a) {
     const int i = finite_[a];
     const BoundingSphere& si = spheres[i];
-    const double high = si.centre[axis] + radius_[i];
+    const double high = si.centre[axis] + std::min(radius_[i], extents_[i][axis]);
     for (int b = a + 1; b < num_finite && low_[finite_[b]] <= high; ++b) {
       const int j = finite_[b];
       const BoundingSphere& sj = spheres[j];
       if (si.fixed && sj.fixed) continue;
+      const Eigen::Vector3d apart = (si.centre - sj.centre).cwiseAbs();
+      if (!(apart.array() <= (extents_[i] + extents_[j]).array()).all()) continue;
       if ((si.centre - sj.centre).norm() <= radius_[i] + radius_[j]) {
         pairs->emplace_back(std::min(i, j), std::max(i, j));
       }

@@ -10,31 +10,38 @@
 
 namespace ncpkit {
 
-// A body as the broad phase sees it.
+// A body as the broad phase sees it: a sphere, and optionally an axis-aligned box, about one
+// centre, each containing the body; a pair must overlap in both.
 struct BoundingSphere {
   Eigen::Vector3d centre = Eigen::Vector3d::Zero();
   // >= 0; +infinity for an unbounded shape (a half-space), which is paired with every body.
   double radius = 0.0;
+  // Half side lengths of the box along the world axes (>= 0); infinite (the default): no box,
+  // the sphere alone decides. Boxes are tight where spheres are loose (a box's sphere reaches
+  // 0.87 of its side beyond a face), so rows of boxes side by side are not all paired.
+  Eigen::Vector3d half_extents = Eigen::Vector3d::Constant(INFINITY);
   bool fixed = false;  // pairs of two fixed bodies are never reported
 };
 
 // Keeps its workspace, so that repeated queries on scenes of the same size allocate nothing.
 class BroadPhase {
  public:
-  // The pairs (i, j), i < j, of spheres whose centres are at most r_i + r_j apart (radii
-  // inflated by a relative 1e-12, so this is a superset of a caller's exact test of the same
-  // inequality) and that are not both fixed, sorted by (i, j) — the order of a double loop over the
-  // bodies. The sweep runs along the coordinate axis of the centres' largest spread. A NaN centre
-  // or radius pairs the body with every other (a broad phase must not hide a pair; the narrow phase
-  // then sees the NaN).
+  // The pairs (i, j), i < j, of spheres whose centres are at most r_i + r_j apart and, where
+  // both have boxes, whose boxes overlap (|c_i - c_j| <= e_i + e_j on every axis) (radii and
+  // extents inflated by a relative 1e-12, so this is a superset of a caller's exact test of the
+  // same inequalities) and that are not both fixed, sorted by (i, j) — the order of a double loop
+  // over the bodies. The sweep runs along the coordinate axis of the centres' largest spread. A NaN
+  // centre or radius pairs the body with every other (a broad phase must not hide a pair; the
+  // narrow phase then sees the NaN).
   void Find(const std::vector<BoundingSphere>& spheres, std::vector<std::pair<int, int>>* pairs);
 
  private:
   std::vector<int> finite_;     // bodies with a finite radius, sorted by interval start
   std::vector<int> unbounded_;  // the others
   std::vector<char> is_unbounded_;
-  std::vector<double> radius_;  // slightly inflated (see Find)
-  std::vector<double> low_;     // interval start along the sweep axis
+  std::vector<double> radius_;            // slightly inflated (see Find)
+  std::vector<Eigen::Vector3d> extents_;  // the same
+  std::vector<double> low_;               // interval start along the sweep axis
 };
 
 }  // namespace ncpkit

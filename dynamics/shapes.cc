@@ -105,6 +105,30 @@ double Shape::BoundingRadius() const {
   return 0.0;
 }
 
+Eigen::Vector3d Shape::BoundingHalfExtents(const Eigen::Matrix3d& R) const {
+  switch (kind) {
+    case ShapeKind::HalfSpace:
+      return Eigen::Vector3d::Constant(std::numeric_limits<double>::infinity());
+    case ShapeKind::Box:
+      return R.cwiseAbs() * (0.5 * size);
+    case ShapeKind::Sphere:
+      return Eigen::Vector3d::Constant(size[0]);
+    case ShapeKind::Ellipsoid:
+      // max of e_k . x over the ellipsoid: ||diag(a) R^T e_k||.
+      return (R * size.asDiagonal()).rowwise().norm();
+    case ShapeKind::Cylinder: {
+      // Axis a = R e_x: the caps' rims reach |a_k| l/2 + r sqrt(1 - a_k^2) along e_k.
+      Eigen::Vector3d e;
+      for (int k = 0; k < 3; ++k) {
+        const double a = std::min(1.0, std::abs(R(k, 0)));
+        e[k] = a * 0.5 * size[1] + size[0] * std::sqrt(std::max(0.0, 1.0 - a * a));
+      }
+      return e;
+    }
+  }
+  return Eigen::Vector3d::Zero();
+}
+
 std::string Shape::Name() const {
   switch (kind) {
     case ShapeKind::HalfSpace:

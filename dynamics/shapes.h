@@ -91,6 +91,10 @@ struct Shape {
   Eigen::Vector3d SupportPoint(const Eigen::Vector3d& direction, double flat = 1e-9) const;
   // Radius of a sphere about the origin containing the shape (infinite for a half-space).
   double BoundingRadius() const;
+  // Half side lengths, along the world axes, of the smallest axis-aligned box about the origin
+  // containing the shape turned by `rotation` (infinite for a half-space; exact for every
+  // kind: a box's |R| half, an ellipsoid's and a cylinder's support functions on the axes).
+  Eigen::Vector3d BoundingHalfExtents(const Eigen::Matrix3d& rotation) const;
   std::string Name() const;
 };
 

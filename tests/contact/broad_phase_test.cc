@@ -8,8 +8,9 @@
 namespace ncpkit {
 namespace {
 
-// Every pair a double loop accepts (centres at most r_i + r_j apart, not both fixed; an
-// unbounded or NaN sphere with everything), in the double loop's order.
+// Every pair a double loop accepts (centres at most r_i + r_j apart and boxes overlapping on
+// every axis, not both fixed; an unbounded or NaN sphere with everything), in the double loop's
+// order.
 std::vector<std::pair<int, int>> AllPairs(const std::vector<BoundingSphere>& spheres) {
   std::vector<std::pair<int, int>> pairs;
   const int n = static_cast<int>(spheres.size());
@@ -18,6 +19,12 @@ std::vector<std::pair<int, int>> AllPairs(const std::vector<BoundingSphere>& sph
       const BoundingSphere& a = spheres[i];
       const BoundingSphere& b = spheres[j];
       if (a.fixed && b.fixed) continue;
+      const Eigen::Vector3d apart = (a.centre - b.centre).cwiseAbs();
+      if (a.centre.allFinite() && b.centre.allFinite() && std::isfinite(a.radius) &&
+          std::isfinite(b.radius) &&
+          !(apart.array() <= (a.half_extents + b.half_extents).array()).all()) {
+        continue;
+      }
       const double d = (a.centre - b.centre).norm();
       if (!(d <= a.radius + b.radius) && std::isfinite(d) && std::isfinite(a.radius) &&
           std::isfinite(b.radius)) {
@@ -42,6 +49,13 @@ TEST_CASE("broad phase: the pairs of a double loop, in its order, on random scen
       spheres[i].centre = Eigen::Vector3d(position(rng), position(rng), position(rng));
       if (trial % 2) spheres[i].centre[trial % 3] *= 0.01;
       spheres[i].radius = radius(rng);
+      // Boxes inside the sphere's cube, in two trials of three.
+      if (trial % 3 != 0) {
+        for (int k = 0; k < 3; ++k) {
+          spheres[i].half_extents[k] =
+              spheres[i].radius * std::uniform_real_distribution<double>(0.2, 1.0)(rng);
+        }
+      }
       spheres[i].fixed = (i % 5) == 0;
     }
     if (trial % 7 == 3) spheres[n / 2].radius = INFINITY;  // a half-space
@@ -68,6 +82,26 @@ TEST_CASE("broad phase: touching spheres are paired (no rounding loss at the bou
   spheres[1].centre.x() += 1e-3;
   BroadPhase().Find(spheres, &found);
   CHECK(found.empty());
+}
+
+TEST_CASE("broad phase: boxes side by side 5 mm apart are not paired, touching ones are") {
+  // Unit cubes: their spheres (radius 0.87) overlap, their boxes do not.
+  std::vector<BoundingSphere> spheres(2);
+  for (BoundingSphere& s : spheres) {
+    s.radius = std::sqrt(0.75);
+    s.half_extents = Eigen::Vector3d::Constant(0.5);
+  }
+  spheres[1].centre.x() = 1.005;
+  std::vector<std::pair<int, int>> found;
+  BroadPhase().Find(spheres, &found);
+  CHECK(found.empty());
+  spheres[1].centre.x() = 1.0;
+  BroadPhase().Find(spheres, &found);
+  CHECK(found.size() == 1);
+  spheres[1].centre = Eigen::Vector3d(1e6 + 1.0, 0.0, 0.0);  // rounding at 1e6 m
+  spheres[0].centre = Eigen::Vector3d(1e6, 0.0, 0.0);
+  BroadPhase().Find(spheres, &found);
+  CHECK(found.size() == 1);
 }
 
 TEST_CASE("broad phase: 10,000 spheres on a grid find their neighbours only") {
