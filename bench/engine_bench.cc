@@ -193,10 +193,11 @@ int RegisterEngineBenchmarks() {
     std::vector<std::string> variants;
   };
   const Entry entries[] = {
-      {"sliding_cube.json", {"cone/nsgs", "cone/auto", "pyramid/lemke", "relaxed/lemke"}},
-      {"engine/stack50.json", {"cone/nsgs", "cone/fc-newton-fb"}},
-      {"engine/pile200.json", {"cone/nsgs"}},
-      {"engine/wall100.json", {"cone/nsgs"}},
+      {"sliding_cube.json",
+       {"cone/nsgs-velocity", "cone/nsgs", "cone/auto", "pyramid/lemke", "relaxed/lemke"}},
+      {"engine/stack50.json", {"cone/nsgs-velocity", "cone/nsgs", "cone/fc-newton-fb"}},
+      {"engine/pile200.json", {"cone/nsgs-velocity"}},
+      {"engine/wall100.json", {"cone/nsgs-velocity"}},
   };
   for (const Entry& entry : entries) {
     std::vector<std::string> who = entry.variants;

@@ -139,7 +139,7 @@ ExplicitStepper::ExplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
   options_.solver_options.warm_start = options_.warm_start;
   switch (options_.model) {
     case ExplicitModel::Cone:
-      solver_ = CreateSolver(options_.solver, ProblemKind::Friction, options_.solver_options);
+      solver_ = CreateSolver(options_.solver, ProblemKind::GlobalFriction, options_.solver_options);
       break;
     case ExplicitModel::Pyramid:
     case ExplicitModel::Relaxed:
@@ -236,21 +236,35 @@ void ExplicitStepper::ContactMarkers(const StepRecord& record,
   }
 }
 
-// Contact points of every pair the broad phase keeps, with gaps below the margin.
+// How far each body's surface can move in the step at its free velocity: pairs within the
+// margin plus both reaches enter the problem, so a fast body meets the ground in the step it
+// would pass it (speculative contact; the phi / h term lets the gap close).
+void ExplicitStepper::ComputeReach() {
+  const int n = static_cast<int>(bodies_.size());
+  reach_.resize(n);
+  for (int i = 0; i < n; ++i) {
+    reach_[i] =
+        bodies_[i].fixed
+            ? 0.0
+            : options_.h * (free_velocity_[i].head<3>().norm() +
+                            free_velocity_[i].tail<3>().norm() * bodies_[i].shape.BoundingRadius());
+  }
+}
+
+// Contact points of every pair the broad phase keeps, with gaps below the margin plus both
+// bodies' reaches.
 void ExplicitStepper::FindContacts() {
   const int n = static_cast<int>(bodies_.size());
   spheres_.resize(n);
-  reach_.resize(n);
   for (int i = 0; i < n; ++i) {
-    // How far the body's surface can move in the step at its free velocity: pairs within the
-    // margin plus both reaches enter the problem, so a fast body meets the ground in the step
-    // it would pass it (speculative contact; the phi / h term lets the gap close).
-    const double radius = bodies_[i].shape.BoundingRadius();
-    reach_[i] = bodies_[i].fixed ? 0.0
-                                 : options_.h * (free_velocity_[i].head<3>().norm() +
-                                                 free_velocity_[i].tail<3>().norm() * radius);
+    const double slack = 0.5 * options_.contact_margin + reach_[i];
     spheres_[i].centre = bodies_[i].state.position;
-    spheres_[i].radius = radius + 0.5 * options_.contact_margin + reach_[i];
+    spheres_[i].radius = bodies_[i].shape.BoundingRadius() + slack;
+    spheres_[i].half_extents =
+        bodies_[i]
+            .shape.BoundingHalfExtents(bodies_[i].state.orientation.toRotationMatrix())
+            .array() +
+        slack;
     spheres_[i].fixed = bodies_[i].fixed;
   }
   broad_phase_.Find(spheres_, &pairs_);
@@ -270,12 +284,18 @@ void ExplicitStepper::FindContacts() {
     points_.clear();
     geometry_.FindContacts(a.shape, pose_a, b.shape, pose_b,
                            options_.contact_margin + reach_[i] + reach_[j], &points_);
+    // Warm starts match contacts in the frame of a moving body of the pair (B unless B is
+    // fixed): there a point stays put while the body slides or turns.
+    const bool on_b = !b.fixed;
+    const Body& anchor = on_b ? b : a;
     for (const ContactPoint& point : points_) {
       ExplicitContact c;
       c.body_a = i;
       c.body_b = j;
       c.point = point;
       TangentBasis(point.normal, &c.tangent1, &c.tangent2);
+      c.anchor_point = (on_b ? pose_b : pose_a).rotation.transpose() *
+                       ((on_b ? point.point_b : point.point_a) - anchor.state.position);
       record_.contacts.push_back(c);
     }
   }
@@ -284,9 +304,10 @@ void ExplicitStepper::FindContacts() {
 const ExplicitContact* ExplicitStepper::Previous(const ExplicitContact& c) const {
   const auto [first, last] = std::equal_range(previous_.begin(), previous_.end(), c, PairLess);
   const ExplicitContact* nearest = nullptr;
-  double nearest_distance = options_.contact_margin;
+  const Body& anchor = bodies_[bodies_[c.body_b].fixed ? c.body_a : c.body_b];
+  double nearest_distance = kMatchRadius * anchor.shape.BoundingRadius();
   for (auto it = first; it != last; ++it) {
-    const double d = (it->point.point_b - c.point.point_b).norm();
+    const double d = (it->anchor_point - c.anchor_point).norm();
     if (d < nearest_distance) {
       nearest_distance = d;
       nearest = &*it;
@@ -303,6 +324,7 @@ void ExplicitStepper::AssembleAndSolve() {
   rows_a_.resize(nc);
   rows_b_.resize(nc);
   contact_velocity_.resize(3 * nc);
+  normal_offset_.resize(nc);
   // The contacts of every body: (contact, side).
   by_body_.resize(bodies_.size());
   for (auto& list : by_body_) list.clear();
@@ -332,6 +354,7 @@ void ExplicitStepper::AssembleAndSolve() {
       }
     }
     contact_velocity_[3 * c] += offset;
+    normal_offset_[c] = offset;
     if (!a.fixed) by_body[contact.body_a].emplace_back(c, 0);
     if (!b.fixed) by_body[contact.body_b].emplace_back(c, 1);
   }
@@ -340,18 +363,6 @@ void ExplicitStepper::AssembleAndSolve() {
   if (options_.model == ExplicitModel::Soft) {
     ApplySoftForces();
     return;
-  }
-  blocks_.clear();
-  for (size_t body = 0; body < bodies_.size(); ++body) {
-    const auto& list = by_body[body];
-    for (const auto& [c1, side1] : list) {
-      const Matrix36& J1 = side1 == 0 ? rows_a_[c1] : rows_b_[c1];
-      const Matrix36 J1_Minv = J1 * inverse_mass_[body];
-      for (const auto& [c2, side2] : list) {
-        const Matrix36& J2 = side2 == 0 ? rows_a_[c2] : rows_b_[c2];
-        blocks_.push_back({c1, c2, J1_Minv * J2.transpose()});
-      }
-    }
   }
   if (nc == 0) {
     record_.summary = SolverSummary();
@@ -373,20 +384,35 @@ void ExplicitStepper::AssembleAndSolve() {
   }
 }
 
-// The Coulomb-cone model: FC(W, q, mu) in r, warm started from the previous impulses.
+// The Coulomb-cone model: the frictional contact problem in its global form, M nu+ = M nu_f +
+// J^T r, u = J nu+ + [b_N, 0, 0] (one block of M per moving body), warm started from the
+// previous impulses. Solvers of the local form get W = J M^-1 J^T from it.
 void ExplicitStepper::SolveCone() {
   std::vector<ExplicitContact>& contacts = record_.contacts;
   const int nc = static_cast<int>(contacts.size());
-  triplets_.clear();
-  triplets_.reserve(9 * blocks_.size());
-  for (const Block& block : blocks_) {
-    for (int j = 0; j < 3; ++j)
-      for (int i = 0; i < 3; ++i)
-        triplets_.emplace_back(3 * block.row + i, 3 * block.col + j, block.value(i, j));
+  global_.Clear();
+  block_of_body_.assign(bodies_.size(), -1);
+  for (size_t i = 0; i < bodies_.size(); ++i) {
+    if (bodies_[i].fixed) continue;
+    const Vector6d momentum = mass_matrix_[i] * free_velocity_[i];
+    block_of_body_[i] = global_.AddBlock(mass_matrix_[i], inverse_mass_[i], momentum);
   }
-  assembly_.Assemble(3 * nc, 3 * nc, triplets_, &matrix_);
-  problem_.Assign(matrix_, contact_velocity_, mu_);
-  const FrictionContactProblem& problem = problem_;
+  for (int c = 0; c < nc; ++c) {
+    global_.AddContact(mu_[c], Eigen::Vector3d(normal_offset_[c], 0.0, 0.0));
+    const int a = block_of_body_[contacts[c].body_a], b = block_of_body_[contacts[c].body_b];
+    // (Through a 6 x 3 matrix: a transpose expression would be copied to the heap.)
+    Eigen::Matrix<double, 6, 3> rows;
+    if (a >= 0) {
+      rows = rows_a_[c].transpose();
+      global_.AddContactBlock(a, rows);
+    }
+    if (b >= 0) {
+      rows = rows_b_[c].transpose();
+      global_.AddContactBlock(b, rows);
+    }
+  }
+  global_.Finalize();
+  const GlobalFrictionContactProblem& problem = global_;
   r_.setZero(3 * nc);
   if (options_.warm_start) {
     for (int c = 0; c < nc; ++c) {
@@ -399,6 +425,22 @@ void ExplicitStepper::SolveCone() {
   if (r_.size() != 3 * nc || !r_.allFinite()) r_.setZero(3 * nc);
   for (int c = 0; c < nc; ++c) contacts[c].impulse = r_.segment<3>(3 * c);
   record_.problem_size = 3 * nc;
+}
+
+// The Delassus blocks W_ij = J_i M^-1 J_j^T of contacts sharing a moving body, by body.
+void ExplicitStepper::ComputeDelassusBlocks() {
+  blocks_.clear();
+  for (size_t body = 0; body < bodies_.size(); ++body) {
+    const auto& list = by_body_[body];
+    for (const auto& [c1, side1] : list) {
+      const Matrix36& J1 = side1 == 0 ? rows_a_[c1] : rows_b_[c1];
+      const Matrix36 J1_Minv = J1 * inverse_mass_[body];
+      for (const auto& [c2, side2] : list) {
+        const Matrix36& J2 = side2 == 0 ? rows_a_[c2] : rows_b_[c2];
+        blocks_.push_back({c1, c2, J1_Minv * J2.transpose()});
+      }
+    }
+  }
 }
 
 // The pyramid and relaxed models: impulses r_c = G_c z_c with, per contact,
@@ -432,6 +474,7 @@ void ExplicitStepper::SolveLinear() {
   std::vector<Eigen::Triplet<double>>& triplets = triplets_;
   triplets.clear();
   const int g_columns = pyramid ? nd + 1 : nd;
+  ComputeDelassusBlocks();
   triplets.reserve(blocks_.size() * g_columns * g_columns + (pyramid ? 3 * nd * nc : 0));
   Eigen::Matrix<double, 3, Eigen::Dynamic> half(3, g_columns);
   Eigen::MatrixXd value(g_columns, g_columns);
@@ -590,16 +633,20 @@ const StepRecord& ExplicitStepper::Step(const std::vector<Vector6d>& applied_imp
   }
   // Free velocities: gravity and the gyroscopic torque over the step, and applied impulses.
   inverse_mass_.resize(n);
+  mass_matrix_.resize(n);
   free_velocity_.resize(n);
   for (size_t i = 0; i < n; ++i) {
     const Body& body = bodies_[i];
     inverse_mass_[i].setZero();
+    mass_matrix_[i].setZero();
     free_velocity_[i].setZero();
     if (body.fixed) continue;
     const Eigen::Matrix3d inertia = WorldInertia(body.mass, body.state.orientation);
     const Eigen::Matrix3d inertia_inverse = inertia.inverse();
     inverse_mass_[i].topLeftCorner<3, 3>() = Eigen::Matrix3d::Identity() / body.mass.mass;
     inverse_mass_[i].bottomRightCorner<3, 3>() = inertia_inverse;
+    mass_matrix_[i].topLeftCorner<3, 3>() = body.mass.mass * Eigen::Matrix3d::Identity();
+    mass_matrix_[i].bottomRightCorner<3, 3>() = inertia;
     const Eigen::Vector3d& omega = body.state.angular_velocity;
     Vector6d impulse;
     impulse.head<3>() = options_.h * body.mass.mass * options_.gravity;
@@ -609,16 +656,52 @@ const StepRecord& ExplicitStepper::Step(const std::vector<Vector6d>& applied_imp
     free_velocity_[i].tail<3>() = omega;
     free_velocity_[i] += inverse_mass_[i] * impulse;
   }
+  // The previous step's contacts, for warm starts: FindContacts() lists them by pair, in the
+  // broad phase's (i, j) order, which Previous() searches.
+  std::swap(previous_, record_.contacts);
+  ComputeReach();
+  start_velocity_ = free_velocity_;
   FindContacts();
+  record_.attempts = 1;
+  AssembleAndSolve();
+  // A body that the impulses sped up may reach a pair left out (its gap above the margin plus
+  // the free reaches): then the pairs are found again with the end-of-step reaches and the
+  // step is solved again, warm started from this solution.
+  for (int pass = 0; pass < kMaxReachPasses && options_.model != ExplicitModel::Soft; ++pass) {
+    bool grew = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (bodies_[i].fixed) continue;
+      const double end =
+          options_.h * (free_velocity_[i].head<3>().norm() +
+                        free_velocity_[i].tail<3>().norm() * bodies_[i].shape.BoundingRadius());
+      if (end > reach_[i] + 0.5 * options_.contact_margin) {
+        reach_[i] = end;
+        grew = true;
+      }
+    }
+    if (!grew) break;
+    // Larger reaches only add contacts: the same count is the same contacts.
+    const size_t before = record_.contacts.size();
+    std::swap(previous_, record_.contacts);
+    end_velocity_.swap(free_velocity_);
+    free_velocity_ = start_velocity_;
+    FindContacts();
+    if (record_.contacts.size() == before) {
+      // No new pair came within reach: the solution stands.
+      std::swap(previous_, record_.contacts);
+      free_velocity_.swap(end_velocity_);
+      break;
+    }
+    ++record_.attempts;
+    const int iterations = record_.summary.iterations;
+    AssembleAndSolve();
+    record_.summary.iterations += iterations;
+  }
   record_.max_penetration = 0.0;
   for (const ExplicitContact& c : record_.contacts) {
     record_.max_penetration = std::max(record_.max_penetration, -c.point.distance);
   }
-  record_.attempts = 1;
-  AssembleAndSolve();
   Advance();
-  previous_ = record_.contacts;
-  std::stable_sort(previous_.begin(), previous_.end(), PairLess);
   time_ += options_.h;
   record_.time = time_;
   record_.step_seconds =

@@ -36,6 +36,7 @@
 #include "dynamics/body.h"
 #include "integrators/stepper.h"
 #include "solvers/friction_problem.h"
+#include "solvers/global_friction_problem.h"
 #include "solvers/proximal_point.h"
 #include "solvers/solver_registry.h"
 #include "solvers/sparse_assembly.h"
@@ -52,14 +53,17 @@ struct ExplicitStepperOptions {
   Eigen::Vector3d gravity = Eigen::Vector3d(0.0, 0.0, -9.81);  // m/s^2
   // Contacts whose gap at the start of the step is below this, plus how far both bodies can
   // move in the step at their free velocities, enter its problem (m); > 0. The phi / h term
-  // lets such a contact close but not overshoot.
-  double contact_margin = 0.01;
+  // lets such a contact close but not overshoot. Where the impulses speed a body up beyond half
+  // the margin, the pairs are searched again with the end-of-step velocities and the step
+  // solved again (Step()), so the margin trades contacts in the problem against such repeats.
+  // Default 0.002 (2 mm).
+  double contact_margin = 0.002;
   // The friction model (top of this file). Default cone.
   ExplicitModel model = ExplicitModel::Cone;
   // Edges of the friction pyramid per contact (pyramid, relaxed), evenly spaced from the first
   // tangent. Default 4; in [3, 64].
   int friction_directions = 4;
-  // A registry solver taking the model's problem: ProblemKind::Friction for cone, Linear for
+  // A registry solver taking the model's problem: ProblemKind::GlobalFriction for cone, Linear for
   // pyramid and relaxed (unused by soft), and its options (tolerance: the FCLib error for cone,
   // the natural residual of the LCP otherwise).
   std::string solver = "auto";
@@ -96,6 +100,9 @@ struct ExplicitContact {
   Eigen::Vector3d impulse = Eigen::Vector3d::Zero();  // [r_N, r_T1, r_T2] (N s)
   // Soft contact: the tangential offset of B's contact point from its anchor (world, m).
   Eigen::Vector3d anchor_offset = Eigen::Vector3d::Zero();
+  // The contact point in the frame of B (of A when B is fixed) at the start of the step: warm
+  // starts match contacts of a pair by it.
+  Eigen::Vector3d anchor_point = Eigen::Vector3d::Zero();
 };
 
 struct ExplicitStepRecord : StepRecord {
@@ -131,14 +138,23 @@ class ExplicitStepper : public Stepper {
   const ExplicitStepRecord& record() const { return record_; }
 
  private:
+  void ComputeReach();
   void FindContacts();
   void AssembleAndSolve();
   void SolveCone();
+  void ComputeDelassusBlocks();
   void SolveLinear();
   void ApplySoftForces();
   void Advance();
-  // The previous step's contact of the same pair nearest to `c` within the margin, or null.
+  // The previous step's contact of the same pair nearest to `c` in the moving body's frame
+  // (ExplicitContact::anchor_point), within kMatchRadius of that body's bounding radius, or
+  // null.
   const ExplicitContact* Previous(const ExplicitContact& c) const;
+  // A quarter of the body's size: a box's corners are further apart, a rolling sphere's point
+  // moves less in a step at a few metres a second.
+  static constexpr double kMatchRadius = 0.25;
+  // Contact searches of a step at most after the first (see Step()).
+  static constexpr int kMaxReachPasses = 2;
 
   std::vector<Body> bodies_;
   ContactLawTable laws_;
@@ -162,7 +178,9 @@ class ExplicitStepper : public Stepper {
   Eigen::VectorXd contact_velocity_;
   std::vector<Eigen::Matrix<double, 3, 6>> rows_a_, rows_b_;
   LinearComplementarityProblem lcp_;
-  FrictionContactProblem problem_;
+  GlobalFrictionContactProblem global_;
+  std::vector<int> block_of_body_;     // global_'s block of each moving body, -1 for fixed ones
+  std::vector<double> normal_offset_;  // b_N per contact: phi / h, or the restitution target
   // Step-to-step storage: the triplets of W (or the LCP's matrix) and their assembly, which
   // writes into the last pattern when the contacts did not change.
   std::vector<Eigen::Triplet<double>> triplets_;
@@ -171,8 +189,9 @@ class ExplicitStepper : public Stepper {
   std::vector<Eigen::Matrix<double, 3, Eigen::Dynamic>> generators_;
   Eigen::VectorXd z_, q_, mu_;
   std::vector<std::vector<std::pair<int, int>>> by_body_;
-  std::vector<Eigen::Matrix<double, 6, 6>> inverse_mass_;  // zero for fixed bodies
-  std::vector<Vector6d> free_velocity_;
+  std::vector<Eigen::Matrix<double, 6, 6>> inverse_mass_, mass_matrix_;  // zero for fixed bodies
+  std::vector<Vector6d> free_velocity_;  // the free velocities, then the end-of-step ones
+  std::vector<Vector6d> start_velocity_, end_velocity_;  // the free ones kept; a pass's end ones
   Eigen::VectorXd r_;
   ExplicitStepRecord record_;
   double time_ = 0.0;

@@ -181,12 +181,13 @@ void ReadExplicitOptions(const Reader& in, const Json& root, ExplicitStepperOpti
   if (root.contains("solver")) {
     options->solver = in.String(root.at("solver"), "solver");
     const ProblemKind kind =
-        options->model == ExplicitModel::Cone ? ProblemKind::Friction : ProblemKind::Linear;
+        options->model == ExplicitModel::Cone ? ProblemKind::GlobalFriction : ProblemKind::Linear;
     if (!IsSolverName(options->solver, kind)) {
-      in.Fail("solver", "unknown solver '" + options->solver + "' for the " +
-                            ToString(options->model) + " model (expected a " +
-                            (kind == ProblemKind::Friction ? "frictional contact" : "linear") +
-                            " solver: " + SolverNameList(kind) + ")");
+      in.Fail("solver",
+              "unknown solver '" + options->solver + "' for the " + ToString(options->model) +
+                  " model (expected a " +
+                  (kind == ProblemKind::GlobalFriction ? "frictional contact" : "linear") +
+                  " solver: " + SolverNameList(kind) + ")");
     }
   }
   options->solver_options.tolerance =
@@ -718,7 +719,7 @@ std::vector<std::string> CollectDefaultVariants(StepperKind kind) {
   std::vector<std::string> variants;
   if (kind == StepperKind::Explicit) {
     for (const SolverEntry& e : SolverRegistry()) {
-      if (e.Takes(ProblemKind::Friction) && e.Compared(ProblemKind::Friction)) {
+      if (e.Takes(ProblemKind::GlobalFriction) && e.Compared(ProblemKind::GlobalFriction)) {
         variants.push_back("cone/" + e.name);
       }
     }
@@ -815,7 +816,7 @@ void RequireKnownVariant(const std::string& variant) {
                    SolverNameList(ProblemKind::Mixed) +
                    ", or <model>/<solver>[-cold] with model dqc, dlc, qp or qp-lcp, cone "
                    "(explicit scenes) with one of " +
-                   SolverNameList(ProblemKind::Friction) +
+                   SolverNameList(ProblemKind::GlobalFriction) +
                    ", pyramid or relaxed (explicit scenes) with one of " +
                    SolverNameList(ProblemKind::Linear) + ", or soft)");
 }
@@ -833,11 +834,11 @@ void ApplyExplicitVariant(const std::string& variant, ExplicitStepperOptions* op
   ExplicitModel model;
   const bool known = ParseExplicitModel(parsed.model, &model) && model != ExplicitModel::Soft;
   const ProblemKind kind =
-      known && model == ExplicitModel::Cone ? ProblemKind::Friction : ProblemKind::Linear;
+      known && model == ExplicitModel::Cone ? ProblemKind::GlobalFriction : ProblemKind::Linear;
   if (!known || !IsSolverName(parsed.solver, kind)) {
     throw InputError("unknown explicit variant '" + variant +
                      "' (expected cone/<solver>[-cold] with one of " +
-                     SolverNameList(ProblemKind::Friction) +
+                     SolverNameList(ProblemKind::GlobalFriction) +
                      ", pyramid/<solver> or relaxed/<solver> with one of " +
                      SolverNameList(ProblemKind::Linear) + ", or soft; e.g. cone/nsgs)");
   }
