@@ -119,7 +119,9 @@ Eigen::Vector3d ProjectOntoCone(double mu, const Eigen::Vector3d& x) {
   const double normal = x[0];
   const double tangent = TangentNorm(x[1], x[2]);
   if (mu * tangent <= -normal) return Eigen::Vector3d::Zero();  // polar cone
-  if (tangent <= mu * normal) return x;                         // inside
+  // Inside, or on the boundary to the rounding of the tangential norm (a point a solver put on
+  // the boundary stays where it is).
+  if (tangent <= mu * normal * (1.0 + 4.0 * std::numeric_limits<double>::epsilon())) return x;
   const double projected_normal = (mu * tangent + normal) / (1.0 + mu * mu);
   const double scale = mu * projected_normal / tangent;
   return Eigen::Vector3d(projected_normal, scale * x[1], scale * x[2]);

@@ -65,6 +65,7 @@ class FrictionContactProblem {
 inline double TangentNorm(double a, double b) {
   const double s = a * a + b * b;
   if (s > 1e-300 && s < 1e300) return std::sqrt(s);
+  if (a == 0.0 && b == 0.0) return 0.0;
   return std::hypot(a, b);
 }
 

@@ -46,7 +46,7 @@ NonsmoothGaussSeidel::Summary NonsmoothGaussSeidel::Solve(const FrictionContactP
   blocks_.resize(nc);
   inverses_.resize(nc);
   invertible_.assign(nc, 0);
-  angles_.assign(nc, std::numeric_limits<double>::quiet_NaN());
+  directions_.assign(nc, Eigen::Vector2d::Constant(std::numeric_limits<double>::quiet_NaN()));
   for (int a = 0; a < nc; ++a) {
     blocks_[a] = problem.DiagonalBlock(a);
     const double scale = blocks_[a].norm();
@@ -79,11 +79,12 @@ NonsmoothGaussSeidel::Summary NonsmoothGaussSeidel::Solve(const FrictionContactP
       const double mu = problem.mu()[a];
       const Eigen::Vector3d old = r->segment<3>(3 * a);
       const Eigen::Vector3d q_local = u_.segment<3>(3 * a) - blocks_[a] * old;
-      const double* warm = std::isnan(angles_[a]) ? nullptr : &angles_[a];
+      const Eigen::Vector2d* warm = std::isnan(directions_[a].x()) ? nullptr : &directions_[a];
       const SingleContactSolution local =
           SolveSingleContact(blocks_[a], inverses_[a], invertible_[a], q_local, mu, old, warm);
-      angles_[a] = local.state == ContactState::Sliding ? local.angle
-                                                        : std::numeric_limits<double>::quiet_NaN();
+      directions_[a] = local.state == ContactState::Sliding
+                           ? local.direction
+                           : Eigen::Vector2d::Constant(std::numeric_limits<double>::quiet_NaN());
       Eigen::Vector3d next =
           omega == 1.0 ? local.r : Eigen::Vector3d(old + omega * (local.r - old));
       if (omega > 1.0) next = ProjectOntoCone(mu, next);

@@ -67,7 +67,7 @@ class NonsmoothGaussSeidel {
   // angle (NaN when the contact did not slide).
   std::vector<Eigen::Matrix3d> blocks_, inverses_;
   std::vector<char> invertible_;
-  std::vector<double> angles_;
+  std::vector<Eigen::Vector2d> directions_;
   std::vector<int> order_;
   Eigen::VectorXd u_, best_;
 };

@@ -14,9 +14,10 @@ namespace {
 // header): h(theta) = k0 + k1c cos + k1s sin + k2c cos 2theta + k2s sin 2theta.
 struct SlidingCondition {
   double k0, k1c, k1s, k2c, k2s;
-  // h(theta) and h'(theta) from one sine and cosine (the double angles by their identities).
-  double Value(double theta, double* derivative = nullptr) const {
-    const double c = std::cos(theta), s = std::sin(theta);
+  // h and dh/dtheta at the direction t = (cos theta, sin theta), unit (the double angles by
+  // their identities: no trigonometric function is evaluated).
+  double Value(const Eigen::Vector2d& t, double* derivative = nullptr) const {
+    const double c = t.x(), s = t.y();
     const double c2 = c * c - s * s, s2 = 2.0 * s * c;
     if (derivative != nullptr) {
       *derivative = -k1c * s + k1s * c - 2.0 * k2c * s2 + 2.0 * k2s * c2;
@@ -48,30 +49,33 @@ SlidingCondition MakeSlidingCondition(const Eigen::Matrix3d& W, const Eigen::Vec
   return h;
 }
 
-// Newton steps on h from theta; returns true and the root in *theta if |h| falls below the
-// scale's rounding level.
-bool PolishAngle(const SlidingCondition& h, double* theta, int max_steps) {
+// Newton steps on h in the angle from the direction *t, each turning t by -h / h' (as t + d t_perp,
+// normalized: the angle turned is atan(d), which keeps the convergence); returns true and the
+// root in *t if |h| falls below the scale's rounding level.
+bool PolishDirection(const SlidingCondition& h, Eigen::Vector2d* t, int max_steps) {
   const double threshold = 1e-14 * h.Scale();
   double slope = 0.0;
-  double value = h.Value(*theta, &slope);
+  double value = h.Value(*t, &slope);
   for (int step = 0; step < max_steps && std::abs(value) > threshold; ++step) {
     if (slope == 0.0 || !std::isfinite(slope)) return false;
-    const double next = *theta - value / slope;
+    const double turn = -value / slope;
+    Eigen::Vector2d next = *t + turn * Eigen::Vector2d(-t->y(), t->x());
+    next /= next.norm();
     double next_slope = 0.0;
     const double next_value = h.Value(next, &next_slope);
     if (!(std::abs(next_value) < std::abs(value))) break;
-    *theta = next;
+    *t = next;
     value = next_value;
     slope = next_slope;
   }
   return std::abs(value) <= 1e3 * threshold;
 }
 
-// The sliding reaction along theta, if it has r_N > 0 and u_T against t; its natural map norm
-// in *error.
-bool SlidingCandidate(const Eigen::Matrix3d& W, const Eigen::Vector3d& q, double mu, double theta,
-                      Eigen::Vector3d* r, double* error) {
-  const double c = std::cos(theta), s = std::sin(theta);
+// The sliding reaction along the unit direction t, if it has r_N > 0 and u_T against t; its
+// natural map norm in *error.
+bool SlidingCandidate(const Eigen::Matrix3d& W, const Eigen::Vector3d& q, double mu,
+                      const Eigen::Vector2d& t, Eigen::Vector3d* r, double* error) {
+  const double c = t.x(), s = t.y();
   const double a = W(0, 0) + mu * (W(0, 1) * c + W(0, 2) * s);
   if (!(a > 0.0)) return false;
   const double normal = -q[0] / a;
@@ -85,9 +89,9 @@ bool SlidingCandidate(const Eigen::Matrix3d& W, const Eigen::Vector3d& q, double
   return std::isfinite(*error);
 }
 
-// The angles where h vanishes: roots on the unit circle of z^2 h(z) as a quartic in
+// The directions where h vanishes: roots on the unit circle of z^2 h(z) as a quartic in
 // z = e^{i theta} (coefficients c_k of z^k; self-inversive, c_{4-k} = conj(c_k)).
-int SlidingAngles(const SlidingCondition& h, double angles[4]) {
+int SlidingDirections(const SlidingCondition& h, Eigen::Vector2d directions[4]) {
   using Complex = std::complex<double>;
   const Complex i(0.0, 1.0);
   const Complex c4 = 0.5 * (h.k2c - i * h.k2s), c3 = 0.5 * (h.k1c - i * h.k1s);
@@ -114,7 +118,10 @@ int SlidingAngles(const SlidingCondition& h, double angles[4]) {
   }
   int count = 0;
   for (int k = 0; k < num_roots; ++k) {
-    if (std::abs(std::abs(roots[k]) - 1.0) < 1e-3) angles[count++] = std::arg(roots[k]);
+    const double modulus = std::abs(roots[k]);
+    if (std::abs(modulus - 1.0) < 1e-3) {
+      directions[count++] = Eigen::Vector2d(roots[k].real(), roots[k].imag()) / modulus;
+    }
   }
   return count;
 }
@@ -157,7 +164,8 @@ const char* ToString(ContactState state) {
 
 SingleContactSolution SolveSingleContact(const Eigen::Matrix3d& W, const Eigen::Matrix3d& W_inverse,
                                          bool invertible, const Eigen::Vector3d& q, double mu,
-                                         const Eigen::Vector3d& r_start, const double* warm_angle) {
+                                         const Eigen::Vector3d& r_start,
+                                         const Eigen::Vector2d* warm_direction) {
   SingleContactSolution solution;
   if (q[0] >= 0.0) {
     solution.state = ContactState::TakeOff;
@@ -166,7 +174,7 @@ SingleContactSolution SolveSingleContact(const Eigen::Matrix3d& W, const Eigen::
   if (mu == 0.0 && W(0, 0) > 0.0) {
     solution.r[0] = -q[0] / W(0, 0);
     solution.state = ContactState::Sliding;
-    solution.angle = 0.0;
+    solution.direction = Eigen::Vector2d::UnitX();
     return solution;
   }
   if (invertible) {
@@ -181,34 +189,35 @@ SingleContactSolution SolveSingleContact(const Eigen::Matrix3d& W, const Eigen::
   const double accept = 1e-11 * (q.norm() + W.norm() * r_start.norm());
   Eigen::Vector3d r;
   double error = 0.0;
-  // The start's own sliding direction serves when no angle is carried over (a solver's first
-  // sweep from a warm start).
-  double start_angle = 0.0;
-  if (warm_angle == nullptr && r_start[0] > 0.0 && (r_start[1] != 0.0 || r_start[2] != 0.0)) {
-    start_angle = std::atan2(r_start[2], r_start[1]);
-    warm_angle = &start_angle;
+  // Without a direction carried over: the start's own sliding direction (a solver's first
+  // sweep from a warm start), else the one against the free slip q_T (exact when W_TT is
+  // isotropic and uncoupled from the normal).
+  Eigen::Vector2d t = Eigen::Vector2d::UnitX();
+  if (warm_direction != nullptr) {
+    t = *warm_direction;
+  } else if (r_start[0] > 0.0 && (r_start[1] != 0.0 || r_start[2] != 0.0)) {
+    t = r_start.tail<2>().normalized();
+  } else if (q[1] != 0.0 || q[2] != 0.0) {
+    t = -q.tail<2>().normalized();
   }
-  if (warm_angle != nullptr) {
-    double theta = *warm_angle;
-    if (PolishAngle(h, &theta, 8) && SlidingCandidate(W, q, mu, theta, &r, &error) &&
-        error <= accept) {
-      solution.r = r;
-      solution.state = ContactState::Sliding;
-      solution.angle = theta;
-      return solution;
-    }
+  if (t.allFinite() && PolishDirection(h, &t, 8) && SlidingCandidate(W, q, mu, t, &r, &error) &&
+      error <= accept) {
+    solution.r = r;
+    solution.state = ContactState::Sliding;
+    solution.direction = t;
+    return solution;
   }
-  double angles[4];
-  const int num_angles = SlidingAngles(h, angles);
+  Eigen::Vector2d directions[4];
+  const int num_directions = SlidingDirections(h, directions);
   double best_error = std::numeric_limits<double>::infinity();
-  for (int k = 0; k < num_angles; ++k) {
-    double theta = angles[k];
-    PolishAngle(h, &theta, 8);
-    if (SlidingCandidate(W, q, mu, theta, &r, &error) && error < best_error) {
+  for (int k = 0; k < num_directions; ++k) {
+    Eigen::Vector2d d = directions[k];
+    PolishDirection(h, &d, 8);
+    if (SlidingCandidate(W, q, mu, d, &r, &error) && error < best_error) {
       best_error = error;
       solution.r = r;
       solution.state = ContactState::Sliding;
-      solution.angle = theta;
+      solution.direction = d;
     }
   }
   if (best_error <= accept) return solution;

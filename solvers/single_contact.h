@@ -20,7 +20,8 @@ const char* ToString(ContactState state);
 struct SingleContactSolution {
   Eigen::Vector3d r = Eigen::Vector3d::Zero();
   ContactState state = ContactState::Approximate;
-  double angle = 0.0;  // sliding: the direction of r_T, atan2(r_T2, r_T1)
+  // Sliding: the unit direction of r_T.
+  Eigen::Vector2d direction = Eigen::Vector2d::UnitX();
 };
 
 // Solves K*_mu ∋ u + mu ||u_T|| e_N ⊥ r ∈ K_mu, u = W r + q, for one contact, by its cases:
@@ -31,15 +32,17 @@ struct SingleContactSolution {
 //   u_T × t = 0 is a trigonometric polynomial of degree 2 in the angle of t, whose (at most four)
 //   roots are those of a quartic in e^{i angle}: they are found from its companion matrix and
 //   polished by Newton steps in the angle; the root with r_N > 0, u_T · t <= 0 and the smallest
-//   natural map is taken. From `warm_angle` (the contact's angle in the previous sweep, when it
-//   slid; else the direction of r_start's tangential part, when it has one) a few Newton steps
-//   in the angle are tried first, which is all a sweep needs once the sliding direction settles.
+//   natural map is taken. From `warm_direction` (the contact's sliding direction in the previous
+//   sweep; else that of r_start's tangential part, else -q_T) a few Newton steps in the angle
+//   are tried first (turning the direction, no trigonometric function), which is all a sweep
+//   needs once the sliding direction settles; the quartic only when they fail.
 // mu = 0 is the frictionless case (r_T = 0, r_N = max(0, -q_N / W_NN)).
 // `W_inverse` is W^-1 when W is invertible (`invertible` true), computed once per contact by
 // the caller.
 SingleContactSolution SolveSingleContact(const Eigen::Matrix3d& W, const Eigen::Matrix3d& W_inverse,
                                          bool invertible, const Eigen::Vector3d& q, double mu,
-                                         const Eigen::Vector3d& r_start, const double* warm_angle);
+                                         const Eigen::Vector3d& r_start,
+                                         const Eigen::Vector2d* warm_direction);
 
 }  // namespace ncpkit
 

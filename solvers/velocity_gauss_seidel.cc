@@ -51,7 +51,7 @@ VelocityGaussSeidel::Summary VelocityGaussSeidel::Solve(const GlobalFrictionCont
   blocks_.resize(nc);
   inverses_.resize(nc);
   invertible_.assign(nc, 0);
-  angles_.assign(nc, std::numeric_limits<double>::quiet_NaN());
+  directions_.assign(nc, Eigen::Vector2d::Constant(std::numeric_limits<double>::quiet_NaN()));
   for (int a = 0; a < nc; ++a) {
     Eigen::Matrix3d& W = blocks_[a];
     W.setZero();
@@ -100,11 +100,12 @@ VelocityGaussSeidel::Summary VelocityGaussSeidel::Solve(const GlobalFrictionCont
       }
       const Eigen::Vector3d old = r->segment<3>(3 * a);
       const Eigen::Vector3d q_local = u - blocks_[a] * old;
-      const double* warm = std::isnan(angles_[a]) ? nullptr : &angles_[a];
+      const Eigen::Vector2d* warm = std::isnan(directions_[a].x()) ? nullptr : &directions_[a];
       const SingleContactSolution local =
           SolveSingleContact(blocks_[a], inverses_[a], invertible_[a], q_local, mu[a], old, warm);
-      angles_[a] = local.state == ContactState::Sliding ? local.angle
-                                                        : std::numeric_limits<double>::quiet_NaN();
+      directions_[a] = local.state == ContactState::Sliding
+                           ? local.direction
+                           : Eigen::Vector2d::Constant(std::numeric_limits<double>::quiet_NaN());
       Eigen::Vector3d next =
           omega == 1.0 ? local.r : Eigen::Vector3d(old + omega * (local.r - old));
       if (omega > 1.0) next = ProjectOntoCone(mu[a], next);

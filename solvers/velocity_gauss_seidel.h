@@ -60,10 +60,10 @@ class VelocityGaussSeidel {
   // Per piece of H: B_p = M_k^-1 H_p (b x 3, column-major, at the piece's offset).
   std::vector<double> products_;
   std::vector<int> product_offset_;
-  // Per contact: W_aa, its inverse, whether it has one, the last sliding angle.
+  // Per contact: W_aa, its inverse, whether it has one, the last sliding direction.
   std::vector<Eigen::Matrix3d> blocks_, inverses_;
   std::vector<char> invertible_;
-  std::vector<double> angles_;
+  std::vector<Eigen::Vector2d> directions_;
   Eigen::VectorXd v_, u_, best_;
 };
 

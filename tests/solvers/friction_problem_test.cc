@@ -190,7 +190,7 @@ TEST_CASE("the single-contact solver against closed forms") {
   const Eigen::Matrix3d W = RandomSpd(3, &rng);
   const Eigen::Matrix3d W_inverse = W.inverse();
   const double mu = 0.6;
-  auto solve = [&](const Eigen::Vector3d& q, double m, const double* warm = nullptr) {
+  auto solve = [&](const Eigen::Vector3d& q, double m, const Eigen::Vector2d* warm = nullptr) {
     return SolveSingleContact(W, W_inverse, true, q, m, Eigen::Vector3d::Zero(), warm);
   };
   SUBCASE("take-off") {
@@ -210,7 +210,7 @@ TEST_CASE("the single-contact solver against closed forms") {
     const Eigen::Matrix3d Wd =
         (Eigen::Matrix3d() << 2.0, 0.3, -0.2, 0.3, 1.5, 0.1, -0.2, 0.1, 1.2).finished();
     const Eigen::Matrix3d Wd_inverse = Wd.inverse();
-    auto solve = [&](const Eigen::Vector3d& q, double m, const double* warm = nullptr) {
+    auto solve = [&](const Eigen::Vector3d& q, double m, const Eigen::Vector2d* warm = nullptr) {
       return SolveSingleContact(Wd, Wd_inverse, true, q, m, Eigen::Vector3d::Zero(), warm);
     };
     const Eigen::Matrix3d W = Wd;
@@ -223,8 +223,8 @@ TEST_CASE("the single-contact solver against closed forms") {
       CHECK(s.state == ContactState::Sliding);
       CHECK((s.r - r).norm() <= 1e-12 * r.norm());
       CHECK(ContactNaturalMap(mu, s.r, W * s.r + q).norm() <= 1e-13);
-      // From a warm angle near the answer the Newton steps in the angle find it too.
-      const double warm = angle + 0.05;
+      // From a warm direction near the answer the Newton steps in the angle find it too.
+      const Eigen::Vector2d warm(std::cos(angle + 0.05), std::sin(angle + 0.05));
       const SingleContactSolution w = solve(q, mu, &warm);
       CHECK(w.state == ContactState::Sliding);
       CHECK((w.r - r).norm() <= 1e-12 * r.norm());
