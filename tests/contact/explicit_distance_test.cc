@@ -1,7 +1,9 @@
 // The explicit distances against a half-space for ellipsoids (exact support point) and
-// cylinders (support points on the caps' rims), checked against the surfaces themselves.
+// cylinders (support points on the caps' rims), checked against the surfaces themselves; the
+// box-box contact points of an edge on a face and of boxes apart along an edge axis.
 #include <doctest/doctest.h>
 
+#include <Eigen/Geometry>
 #include <cmath>
 #include <random>
 
@@ -120,6 +122,100 @@ TEST_CASE("explicit distance: a cylinder against a plane by its rims' support po
   CHECK(geometry.Supports(ShapeKind::HalfSpace, ShapeKind::Ellipsoid));
   CHECK_FALSE(geometry.Supports(ShapeKind::Cylinder, ShapeKind::Box));
   CHECK_FALSE(geometry.Supports(ShapeKind::Ellipsoid, ShapeKind::Sphere));
+}
+
+}  // namespace
+}  // namespace ncpkit
+
+namespace ncpkit {
+namespace {
+
+// The eight corners of a box in the world.
+std::vector<Eigen::Vector3d> Corners(const Shape& box, const ShapePose& pose) {
+  std::vector<Eigen::Vector3d> corners;
+  for (int k = 0; k < 8; ++k) {
+    const Eigen::Vector3d sign(k & 1 ? 1.0 : -1.0, k & 2 ? 1.0 : -1.0, k & 4 ? 1.0 : -1.0);
+    corners.push_back(pose.position + pose.rotation * (0.5 * box.size.cwiseProduct(sign)));
+  }
+  return corners;
+}
+
+TEST_CASE("explicit distance: a box edge on another box's face is a face contact, not one point") {
+  // A flat box on a box tilted about y: the lower box's top edge lies on the upper box's bottom
+  // face, where the edge-edge axes coincide with the face's normal within rounding. The face's
+  // clipped points (the edge's two ends, at the contact, and the far corners above it) carry
+  // the contact; a single edge point let the upper box turn its corners into the lower one.
+  const ExplicitContactGeometry geometry;
+  const Shape box = Make(ShapeKind::Box, Eigen::Vector3d(0.2, 0.2, 0.2));
+  for (const double tilt : {0.2, 0.35, 0.6}) {
+    CAPTURE(tilt);
+    const Eigen::Matrix3d R = Eigen::AngleAxisd(tilt, Eigen::Vector3d::UnitY()).toRotationMatrix();
+    const ShapePose lower = Pose(Eigen::Vector3d(0.0, 0.0, 0.1), R);
+    double top = -INFINITY;
+    for (const Eigen::Vector3d& c : Corners(box, lower)) top = std::max(top, c.z());
+    const ShapePose upper =
+        Pose(Eigen::Vector3d(0.01, 0.0, top + 0.1 - 2e-4), Eigen::Matrix3d::Identity());
+    std::vector<ContactPoint> points;
+    geometry.FindContacts(box, lower, box, upper, 0.05, &points);
+    REQUIRE(points.size() >= 2);
+    int touching = 0;
+    for (const ContactPoint& p : points) {
+      CHECK(p.normal.z() == doctest::Approx(1.0).epsilon(1e-9));
+      CHECK(p.distance >= -2e-4 - 1e-12);
+      touching += p.distance < 1e-9 ? 1 : 0;
+    }
+    CHECK(touching == 2);  // the edge's two ends
+  }
+}
+
+TEST_CASE("explicit distance: separated boxes never report a point below zero") {
+  // Random turned boxes lifted apart: every point within the threshold, from the edge axis or
+  // from the best face's clipped points that come with it, measures a gap that is really open
+  // (a clipped point of B's face within A's face and below its plane would be inside A).
+  const ExplicitContactGeometry geometry;
+  const Shape box = Make(ShapeKind::Box, Eigen::Vector3d(0.2, 0.3, 0.25));
+  std::mt19937 random(11);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  int with_points = 0, several = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const auto turn = [&]() {
+      return Eigen::Quaterniond(normal(random), normal(random), normal(random), normal(random))
+          .normalized()
+          .toRotationMatrix();
+    };
+    const ShapePose a = Pose(Eigen::Vector3d::Zero(), turn());
+    const Eigen::Vector3d direction =
+        Eigen::Vector3d(normal(random), normal(random), normal(random)).normalized();
+    // Move B out along the direction until no corner of either box is inside the other's
+    // inequalities, then 0 to 2 cm further.
+    ShapePose b = Pose(Eigen::Vector3d::Zero(), turn());
+    const auto inside = [&](const Shape& s, const ShapePose& pose, const Eigen::Vector3d& x) {
+      const Eigen::Vector3d local = pose.rotation.transpose() * (x - pose.position);
+      return (local.cwiseAbs().array() <= 0.5 * s.size.array()).all();
+    };
+    const auto overlapping = [&]() {
+      std::vector<ContactPoint> probe;
+      geometry.FindContacts(box, a, box, b, 0.0, &probe);
+      return !probe.empty();
+    };
+    double t = 0.0;
+    while (overlapping()) {
+      t += 1e-3;
+      b.position = t * direction;
+    }
+    b.position = (t + 0.02 * std::uniform_real_distribution<double>(0.0, 1.0)(random)) * direction;
+    for (const Eigen::Vector3d& c : Corners(box, b)) CHECK_FALSE(inside(box, a, c));
+    std::vector<ContactPoint> points;
+    geometry.FindContacts(box, a, box, b, 0.05, &points);
+    with_points += points.empty() ? 0 : 1;
+    several += points.size() > 1 ? 1 : 0;
+    for (const ContactPoint& p : points) {
+      CHECK(p.distance >= -1e-12);
+      CHECK(p.distance < 0.05);
+    }
+  }
+  CHECK(with_points > 300);
+  CHECK(several > 100);
 }
 
 }  // namespace

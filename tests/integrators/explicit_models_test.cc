@@ -175,6 +175,8 @@ std::vector<Body> TumblingBodies(double spread) {
 }
 
 struct EnergyRun {
+  // deepest: the largest start-of-step overlap after the first step (the bodies as placed may
+  // overlap a little).
   double largest_rise = 0.0, deepest = 0.0;
   int failed = 0;
 };
@@ -187,7 +189,7 @@ EnergyRun RunEnergy(const std::vector<Body>& bodies, const std::string& variant)
   for (int step = 0; step < 300; ++step) {
     const StepRecord& record = stepper.Step();
     run.failed += !record.summary.IsSolved();
-    run.deepest = std::max(run.deepest, record.max_penetration);
+    if (step > 0) run.deepest = std::max(run.deepest, record.max_penetration);
     const double next = Energy(stepper.bodies(), g);
     run.largest_rise = std::max(run.largest_rise, next - energy);
     energy = next;
@@ -239,18 +241,22 @@ TEST_CASE("explicit models: energy never increases in passive scenes without res
 }
 
 TEST_CASE("explicit models: boxes tumbling onto each other gain energy (expected)") {
-  // Box-box contact points come from the start-of-step separating axis: one feature pair. A
-  // corner that rotates into the other box during the step is not in the problem, ends the
-  // step centimetres deep and the phi / h term pushes it out: energy rises. The point-contact
-  // weakness of explicit stepping that seed 000's implicit contact addresses.
+  // Box-box contact points come from the start-of-step configuration: the clipped points of the
+  // best face axis (and the edge point where an edge axis separates them). Where a box turns
+  // during the step, the linearized gaps of its corners are not the gaps at the end of the step:
+  // they end the step slightly inside, the phi / h term pushes them out and energy rises a
+  // little. The point-contact weakness of explicit stepping that seed 000's implicit contact
+  // addresses. (When the separating-axis test could pick an edge axis over a face lying within
+  // rounding of it, one point carried the contact and corners went centimetres deep: 1.18 J.)
   const EnergyRun run = RunEnergy(TumblingBodies(0.3), "pyramid/lemke");
   std::cout << "expected failure: explicit stepper, boxes tumbling onto each other "
                "(pyramid/lemke): energy rises by up to "
             << run.largest_rise << " J in a step, penetration up to " << run.deepest
             << " m (start-of-step box-box contact points)\n";
   CHECK(run.failed == 0);
-  CHECK(run.largest_rise > 1e-3);
-  CHECK(run.deepest > 1e-3);
+  CHECK(run.largest_rise > 1e-9);
+  CHECK(run.largest_rise < 1e-2);
+  CHECK(run.deepest < 5e-3);
 }
 
 TEST_CASE("explicit models: Newton restitution returns e times the impact speed") {
