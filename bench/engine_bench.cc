@@ -82,6 +82,8 @@ Scene LoadExplicitScene(const std::string& file) {
 }
 
 // Whoever steps the scene: the explicit stepper with a variant, or a peer engine.
+// `who`: a peer's name, or an ncpkit variant with an optional "@N": at most N sweeps or
+// iterations a step (SolverOptions::max_iterations), the fixed budget engines step with.
 class Runner {
  public:
   Runner(const Scene& scene, const std::string& who) : scene_(scene) {
@@ -89,7 +91,11 @@ class Runner {
       if (engine.name == who) peer_ = engine.make(scene_);
     }
     if (peer_ == nullptr) {
-      scene_.ApplyVariant(who);
+      const size_t at = who.find('@');
+      scene_.ApplyVariant(who.substr(0, at));
+      if (at != std::string::npos) {
+        scene_.explicit_stepper.solver_options.max_iterations = std::stoi(who.substr(at + 1));
+      }
       runner_ = std::make_unique<SceneRunner>(scene_);
     }
   }
@@ -195,9 +201,10 @@ int RegisterEngineBenchmarks() {
   const Entry entries[] = {
       {"sliding_cube.json",
        {"cone/nsgs-velocity", "cone/nsgs", "cone/auto", "pyramid/lemke", "relaxed/lemke"}},
-      {"engine/stack50.json", {"cone/nsgs-velocity", "cone/nsgs", "cone/fc-newton-fb"}},
-      {"engine/pile200.json", {"cone/nsgs-velocity"}},
-      {"engine/wall100.json", {"cone/nsgs-velocity"}},
+      {"engine/stack50.json",
+       {"cone/nsgs-velocity", "cone/nsgs-velocity@20", "cone/nsgs", "cone/fc-newton-fb"}},
+      {"engine/pile200.json", {"cone/nsgs-velocity@10", "cone/nsgs-velocity@20"}},
+      {"engine/wall100.json", {"cone/nsgs-velocity", "cone/nsgs-velocity@20"}},
   };
   for (const Entry& entry : entries) {
     std::vector<std::string> who = entry.variants;

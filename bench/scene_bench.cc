@@ -1,8 +1,8 @@
 // Per-step cost of the steppers: the paper scenes with each solver variant (implicit and
 // quasistatic), and two scaling series of the implicit stepper (boxes resting side by side;
-// towers of boxes), the 50-box stack, a layer of many spheres (set-up and steps), and the
-// explicit stepper on the sliding cube and the engine-scale scenes. Each benchmark iteration
-// is one whole scene (StepScene).
+// towers of boxes), the 50-box stack, a layer of many spheres (set-up and steps). Each
+// benchmark iteration is one whole scene (StepScene). The explicit stepper's scenes are in
+// engine_bench.cc.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -14,7 +14,6 @@
 
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
-#include "readers/text_scanner.h"
 #include "tests/allocation_counter.h"
 
 namespace ncpkit {
@@ -81,19 +80,6 @@ void StepScene(benchmark::State& state, const Scene& scene) {
 
 void BM_PaperScene(benchmark::State& state, const std::string& file, const std::string& variant) {
   Scene scene = LoadScene(std::string(NCPKIT_SCENE_DIR) + "/" + file);
-  scene.ApplyVariant(variant);
-  StepScene(state, scene);
-}
-
-// A scene file stepped by the explicit stepper: the engine-scale scenes of scenes/engine/, or a
-// paper scene with "stepper": "explicit" added (the same bodies and laws).
-void BM_ExplicitScene(benchmark::State& state, const std::string& file,
-                      const std::string& variant) {
-  std::string text = internal::ReadTextFile(std::string(NCPKIT_SCENE_DIR) + "/" + file);
-  if (text.find("\"explicit\"") == std::string::npos) {
-    text.insert(text.find('{') + 1, "\"stepper\": \"explicit\",");
-  }
-  Scene scene = ParseScene(text, file);
   scene.ApplyVariant(variant);
   StepScene(state, scene);
 }
@@ -220,22 +206,7 @@ int RegisterSceneBenchmarks() {
       add("BM_Quasistatic", file, variant);
     }
   }
-  // The explicit stepper on the paper's sliding cube (against the implicit variants above) and
-  // on the engine-scale scenes, with the variants that solve them.
-  const auto add_explicit = [](const char* file, const std::string& variant) {
-    const std::string name = std::string("BM_Explicit/") + file + "/" + variant;
-    benchmark::RegisterBenchmark(name.c_str(), BM_ExplicitScene, std::string(file), variant)
-        ->Unit(benchmark::kMillisecond);
-  };
-  for (const char* variant : {"cone/auto", "cone/nsgs", "cone/fc-newton-fb", "pyramid/lemke",
-                              "relaxed/lemke", "relaxed/pgs"}) {
-    add_explicit("sliding_cube.json", variant);
-  }
-  for (const char* variant : {"cone/fc-newton-fb", "cone/nsgs"}) {
-    add_explicit("engine/stack50.json", variant);
-  }
-  add_explicit("engine/wall100.json", "cone/fc-newton-fb");
-  add_explicit("engine/pile200.json", "cone/fc-newton-fb");
+  // The explicit stepper's scenes run in BM_Engine (engine_bench.cc), beside the peer engines.
   return 0;
 }
 const int kRegistered = RegisterSceneBenchmarks();

@@ -42,6 +42,7 @@ void ContactLawTable::Set(const std::string& a, const std::string& b, const Cont
 }
 
 const ContactLaw& ContactLawTable::Get(const std::string& a, const std::string& b) const {
+  if (overrides_.empty()) return default_law;
   auto it = overrides_.find(std::minmax(a, b));
   return it == overrides_.end() ? default_law : it->second;
 }

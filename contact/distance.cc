@@ -134,61 +134,67 @@ void BoxSphere(const Shape& a, const ShapePose& pa, const Shape& b, const ShapeP
   Add(pa.position + pa.rotation * surface, pa.rotation * normal_local, distance, out);
 }
 
-// Half-extent of box (rotation R, half sizes h) along unit axis l.
-double Extent(const Matrix3d& R, const Vector3d& half, const Vector3d& l) {
-  return half[0] * std::abs(R.col(0).dot(l)) + half[1] * std::abs(R.col(1).dot(l)) +
-         half[2] * std::abs(R.col(2).dot(l));
-}
+// A convex polygon of at most 16 points, on the stack (a face of 4 clipped by 4 lines has at
+// most 8).
+struct Polygon {
+  Vector3d points[16];
+  int size = 0;
+  void Push(const Vector3d& p) {
+    if (size < 16) points[size++] = p;
+  }
+};
 
-// Clips polygon `points` to the half-plane (x - c) . u <= limit. Points within `tol` of the
+// Clips the polygon to the half-plane (x - c) . u <= limit. Points within `tol` of the
 // boundary count as inside, so faces flush with each other do not gain rounding-error points.
-void Clip(const Vector3d& c, const Vector3d& u, double limit, double tol,
-          std::vector<Vector3d>* points) {
-  std::vector<Vector3d> kept;
-  const size_t n = points->size();
-  for (size_t i = 0; i < n; ++i) {
-    const Vector3d& p = (*points)[i];
-    const Vector3d& q = (*points)[(i + 1) % n];
+void Clip(const Vector3d& c, const Vector3d& u, double limit, double tol, Polygon* polygon) {
+  Polygon kept;
+  const int n = polygon->size;
+  for (int i = 0; i < n; ++i) {
+    const Vector3d& p = polygon->points[i];
+    const Vector3d& q = polygon->points[(i + 1) % n];
     const double dp = (p - c).dot(u) - limit;
     const double dq = (q - c).dot(u) - limit;
-    if (dp <= tol) kept.push_back(dp > 0.0 ? Vector3d(p - dp * u) : p);
+    if (dp <= tol) kept.Push(dp > 0.0 ? Vector3d(p - dp * u) : p);
     if ((dp < -tol && dq > tol) || (dp > tol && dq < -tol)) {
-      kept.push_back(p + (dp / (dp - dq)) * (q - p));
+      kept.Push(p + (dp / (dp - dq)) * (q - p));
     }
   }
-  points->swap(kept);
+  *polygon = kept;
 }
 
 // At most four points of a clipped polygon that keep its extent: the deepest, the farthest from
 // it, and the two farthest on either side of the line through those (depth along n).
-std::vector<Vector3d> ReducePolygon(const std::vector<Vector3d>& points, const Vector3d& n,
-                                    double tol) {
-  std::vector<Vector3d> unique;
-  for (const Vector3d& p : points) {
+Polygon ReducePolygon(const Polygon& points, const Vector3d& n, double tol) {
+  Polygon unique;
+  for (int i = 0; i < points.size; ++i) {
+    const Vector3d& p = points.points[i];
     bool seen = false;
-    for (const Vector3d& q : unique) seen = seen || (p - q).norm() <= tol;
-    if (!seen) unique.push_back(p);
+    for (int k = 0; k < unique.size && !seen; ++k) seen = (p - unique.points[k]).norm() <= tol;
+    if (!seen) unique.Push(p);
   }
-  if (unique.size() <= 4) return unique;
-  size_t a = 0;
-  for (size_t k = 1; k < unique.size(); ++k) {
-    if (unique[k].dot(n) < unique[a].dot(n)) a = k;
+  if (unique.size <= 4) return unique;
+  const Vector3d* u = unique.points;
+  int a = 0;
+  for (int k = 1; k < unique.size; ++k) {
+    if (u[k].dot(n) < u[a].dot(n)) a = k;
   }
-  size_t b = a == 0 ? 1 : 0;
-  for (size_t k = 0; k < unique.size(); ++k) {
-    if ((unique[k] - unique[a]).squaredNorm() > (unique[b] - unique[a]).squaredNorm()) b = k;
+  int b = a == 0 ? 1 : 0;
+  for (int k = 0; k < unique.size; ++k) {
+    if ((u[k] - u[a]).squaredNorm() > (u[b] - u[a]).squaredNorm()) b = k;
   }
-  const Vector3d line = unique[b] - unique[a];
-  size_t c = a, d = a;
+  const Vector3d line = u[b] - u[a];
+  int c = a, d = a;
   double most = 0.0, least = 0.0;
-  for (size_t k = 0; k < unique.size(); ++k) {
-    const double side = line.cross(unique[k] - unique[a]).dot(n);
+  for (int k = 0; k < unique.size; ++k) {
+    const double side = line.cross(u[k] - u[a]).dot(n);
     if (side > most) most = side, c = k;
     if (side < least) least = side, d = k;
   }
-  std::vector<Vector3d> kept = {unique[a], unique[b]};
-  if (c != a) kept.push_back(unique[c]);
-  if (d != a) kept.push_back(unique[d]);
+  Polygon kept;
+  kept.Push(u[a]);
+  kept.Push(u[b]);
+  if (c != a) kept.Push(u[c]);
+  if (d != a) kept.Push(u[d]);
   return kept;
 }
 
@@ -214,8 +220,11 @@ void FaceContact(const ShapePose& ref, const Vector3d& ref_half, int ref_axis, d
       inc.position + inc_sign * inc_half[inc_axis] * inc.rotation.col(inc_axis);
   const Vector3d e1 = inc_half[i1] * inc.rotation.col(i1);
   const Vector3d e2 = inc_half[i2] * inc.rotation.col(i2);
-  std::vector<Vector3d> polygon = {face_centre + e1 + e2, face_centre - e1 + e2,
-                                   face_centre - e1 - e2, face_centre + e1 - e2};
+  Polygon polygon;
+  polygon.Push(face_centre + e1 + e2);
+  polygon.Push(face_centre - e1 + e2);
+  polygon.Push(face_centre - e1 - e2);
+  polygon.Push(face_centre + e1 - e2);
   const Vector3d ref_centre = ref.position + ref_half[ref_axis] * n;
   const double tol = 1e-9 * std::max(ref_half.maxCoeff(), inc_half.maxCoeff());
   for (int s = 1; s <= 2; ++s) {
@@ -224,7 +233,9 @@ void FaceContact(const ShapePose& ref, const Vector3d& ref_half, int ref_axis, d
     Clip(ref_centre, u, ref_half[k], tol, &polygon);
     Clip(ref_centre, -u, ref_half[k], tol, &polygon);
   }
-  for (const Vector3d& p : ReducePolygon(polygon, n, 1e3 * tol)) {
+  const Polygon reduced = ReducePolygon(polygon, n, 1e3 * tol);
+  for (int k = 0; k < reduced.size; ++k) {
+    const Vector3d& p = reduced.points[k];
     const double distance = (p - ref_centre).dot(n);
     if (distance < threshold) Add(p - distance * n, n, distance, out);
   }
@@ -257,19 +268,34 @@ struct SeparatingAxis {
 
 SeparatingAxis BestSeparatingAxis(const ShapePose& pa, const Vector3d& ha, const ShapePose& pb,
                                   const Vector3d& hb, double scale, double threshold) {
+  // In A's frame: B's axes are the columns of R = Ra^T Rb, the centres' offset is t.
+  const Matrix3d R = pa.rotation.transpose() * pb.rotation;
+  const Matrix3d absolute = R.cwiseAbs();
   const Vector3d d = pb.position - pa.position;
+  const Vector3d t = pa.rotation.transpose() * d;
+  const Vector3d tb = pb.rotation.transpose() * d;
   SeparatingAxis best;
   const double face_bias = 1e-6 * scale;
   // Face axes of A, then of B: separation along the axis oriented from A to B.
   for (int k = 0; k < 6; ++k) {
-    const Vector3d l = k < 3 ? Vector3d(pa.rotation.col(k)) : Vector3d(pb.rotation.col(k - 3));
-    const double sep = std::abs(d.dot(l)) - Extent(pa.rotation, ha, l) - Extent(pb.rotation, hb, l);
+    double sep;
+    Vector3d l;
+    bool forward;
+    if (k < 3) {
+      sep = std::abs(t[k]) - ha[k] - absolute.row(k).dot(hb);
+      l = pa.rotation.col(k);
+      forward = t[k] >= 0.0;
+    } else {
+      sep = std::abs(tb[k - 3]) - absolute.col(k - 3).dot(ha) - hb[k - 3];
+      l = pb.rotation.col(k - 3);
+      forward = tb[k - 3] >= 0.0;
+    }
     // A later face axis must beat the earlier one clearly, so resting contact picks the same
     // reference face from step to step.
     if (sep > best.separation + (best.axis < 0 ? 0.0 : face_bias)) {
       best.separation = sep;
       best.axis = k;
-      best.normal = d.dot(l) >= 0.0 ? l : Vector3d(-l);
+      best.normal = forward ? l : Vector3d(-l);
     }
   }
   best.face_axis = best.axis;
@@ -278,12 +304,14 @@ SeparatingAxis BestSeparatingAxis(const ShapePose& pa, const Vector3d& ha, const
   if (best.separation >= threshold) return best;
   for (int i = 0; i < 3; ++i) {
     for (int j = 0; j < 3; ++j) {
-      Vector3d l = pa.rotation.col(i).cross(pb.rotation.col(j));
+      // a_i x b_j in A's frame.
+      Vector3d l = Vector3d::Unit(i).cross(R.col(j));
       const double length = l.norm();
       if (length < 1e-6) continue;  // parallel edges: a face axis covers them
       l /= length;
+      const double along = t.dot(l);
       const double sep =
-          std::abs(d.dot(l)) - Extent(pa.rotation, ha, l) - Extent(pb.rotation, hb, l);
+          std::abs(along) - l.cwiseAbs().dot(ha) - (R.transpose() * l).cwiseAbs().dot(hb);
       if (sep >= threshold) {  // separated farther than the threshold
         best.beyond_threshold = true;
         return best;
@@ -295,7 +323,8 @@ SeparatingAxis BestSeparatingAxis(const ShapePose& pa, const Vector3d& ha, const
           sep > 0.95 * best.face_separation + 5e-3 * scale) {
         best.separation = sep;
         best.axis = 6 + 3 * i + j;
-        best.normal = d.dot(l) >= 0.0 ? l : Vector3d(-l);
+        const Vector3d world = pa.rotation * l;
+        best.normal = along >= 0.0 ? world : Vector3d(-world);
       }
     }
   }

@@ -70,10 +70,6 @@ Eigen::Vector3d ImpulseInFrame(const ExplicitContact& old, const ExplicitContact
   return Eigen::Vector3d(f.dot(c.point.normal), f.dot(c.tangent1), f.dot(c.tangent2));
 }
 
-bool PairLess(const ExplicitContact& x, const ExplicitContact& y) {
-  return x.body_a != y.body_a ? x.body_a < y.body_a : x.body_b < y.body_b;
-}
-
 }  // namespace
 
 const char* ToString(ExplicitModel model) {
@@ -253,34 +249,51 @@ void ExplicitStepper::ComputeReach() {
 
 // Contact points of every pair the broad phase keeps, with gaps below the margin plus both
 // bodies' reaches.
-void ExplicitStepper::FindContacts() {
+void ExplicitStepper::FindContacts(bool only_grown) {
   const int n = static_cast<int>(bodies_.size());
   spheres_.resize(n);
+  rotations_.resize(n);
   for (int i = 0; i < n; ++i) {
+    rotations_[i] = bodies_[i].state.orientation.toRotationMatrix();
     const double slack = 0.5 * options_.contact_margin + reach_[i];
     spheres_[i].centre = bodies_[i].state.position;
     spheres_[i].radius = bodies_[i].shape.BoundingRadius() + slack;
-    spheres_[i].half_extents =
-        bodies_[i]
-            .shape.BoundingHalfExtents(bodies_[i].state.orientation.toRotationMatrix())
-            .array() +
-        slack;
+    spheres_[i].half_extents = bodies_[i].shape.BoundingHalfExtents(rotations_[i]).array() + slack;
     spheres_[i].fixed = bodies_[i].fixed;
   }
   broad_phase_.Find(spheres_, &pairs_);
   record_.contacts.clear();
+  previous_range_.clear();
+  // previous_ and the pairs are both in (i, j) order: one cursor finds each pair's range.
+  int cursor = 0;
+  const int num_previous = static_cast<int>(previous_.size());
   for (const auto& [i, j] : pairs_) {
+    const std::pair<int, int> pair(i, j);
+    while (cursor < num_previous &&
+           std::make_pair(previous_[cursor].body_a, previous_[cursor].body_b) < pair) {
+      ++cursor;
+    }
+    int end = cursor;
+    while (end < num_previous && previous_[end].body_a == i && previous_[end].body_b == j) ++end;
+    const std::pair<int, int> range(cursor, end);
     const Body& a = bodies_[i];
     const Body& b = bodies_[j];
     if (!geometry_.Supports(a.shape.kind, b.shape.kind)) {
       throw InputError("explicit stepper: no explicit distance between a " + a.shape.Name() +
                        " and a " + b.shape.Name() + " (bodies " + a.name + ", " + b.name + ")");
     }
+    if (only_grown && !grown_[i] && !grown_[j]) {
+      // Same poses, same threshold: the first search's contacts of the pair (in previous_).
+      record_.contacts.insert(record_.contacts.end(), previous_.begin() + range.first,
+                              previous_.begin() + range.second);
+      previous_range_.resize(record_.contacts.size(), range);
+      continue;
+    }
     ShapePose pose_a, pose_b;
     pose_a.position = a.state.position;
-    pose_a.rotation = a.state.orientation.toRotationMatrix();
+    pose_a.rotation = rotations_[i];
     pose_b.position = b.state.position;
-    pose_b.rotation = b.state.orientation.toRotationMatrix();
+    pose_b.rotation = rotations_[j];
     points_.clear();
     geometry_.FindContacts(a.shape, pose_a, b.shape, pose_b,
                            options_.contact_margin + reach_[i] + reach_[j], &points_);
@@ -297,23 +310,70 @@ void ExplicitStepper::FindContacts() {
       c.anchor_point = (on_b ? pose_b : pose_a).rotation.transpose() *
                        ((on_b ? point.point_b : point.point_a) - anchor.state.position);
       record_.contacts.push_back(c);
+      previous_range_.push_back(range);
     }
   }
 }
 
-const ExplicitContact* ExplicitStepper::Previous(const ExplicitContact& c) const {
-  const auto [first, last] = std::equal_range(previous_.begin(), previous_.end(), c, PairLess);
+const ExplicitContact* ExplicitStepper::Previous(int index) const {
+  const ExplicitContact& c = record_.contacts[index];
+  const auto [first, last] = previous_range_[index];
   const ExplicitContact* nearest = nullptr;
   const Body& anchor = bodies_[bodies_[c.body_b].fixed ? c.body_a : c.body_b];
   double nearest_distance = kMatchRadius * anchor.shape.BoundingRadius();
-  for (auto it = first; it != last; ++it) {
-    const double d = (it->anchor_point - c.anchor_point).norm();
+  for (int k = first; k < last; ++k) {
+    const double d = (previous_[k].anchor_point - c.anchor_point).norm();
     if (d < nearest_distance) {
       nearest_distance = d;
-      nearest = &*it;
+      nearest = &previous_[k];
     }
   }
   return nearest;
+}
+
+// b_N of a contact: phi / h, which lets the gap close within the step but not overshoot; with
+// restitution, a contact approaching faster than restitution_velocity that the step would close
+// leaves at e times that speed instead.
+double ExplicitStepper::NormalOffset(const ExplicitContact& contact, const Matrix36& rows_a,
+                                     const Matrix36& rows_b, const ContactLaw& law) const {
+  double offset = contact.point.distance / options_.h;
+  if (law.restitution > 0.0 && options_.model != ExplicitModel::Soft) {
+    // The normal velocity before the step, from the bodies' start twists.
+    const Body& a = bodies_[contact.body_a];
+    const Body& b = bodies_[contact.body_b];
+    Vector6d start_a, start_b;
+    start_a << a.state.linear_velocity, a.state.angular_velocity;
+    start_b << b.state.linear_velocity, b.state.angular_velocity;
+    const double approach = rows_a.row(0).dot(start_a) + rows_b.row(0).dot(start_b);  // < 0
+    if (approach < -options_.restitution_velocity && offset + approach < 0.0) {
+      offset = std::min(offset, law.restitution * approach);
+    }
+  }
+  return offset;
+}
+
+// True if a contact of the current search that the previous list (the first search of the step,
+// already solved) lacks would be violated by the end-of-step velocities: u_N + b_N < 0.
+bool ExplicitStepper::NewContactViolated(const std::vector<Vector6d>& end_velocity) const {
+  for (size_t index = 0; index < record_.contacts.size(); ++index) {
+    const ExplicitContact& c = record_.contacts[index];
+    const auto [first, last] = previous_range_[index];
+    bool known = false;
+    for (int k = first; k < last && !known; ++k) {
+      known = previous_[k].point.point_b == c.point.point_b;
+    }
+    if (known) continue;
+    const Body& a = bodies_[c.body_a];
+    const Body& b = bodies_[c.body_b];
+    const Matrix36 rows_a = -ContactRows(c, c.point.point_a, a.state.position);
+    const Matrix36 rows_b = ContactRows(c, c.point.point_b, b.state.position);
+    const double normal_velocity =
+        rows_a.row(0).dot(end_velocity[c.body_a]) + rows_b.row(0).dot(end_velocity[c.body_b]);
+    if (normal_velocity + NormalOffset(c, rows_a, rows_b, laws_.Get(a.name, b.name)) < 0.0) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // Each contact's rows, its contact-frame velocity J nu_f + [b_N, 0, 0], the Delassus blocks,
@@ -341,18 +401,7 @@ void ExplicitStepper::AssembleAndSolve() {
         rows_a_[c] * free_velocity_[contact.body_a] + rows_b_[c] * free_velocity_[contact.body_b];
     const ContactLaw& law = laws_.Get(a.name, b.name);
     mu[c] = law.mu;
-    double offset = contact.point.distance / options_.h;
-    if (law.restitution > 0.0 && options_.model != ExplicitModel::Soft) {
-      // The normal velocity before the step, from the bodies' start twists.
-      Vector6d start_a, start_b;
-      start_a << a.state.linear_velocity, a.state.angular_velocity;
-      start_b << b.state.linear_velocity, b.state.angular_velocity;
-      const double approach =
-          rows_a_[c].row(0).dot(start_a) + rows_b_[c].row(0).dot(start_b);  // < 0: closing
-      if (approach < -options_.restitution_velocity && offset + approach < 0.0) {
-        offset = std::min(offset, law.restitution * approach);
-      }
-    }
+    const double offset = NormalOffset(contact, rows_a_[c], rows_b_[c], law);
     contact_velocity_[3 * c] += offset;
     normal_offset_[c] = offset;
     if (!a.fixed) by_body[contact.body_a].emplace_back(c, 0);
@@ -416,7 +465,7 @@ void ExplicitStepper::SolveCone() {
   r_.setZero(3 * nc);
   if (options_.warm_start) {
     for (int c = 0; c < nc; ++c) {
-      if (const ExplicitContact* old = Previous(contacts[c])) {
+      if (const ExplicitContact* old = Previous(c)) {
         r_.segment<3>(3 * c) = ImpulseInFrame(*old, contacts[c]);
       }
     }
@@ -506,7 +555,7 @@ void ExplicitStepper::SolveLinear() {
   z_.setZero(per_contact * nc);
   if (options_.warm_start) {
     for (int c = 0; c < nc; ++c) {
-      const ExplicitContact* old = Previous(contacts[c]);
+      const ExplicitContact* old = Previous(c);
       if (old == nullptr) continue;
       const Eigen::Vector3d r = ImpulseInFrame(*old, contacts[c]);
       if (!(r[0] > 0.0)) continue;
@@ -582,7 +631,7 @@ void ExplicitStepper::ApplySoftForces() {
     // The anchor offset carried from the previous step, in this step's tangent plane, moved
     // by this step's tangential velocity.
     Eigen::Vector2d s = Eigen::Vector2d::Zero();
-    if (const ExplicitContact* old = Previous(contact)) {
+    if (const ExplicitContact* old = Previous(static_cast<int>(c))) {
       s = Eigen::Vector2d(old->anchor_offset.dot(contact.tangent1),
                           old->anchor_offset.dot(contact.tangent2));
     }
@@ -669,6 +718,7 @@ const StepRecord& ExplicitStepper::Step(const std::vector<Vector6d>& applied_imp
   // step is solved again, warm started from this solution.
   for (int pass = 0; pass < kMaxReachPasses && options_.model != ExplicitModel::Soft; ++pass) {
     bool grew = false;
+    grown_.assign(n, 0);
     for (size_t i = 0; i < n; ++i) {
       if (bodies_[i].fixed) continue;
       const double end =
@@ -676,18 +726,19 @@ const StepRecord& ExplicitStepper::Step(const std::vector<Vector6d>& applied_imp
                         free_velocity_[i].tail<3>().norm() * bodies_[i].shape.BoundingRadius());
       if (end > reach_[i] + 0.5 * options_.contact_margin) {
         reach_[i] = end;
+        grown_[i] = 1;
         grew = true;
       }
     }
     if (!grew) break;
-    // Larger reaches only add contacts: the same count is the same contacts.
-    const size_t before = record_.contacts.size();
+    // Larger reaches only add contacts. Where every added one is open at the end-of-step
+    // velocities (u_N + b_N >= 0), the solution with zero impulses on them solves the larger
+    // problem: it stands.
     std::swap(previous_, record_.contacts);
     end_velocity_.swap(free_velocity_);
     free_velocity_ = start_velocity_;
-    FindContacts();
-    if (record_.contacts.size() == before) {
-      // No new pair came within reach: the solution stands.
+    FindContacts(/*only_grown=*/true);
+    if (!NewContactViolated(end_velocity_)) {
       std::swap(previous_, record_.contacts);
       free_velocity_.swap(end_velocity_);
       break;

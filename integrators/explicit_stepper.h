@@ -139,17 +139,22 @@ class ExplicitStepper : public Stepper {
 
  private:
   void ComputeReach();
-  void FindContacts();
+  // The contacts of the pairs the broad phase keeps into record_.contacts; `only_grown`: pairs
+  // with neither body in grown_ take the first search's contacts from previous_.
+  void FindContacts(bool only_grown = false);
   void AssembleAndSolve();
   void SolveCone();
   void ComputeDelassusBlocks();
+  double NormalOffset(const ExplicitContact& contact, const Eigen::Matrix<double, 3, 6>& rows_a,
+                      const Eigen::Matrix<double, 3, 6>& rows_b, const ContactLaw& law) const;
+  bool NewContactViolated(const std::vector<Vector6d>& end_velocity) const;
   void SolveLinear();
   void ApplySoftForces();
   void Advance();
-  // The previous step's contact of the same pair nearest to `c` in the moving body's frame
-  // (ExplicitContact::anchor_point), within kMatchRadius of that body's bounding radius, or
-  // null.
-  const ExplicitContact* Previous(const ExplicitContact& c) const;
+  // The previous step's contact of the same pair nearest to contact `index` in the moving
+  // body's frame (ExplicitContact::anchor_point), within kMatchRadius of that body's bounding
+  // radius, or null.
+  const ExplicitContact* Previous(int index) const;
   // A quarter of the body's size: a box's corners are further apart, a rolling sphere's point
   // moves less in a step at a few metres a second.
   static constexpr double kMatchRadius = 0.25;
@@ -165,9 +170,13 @@ class ExplicitStepper : public Stepper {
   BroadPhase broad_phase_;
   std::vector<BoundingSphere> spheres_;
   std::vector<double> reach_;  // h (|v_f| + |omega_f| R) per body
+  std::vector<char> grown_;    // bodies whose reach the impulses enlarged
+  std::vector<Eigen::Matrix3d> rotations_;
   std::vector<std::pair<int, int>> pairs_;
   std::vector<ContactPoint> points_;
   std::vector<ExplicitContact> previous_;  // sorted by pair
+  // Per contact of record_.contacts: the range of previous_ holding its pair's contacts.
+  std::vector<std::pair<int, int>> previous_range_;
   // The step's Delassus blocks W_ij = J_i M^-1 J_j^T (3 x 3, contact frames), by block row,
   // and the contact-frame velocities J nu_f plus the normal offset b_N (phi / h or restitution).
   struct Block {

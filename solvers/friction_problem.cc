@@ -115,24 +115,6 @@ void FrictionContactProblem::Velocity(const Eigen::VectorXd& r, Eigen::VectorXd*
   *u += q_;
 }
 
-Eigen::Vector3d ProjectOntoCone(double mu, const Eigen::Vector3d& x) {
-  const double normal = x[0];
-  const double tangent = TangentNorm(x[1], x[2]);
-  if (mu * tangent <= -normal) return Eigen::Vector3d::Zero();  // polar cone
-  // Inside, or on the boundary to the rounding of the tangential norm (a point a solver put on
-  // the boundary stays where it is).
-  if (tangent <= mu * normal * (1.0 + 4.0 * std::numeric_limits<double>::epsilon())) return x;
-  const double projected_normal = (mu * tangent + normal) / (1.0 + mu * mu);
-  const double scale = mu * projected_normal / tangent;
-  return Eigen::Vector3d(projected_normal, scale * x[1], scale * x[2]);
-}
-
-Eigen::Vector3d ContactNaturalMap(double mu, const Eigen::Vector3d& r, const Eigen::Vector3d& u) {
-  Eigen::Vector3d modified = u;
-  modified[0] += mu * TangentNorm(u[1], u[2]);
-  return r - ProjectOntoCone(mu, r - modified);
-}
-
 namespace internal {
 
 FrictionErrors FrictionErrorsOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::VectorXd& r,

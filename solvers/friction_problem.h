@@ -72,12 +72,13 @@ inline double TangentNorm(double a, double b) {
 // The closed-form projection of x onto the cone K_mu = { ||x_T|| <= mu x_N } (FORMAT.md §5):
 // x inside; 0 if x is in the polar cone (mu ||x_T|| <= -x_N); else the nearest point of the
 // boundary. mu = 0 projects onto the half-line x_T = 0, x_N >= 0.
-Eigen::Vector3d ProjectOntoCone(double mu, const Eigen::Vector3d& x);
+inline Eigen::Vector3d ProjectOntoCone(double mu, const Eigen::Vector3d& x);
 
 // The natural map of one contact with the modified velocity (FORMAT.md §5):
 //   F_a = r_a - P_K(r_a - (u_a + mu_a ||u_aT|| e_N)).
 // It is zero exactly when (r_a, u_a) satisfies the contact's complementarity.
-Eigen::Vector3d ContactNaturalMap(double mu, const Eigen::Vector3d& r, const Eigen::Vector3d& u);
+inline Eigen::Vector3d ContactNaturalMap(double mu, const Eigen::Vector3d& r,
+                                         const Eigen::Vector3d& u);
 
 // The error measures of a point r (FORMAT.md §5). `fclib` is the one every friction solver in
 // ncpkit reports and stops on (its summary's natural_residual): ||F_nat(r)|| / (1 + ||q||),
@@ -138,6 +139,26 @@ double FclibErrorOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::Vecto
 void DescribeFrictionPointOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::VectorXd& r,
                              const Eigen::VectorXd& u, FrictionSolverSummary* summary);
 }  // namespace internal
+
+// Inline: the hot loops of every friction solver call them per contact.
+inline Eigen::Vector3d ProjectOntoCone(double mu, const Eigen::Vector3d& x) {
+  const double normal = x[0];
+  const double tangent = TangentNorm(x[1], x[2]);
+  if (mu * tangent <= -normal) return Eigen::Vector3d::Zero();  // polar cone
+  // Inside, or on the boundary to the rounding of the tangential norm (a point a solver put on
+  // the boundary stays where it is).
+  if (tangent <= mu * normal * (1.0 + 4.0 * std::numeric_limits<double>::epsilon())) return x;
+  const double projected_normal = (mu * tangent + normal) / (1.0 + mu * mu);
+  const double scale = mu * projected_normal / tangent;
+  return Eigen::Vector3d(projected_normal, scale * x[1], scale * x[2]);
+}
+
+inline Eigen::Vector3d ContactNaturalMap(double mu, const Eigen::Vector3d& r,
+                                         const Eigen::Vector3d& u) {
+  Eigen::Vector3d modified = u;
+  modified[0] += mu * TangentNorm(u[1], u[2]);
+  return r - ProjectOntoCone(mu, r - modified);
+}
 
 }  // namespace ncpkit
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "solvers/input_error.h"
@@ -11,6 +12,18 @@ namespace {
 
 [[noreturn]] void Fail(const std::string& what) {
   throw InputError("invalid global frictional contact problem: " + what);
+}
+
+// Appends a matrix's values, column by column (no zero-filling first: a step's problem is
+// rebuilt from an emptied vector whose capacity is kept).
+void Append(const Eigen::Ref<const Eigen::MatrixXd>& x, std::vector<double>* values) {
+  if (x.outerStride() == x.rows()) {
+    values->insert(values->end(), x.data(), x.data() + x.size());
+    return;
+  }
+  for (Eigen::Index j = 0; j < x.cols(); ++j) {
+    values->insert(values->end(), x.col(j).data(), x.col(j).data() + x.rows());
+  }
 }
 
 bool AllFinite(const double* x, size_t n) {
@@ -123,13 +136,9 @@ int GlobalFrictionContactProblem::AddBlock(const Eigen::Ref<const Eigen::MatrixX
        << f.size() << " entries of f: expected b x b and b, 1 <= b <= " << kMaxBlockSize;
     Fail(os.str());
   }
-  const size_t at = mass_.size();
-  mass_.resize(at + static_cast<size_t>(b * b));
-  Eigen::Map<Eigen::MatrixXd>(mass_.data() + at, b, b) = mass;
+  Append(mass, &mass_);
   mass_offset_.push_back(static_cast<int>(mass_.size()));
-  const size_t f_at = f_values_.size();
-  f_values_.resize(f_at + static_cast<size_t>(b));
-  Eigen::Map<Eigen::VectorXd>(f_values_.data() + f_at, b) = f;
+  for (Eigen::Index i = 0; i < b; ++i) f_values_.push_back(f[i]);
   block_offset_.push_back(block_offset_.back() + static_cast<int>(b));
   inverse_mass_.resize(mass_.size());
   inverse_given_.push_back(0);
@@ -155,9 +164,7 @@ int GlobalFrictionContactProblem::AddBlock(const Eigen::Ref<const Eigen::MatrixX
 
 void GlobalFrictionContactProblem::AddContact(double mu, const Eigen::Vector3d& w) {
   mu_values_.push_back(mu);
-  const size_t at = w_values_.size();
-  w_values_.resize(at + 3);
-  for (int k = 0; k < 3; ++k) w_values_[at + k] = w[k];
+  w_values_.insert(w_values_.end(), w.data(), w.data() + 3);
   piece_begin_.push_back(piece_begin_.back());
   finalized_ = false;
 }
@@ -173,10 +180,8 @@ void GlobalFrictionContactProblem::AddContactBlock(
     Fail(os.str());
   }
   piece_block_.push_back(block);
-  const size_t at = piece_values_.size();
-  piece_offset_.push_back(static_cast<int>(at));
-  piece_values_.resize(at + static_cast<size_t>(3 * H_rows.rows()));
-  Eigen::Map<Eigen::MatrixXd>(piece_values_.data() + at, H_rows.rows(), 3) = H_rows;
+  piece_offset_.push_back(static_cast<int>(piece_values_.size()));
+  Append(H_rows, &piece_values_);
   ++piece_begin_.back();
   finalized_ = false;
 }
@@ -233,34 +238,62 @@ void GlobalFrictionContactProblem::Finalize() {
   for (int k = 0; k < num_blocks(); ++k) {
     const int b = block_size(k);
     const Eigen::Map<const Eigen::MatrixXd> mass(mass_.data() + mass_offset_[k], b, b);
-    const double scale = mass.cwiseAbs().maxCoeff();
-    if (!mass.allFinite() || !(scale > 0.0) ||
-        !((mass - mass.transpose()).cwiseAbs().maxCoeff() <= 1e-12 * scale)) {
+    double scale, asymmetry;
+    if (b == 6) {
+      const Eigen::Map<const Eigen::Matrix<double, 6, 6>> m6(mass.data());
+      scale = m6.cwiseAbs().maxCoeff();
+      asymmetry = (m6 - m6.transpose()).cwiseAbs().maxCoeff();
+    } else {
+      scale = mass.cwiseAbs().maxCoeff();
+      asymmetry = (mass - mass.transpose()).cwiseAbs().maxCoeff();
+    }
+    if (!AllFinite(mass.data(), static_cast<size_t>(b * b)) || !(scale > 0.0) ||
+        !(asymmetry <= 1e-12 * scale)) {
       std::ostringstream os;
       os << "block " << k << " of M (rows " << block_offset_[k] << ".." << block_offset_[k + 1] - 1
          << ") must be finite, symmetric and nonzero";
       Fail(os.str());
     }
     Eigen::Map<Eigen::MatrixXd> inverse(inverse_mass_.data() + mass_offset_[k], b, b);
-    // Cholesky of a fixed-capacity matrix: positive definiteness without the heap.
-    using Block =
-        Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kMaxBlockSize, kMaxBlockSize>;
-    const Eigen::LLT<Block> llt{Block(mass)};
-    bool ok = llt.info() == Eigen::Success;
-    if (ok && inverse_given_[k]) {
-      const Block product = mass * inverse;
-      ok = inverse.allFinite() && (product - Block::Identity(b, b)).cwiseAbs().maxCoeff() <= 1e-10;
-      if (!ok) {
-        std::ostringstream os;
-        os << "block " << k << " of M: the inverse given is not its inverse (||M M^-1 - I||_max "
-           << "= " << (product - Block::Identity(b, b)).cwiseAbs().maxCoeff() << " > 1e-10)";
-        Fail(os.str());
+    bool ok;
+    double inverse_error = 0.0;
+    if (b == 6) {
+      // A rigid body's block: fixed sizes.
+      using Matrix6d = Eigen::Matrix<double, 6, 6>;
+      const Eigen::Map<const Matrix6d> m6(mass.data());
+      Eigen::Map<Matrix6d> i6(inverse.data());
+      const Eigen::LLT<Matrix6d> llt(m6);
+      ok = llt.info() == Eigen::Success;
+      if (ok && inverse_given_[k]) {
+        inverse_error = (m6 * i6 - Matrix6d::Identity()).cwiseAbs().maxCoeff();
+      } else if (ok) {
+        i6 = llt.solve(Matrix6d::Identity());
+        i6 = (0.5 * (i6 + i6.transpose())).eval();
       }
-    } else if (ok) {
-      inverse = llt.solve(Block::Identity(b, b));
-      inverse = (0.5 * (inverse + inverse.transpose())).eval();
-      ok = inverse.allFinite();
+    } else {
+      // Cholesky of a fixed-capacity matrix: positive definiteness without the heap.
+      using Block =
+          Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kMaxBlockSize, kMaxBlockSize>;
+      const Eigen::LLT<Block> llt{Block(mass)};
+      ok = llt.info() == Eigen::Success;
+      if (ok && inverse_given_[k]) {
+        const Block product = mass * inverse;
+        inverse_error = (product - Block::Identity(b, b)).cwiseAbs().maxCoeff();
+      } else if (ok) {
+        inverse = llt.solve(Block::Identity(b, b));
+        inverse = (0.5 * (inverse + inverse.transpose())).eval();
+      }
     }
+    // The given inverse, to its rounding: ||M M^-1 - I||_max <= 1e-12 b ||M||_max ||M^-1||_max.
+    const double allowed = 1e-12 * b * scale * inverse.cwiseAbs().maxCoeff();
+    if (ok && inverse_given_[k] && !(inverse_error <= allowed)) {
+      std::ostringstream os;
+      os << "block " << k
+         << " of M: the inverse given is not its inverse (||M M^-1 - I||_max = " << inverse_error
+         << " > " << allowed << ")";
+      Fail(os.str());
+    }
+    ok = ok && inverse.allFinite();
     if (!ok) {
       std::ostringstream os;
       os << "block " << k << " of M (rows " << block_offset_[k] << ".." << block_offset_[k + 1] - 1

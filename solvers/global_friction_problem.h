@@ -51,7 +51,8 @@ class GlobalFrictionContactProblem {
                const Eigen::Ref<const Eigen::VectorXd>& f);
   // The same with the block's inverse as the caller knows it (a rigid body's diag(1/m,
   // R I^-1 R^T) is exact where a factorization rounds); Finalize() checks that
-  // ||M_k M_k^-1 - I||_max <= 1e-10 and still that M_k is positive definite.
+  // ||M_k M_k^-1 - I||_max <= 1e-12 b ||M_k||_max ||M_k^-1||_max and still that M_k is
+  // positive definite.
   int AddBlock(const Eigen::Ref<const Eigen::MatrixXd>& mass,
                const Eigen::Ref<const Eigen::MatrixXd>& inverse,
                const Eigen::Ref<const Eigen::VectorXd>& f);

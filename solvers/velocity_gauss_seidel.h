@@ -9,10 +9,11 @@
 //   v += B_a (change of r_a).
 // A sweep costs O(nnz(H)); W's off-diagonal blocks, O(contacts per body^2) each, never appear.
 // The iterates are those of NSGS (nonsmooth_gauss_seidel.h) on the local form, up to rounding.
-// After sweeps 1, 2, 3, 5, 8, 12, ... (half as many again each time, at most 20 apart) and after
-// the last, u = H^T v + w is formed and the FCLib error of the local form checked (the measure
-// every friction solver reports; a check costs a third of a sweep); v is recomputed from r
-// before convergence is declared. The best point checked is returned.
+// After sweeps 1, 2, 3, 5, 8, 12, ... (half as many again each time, at most 20 apart; 20 apart
+// or the last once the rate of the last two checks cannot reach the tolerance within
+// max_sweeps), and after the last, u = H^T v + w is formed and the FCLib error of the local form
+// checked (the measure every friction solver reports; a check costs a third of a sweep); v is
+// recomputed from r before convergence is declared. The best point checked is returned.
 #ifndef NCPKIT_SOLVERS_VELOCITY_GAUSS_SEIDEL_H_
 #define NCPKIT_SOLVERS_VELOCITY_GAUSS_SEIDEL_H_
 
@@ -56,8 +57,22 @@ class VelocityGaussSeidel {
   Summary Solve(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r);
 
  private:
+  void Prepare(const GlobalFrictionContactProblem& problem);
+  void SetDiagonalBlock(int contact, const Eigen::Matrix3d& W);
+  void MakeReady(const GlobalFrictionContactProblem& problem, int contact);
+  void ContactVelocities(const GlobalFrictionContactProblem& problem);
+  template <bool kCompact>
+  void Sweep(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r);
+
   Options options_;
-  // Per piece of H: B_p = M_k^-1 H_p (b x 3, column-major, at the piece's offset).
+  // The compact layout (6-row blocks, at most two a contact): per contact H_0, H_1, B_0, B_1
+  // (6 x 3 each, column-major) and the offsets of their blocks in v (-1: none).
+  static constexpr int kRecord = 72;
+  bool compact_ = false;
+  std::vector<double> records_;
+  std::vector<int> slots_;
+  std::vector<char> ready_;  // B_0, B_1 and W_aa formed
+  // Otherwise, per piece of H: B_p = M_k^-1 H_p (b x 3, column-major, at the piece's offset).
   std::vector<double> products_;
   std::vector<int> product_offset_;
   // Per contact: W_aa, its inverse, whether it has one, the last sliding direction.

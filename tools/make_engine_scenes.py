@@ -33,7 +33,8 @@ def stack50():
               for i in range(5) for j in range(5) for k in range(2)]
     return {"name": "50-box stack", "description": "5 x 5 columns of two unit boxes dropped "
             "from 5 mm and left to rest", "stepper": "explicit", "model": "cone",
-            "solver": "fc-newton-fb", "h": 0.01, "duration": 1.0, "contact": {"mu": 0.5},
+            "solver": "nsgs-velocity", "tolerance": 1e-6, "h": 0.01, "duration": 1.0,
+            "contact": {"mu": 0.5},
             "fixed": [GROUND], "bodies": bodies}
 
 
@@ -62,8 +63,8 @@ def pile200():
                             ("wall_south", [0, -inner / 2 - wall / 2, 0.5], [inner, wall, 1.0])]:
         fixed.append({"name": name, "shape": "box", "size": size, "position": pos})
     return {"name": "200-box pile", "description": "200 cubes of 0.2 m dropped into a 1.6 m bin",
-            "stepper": "explicit", "model": "cone", "solver": "fc-newton-fb", "h": 0.01,
-            "duration": 2.0, "contact": {"mu": 0.5}, "fixed": fixed, "bodies": bodies}
+            "stepper": "explicit", "model": "cone", "solver": "nsgs-velocity", "tolerance": 1e-6,
+            "h": 0.01, "duration": 2.0, "contact": {"mu": 0.5}, "fixed": fixed, "bodies": bodies}
 
 
 def wall100():
@@ -85,8 +86,8 @@ def wall100():
             bodies.append(box("brick%d_9" % course, [0.5 * length, depth, height],
                               [9 * length + 0.25 * length, 0, z], 1.0))
     return {"name": "100-brick wall", "description": "ten courses of ten bricks in running bond",
-            "stepper": "explicit", "model": "cone", "solver": "fc-newton-fb", "h": 0.01,
-            "duration": 2.0, "contact": {"mu": 0.6}, "fixed": [GROUND], "bodies": bodies}
+            "stepper": "explicit", "model": "cone", "solver": "nsgs-velocity", "tolerance": 1e-6,
+            "h": 0.01, "duration": 2.0, "contact": {"mu": 0.6}, "fixed": [GROUND], "bodies": bodies}
 
 
 if __name__ == "__main__":

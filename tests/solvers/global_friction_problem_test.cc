@@ -1,0 +1,285 @@
+// The global form of the frictional contact problem (M, H, f, w, mu): its reduction to the local
+// form, its validation, the errors it reports, and nsgs-velocity against the local solvers on
+// the same problems.
+#include "solvers/global_friction_problem.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+
+#include "solvers/input_error.h"
+#include "solvers/nonsmooth_gauss_seidel.h"
+#include "solvers/solver_registry.h"
+#include "solvers/velocity_gauss_seidel.h"
+
+namespace ncpkit {
+namespace {
+
+// `bodies` rigid bodies (random SPD 6 x 6 mass blocks) and `nc` contacts, each between two
+// bodies (one of them a fixed one, not in M, in a third of the contacts), random H pieces, f
+// pushing the bodies together, w random.
+struct RandomScene {
+  Eigen::SparseMatrix<double> M, H;
+  Eigen::VectorXd f, w, mu;
+};
+
+RandomScene MakeScene(int nc, int bodies, double mu, unsigned seed, int block = 6) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  std::uniform_int_distribution<int> body(0, bodies - 1);
+  const int n = block * bodies;
+  Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n, n);
+  for (int k = 0; k < bodies; ++k) {
+    Eigen::MatrixXd A(block, block);
+    for (int i = 0; i < block; ++i)
+      for (int j = 0; j < block; ++j) A(i, j) = normal(rng);
+    M.block(block * k, block * k, block, block) =
+        A * A.transpose() + block * Eigen::MatrixXd::Identity(block, block);
+  }
+  Eigen::MatrixXd H = Eigen::MatrixXd::Zero(n, 3 * nc);
+  for (int a = 0; a < nc; ++a) {
+    const int b1 = body(rng), b2 = (b1 + 1 + body(rng) % (bodies - 1)) % bodies;
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < block; ++i) {
+        H(block * b1 + i, 3 * a + j) = normal(rng);
+        if (a % 3 != 0) H(block * b2 + i, 3 * a + j) = -normal(rng);
+      }
+  }
+  RandomScene scene;
+  scene.M = M.sparseView();
+  scene.H = H.sparseView();
+  scene.f = Eigen::VectorXd(n);
+  for (int i = 0; i < n; ++i) scene.f[i] = normal(rng);
+  scene.w = Eigen::VectorXd(3 * nc);
+  for (int a = 0; a < nc; ++a) {
+    scene.w[3 * a] = normal(rng) - 1.0;
+    scene.w[3 * a + 1] = normal(rng);
+    scene.w[3 * a + 2] = normal(rng);
+  }
+  scene.mu = Eigen::VectorXd::Constant(nc, mu);
+  return scene;
+}
+
+GlobalFrictionContactProblem Make(const RandomScene& s) {
+  return GlobalFrictionContactProblem(s.M, s.H, s.f, s.w, s.mu);
+}
+
+TEST_CASE(
+    "global frictional contact problem: the local form is W = H^T M^-1 H, q = H^T M^-1 f + w") {
+  for (const int block : {6, 3, 1}) {
+    CAPTURE(block);
+    const RandomScene scene = MakeScene(7, 4, 0.4, 3, block);
+    const GlobalFrictionContactProblem problem = Make(scene);
+    CHECK(problem.num_blocks() == 4);
+    CHECK(problem.num_dofs() == 4 * block);
+    const Eigen::MatrixXd Minv = Eigen::MatrixXd(scene.M).inverse();
+    const Eigen::MatrixXd H = scene.H;
+    const Eigen::MatrixXd W = H.transpose() * Minv * H;
+    const Eigen::VectorXd q = H.transpose() * Minv * scene.f + scene.w;
+    FrictionContactProblem local;
+    problem.Reduce(&local);
+    CHECK((Eigen::MatrixXd(local.W_columns()) - W).cwiseAbs().maxCoeff() <= 1e-12 * W.norm());
+    CHECK((local.q() - q).norm() <= 1e-12 * q.norm());
+    CHECK(problem.local_q_norm() == doctest::Approx(q.norm()).epsilon(1e-12));
+    // v and u at a point, against the dense formulas.
+    Eigen::VectorXd r(21), v, u;
+    for (int i = 0; i < 21; ++i) r[i] = std::sin(1.0 + i);
+    problem.Velocity(r, &v);
+    problem.ContactVelocity(v, &u);
+    CHECK((v - Minv * (H * r + scene.f)).norm() <= 1e-12 * v.norm());
+    CHECK((u - (W * r + q)).norm() <= 1e-11 * u.norm());
+    // The same errors as the local form's at every point.
+    const FrictionErrors global = ComputeFrictionErrors(problem, r);
+    const FrictionErrors reduced = ComputeFrictionErrors(local, r);
+    CHECK(global.fclib == doctest::Approx(reduced.fclib).epsilon(1e-12));
+    CHECK(global.siconos == doctest::Approx(reduced.siconos).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("global frictional contact problem: built block by block, as a time-stepper does") {
+  // The same problem built with AddBlock / AddContact / AddContactBlock, twice into one object
+  // (the storage reused), equals the one built from the sparse matrices.
+  const RandomScene scene = MakeScene(5, 3, 0.5, 7);
+  const GlobalFrictionContactProblem reference = Make(scene);
+  GlobalFrictionContactProblem built;
+  for (int round = 0; round < 2; ++round) {
+    built.Clear();
+    const Eigen::MatrixXd M = scene.M, H = scene.H;
+    for (int k = 0; k < 3; ++k) {
+      const Eigen::MatrixXd block = M.block(6 * k, 6 * k, 6, 6);
+      if (round == 0) {
+        built.AddBlock(block, scene.f.segment(6 * k, 6));
+      } else {
+        built.AddBlock(block, block.inverse(), scene.f.segment(6 * k, 6));
+      }
+    }
+    for (int a = 0; a < 5; ++a) {
+      built.AddContact(scene.mu[a], scene.w.segment<3>(3 * a));
+      for (int k = 0; k < 3; ++k) {
+        const Eigen::MatrixXd rows = H.block(6 * k, 3 * a, 6, 3);
+        if (!rows.isZero(0.0)) built.AddContactBlock(k, rows);
+      }
+    }
+    built.Finalize();
+    Eigen::VectorXd r = Eigen::VectorXd::LinSpaced(15, -1.0, 2.0), v1, v2, u1, u2;
+    reference.Velocity(r, &v1);
+    built.Velocity(r, &v2);
+    reference.ContactVelocity(v1, &u1);
+    built.ContactVelocity(v2, &u2);
+    CHECK((v1 - v2).norm() <= 1e-13 * v1.norm());
+    CHECK((u1 - u2).norm() <= 1e-13 * u1.norm());
+  }
+}
+
+TEST_CASE("global frictional contact problem: malformed data is refused, naming what") {
+  const RandomScene scene = MakeScene(4, 3, 0.5, 11);
+  const auto refuses = [](const RandomScene& s, const char* what) {
+    CAPTURE(what);
+    CHECK_THROWS_WITH_AS(Make(s), doctest::Contains(what), InputError);
+  };
+  RandomScene s = scene;
+  s.mu[2] = -0.1;
+  refuses(s, "mu(2)");
+  s = scene;
+  s.w[5] = NAN;
+  refuses(s, "w(5)");
+  s = scene;
+  s.f[4] = INFINITY;
+  refuses(s, "f(4)");
+  s = scene;
+  s.f.resize(17);
+  refuses(s, "expected n x n");
+  s = scene;
+  s.M.coeffRef(0, 7) = 0.5;  // couples bodies 0 and 1: not block diagonal within 6 rows
+  s.M.coeffRef(7, 0) = 0.5;
+  CHECK_NOTHROW(Make(s));     // one 12-row block, still block diagonal
+  s.M.coeffRef(0, 17) = 0.5;  // all three bodies in one block: 18 rows, still allowed
+  s.M.coeffRef(17, 0) = 0.5;
+  CHECK_NOTHROW(Make(s));
+  s = scene;
+  s.M.coeffRef(3, 3) = -50.0;  // not positive definite
+  refuses(s, "not positive definite");
+  s = scene;
+  s.M.coeffRef(1, 2) += 1.0;  // not symmetric
+  refuses(s, "symmetric");
+  s = scene;
+  s.H.coeffRef(2, 4) = NAN;
+  refuses(s, "non-finite");
+  // A block of M larger than kMaxBlockSize: the local form is the way.
+  const int n = GlobalFrictionContactProblem::kMaxBlockSize + 1;
+  Eigen::MatrixXd big = Eigen::MatrixXd::Identity(n, n);
+  big(0, n - 1) = big(n - 1, 0) = 0.1;
+  CHECK_THROWS_WITH_AS(
+      GlobalFrictionContactProblem(big.sparseView(), Eigen::SparseMatrix<double>(n, 3),
+                                   Eigen::VectorXd::Zero(n), Eigen::VectorXd::Zero(3),
+                                   Eigen::VectorXd::Constant(1, 0.5)),
+      doctest::Contains("local form"), InputError);
+  // A caller's inverse that is not one.
+  GlobalFrictionContactProblem built;
+  built.AddBlock(Eigen::MatrixXd::Identity(6, 6), 2.0 * Eigen::MatrixXd::Identity(6, 6),
+                 Eigen::VectorXd::Zero(6));
+  CHECK_THROWS_WITH_AS(built.Finalize(), doctest::Contains("not its inverse"), InputError);
+}
+
+TEST_CASE("nsgs-velocity: the same reactions as NSGS on the local form, and every solver agrees") {
+  // A sweep of nsgs-velocity is one of NSGS on W up to rounding: the same iterates, so the same
+  // answer and sweep count; every friction solver of the registry solves the global form
+  // through its local one.
+  int solved = 0;
+  for (unsigned seed = 1; seed <= 10; ++seed) {
+    CAPTURE(seed);
+    const RandomScene scene = MakeScene(12, 6, 0.3, seed);
+    const GlobalFrictionContactProblem problem = Make(scene);
+    FrictionContactProblem local;
+    problem.Reduce(&local);
+    NonsmoothGaussSeidel::Options nsgs_options;
+    nsgs_options.tolerance = 1e-10;
+    nsgs_options.max_sweeps = 2000;
+    Eigen::VectorXd r_local, r_global;
+    const auto local_summary = NonsmoothGaussSeidel(nsgs_options).Solve(local, &r_local);
+    VelocityGaussSeidel::Options options;
+    options.tolerance = 1e-10;
+    options.max_sweeps = 2000;
+    const auto global_summary = VelocityGaussSeidel(options).Solve(problem, &r_global);
+    CHECK(global_summary.IsSolved() == local_summary.IsSolved());
+    if (!local_summary.IsSolved()) continue;
+    ++solved;
+    CHECK(global_summary.natural_residual <= 1e-10);
+    CHECK(global_summary.natural_residual ==
+          doctest::Approx(FclibError(local, r_global)).epsilon(1e-6));
+    CHECK((r_global - r_local).norm() <= 1e-6 * (1.0 + r_local.norm()));
+    // Sweep counts agree to the error checks' schedule (nsgs checks after every sweep).
+    CHECK(global_summary.iterations >= local_summary.iterations);
+    CHECK(global_summary.iterations <= 2 * local_summary.iterations + 20);
+    for (const std::string& name : SolverNames(ProblemKind::GlobalFriction)) {
+      CAPTURE(name);
+      SolverOptions solver_options;
+      solver_options.tolerance = 1e-8;
+      const auto solver = CreateSolver(name, ProblemKind::GlobalFriction, solver_options);
+      Eigen::VectorXd r;
+      const SolverSummary& summary = solver->Solve(problem, &r);
+      if (!summary.IsSolved()) continue;  // single solvers may fail; recorded on FCLib files
+      CHECK(FclibError(local, r) <= 1e-8);
+    }
+  }
+  CHECK(solved >= 8);
+}
+
+TEST_CASE("nsgs-velocity: warm starts, budgets, non-finite starts, and local problems refused") {
+  const RandomScene scene = MakeScene(10, 5, 0.5, 21);
+  const GlobalFrictionContactProblem problem = Make(scene);
+  VelocityGaussSeidel::Options options;
+  options.tolerance = 1e-10;
+  Eigen::VectorXd r;
+  const auto first = VelocityGaussSeidel(options).Solve(problem, &r);
+  REQUIRE(first.IsSolved());
+  CHECK(first.take_off + first.sticking + first.sliding == 10);
+  // From its own answer: no sweep.
+  options.warm_start = true;
+  Eigen::VectorXd again = r;
+  const auto warm = VelocityGaussSeidel(options).Solve(problem, &again);
+  CHECK(warm.IsSolved());
+  CHECK(warm.iterations == 0);
+  // A budget of two sweeps from zero: not solved, says so with the error reached.
+  options.warm_start = false;
+  options.max_sweeps = 2;
+  Eigen::VectorXd capped;
+  const auto budget = VelocityGaussSeidel(options).Solve(problem, &capped);
+  CHECK(budget.status == Status::MaxIterations);
+  CHECK(budget.iterations == 2);
+  CHECK(budget.message.find("after 2 sweeps") != std::string::npos);
+  CHECK(budget.natural_residual == doctest::Approx(FclibError(
+                                       [&] {
+                                         FrictionContactProblem local;
+                                         problem.Reduce(&local);
+                                         return local;
+                                       }(),
+                                       capped)));
+  // A non-finite start is replaced by zero.
+  options.max_sweeps = 10000;
+  options.warm_start = true;
+  Eigen::VectorXd bad = Eigen::VectorXd::Constant(30, NAN);
+  CHECK(VelocityGaussSeidel(options).Solve(problem, &bad).IsSolved());
+  // Invalid options come back as InvalidInput.
+  options.relaxation = 2.5;
+  Eigen::VectorXd x;
+  CHECK(VelocityGaussSeidel(options).Solve(problem, &x).status == Status::InvalidInput);
+  // The registry: nsgs-velocity takes the global form only.
+  CHECK(IsSolverName("nsgs-velocity", ProblemKind::GlobalFriction));
+  CHECK_FALSE(IsSolverName("nsgs-velocity", ProblemKind::Friction));
+  CHECK_THROWS_AS(CreateSolver("nsgs-velocity", ProblemKind::Friction, SolverOptions()),
+                  InputError);
+  const auto solver = CreateSolver("nsgs-velocity", ProblemKind::GlobalFriction, SolverOptions());
+  FrictionContactProblem local;
+  problem.Reduce(&local);
+  CHECK(solver->Solve(local, &x).status == Status::InvalidInput);
+  // No contacts: solved at once.
+  GlobalFrictionContactProblem empty;
+  empty.AddBlock(Eigen::MatrixXd::Identity(6, 6), Eigen::VectorXd::Ones(6));
+  empty.Finalize();
+  CHECK(solver->Solve(empty, &x).IsSolved());
+}
+
+}  // namespace
+}  // namespace ncpkit
