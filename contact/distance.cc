@@ -134,13 +134,14 @@ void BoxSphere(const Shape& a, const ShapePose& pa, const Shape& b, const ShapeP
   Add(pa.position + pa.rotation * surface, pa.rotation * normal_local, distance, out);
 }
 
-// A convex polygon of at most 16 points, on the stack (a face of 4 clipped by 4 lines has at
-// most 8).
+// A convex polygon of at most 40 points, on the stack (a face of 4 clipped by 4 lines has at
+// most 8; a cylinder's two rims are sampled at 32).
 struct Polygon {
-  Vector3d points[16];
+  static constexpr int kCapacity = 40;
+  Vector3d points[kCapacity];
   int size = 0;
   void Push(const Vector3d& p) {
-    if (size < 16) points[size++] = p;
+    if (size < kCapacity) points[size++] = p;
   }
 };
 
@@ -394,15 +395,254 @@ void BoxBox(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose
   }
 }
 
+// ---- Support-point contact of the pairs without a closed form (cylinders and ellipsoids against
+// boxes, spheres, cylinders and ellipsoids). ----
+
+Vector3d WorldSupport(const Shape& shape, const ShapePose& pose, const Vector3d& d) {
+  return pose.position + pose.rotation * shape.SupportPoint(pose.rotation.transpose() * d, 0.0);
+}
+
+// s(d) = min over B of d.y - max over A of d.x for unit d (from A to B): a lower bound of the
+// signed distance for every d, equal to it at the maximizing d (separating-axis theorem).
+double SupportSeparation(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
+                         const Vector3d& d) {
+  return d.dot(WorldSupport(b, pb, -d)) - d.dot(WorldSupport(a, pa, d));
+}
+
+// The feature of a shape facing direction n (world, unit): its sample points within `band` of
+// the support plane, in angular order about their centroid when they span a polygon. Boxes: the
+// vertices; cylinders: each cap's exact extreme rim point and its rim at 22.5-degree steps;
+// spheres and ellipsoids: the support point.
+Polygon SupportFeature(const Shape& shape, const ShapePose& pose, const Vector3d& n, double band) {
+  Polygon candidates;
+  const Vector3d local = pose.rotation.transpose() * n;
+  switch (shape.kind) {
+    case ShapeKind::Box: {
+      const Vector3d half = 0.5 * shape.size;
+      for (int k = 0; k < 8; ++k) {
+        const Vector3d corner(k & 1 ? half[0] : -half[0], k & 2 ? half[1] : -half[1],
+                              k & 4 ? half[2] : -half[2]);
+        candidates.Push(pose.position + pose.rotation * corner);
+      }
+      break;
+    }
+    case ShapeKind::Cylinder: {
+      const double radius = shape.size[0], half = 0.5 * shape.size[1];
+      Vector3d radial(0.0, local[1], local[2]);
+      const double length = radial.norm();
+      radial = length > 1e-12 ? Vector3d(radial / length) : Vector3d::UnitY();
+      const Vector3d across = Vector3d::UnitX().cross(radial);
+      for (const double side : {-1.0, 1.0}) {
+        const Vector3d centre(side * half, 0.0, 0.0);
+        for (int k = 0; k < 16; ++k) {  // k = 0: the exact extreme point of the rim
+          const double angle = M_PI / 8.0 * k;
+          candidates.Push(pose.position +
+                          pose.rotation * (centre + radius * (std::cos(angle) * radial +
+                                                              std::sin(angle) * across)));
+        }
+      }
+      break;
+    }
+    default:
+      candidates.Push(WorldSupport(shape, pose, n));
+      break;
+  }
+  double top = -std::numeric_limits<double>::infinity();
+  for (int k = 0; k < candidates.size; ++k) top = std::max(top, candidates.points[k].dot(n));
+  Polygon feature;
+  for (int k = 0; k < candidates.size; ++k) {
+    if (candidates.points[k].dot(n) >= top - band) feature.Push(candidates.points[k]);
+  }
+  if (feature.size >= 3) {
+    Vector3d centre = Vector3d::Zero();
+    for (int k = 0; k < feature.size; ++k) centre += feature.points[k];
+    centre /= feature.size;
+    const Vector3d u = n.unitOrthogonal(), v = n.cross(u);
+    std::sort(feature.points, feature.points + feature.size,
+              [&](const Vector3d& x, const Vector3d& y) {
+                return std::atan2((x - centre).dot(v), (x - centre).dot(u)) <
+                       std::atan2((y - centre).dot(v), (y - centre).dot(u));
+              });
+  }
+  return feature;
+}
+
+// The separating direction from A to B maximizing s(d): the best of the line of centres, the
+// boxes' face normals, the cylinders' axes and radial directions, the crossings of those axes,
+// and 256 directions spread over the sphere, refined by a pattern search with a shrinking step
+// down to 1e-9 rad. Returns false (and s in *separation) as soon as some direction separates
+// them by at least the threshold.
+bool SeparatingDirection(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
+                         double threshold, Vector3d* direction, double* separation) {
+  Vector3d axes[8];
+  int num_axes = 0;
+  for (const auto& [shape, pose] : {std::make_pair(&a, &pa), std::make_pair(&b, &pb)}) {
+    if (shape->kind == ShapeKind::Box) {
+      for (int k = 0; k < 3; ++k) axes[num_axes++] = pose->rotation.col(k);
+    } else if (shape->kind == ShapeKind::Cylinder) {
+      axes[num_axes++] = pose->rotation.col(0);
+    }
+  }
+  double best = -std::numeric_limits<double>::infinity();
+  Vector3d best_d = Vector3d::UnitZ();
+  const auto consider = [&](Vector3d d) {
+    const double length = d.norm();
+    if (!(length > 1e-12)) return false;
+    d /= length;
+    for (const double sign : {1.0, -1.0}) {
+      const double s = SupportSeparation(a, pa, b, pb, sign * d);
+      if (s > best) {
+        best = s;
+        best_d = sign * d;
+      }
+    }
+    return best >= threshold;
+  };
+  const Vector3d between = pb.position - pa.position;
+  bool beyond = consider(between);
+  for (int i = 0; i < num_axes && !beyond; ++i) {
+    beyond = consider(axes[i]);
+    // A cylinder's radial direction towards the other body, and the crossings with the others.
+    beyond = beyond || consider(between - between.dot(axes[i]) * axes[i]);
+    for (int j = i + 1; j < num_axes && !beyond; ++j) beyond = consider(axes[i].cross(axes[j]));
+  }
+  const int count = 256;
+  const double golden = M_PI * (3.0 - std::sqrt(5.0));
+  for (int k = 0; k < count && !beyond; ++k) {
+    const double z = 1.0 - 2.0 * (k + 0.5) / count;
+    const double r = std::sqrt(1.0 - z * z);
+    beyond = consider(Vector3d(r * std::cos(golden * k), r * std::sin(golden * k), z));
+  }
+  for (double step = 0.1; step > 1e-9 && !beyond; step *= 0.5) {
+    bool improved = true;
+    while (improved && !beyond) {
+      improved = false;
+      const Vector3d u = best_d.unitOrthogonal(), v = best_d.cross(u);
+      for (const Vector3d& t : {u, Vector3d(-u), v, Vector3d(-v)}) {
+        const Vector3d d = (best_d + step * t).normalized();
+        const double s = SupportSeparation(a, pa, b, pb, d);
+        if (s > best) {
+          best = s;
+          best_d = d;
+          improved = true;
+        }
+      }
+      beyond = best >= threshold;
+    }
+  }
+  *direction = best_d;
+  *separation = best;
+  return !beyond;
+}
+
+// Clips the polygon `points` to the prism over the convex polygon `reference` (ordered) along n.
+void ClipToPrism(const Polygon& reference, const Vector3d& n, double tol, Polygon* points) {
+  Vector3d centre = Vector3d::Zero();
+  for (int k = 0; k < reference.size; ++k) centre += reference.points[k];
+  centre /= reference.size;
+  for (int k = 0; k < reference.size && points->size > 0; ++k) {
+    const Vector3d& p = reference.points[k];
+    const Vector3d& q = reference.points[(k + 1) % reference.size];
+    Vector3d side = (q - p).cross(n);
+    const double length = side.norm();
+    if (!(length > 0.0)) continue;
+    side /= length;
+    if (side.dot(centre - p) > 0.0) side = -side;
+    if (points->size == 1) {
+      if ((points->points[0] - p).dot(side) > tol) points->size = 0;
+    } else {
+      Clip(p, side, 0.0, tol, points);
+    }
+  }
+}
+
+// Support-point contact: the direction and signed distance from SeparatingDirection, then the
+// facing features (SupportFeature, band: what may come within the threshold). A polygon feature
+// (a box face, a cylinder cap) is the reference: the other feature is clipped to its prism and
+// each point kept measures its gap to the reference plane (at most four points that keep the
+// patch's extent). Two parallel segments (cylinders side by side) give the ends of their
+// overlap; anything else one point, the closest points of the two features.
+void SupportContact(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
+                    double threshold, std::vector<ContactPoint>* out) {
+  Vector3d n;
+  double separation;
+  if (!SeparatingDirection(a, pa, b, pb, threshold, &n, &separation)) return;
+  const double scale = std::max(a.BoundingRadius(), b.BoundingRadius());
+  const double band = std::max(threshold - separation, 0.0) + 1e-9 * scale;
+  const Polygon fa = SupportFeature(a, pa, n, band);
+  const Polygon fb = SupportFeature(b, pb, -n, band);
+  const double top_a = WorldSupport(a, pa, n).dot(n);      // A's support plane along n
+  const double bottom_b = WorldSupport(b, pb, -n).dot(n);  // B's along -n
+  const size_t first = out->size();
+  if (fa.size >= 3 || fb.size >= 3) {
+    const bool reference_a = fa.size >= fb.size;
+    Polygon incident = reference_a ? fb : fa;
+    ClipToPrism(reference_a ? fa : fb, n, 1e-9 * scale, &incident);
+    const Polygon kept =
+        ReducePolygon(incident, reference_a ? Vector3d(n) : Vector3d(-n), 1e-6 * scale);
+    for (int k = 0; k < kept.size; ++k) {
+      const Vector3d& x = kept.points[k];
+      if (reference_a) {
+        const double distance = x.dot(n) - top_a;
+        if (distance < threshold) Add(x - distance * n, n, distance, out);
+      } else {
+        const double distance = bottom_b - x.dot(n);
+        if (distance < threshold) Add(x, n, distance, out);
+      }
+    }
+  } else if (fa.size == 2 && fb.size == 2) {
+    const Vector3d da = fa.points[1] - fa.points[0], db = fb.points[1] - fb.points[0];
+    if (da.cross(db).norm() <= 1e-6 * da.norm() * db.norm()) {
+      // Parallel (cylinders side by side): the ends of B's segment's overlap with A's, each
+      // with its own gap to B's line.
+      const double length2 = da.squaredNorm();
+      double t0 = (fb.points[0] - fa.points[0]).dot(da) / length2;
+      double t1 = (fb.points[1] - fa.points[0]).dot(da) / length2;
+      if (t0 > t1) std::swap(t0, t1);
+      t0 = std::max(t0, 0.0);
+      t1 = std::min(t1, 1.0);
+      for (const double t : {t0, t1}) {
+        if (t1 < t0) break;
+        const Vector3d x = fa.points[0] + t * da;
+        const Vector3d y = fb.points[0] + ((x - fb.points[0]).dot(db) / db.squaredNorm()) * db;
+        const double distance = n.dot(y - x);
+        if (distance < threshold) Add(x, n, distance, out);
+        if (t1 - t0 <= 1e-9) break;  // one point where they only touch
+      }
+    }
+  }
+  if (out->size() == first) {
+    // One point: a curved body's support point, else the closest points of the features'
+    // longest chords (edge against edge, rim against edge).
+    const auto chord = [](const Polygon& f, Vector3d* middle, Vector3d* half) {
+      Vector3d hi = f.points[0];
+      double spread = 0.0;
+      for (int k = 1; k < f.size; ++k) {
+        const double d = (f.points[k] - f.points[0]).norm();
+        if (d > spread) spread = d, hi = f.points[k];
+      }
+      *middle = 0.5 * (f.points[0] + hi);
+      *half = 0.5 * (hi - f.points[0]);
+    };
+    Vector3d point_a;
+    if (fb.size == 1) {
+      point_a = fb.points[0] - separation * n;
+    } else if (fa.size == 1) {
+      point_a = fa.points[0];
+    } else {
+      Vector3d ma, ha, mb, hb, cb;
+      chord(fa, &ma, &ha);
+      chord(fb, &mb, &hb);
+      ClosestOnSegments(ma, ha, mb, hb, &point_a, &cb);
+    }
+    Add(point_a, n, separation, out);
+  }
+}
+
 }  // namespace
 
 bool ExplicitContactGeometry::Supports(ShapeKind a, ShapeKind b) const {
-  const auto ok = [](ShapeKind k) { return IsPlane(k) || IsRound(k) || IsBox(k); };
-  const auto against_plane = [](ShapeKind k) {
-    return k == ShapeKind::Cylinder || k == ShapeKind::Ellipsoid;
-  };
-  if ((IsPlane(a) && against_plane(b)) || (IsPlane(b) && against_plane(a))) return true;
-  return ok(a) && ok(b) && !(IsPlane(a) && IsPlane(b));
+  return !(IsPlane(a) && IsPlane(b));
 }
 
 void ExplicitContactGeometry::FindContacts(const Shape& a, const ShapePose& pose_a, const Shape& b,
@@ -433,11 +673,14 @@ void ExplicitContactGeometry::FindContacts(const Shape& a, const ShapePose& pose
     if (IsBox(b.kind)) PlaneBox(pose_a, b, pose_b, threshold, contacts);
     if (b.kind == ShapeKind::Ellipsoid) PlaneEllipsoid(pose_a, b, pose_b, threshold, contacts);
     if (b.kind == ShapeKind::Cylinder) PlaneCylinder(pose_a, b, pose_b, threshold, contacts);
-  } else if (IsBox(a.kind)) {
-    if (IsRound(b.kind)) BoxSphere(a, pose_a, b, pose_b, threshold, contacts);
-    if (IsBox(b.kind)) BoxBox(a, pose_a, b, pose_b, threshold, contacts);
-  } else {
+  } else if (IsBox(a.kind) && IsRound(b.kind)) {
+    BoxSphere(a, pose_a, b, pose_b, threshold, contacts);
+  } else if (IsBox(a.kind) && IsBox(b.kind)) {
+    BoxBox(a, pose_a, b, pose_b, threshold, contacts);
+  } else if (IsRound(a.kind) && IsRound(b.kind)) {
     SphereSphere(a, pose_a, b, pose_b, threshold, contacts);
+  } else {
+    SupportContact(a, pose_a, b, pose_b, threshold, contacts);
   }
 }
 

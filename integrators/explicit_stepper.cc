@@ -184,9 +184,7 @@ ExplicitStepper::ExplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
       }
       throw InputError("explicit stepper: no explicit distance between a " + moving->shape.Name() +
                        " and a " + other->shape.Name() + " (bodies " + moving->name + ", " +
-                       other->name +
-                       "); it has planes, spheres and boxes, and cylinders and ellipsoids against "
-                       "planes");
+                       other->name + "); it has every pair of shapes but two planes");
     }
   }
 }

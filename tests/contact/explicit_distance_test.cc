@@ -1,6 +1,7 @@
 // The explicit distances against a half-space for ellipsoids (exact support point) and
 // cylinders (support points on the caps' rims), checked against the surfaces themselves; the
-// box-box contact points of an edge on a face and of boxes apart along an edge axis.
+// box-box contact points of an edge on a face and of boxes apart along an edge axis; the
+// support-point contact of the other pairs against closed forms.
 #include <doctest/doctest.h>
 
 #include <Eigen/Geometry>
@@ -120,8 +121,9 @@ TEST_CASE("explicit distance: a cylinder against a plane by its rims' support po
   }
   CHECK(geometry.Supports(ShapeKind::Cylinder, ShapeKind::HalfSpace));
   CHECK(geometry.Supports(ShapeKind::HalfSpace, ShapeKind::Ellipsoid));
-  CHECK_FALSE(geometry.Supports(ShapeKind::Cylinder, ShapeKind::Box));
-  CHECK_FALSE(geometry.Supports(ShapeKind::Ellipsoid, ShapeKind::Sphere));
+  CHECK(geometry.Supports(ShapeKind::Cylinder, ShapeKind::Box));  // by support points
+  CHECK(geometry.Supports(ShapeKind::Ellipsoid, ShapeKind::Sphere));
+  CHECK_FALSE(geometry.Supports(ShapeKind::HalfSpace, ShapeKind::HalfSpace));
 }
 
 }  // namespace
@@ -216,6 +218,126 @@ TEST_CASE("explicit distance: separated boxes never report a point below zero") 
   }
   CHECK(with_points > 300);
   CHECK(several > 100);
+}
+
+}  // namespace
+}  // namespace ncpkit
+
+namespace ncpkit {
+namespace {
+
+TEST_CASE("support-point contact: a sphere against a cylinder's side, cap and rim, exactly") {
+  // Against closed forms: side, d = |c - axis| - r - R; cap, d = |c_x| - l/2 - R; rim, the
+  // distance from the centre to the rim circle minus R. Within the search's 1e-6 of the size,
+  // never above the true distance, with the normal along the closest points.
+  const ExplicitContactGeometry geometry;
+  const Shape cylinder = Make(ShapeKind::Cylinder, Eigen::Vector3d(0.3, 1.0, 0.0));
+  const Shape sphere = Make(ShapeKind::Sphere, Eigen::Vector3d::Constant(0.1));
+  const Eigen::Matrix3d R =
+      Eigen::AngleAxisd(0.7, Eigen::Vector3d(1, 2, 3).normalized()).toRotationMatrix();
+  const ShapePose pc = Pose(Eigen::Vector3d(0.2, -0.1, 0.4), R);
+  struct Case {
+    Eigen::Vector3d local;  // the sphere's centre in the cylinder's frame
+    double exact;
+  };
+  const double rim_x = 0.5 + 0.05, rim_r = 0.3 + 0.04;
+  const Case cases[] = {
+      {Eigen::Vector3d(0.1, 0.0, 0.42), 0.42 - 0.3 - 0.1},                 // side
+      {Eigen::Vector3d(0.1, 0.3, -0.25), std::hypot(0.3, 0.25) - 0.4},     // side, apart
+      {Eigen::Vector3d(-0.62, 0.1, 0.05), 0.62 - 0.5 - 0.1},               // cap
+      {Eigen::Vector3d(rim_x, rim_r, 0.0), std::hypot(0.05, 0.04) - 0.1},  // rim
+      {Eigen::Vector3d(0.1, 0.0, 0.38), 0.38 - 0.3 - 0.1},                 // overlapping by 2 cm
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.local.transpose());
+    const ShapePose ps = Pose(pc.position + R * c.local, Eigen::Matrix3d::Identity());
+    std::vector<ContactPoint> points;
+    geometry.FindContacts(cylinder, pc, sphere, ps, 0.1, &points);
+    REQUIRE(points.size() == 1);
+    CHECK(points[0].distance <= c.exact + 1e-12);
+    CHECK(points[0].distance >= c.exact - 1e-6);
+    // The normal points from the cylinder to the sphere's centre.
+    CHECK(points[0].normal.dot((ps.position - points[0].point_a).normalized()) >= 1.0 - 1e-5);
+    // Beyond the threshold: nothing.
+    points.clear();
+    geometry.FindContacts(cylinder, pc, sphere, ps, c.exact - 1e-3, &points);
+    CHECK(points.empty());
+  }
+}
+
+TEST_CASE("support-point contact: line and surface contact of cylinders on boxes and each other") {
+  const ExplicitContactGeometry geometry;
+  const Shape box = Make(ShapeKind::Box, Eigen::Vector3d(2.0, 2.0, 0.4));
+  const Shape cylinder = Make(ShapeKind::Cylinder, Eigen::Vector3d(0.2, 1.0, 0.0));
+  const ShapePose pb = Pose(Eigen::Vector3d::Zero(), Eigen::Matrix3d::Identity());
+  SUBCASE("lying on a box: the two ends of the contact line") {
+    const ShapePose pc = Pose(Eigen::Vector3d(0.1, 0.3, 0.4 + 1e-3), Eigen::Matrix3d::Identity());
+    std::vector<ContactPoint> points;
+    geometry.FindContacts(box, pb, cylinder, pc, 0.01, &points);
+    REQUIRE(points.size() == 2);
+    for (const ContactPoint& p : points) {
+      CHECK(p.distance == doctest::Approx(1e-3).epsilon(1e-6));
+      CHECK(p.normal.z() == doctest::Approx(1.0).epsilon(1e-9));
+      CHECK(std::abs(p.point_b.x() - 0.1) == doctest::Approx(0.5).epsilon(1e-6));
+      CHECK(p.point_b.y() == doctest::Approx(0.3).epsilon(1e-9));
+    }
+  }
+  SUBCASE("hanging over the box's edge: the line clipped to the face") {
+    const ShapePose pc = Pose(Eigen::Vector3d(0.9, 0.0, 0.4), Eigen::Matrix3d::Identity());
+    std::vector<ContactPoint> points;
+    geometry.FindContacts(box, pb, cylinder, pc, 0.01, &points);
+    REQUIRE(points.size() == 2);
+    double ends[2] = {points[0].point_b.x(), points[1].point_b.x()};
+    std::sort(ends, ends + 2);
+    CHECK(ends[0] == doctest::Approx(0.4).epsilon(1e-6));
+    CHECK(ends[1] == doctest::Approx(1.0).epsilon(1e-6));  // the box's edge
+  }
+  SUBCASE("standing on a box: points of its base that keep its extent") {
+    const Eigen::Matrix3d up =
+        Eigen::AngleAxisd(-M_PI / 2, Eigen::Vector3d::UnitY()).toRotationMatrix();
+    const ShapePose pc = Pose(Eigen::Vector3d(0.0, 0.0, 0.2 + 0.5), up);
+    std::vector<ContactPoint> points;
+    geometry.FindContacts(box, pb, cylinder, pc, 0.01, &points);
+    CHECK(points.size() >= 3);
+    for (const ContactPoint& p : points) {
+      CHECK(std::abs(p.distance) <= 1e-9);
+      CHECK(std::hypot(p.point_b.x(), p.point_b.y()) == doctest::Approx(0.2).epsilon(1e-6));
+    }
+  }
+  SUBCASE("two cylinders side by side touch along a line, crossed at a point") {
+    const ShapePose p1 = Pose(Eigen::Vector3d::Zero(), Eigen::Matrix3d::Identity());
+    const ShapePose p2 = Pose(Eigen::Vector3d(0.3, 0.0, 0.4 + 2e-3), Eigen::Matrix3d::Identity());
+    std::vector<ContactPoint> points;
+    geometry.FindContacts(cylinder, p1, cylinder, p2, 0.01, &points);
+    REQUIRE(points.size() == 2);
+    for (const ContactPoint& p : points) CHECK(p.distance == doctest::Approx(2e-3).epsilon(1e-6));
+    const ShapePose crossed =
+        Pose(Eigen::Vector3d(0.0, 0.0, 0.4 + 2e-3),
+             Eigen::AngleAxisd(M_PI / 2, Eigen::Vector3d::UnitZ()).toRotationMatrix());
+    points.clear();
+    geometry.FindContacts(cylinder, p1, cylinder, crossed, 0.01, &points);
+    REQUIRE(points.size() == 1);
+    CHECK(points[0].distance == doctest::Approx(2e-3).epsilon(1e-6));
+    CHECK(points[0].point_a.head<2>().norm() <= 1e-6);
+  }
+  SUBCASE("an ellipsoid on a box face and on a box edge") {
+    const Shape ellipsoid = Make(ShapeKind::Ellipsoid, Eigen::Vector3d(0.3, 0.2, 0.1));
+    const ShapePose on_face =
+        Pose(Eigen::Vector3d(0.2, 0.1, 0.2 + 0.1 + 1e-3), Eigen::Matrix3d::Identity());
+    std::vector<ContactPoint> points;
+    geometry.FindContacts(box, pb, ellipsoid, on_face, 0.01, &points);
+    REQUIRE(points.size() == 1);
+    CHECK(points[0].distance == doctest::Approx(1e-3).epsilon(1e-6));
+    // Beside the box's edge x = 1 at 45 degrees: the closest point is the edge.
+    const Eigen::Vector3d centre(1.0 + 0.2, 0.0, 0.2 + 0.2);
+    const ShapePose at_edge = Pose(centre, Eigen::Matrix3d::Identity());
+    const Shape ball = Make(ShapeKind::Ellipsoid, Eigen::Vector3d::Constant(0.25));
+    points.clear();
+    geometry.FindContacts(box, pb, ball, at_edge, 0.1, &points);
+    REQUIRE(points.size() == 1);
+    CHECK(points[0].distance == doctest::Approx(std::hypot(0.2, 0.2) - 0.25).epsilon(1e-5));
+    CHECK((points[0].point_a - Eigen::Vector3d(1.0, 0.0, 0.2)).norm() <= 1e-5);
+  }
 }
 
 }  // namespace
