@@ -409,13 +409,37 @@ double SupportSeparation(const Shape& a, const ShapePose& pa, const Shape& b, co
   return d.dot(WorldSupport(b, pb, -d)) - d.dot(WorldSupport(a, pa, d));
 }
 
-// The feature of a shape facing direction n (world, unit): its sample points within `band` of
-// the support plane, in angular order about their centroid when they span a polygon. Boxes: the
-// vertices; cylinders: each cap's exact extreme rim point and its rim at 22.5-degree steps;
-// spheres and ellipsoids: the support point.
-Polygon SupportFeature(const Shape& shape, const ShapePose& pose, const Vector3d& n, double band) {
+// Orders points of a plane polygon (normal n) by angle about their centroid.
+void OrderPolygon(const Vector3d& n, Polygon* polygon) {
+  if (polygon->size < 3) return;
+  Vector3d centre = Vector3d::Zero();
+  for (int k = 0; k < polygon->size; ++k) centre += polygon->points[k];
+  centre /= polygon->size;
+  const Vector3d u = n.unitOrthogonal(), v = n.cross(u);
+  std::sort(polygon->points, polygon->points + polygon->size,
+            [&](const Vector3d& x, const Vector3d& y) {
+              return std::atan2((x - centre).dot(v), (x - centre).dot(u)) <
+                     std::atan2((y - centre).dot(v), (y - centre).dot(u));
+            });
+}
+
+// What a shape shows in direction n (world, unit).
+struct Feature {
+  // Surface points that may come within the threshold (within `band` of the support plane):
+  // a box's vertices; a cylinder's extreme rim point on each cap, and the rest of a cap's rim
+  // (sampled every 22.5 degrees) where that cap lies flat against n; a round body's support
+  // point.
+  Polygon points;
+  // A flat face against n, ordered, when there is one (a box face, a cylinder cap): the
+  // vertices or rim samples within `flat` of the support plane, at least three.
+  Polygon face;
+};
+
+Feature SupportFeature(const Shape& shape, const ShapePose& pose, const Vector3d& n, double band,
+                       double flat) {
   Polygon candidates;
   const Vector3d local = pose.rotation.transpose() * n;
+  bool cylinder = false;
   switch (shape.kind) {
     case ShapeKind::Box: {
       const Vector3d half = 0.5 * shape.size;
@@ -427,14 +451,19 @@ Polygon SupportFeature(const Shape& shape, const ShapePose& pose, const Vector3d
       break;
     }
     case ShapeKind::Cylinder: {
+      cylinder = true;
       const double radius = shape.size[0], half = 0.5 * shape.size[1];
       Vector3d radial(0.0, local[1], local[2]);
       const double length = radial.norm();
       radial = length > 1e-12 ? Vector3d(radial / length) : Vector3d::UnitY();
       const Vector3d across = Vector3d::UnitX().cross(radial);
+      // The rim of a cap lies flat against n when n is along the axis to within `flat` over
+      // the radius (the rim's height varies by 2 r sin(tilt)).
+      const bool cap_flat = 2.0 * radius * length <= flat * local.norm();
       for (const double side : {-1.0, 1.0}) {
         const Vector3d centre(side * half, 0.0, 0.0);
-        for (int k = 0; k < 16; ++k) {  // k = 0: the exact extreme point of the rim
+        const bool facing = cap_flat && side * local[0] > 0.0;
+        for (int k = 0; k < (facing ? 16 : 1); ++k) {  // k = 0: the exact extreme rim point
           const double angle = M_PI / 8.0 * k;
           candidates.Push(pose.position +
                           pose.rotation * (centre + radius * (std::cos(angle) * radial +
@@ -449,21 +478,16 @@ Polygon SupportFeature(const Shape& shape, const ShapePose& pose, const Vector3d
   }
   double top = -std::numeric_limits<double>::infinity();
   for (int k = 0; k < candidates.size; ++k) top = std::max(top, candidates.points[k].dot(n));
-  Polygon feature;
+  Feature feature;
   for (int k = 0; k < candidates.size; ++k) {
-    if (candidates.points[k].dot(n) >= top - band) feature.Push(candidates.points[k]);
+    const double below = top - candidates.points[k].dot(n);
+    if (below <= band) feature.points.Push(candidates.points[k]);
+    if (below <= flat && (shape.kind == ShapeKind::Box || cylinder)) {
+      feature.face.Push(candidates.points[k]);
+    }
   }
-  if (feature.size >= 3) {
-    Vector3d centre = Vector3d::Zero();
-    for (int k = 0; k < feature.size; ++k) centre += feature.points[k];
-    centre /= feature.size;
-    const Vector3d u = n.unitOrthogonal(), v = n.cross(u);
-    std::sort(feature.points, feature.points + feature.size,
-              [&](const Vector3d& x, const Vector3d& y) {
-                return std::atan2((x - centre).dot(v), (x - centre).dot(u)) <
-                       std::atan2((y - centre).dot(v), (y - centre).dot(u));
-              });
-  }
+  if (feature.face.size < 3) feature.face.size = 0;
+  OrderPolygon(n, &feature.face);
   return feature;
 }
 
@@ -550,6 +574,18 @@ void ClipToPrism(const Polygon& reference, const Vector3d& n, double tol, Polygo
     if (side.dot(centre - p) > 0.0) side = -side;
     if (points->size == 1) {
       if ((points->points[0] - p).dot(side) > tol) points->size = 0;
+    } else if (points->size == 2) {
+      // A segment: cut at the side plane (a polygon's closing edge would double the cut).
+      Vector3d& x = points->points[0];
+      Vector3d& y = points->points[1];
+      const double dx = (x - p).dot(side), dy = (y - p).dot(side);
+      if (dx > tol && dy > tol) {
+        points->size = 0;
+      } else if (dx > tol) {
+        x = x + (dx / (dx - dy)) * (y - x);
+      } else if (dy > tol) {
+        y = y + (dy / (dy - dx)) * (x - y);
+      }
     } else {
       Clip(p, side, 0.0, tol, points);
     }
@@ -569,17 +605,24 @@ void SupportContact(const Shape& a, const ShapePose& pa, const Shape& b, const S
   if (!SeparatingDirection(a, pa, b, pb, threshold, &n, &separation)) return;
   const double scale = std::max(a.BoundingRadius(), b.BoundingRadius());
   const double band = std::max(threshold - separation, 0.0) + 1e-9 * scale;
-  const Polygon fa = SupportFeature(a, pa, n, band);
-  const Polygon fb = SupportFeature(b, pb, -n, band);
+  const double flat = 1e-6 * scale;
+  const Feature feature_a = SupportFeature(a, pa, n, band, flat);
+  const Feature feature_b = SupportFeature(b, pb, -n, band, flat);
+  const Polygon& fa = feature_a.points;
+  const Polygon& fb = feature_b.points;
   const double top_a = WorldSupport(a, pa, n).dot(n);      // A's support plane along n
   const double bottom_b = WorldSupport(b, pb, -n).dot(n);  // B's along -n
   const size_t first = out->size();
-  if (fa.size >= 3 || fb.size >= 3) {
-    const bool reference_a = fa.size >= fb.size;
+  if (feature_a.face.size >= 3 || feature_b.face.size >= 3) {
+    // The larger flat face is the reference; the other's points are clipped to its prism.
+    const bool reference_a = feature_a.face.size >= feature_b.face.size;
     Polygon incident = reference_a ? fb : fa;
-    ClipToPrism(reference_a ? fa : fb, n, 1e-9 * scale, &incident);
-    const Polygon kept =
-        ReducePolygon(incident, reference_a ? Vector3d(n) : Vector3d(-n), 1e-6 * scale);
+    ClipToPrism(reference_a ? feature_a.face : feature_b.face, n, 1e-9 * scale, &incident);
+    Polygon kept = incident;
+    if ((reference_a ? feature_b.face.size : feature_a.face.size) >= 3) {
+      // Face on face: at most four points that keep the patch's extent.
+      kept = ReducePolygon(incident, reference_a ? Vector3d(n) : Vector3d(-n), 1e-6 * scale);
+    }
     for (int k = 0; k < kept.size; ++k) {
       const Vector3d& x = kept.points[k];
       if (reference_a) {

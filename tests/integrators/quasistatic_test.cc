@@ -119,12 +119,17 @@ TEST_CASE("explicit contact geometry of the primitive pairs") {
     CHECK(c[0].distance == doctest::Approx(0.003));
     CHECK((c[0].normal - Eigen::Vector3d::UnitZ()).norm() < 1e-9);
   }
-  SUBCASE("unsupported pairs say so") {
+  SUBCASE("two planes say so; a cylinder and a box meet by support points") {
+    const Shape plane = MakeShape(ShapeKind::HalfSpace, Eigen::Vector3d::Ones());
+    CHECK_FALSE(geometry.Supports(ShapeKind::HalfSpace, ShapeKind::HalfSpace));
+    CHECK_THROWS_WITH_AS(geometry.FindContacts(plane, At({0, 0, 0}), plane, At({0, 0, 2}), 0.1, &c),
+                         doctest::Contains("not implemented"), std::invalid_argument);
     const Shape cylinder = MakeShape(ShapeKind::Cylinder, Eigen::Vector3d(0.5, 1, 0));
-    CHECK_FALSE(geometry.Supports(ShapeKind::Cylinder, ShapeKind::Box));
-    CHECK_THROWS_WITH_AS(
-        geometry.FindContacts(cylinder, At({0, 0, 0}), cube, At({0, 0, 2}), 0.1, &c),
-        doctest::Contains("not implemented"), std::invalid_argument);
+    CHECK(geometry.Supports(ShapeKind::Cylinder, ShapeKind::Box));
+    c.clear();
+    geometry.FindContacts(cylinder, At({0, 0, 0}), cube, At({0, 0, 1.0 + 1e-3}), 0.1, &c);
+    REQUIRE(c.size() == 2);  // the cylinder's line on the cube's face, clipped to it
+    for (const ContactPoint& p : c) CHECK(p.distance == doctest::Approx(1e-3).epsilon(1e-6));
   }
 }
 
