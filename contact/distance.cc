@@ -140,6 +140,16 @@ struct Polygon {
   static constexpr int kCapacity = 40;
   Vector3d points[kCapacity];
   int size = 0;
+  Polygon() = default;
+  // Copies the points in use only.
+  Polygon(const Polygon& other) : size(other.size) {
+    std::copy(other.points, other.points + size, points);
+  }
+  Polygon& operator=(const Polygon& other) {
+    size = other.size;
+    std::copy(other.points, other.points + size, points);
+    return *this;
+  }
   void Push(const Vector3d& p) {
     if (size < kCapacity) points[size++] = p;
   }

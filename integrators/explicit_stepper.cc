@@ -444,7 +444,25 @@ void ExplicitStepper::SolveCone() {
     const Vector6d momentum = mass_matrix_[i] * free_velocity_[i];
     block_of_body_[i] = global_.AddBlock(mass_matrix_[i], inverse_mass_[i], momentum);
   }
-  for (int c = 0; c < nc; ++c) {
+  // The contacts go to the solver highest first along gravity: the load flows down, so a
+  // Gauss-Seidel sweep in this order carries a stack's weight to the ground in one pass (on
+  // the 100-brick wall, 774 sweeps a step at 1e-6 against 3559 lowest first and 4000 in the
+  // bodies' order). Without gravity, in pair order.
+  order_.resize(nc);
+  for (int c = 0; c < nc; ++c) order_[c] = c;
+  const double g = options_.gravity.norm();
+  if (g > 0.0) {
+    const Eigen::Vector3d down = options_.gravity / g;
+    height_.resize(nc);
+    for (int c = 0; c < nc; ++c) {
+      const double height = -contacts[c].point.point_b.dot(down);
+      height_[c] = std::isfinite(height) ? height : 0.0;  // a strict order for the sort
+    }
+    std::stable_sort(order_.begin(), order_.end(),
+                     [&](int x, int y) { return height_[x] > height_[y]; });
+  }
+  for (int k = 0; k < nc; ++k) {
+    const int c = order_[k];
     global_.AddContact(mu_[c], Eigen::Vector3d(normal_offset_[c], 0.0, 0.0));
     const int a = block_of_body_[contacts[c].body_a], b = block_of_body_[contacts[c].body_b];
     // (Through a 6 x 3 matrix: a transpose expression would be copied to the heap.)
@@ -462,15 +480,15 @@ void ExplicitStepper::SolveCone() {
   const GlobalFrictionContactProblem& problem = global_;
   r_.setZero(3 * nc);
   if (options_.warm_start) {
-    for (int c = 0; c < nc; ++c) {
-      if (const ExplicitContact* old = Previous(c)) {
-        r_.segment<3>(3 * c) = ImpulseInFrame(*old, contacts[c]);
+    for (int k = 0; k < nc; ++k) {
+      if (const ExplicitContact* old = Previous(order_[k])) {
+        r_.segment<3>(3 * k) = ImpulseInFrame(*old, contacts[order_[k]]);
       }
     }
   }
   record_.summary = solver_->Solve(problem, &r_);
   if (r_.size() != 3 * nc || !r_.allFinite()) r_.setZero(3 * nc);
-  for (int c = 0; c < nc; ++c) contacts[c].impulse = r_.segment<3>(3 * c);
+  for (int k = 0; k < nc; ++k) contacts[order_[k]].impulse = r_.segment<3>(3 * k);
   record_.problem_size = 3 * nc;
 }
 

@@ -27,10 +27,7 @@ void Append(const Eigen::Ref<const Eigen::MatrixXd>& x, std::vector<double>* val
 }
 
 bool AllFinite(const double* x, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    if (!std::isfinite(x[i])) return false;
-  }
-  return true;
+  return Eigen::Map<const Eigen::VectorXd>(x, static_cast<Eigen::Index>(n)).allFinite();
 }
 
 }  // namespace
