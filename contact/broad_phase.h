@@ -34,6 +34,11 @@ class BroadPhase {
   // centre or radius pairs the body with every other (a broad phase must not hide a pair; the
   // narrow phase then sees the NaN).
   void Find(const std::vector<BoundingSphere>& spheres, std::vector<std::pair<int, int>>* pairs);
+  // After a Find() whose spheres have since only grown where `grown` is nonzero: adds to *pairs
+  // the pairs of a grown sphere that Find() would now report, keeping the order. Costs the
+  // grown spheres times all, not a new sweep.
+  void FindAround(const std::vector<BoundingSphere>& spheres, const std::vector<char>& grown,
+                  std::vector<std::pair<int, int>>* pairs);
 
  private:
   std::vector<int> finite_;     // bodies with a finite radius, sorted by interval start

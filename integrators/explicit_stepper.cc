@@ -259,7 +259,11 @@ void ExplicitStepper::FindContacts(bool only_grown) {
     spheres_[i].half_extents = bodies_[i].shape.BoundingHalfExtents(rotations_[i]).array() + slack;
     spheres_[i].fixed = bodies_[i].fixed;
   }
-  broad_phase_.Find(spheres_, &pairs_);
+  if (only_grown) {
+    broad_phase_.FindAround(spheres_, grown_, &pairs_);  // the first search's pairs and more
+  } else {
+    broad_phase_.Find(spheres_, &pairs_);
+  }
   record_.contacts.clear();
   previous_range_.clear();
   // previous_ and the pairs are both in (i, j) order: one cursor finds each pair's range.

@@ -26,8 +26,11 @@ void Append(const Eigen::Ref<const Eigen::MatrixXd>& x, std::vector<double>* val
   }
 }
 
+// A sum is finite if every term is (and a NaN or an infinity makes it so); only a sum that is
+// not looks at the terms one by one, since finite terms can overflow it.
 bool AllFinite(const double* x, size_t n) {
-  return Eigen::Map<const Eigen::VectorXd>(x, static_cast<Eigen::Index>(n)).allFinite();
+  const Eigen::Map<const Eigen::VectorXd> values(x, static_cast<Eigen::Index>(n));
+  return std::isfinite(values.sum()) || values.allFinite();
 }
 
 }  // namespace

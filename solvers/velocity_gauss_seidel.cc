@@ -44,6 +44,17 @@ void VelocityGaussSeidel::Prepare(const GlobalFrictionContactProblem& problem) {
     records_.resize(static_cast<size_t>(kRecord) * nc);  // a missing piece's values unused
     slots_.assign(2 * static_cast<size_t>(nc), -1);
     ready_.assign(nc, 0);
+    // Blocks whose inverse is diag(s I, K) (s > 0): 0 for the others.
+    scalar_top_.assign(problem.num_blocks(), 0.0);
+    for (int k = 0; k < problem.num_blocks(); ++k) {
+      const Eigen::Map<const Eigen::Matrix<double, 6, 6>> Minv(problem.inverse_mass_data(k));
+      const double s = Minv(0, 0);
+      if (s > 0.0 && Minv.topRightCorner<3, 3>().isZero(0.0) &&
+          Minv.bottomLeftCorner<3, 3>().isZero(0.0) &&
+          Minv.topLeftCorner<3, 3>() == s * Eigen::Matrix3d::Identity()) {
+        scalar_top_[k] = s;
+      }
+    }
     for (int a = 0; a < nc; ++a) {
       double* record = records_.data() + static_cast<size_t>(kRecord) * a;
       for (int p = problem.piece_begin(a), k = 0; p < problem.piece_begin(a + 1); ++p, ++k) {
@@ -76,12 +87,20 @@ void VelocityGaussSeidel::MakeReady(const GlobalFrictionContactProblem& problem,
   double* record = records_.data() + static_cast<size_t>(kRecord) * a;
   Eigen::Matrix3d W = Eigen::Matrix3d::Zero();
   for (int p = problem.piece_begin(a), k = 0; p < problem.piece_begin(a + 1); ++p, ++k) {
+    const int block = problem.piece_block(p);
     const Eigen::Map<const Eigen::Matrix<double, 6, 3>> H(record + 18 * k);
     Eigen::Map<Eigen::Matrix<double, 6, 3>> B(record + 36 + 18 * k);
-    B.noalias() = Eigen::Map<const Eigen::Matrix<double, 6, 6>>(
-                      problem.inverse_mass_data(problem.piece_block(p))) *
-                  H;
-    W.noalias() += H.transpose() * B;
+    const Eigen::Map<const Eigen::Matrix<double, 6, 6>> Minv(problem.inverse_mass_data(block));
+    if (scalar_top_[block] > 0.0) {
+      // M^-1 = diag(s I, K), a rigid body's: a third of the products.
+      B.topRows<3>() = scalar_top_[block] * H.topRows<3>();
+      B.bottomRows<3>().noalias() = Minv.bottomRightCorner<3, 3>() * H.bottomRows<3>();
+      W.noalias() += H.topRows<3>().transpose() * B.topRows<3>();
+      W.noalias() += H.bottomRows<3>().transpose() * B.bottomRows<3>();
+    } else {
+      B.noalias() = Minv * H;
+      W.noalias() += H.transpose() * B;
+    }
   }
   SetDiagonalBlock(a, W);
   ready_[a] = 1;
@@ -242,9 +261,18 @@ VelocityGaussSeidel::Summary VelocityGaussSeidel::Solve(const GlobalFrictionCont
     // The error costs a third of a sweep: checked after sweeps 1, 2, 3, 5, 8, 12, ... (then
     // every 20) and after the last; when the rate since the previous check leaves it above ten
     // times the tolerance after the last sweep, 20 sweeps later or after the last.
-    if (sweep < next_check && sweep < options_.max_sweeps && !timed_out) continue;
+    const bool last = sweep >= options_.max_sweeps || timed_out;
+    if (sweep < next_check && !last) continue;
     ContactVelocities(problem);
-    double error = error_at();
+    // The last check describes the point too (its error, its contacts' states); the answer
+    // when it is the best (v from the sweeps' updates: exact to their rounding).
+    double error;
+    if (last) {
+      DescribeFrictionPoint(problem, *r, u_, &summary);
+      error = summary.natural_residual;
+    } else {
+      error = error_at();
+    }
     next_check = sweep + std::min(20, (sweep + 1) / 2);
     if (last_check > 0 && error > options_.tolerance) {
       const double rate = std::pow(error / last_error, 1.0 / (sweep - last_check));
@@ -266,6 +294,7 @@ VelocityGaussSeidel::Summary VelocityGaussSeidel::Solve(const GlobalFrictionCont
     if (!(error >= best_error)) {
       best_error = error;
       best_ = *r;
+      described = described || last;
     }
     if (!std::isfinite(error)) break;
     if (timed_out) {

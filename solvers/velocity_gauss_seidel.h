@@ -71,7 +71,8 @@ class VelocityGaussSeidel {
   bool compact_ = false;
   std::vector<double> records_;
   std::vector<int> slots_;
-  std::vector<char> ready_;  // B_0, B_1 and W_aa formed
+  std::vector<char> ready_;         // B_0, B_1 and W_aa formed
+  std::vector<double> scalar_top_;  // per block: s where M_k^-1 = diag(s I, K), else 0
   // Otherwise, per piece of H: B_p = M_k^-1 H_p (b x 3, column-major, at the piece's offset).
   std::vector<double> products_;
   std::vector<int> product_offset_;

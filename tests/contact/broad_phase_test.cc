@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -67,6 +68,44 @@ TEST_CASE("broad phase: the pairs of a double loop, in its order, on random scen
     if (trial % 13 == 4) spheres[n / 3].centre.x() = NAN;
     broad_phase.Find(spheres, &found);
     CHECK(found == AllPairs(spheres));
+  }
+}
+
+TEST_CASE("broad phase: FindAround adds what the grown spheres now meet, as Find would") {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<double> position(-3.0, 3.0), radius(0.05, 0.6);
+  BroadPhase broad_phase;
+  for (int trial = 0; trial < 40; ++trial) {
+    const int n = 5 + 3 * trial;
+    std::vector<BoundingSphere> spheres(n);
+    for (int i = 0; i < n; ++i) {
+      spheres[i].centre = Eigen::Vector3d(position(rng), position(rng), position(rng));
+      spheres[i].radius = radius(rng);
+      spheres[i].half_extents = Eigen::Vector3d::Constant(0.8 * spheres[i].radius);
+      spheres[i].fixed = i % 7 == 0;
+    }
+    if (trial % 5 == 2) spheres[0].radius = INFINITY;  // a half-space
+    std::vector<std::pair<int, int>> around;
+    broad_phase.Find(spheres, &around);
+    const std::vector<std::pair<int, int>> before = around;
+    std::vector<char> grown(n, 0);
+    for (int i = 0; i < n; i += 3) {
+      grown[i] = 1;
+      spheres[i].radius *= 1.5;
+      spheres[i].half_extents *= 1.5;
+    }
+    broad_phase.FindAround(spheres, grown, &around);
+    std::vector<std::pair<int, int>> fresh;
+    broad_phase.Find(spheres, &fresh);
+    CHECK(std::is_sorted(around.begin(), around.end()));
+    CHECK(std::adjacent_find(around.begin(), around.end()) == around.end());
+    // Everything Find reports now, and nothing but the old pairs and the double loop's.
+    CHECK(std::includes(around.begin(), around.end(), fresh.begin(), fresh.end()));
+    const std::vector<std::pair<int, int>> all = AllPairs(spheres);
+    for (const auto& pair : around) {
+      const bool old = std::binary_search(before.begin(), before.end(), pair);
+      CHECK((old || std::binary_search(all.begin(), all.end(), pair)));
+    }
   }
 }
 
