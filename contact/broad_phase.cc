@@ -5,42 +5,46 @@
 
 namespace ncpkit {
 
-namespace {
-
-// Find()'s test of one pair, with its inflation: centres at most r_i + r_j apart and boxes
-// overlapping; an unbounded or non-finite sphere meets everything.
-bool Meet(const BoundingSphere& a, const BoundingSphere& b) {
-  if (a.fixed && b.fixed) return false;
-  const bool bounded = std::isfinite(a.radius) && std::isfinite(b.radius) && a.centre.allFinite() &&
-                       b.centre.allFinite();
-  if (!bounded) return true;
-  const auto inflated = [](const BoundingSphere& s, double x) {
-    const double slack = 1e-12 * (std::abs(s.radius) + s.centre.cwiseAbs().maxCoeff());
-    return x + 1e-12 * std::abs(x) + slack;
-  };
-  for (int k = 0; k < 3; ++k) {
-    const double ea = a.half_extents[k], eb = b.half_extents[k];
-    if (!(ea >= 0.0) || !(eb >= 0.0) || std::isinf(ea) || std::isinf(eb)) continue;
-    if (std::abs(a.centre[k] - b.centre[k]) > inflated(a, ea + 1e-12 * std::abs(a.centre[k])) +
-                                                  inflated(b, eb + 1e-12 * std::abs(b.centre[k]))) {
-      return false;
-    }
-  }
-  return (a.centre - b.centre).norm() <= inflated(a, a.radius) + inflated(b, b.radius);
-}
-
-}  // namespace
-
 void BroadPhase::FindAround(const std::vector<BoundingSphere>& spheres,
                             const std::vector<char>& grown,
                             std::vector<std::pair<int, int>>* pairs) {
   const int n = static_cast<int>(spheres.size());
+  int num_grown = 0;
+  for (int i = 0; i < n; ++i) num_grown += grown[i] ? 1 : 0;
+  if (num_grown == 0) return;
+  if (16 * num_grown > n) {  // a new sweep costs less than testing so many against all
+    Find(spheres, pairs);
+    return;
+  }
+  // The inflated radii and extents of Find(), then each grown sphere against all.
+  radius_.assign(n, 0.0);
+  extents_.resize(n);
+  is_unbounded_.assign(n, 0);
+  for (int i = 0; i < n; ++i) {
+    const BoundingSphere& s = spheres[i];
+    if (!(std::isfinite(s.radius) && s.centre.allFinite())) {
+      is_unbounded_[i] = 1;
+      continue;
+    }
+    const double slack = 1e-12 * (std::abs(s.radius) + s.centre.cwiseAbs().maxCoeff());
+    radius_[i] = s.radius + slack;
+    for (int k = 0; k < 3; ++k) {
+      const double e = s.half_extents[k];
+      extents_[i][k] = e >= 0.0 ? e + 1e-12 * (e + std::abs(s.centre[k])) + slack : INFINITY;
+    }
+  }
   const size_t before = pairs->size();
   for (int g = 0; g < n; ++g) {
     if (!grown[g]) continue;
     for (int k = 0; k < n; ++k) {
       if (k == g || (grown[k] && k < g)) continue;  // a pair of grown spheres once
-      if (Meet(spheres[g], spheres[k])) pairs->emplace_back(std::min(g, k), std::max(g, k));
+      if (spheres[g].fixed && spheres[k].fixed) continue;
+      if (!is_unbounded_[g] && !is_unbounded_[k]) {
+        const Eigen::Vector3d apart = (spheres[g].centre - spheres[k].centre).cwiseAbs();
+        if (!(apart.array() <= (extents_[g] + extents_[k]).array()).all()) continue;
+        if (apart.norm() > radius_[g] + radius_[k]) continue;
+      }
+      pairs->emplace_back(std::min(g, k), std::max(g, k));
     }
   }
   if (pairs->size() == before) return;

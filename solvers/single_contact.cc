@@ -200,12 +200,19 @@ SingleContactSolution SolveSingleContact(const Eigen::Matrix3d& W, const Eigen::
   } else if (q[1] != 0.0 || q[2] != 0.0) {
     t = -q.tail<2>().normalized();
   }
-  if (t.allFinite() && PolishDirection(h, &t, 8) && SlidingCandidate(W, q, mu, t, &r, &error) &&
-      error <= accept) {
-    solution.r = r;
-    solution.state = ContactState::Sliding;
-    solution.direction = t;
-    return solution;
+  // Then, before the quartic, -q_T if it was not the first guess: a few hundred operations
+  // against the companion matrix's eigenvalues.
+  Eigen::Vector2d guesses[2] = {t, -q.tail<2>().normalized()};
+  const int num_guesses = (warm_direction != nullptr || r_start[0] > 0.0) ? 2 : 1;
+  for (int k = 0; k < num_guesses; ++k) {
+    Eigen::Vector2d d = guesses[k];
+    if (d.allFinite() && PolishDirection(h, &d, 8) && SlidingCandidate(W, q, mu, d, &r, &error) &&
+        error <= accept) {
+      solution.r = r;
+      solution.state = ContactState::Sliding;
+      solution.direction = d;
+      return solution;
+    }
   }
   Eigen::Vector2d directions[4];
   const int num_directions = SlidingDirections(h, directions);
