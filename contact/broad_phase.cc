@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace ncpkit {
 
@@ -12,7 +13,9 @@ void BroadPhase::FindAround(const std::vector<BoundingSphere>& spheres,
   int num_grown = 0;
   for (int i = 0; i < n; ++i) num_grown += grown[i] ? 1 : 0;
   if (num_grown == 0) return;
-  if (16 * num_grown > n) {  // a new sweep costs less than testing so many against all
+  // Testing the grown against all costs num_grown * n tests; a new sweep about as many as the
+  // last one examined.
+  if (static_cast<int64_t>(num_grown) * n > last_candidates_ + n) {
     Find(spheres, pairs);
     return;
   }
@@ -93,21 +96,35 @@ void BroadPhase::Find(const std::vector<BoundingSphere>& spheres,
   }
   std::sort(finite_.begin(), finite_.end(),
             [&](int a, int b) { return low_[a] < low_[b] || (low_[a] == low_[b] && a < b); });
+  // The sweep reads the bodies in sweep order from one packed array (a dense pile has each body
+  // overlap a third of the others along any axis: the inner loop is the broad phase's cost).
   const int num_finite = static_cast<int>(finite_.size());
+  packed_.resize(num_finite);
   for (int a = 0; a < num_finite; ++a) {
     const int i = finite_[a];
-    const BoundingSphere& si = spheres[i];
-    const double high = si.centre[axis] + std::min(radius_[i], extents_[i][axis]);
-    for (int b = a + 1; b < num_finite && low_[finite_[b]] <= high; ++b) {
-      const int j = finite_[b];
-      const BoundingSphere& sj = spheres[j];
-      if (si.fixed && sj.fixed) continue;
-      const Eigen::Vector3d apart = (si.centre - sj.centre).cwiseAbs();
-      if (!(apart.array() <= (extents_[i] + extents_[j]).array()).all()) continue;
-      if ((si.centre - sj.centre).norm() <= radius_[i] + radius_[j]) {
-        pairs->emplace_back(std::min(i, j), std::max(i, j));
+    Packed& p = packed_[a];
+    p.centre = spheres[i].centre;
+    p.extents = extents_[i];
+    p.radius = radius_[i];
+    p.low = low_[i];
+    p.high = spheres[i].centre[axis] + std::min(radius_[i], extents_[i][axis]);
+    p.index = i;
+    p.fixed = spheres[i].fixed;
+  }
+  last_candidates_ = 0;
+  for (int a = 0; a < num_finite; ++a) {
+    const Packed& pa = packed_[a];
+    int b = a + 1;
+    for (; b < num_finite && packed_[b].low <= pa.high; ++b) {
+      const Packed& pb = packed_[b];
+      if (pa.fixed && pb.fixed) continue;
+      const Eigen::Vector3d apart = (pa.centre - pb.centre).cwiseAbs();
+      if (!(apart.array() <= (pa.extents + pb.extents).array()).all()) continue;
+      if (apart.squaredNorm() <= (pa.radius + pb.radius) * (pa.radius + pb.radius)) {
+        pairs->emplace_back(std::min(pa.index, pb.index), std::max(pa.index, pb.index));
       }
     }
+    last_candidates_ += b - a - 1;
   }
   for (int u : unbounded_) {
     for (int k = 0; k < n; ++k) {
@@ -116,7 +133,24 @@ void BroadPhase::Find(const std::vector<BoundingSphere>& spheres,
       pairs->emplace_back(std::min(u, k), std::max(u, k));
     }
   }
-  std::sort(pairs->begin(), pairs->end());
+  SortPairs(n, pairs);
+}
+
+// (i, j) order by counting on i, then each i's few partners sorted in place.
+void BroadPhase::SortPairs(int n, std::vector<std::pair<int, int>>* pairs) {
+  first_count_.assign(static_cast<size_t>(n) + 1, 0);
+  for (const auto& [i, j] : *pairs) ++first_count_[i + 1];
+  for (int i = 0; i < n; ++i) first_count_[i + 1] += first_count_[i];
+  sorted_.resize(pairs->size());
+  for (const auto& pair : *pairs) sorted_[first_count_[pair.first]++] = pair;
+  for (size_t k = 0, start = 0; k <= sorted_.size(); ++k) {
+    if (k == sorted_.size() || sorted_[k].first != sorted_[start].first) {
+      std::sort(sorted_.begin() + static_cast<std::ptrdiff_t>(start),
+                sorted_.begin() + static_cast<std::ptrdiff_t>(k));
+      start = k;
+    }
+  }
+  pairs->swap(sorted_);
 }
 
 }  // namespace ncpkit

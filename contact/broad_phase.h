@@ -5,6 +5,7 @@
 #define NCPKIT_CONTACT_BROAD_PHASE_H_
 
 #include <Eigen/Core>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -47,6 +48,18 @@ class BroadPhase {
   std::vector<double> radius_;            // slightly inflated (see Find)
   std::vector<Eigen::Vector3d> extents_;  // the same
   std::vector<double> low_;               // interval start along the sweep axis
+  // The finite bodies in sweep order, packed.
+  struct Packed {
+    Eigen::Vector3d centre, extents;
+    double radius, low, high;
+    int index;
+    bool fixed;
+  };
+  std::vector<Packed> packed_;
+  std::vector<int> first_count_;
+  int64_t last_candidates_ = 0;  // pairs the last sweep examined
+  std::vector<std::pair<int, int>> sorted_;
+  void SortPairs(int n, std::vector<std::pair<int, int>>* pairs);
 };
 
 }  // namespace ncpkit

@@ -173,6 +173,27 @@ void Clip(const Vector3d& c, const Vector3d& u, double limit, double tol, Polygo
   *polygon = kept;
 }
 
+// Clip() against the half-space sign * x[axis] <= limit of a frame's coordinate axis.
+void ClipAxis(int axis, double sign, double limit, double tol, Polygon* polygon) {
+  Polygon kept;
+  const int n = polygon->size;
+  for (int i = 0; i < n; ++i) {
+    const Vector3d& p = polygon->points[i];
+    const Vector3d& q = polygon->points[(i + 1) % n];
+    const double dp = sign * p[axis] - limit;
+    const double dq = sign * q[axis] - limit;
+    if (dp <= tol) {
+      Vector3d x = p;
+      if (dp > 0.0) x[axis] = sign * limit;
+      kept.Push(x);
+    }
+    if ((dp < -tol && dq > tol) || (dp > tol && dq < -tol)) {
+      kept.Push(p + (dp / (dp - dq)) * (q - p));
+    }
+  }
+  *polygon = kept;
+}
+
 // At most four points of a clipped polygon that keep its extent: the deepest, the farthest from
 // it, and the two farthest on either side of the line through those (depth along n).
 Polygon ReducePolygon(const Polygon& points, const Vector3d& n, double tol) {
@@ -231,24 +252,30 @@ void FaceContact(const ShapePose& ref, const Vector3d& ref_half, int ref_axis, d
       inc.position + inc_sign * inc_half[inc_axis] * inc.rotation.col(inc_axis);
   const Vector3d e1 = inc_half[i1] * inc.rotation.col(i1);
   const Vector3d e2 = inc_half[i2] * inc.rotation.col(i2);
-  Polygon polygon;
-  polygon.Push(face_centre + e1 + e2);
-  polygon.Push(face_centre - e1 + e2);
-  polygon.Push(face_centre - e1 - e2);
-  polygon.Push(face_centre + e1 - e2);
+  // The incident face in the reference face's frame (x, y along its edges from its centre, z
+  // along n), where clipping to the face is against |x| <= h1, |y| <= h2.
   const Vector3d ref_centre = ref.position + ref_half[ref_axis] * n;
+  const int k1 = (ref_axis + 1) % 3, k2 = (ref_axis + 2) % 3;
+  const Vector3d u1 = ref.rotation.col(k1), u2 = ref.rotation.col(k2);
+  const auto in_frame = [&](const Vector3d& x) {
+    const Vector3d d = x - ref_centre;
+    return Vector3d(d.dot(u1), d.dot(u2), d.dot(n));
+  };
+  Polygon polygon;
+  polygon.Push(in_frame(face_centre + e1 + e2));
+  polygon.Push(in_frame(face_centre - e1 + e2));
+  polygon.Push(in_frame(face_centre - e1 - e2));
+  polygon.Push(in_frame(face_centre + e1 - e2));
   const double tol = 1e-9 * std::max(ref_half.maxCoeff(), inc_half.maxCoeff());
-  for (int s = 1; s <= 2; ++s) {
-    const int k = (ref_axis + s) % 3;
-    const Vector3d u = ref.rotation.col(k);
-    Clip(ref_centre, u, ref_half[k], tol, &polygon);
-    Clip(ref_centre, -u, ref_half[k], tol, &polygon);
-  }
-  const Polygon reduced = ReducePolygon(polygon, n, 1e3 * tol);
+  ClipAxis(0, 1.0, ref_half[k1], tol, &polygon);
+  ClipAxis(0, -1.0, ref_half[k1], tol, &polygon);
+  ClipAxis(1, 1.0, ref_half[k2], tol, &polygon);
+  ClipAxis(1, -1.0, ref_half[k2], tol, &polygon);
+  const Polygon reduced = ReducePolygon(polygon, Vector3d::UnitZ(), 1e3 * tol);
   for (int k = 0; k < reduced.size; ++k) {
     const Vector3d& p = reduced.points[k];
-    const double distance = (p - ref_centre).dot(n);
-    if (distance < threshold) Add(p - distance * n, n, distance, out);
+    const double distance = p.z();
+    if (distance < threshold) Add(ref_centre + p.x() * u1 + p.y() * u2, n, distance, out);
   }
 }
 

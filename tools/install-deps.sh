@@ -18,8 +18,9 @@ required=(g++ cmake make libeigen3-dev libsuitesparse-dev libceres-dev doctest-d
 if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
   required+=(nodejs npm)
 fi
-# Optional peer library: the benchmarks measure ratios against Siconos numerics when present.
-optional=(libsiconos-numerics-dev)
+# Optional peers: the benchmarks measure ratios against Siconos numerics (frictional contact
+# problems) and against ODE, Bullet and MuJoCo (the explicit stepper's scenes) when present.
+optional=(libsiconos-numerics-dev libode-dev libbullet-dev libmujoco-dev)
 
 missing() {
   for p in "$@"; do

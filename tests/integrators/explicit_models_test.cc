@@ -246,19 +246,26 @@ TEST_CASE("explicit models: boxes tumbling onto each other gain energy (expected
   // Box-box contact points come from the start-of-step configuration: the clipped points of the
   // best face axis (and the edge point where an edge axis separates them). Where a box turns
   // during the step, the linearized gaps of its corners are not the gaps at the end of the step:
-  // they end the step slightly inside, the phi / h term pushes them out and energy rises a
-  // little. The point-contact weakness of explicit stepping that seed 000's implicit contact
-  // addresses. (When the separating-axis test could pick an edge axis over a face lying within
-  // rounding of it, one point carried the contact and corners went centimetres deep: 1.18 J.)
-  const EnergyRun run = RunEnergy(TumblingBodies(0.3), "pyramid/lemke");
+  // they end the step inside, the phi / h term pushes them out and energy rises. The
+  // point-contact weakness of explicit stepping that seed 000's implicit contact addresses.
+  // Four boxes falling onto each other from spreads 0.2, 0.25 and 0.3 m (the rise depends on how
+  // they happen to meet: from 0 to joules).
+  double largest_rise = 0.0, deepest = 0.0;
+  int failed = 0;
+  for (const double spread : {0.2, 0.25, 0.3}) {
+    const EnergyRun run = RunEnergy(TumblingBodies(spread), "pyramid/lemke");
+    largest_rise = std::max(largest_rise, run.largest_rise);
+    deepest = std::max(deepest, run.deepest);
+    failed += run.failed;
+  }
   std::cout << "expected failure: explicit stepper, boxes tumbling onto each other "
                "(pyramid/lemke): energy rises by up to "
-            << run.largest_rise << " J in a step, penetration up to " << run.deepest
-            << " m (start-of-step box-box contact points)\n";
-  CHECK(run.failed == 0);
-  CHECK(run.largest_rise > 1e-9);
-  CHECK(run.largest_rise < 1e-2);
-  CHECK(run.deepest < 5e-3);
+            << largest_rise << " J in a step, penetration up to " << deepest
+            << " m (start-of-step box-box contact points); " << failed
+            << " of 900 steps not solved to 1e-10\n";
+  CHECK(failed <= 9);
+  CHECK(largest_rise > 1e-9);
+  CHECK(deepest < 2e-2);
 }
 
 TEST_CASE("explicit models: Newton restitution returns e times the impact speed") {
@@ -615,8 +622,8 @@ TEST_CASE("paper scenes: the explicit stepper against the implicit one on the sa
       }
       depth[explicit_stepper] = run.quality.max_penetration;
       MESSAGE((explicit_stepper ? "explicit" : "implicit")
-              << ": rolling cylinder, contact points off the line by " << max_d
-              << " m, deepest " << run.quality.max_penetration << " m");
+              << ": rolling cylinder, contact points off the line by " << max_d << " m, deepest "
+              << run.quality.max_penetration << " m");
       CHECK(run.failed == 0);
       CHECK(max_d <= 1e-8);
     }
