@@ -83,12 +83,14 @@ TEST_CASE("explicit models: a resting 10-box stack drifts less than 1e-6 m over 
   for (int i = 0; i < 10; ++i) {
     bodies.push_back(Box("box" + std::to_string(i), Eigen::Vector3d(0, 0, 0.1 + 0.2 * i), 0.2));
   }
-  for (const std::string variant : {"pyramid/lemke", "relaxed/lemke", "relaxed/pgs",
-                                    "relaxed/fb-newton", "cone/nsgs", "cone/fc-newton-fb"}) {
+  for (const std::string variant :
+       {"pyramid/lemke", "relaxed/lemke", "relaxed/pgs", "relaxed/fb-newton", "cone/nsgs",
+        "cone/nsgs-velocity", "cone/fc-newton-fb"}) {
     CAPTURE(variant);
     ExplicitStepperOptions options = Options(variant);
     options.solver_options.max_iterations = 200000;  // PGS, NSGS: to the tolerance
-    if (options.solver != "pgs" && options.solver != "nsgs") {
+    if (options.solver != "pgs" && options.solver != "nsgs" &&
+        options.solver != "nsgs-velocity") {
       options.solver_options.max_iterations = 0;
     }
     ExplicitStepper stepper(bodies, Laws(), options);
