@@ -189,14 +189,16 @@ TEST_CASE("scene files: \"stepper\": \"explicit\" runs the explicit stepper with
     CHECK(runner.num_steps() == 100);
     CHECK(penetration <= 1e-8);
     if (variant == "cone/fc-newton-fb" || variant == "cone/nsgs-velocity") {
-      // Expected failures: on the resting stack's singular W, fc-newton-fb's line search stalls
-      // at FCLib error 1.1e-10 in a few steps (its Jacobian is that of the function smoothed by
-      // 1e-6 of the scale, no longer a descent direction so close to the solution), and NSGS,
-      // like nsgs on the local form, ends its 10^4 sweeps at 4.9e-8 on three steps of the stack.
-      // Recorded with how far they got.
-      std::cout << "expected failure: " << variant << " on explicit_boxes.json: " << failed
-                << " of 100 steps end at FCLib error up to " << worst
-                << " > 1e-10 (singular W of the resting stack)\n";
+      // Expected failures: on the resting stack's singular W, NSGS (like nsgs on the local
+      // form) ends its 10^4 sweeps at 3e-8 on three steps of the stack, and fc-newton-fb's
+      // line search can stall just above 1e-10 (its Jacobian is that of the function smoothed
+      // by 1e-6 of the scale, no longer a descent direction so close to the solution; whether
+      // it does depends on the last bits of W). Recorded with how far they got.
+      if (failed > 0) {
+        std::cout << "expected failure: " << variant << " on explicit_boxes.json: " << failed
+                  << " of 100 steps end at FCLib error up to " << worst
+                  << " > 1e-10 (singular W of the resting stack)\n";
+      }
       CHECK(failed <= 3);
       CHECK(worst <= 1e-7);
     } else {
