@@ -18,7 +18,7 @@ echo "== Installed package: find_package, pkg-config and add_subdirectory consum
 bash tools/check-install.sh
 
 echo "== Benchmark smoke run (small sizes, so that the benchmarks never rot)"
-build/bench/ncpkit_bench --benchmark_filter='/(10|100)$|Mcp|Josephy|sliding_cube.json/fb-newton$|Quasistatic/gripper|(FCLib|SiconosFC3D)/[a-z-]+/Rover' \
+build/bench/ncpkit_bench --benchmark_filter='/(10|100)$|Mcp|Josephy|sliding_cube.json/fb-newton$|Quasistatic/gripper|(FCLib|SiconosFC3D)/[a-z-]+/Rover|Engine/sliding_cube' \
   --benchmark_min_time=0.01
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build (Clang, fuzzer-instrumented) and tests"
