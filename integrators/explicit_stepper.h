@@ -3,8 +3,10 @@
 // complementarity problem in the step's contact impulses, in one of three friction models, or
 // no problem at all with soft contact (seed 003):
 //
-//   cone     Coulomb cones: a frictional contact problem (FCLib form) for the friction solvers
-//            (nsgs, fc-newton, fc-proximal, auto, ...); 3 unknowns per contact.
+//   cone     Coulomb cones: a frictional contact problem in FCLib's global form (one block of M
+//            per moving body, H = J^T), for nsgs-velocity and, through its local form
+//            W = J M^-1 J^T, every friction solver (nsgs, fc-newton, fc-proximal, auto, ...);
+//            3 unknowns per contact, handed to the solver highest first along gravity.
 //   pyramid  Stewart-Trinkle's linearized cone with n_d directions: an LCP in (lambda_n, beta,
 //            gamma), 2 + n_d unknowns per contact, for Lemke and the Newton methods (its gamma
 //            rows have a zero diagonal, which PGS cannot take).
@@ -109,11 +111,14 @@ struct ExplicitStepRecord : StepRecord {
   std::vector<ExplicitContact> contacts;
 };
 
-// Steps the bodies: free velocities nu_f = nu + h M^-1 (m g, -omega x I omega); W = J M^-1 J^T,
-// q = J nu_f + [phi / h, 0, 0] per contact; r solves FC(W, q, mu); nu+ = nu_f + M^-1 J^T r;
-// poses by the exact rotation update. max_penetration is the deepest start-of-step overlap. A
-// step whose problem is not solved applies the best impulses found and says so in its summary.
-// Bodies are validated as for the implicit stepper (ValidateBodies, dynamic).
+// Steps the bodies: free velocities nu_f = nu + h M^-1 (m g, -omega x I omega); the contacts of
+// the pairs within the margin plus both bodies' reach; M nu+ = M nu_f + J^T r, u = J nu+ +
+// [phi / h, 0, 0] per contact with r solving the cone complementarity (or the model's LCP);
+// where the impulses sped a body beyond half the margin, its pairs are searched again and the
+// step solved again if a new contact would close; poses by the exact rotation update.
+// max_penetration is the deepest start-of-step overlap. A step whose problem is not solved
+// applies the best impulses found and says so in its summary. Bodies are validated as for the
+// implicit stepper (ValidateBodies, dynamic).
 class ExplicitStepper : public Stepper {
  public:
   // Each pair's Coulomb coefficient is laws.Get(a, b).mu and its restitution coefficient

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <sstream>
 
@@ -149,6 +150,27 @@ double FclibErrorOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::Vecto
   return sum >= 0.0 && sum < std::numeric_limits<double>::infinity()
              ? std::sqrt(sum) / (1.0 + q_norm)
              : std::numeric_limits<double>::infinity();
+}
+
+void SetSweepOutcome(double tolerance, int sweeps, bool timed_out, const Eigen::VectorXd& r,
+                     FrictionSolverSummary* summary) {
+  summary->iterations = sweeps;
+  // snprintf, not a stream: a solve of a few contacts takes about as long as formatting one.
+  char message[160];
+  if (summary->natural_residual <= tolerance) {
+    summary->status = Status::Converged;
+    std::snprintf(message, sizeof(message), "FCLib error %g <= tolerance %g after %d sweeps",
+                  summary->natural_residual, tolerance, sweeps);
+  } else if (!std::isfinite(summary->natural_residual) || !r.allFinite()) {
+    summary->status = Status::NumericalFailure;
+    std::snprintf(message, sizeof(message), "the iterate became non-finite in sweep %d", sweeps);
+  } else {
+    summary->status = Status::MaxIterations;
+    std::snprintf(message, sizeof(message), "FCLib error %g > tolerance %g after %d sweeps%s",
+                  summary->natural_residual, tolerance, sweeps,
+                  timed_out ? " (time limit reached)" : "");
+  }
+  summary->message = message;
 }
 
 void DescribeFrictionPointOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::VectorXd& r,

@@ -135,6 +135,10 @@ FrictionErrors FrictionErrorsOf(const Eigen::VectorXd& mu, double q_norm, const 
 // The FCLib error alone (no further norms), for solvers' convergence tests.
 double FclibErrorOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::VectorXd& r,
                     const Eigen::VectorXd& u);
+// A Gauss-Seidel solve's status, iterations and message from its summary's error (set by
+// DescribeFrictionPoint): converged, non-finite, or out of sweeps (or time).
+void SetSweepOutcome(double tolerance, int sweeps, bool timed_out, const Eigen::VectorXd& r,
+                     FrictionSolverSummary* summary);
 // The errors, and the contacts taking off, sticking and sliding at r.
 void DescribeFrictionPointOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::VectorXd& r,
                              const Eigen::VectorXd& u, FrictionSolverSummary* summary);

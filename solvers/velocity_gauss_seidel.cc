@@ -308,22 +308,7 @@ VelocityGaussSeidel::Summary VelocityGaussSeidel::Solve(const GlobalFrictionCont
     ContactVelocities(problem);
     DescribeFrictionPoint(problem, *r, u_, &summary);
   }
-  summary.iterations = sweep;
-  char message[160];
-  if (summary.natural_residual <= options_.tolerance) {
-    summary.status = Status::Converged;
-    std::snprintf(message, sizeof(message), "FCLib error %g <= tolerance %g after %d sweeps",
-                  summary.natural_residual, options_.tolerance, sweep);
-  } else if (!std::isfinite(summary.natural_residual) || !r->allFinite()) {
-    summary.status = Status::NumericalFailure;
-    std::snprintf(message, sizeof(message), "the iterate became non-finite in sweep %d", sweep);
-  } else {
-    summary.status = Status::MaxIterations;
-    std::snprintf(message, sizeof(message), "FCLib error %g > tolerance %g after %d sweeps%s",
-                  summary.natural_residual, options_.tolerance, sweep,
-                  timed_out ? " (time limit reached)" : "");
-  }
-  summary.message = message;
+  internal::SetSweepOutcome(options_.tolerance, sweep, timed_out, *r, &summary);
   summary.wall_time_seconds = elapsed();
   return summary;
 }
