@@ -576,7 +576,8 @@ bool SeparatingDirection(const Shape& a, const ShapePose& pa, const Shape& b, co
   }
   for (double step = 0.1; step > 1e-9 && !beyond; step *= 0.5) {
     bool improved = true;
-    while (improved && !beyond) {
+    // (At most 64 moves a step size: each raises s, but a ridge could take tiny raises.)
+    for (int moves = 0; improved && !beyond && moves < 64; ++moves) {
       improved = false;
       const Vector3d u = best_d.unitOrthogonal(), v = best_d.cross(u);
       for (const Vector3d& t : {u, Vector3d(-u), v, Vector3d(-v)}) {
