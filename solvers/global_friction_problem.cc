@@ -33,6 +33,13 @@ bool AllFinite(const double* x, size_t n) {
   return std::isfinite(values.sum()) || values.allFinite();
 }
 
+// A symmetric 3 x 3 matrix is positive definite when its leading principal minors are
+// (Sylvester's criterion).
+bool PositiveDefinite(const Eigen::Matrix3d& A) {
+  const double minor2 = A(0, 0) * A(1, 1) - A(0, 1) * A(1, 0);
+  return A(0, 0) > 0.0 && minor2 > 0.0 && A.determinant() > 0.0;
+}
+
 }  // namespace
 
 GlobalFrictionContactProblem::GlobalFrictionContactProblem(const Eigen::SparseMatrix<double>& M,
@@ -262,13 +269,27 @@ void GlobalFrictionContactProblem::Finalize() {
       using Matrix6d = Eigen::Matrix<double, 6, 6>;
       const Eigen::Map<const Matrix6d> m6(mass.data());
       Eigen::Map<Matrix6d> i6(inverse.data());
-      const Eigen::LLT<Matrix6d> llt(m6);
-      ok = llt.info() == Eigen::Success;
-      if (ok && inverse_given_[k]) {
-        inverse_error = (m6 * i6 - Matrix6d::Identity()).cwiseAbs().maxCoeff();
-      } else if (ok) {
-        i6 = llt.solve(Matrix6d::Identity());
-        i6 = (0.5 * (i6 + i6.transpose())).eval();
+      const bool split = inverse_given_[k] && m6.topRightCorner<3, 3>().isZero(0.0) &&
+                         m6.bottomLeftCorner<3, 3>().isZero(0.0) &&
+                         i6.topRightCorner<3, 3>().isZero(0.0) &&
+                         i6.bottomLeftCorner<3, 3>().isZero(0.0);
+      if (split) {
+        // diag(A, C) (a rigid body's about its centre of mass: m I and its inertia) is positive
+        // definite when A and C are, and M M^-1 - I has only the two blocks' products.
+        const Eigen::Matrix3d A = m6.topLeftCorner<3, 3>(), C = m6.bottomRightCorner<3, 3>();
+        ok = PositiveDefinite(A) && PositiveDefinite(C);
+        const Eigen::Matrix3d I = Eigen::Matrix3d::Identity();
+        inverse_error = std::max((A * i6.topLeftCorner<3, 3>() - I).cwiseAbs().maxCoeff(),
+                                 (C * i6.bottomRightCorner<3, 3>() - I).cwiseAbs().maxCoeff());
+      } else {
+        const Eigen::LLT<Matrix6d> llt(m6);
+        ok = llt.info() == Eigen::Success;
+        if (ok && inverse_given_[k]) {
+          inverse_error = (m6 * i6 - Matrix6d::Identity()).cwiseAbs().maxCoeff();
+        } else if (ok) {
+          i6 = llt.solve(Matrix6d::Identity());
+          i6 = (0.5 * (i6 + i6.transpose())).eval();
+        }
       }
     } else {
       // Cholesky of a fixed-capacity matrix: positive definiteness without the heap.

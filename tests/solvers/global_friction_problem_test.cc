@@ -180,6 +180,16 @@ TEST_CASE("global frictional contact problem: malformed data is refused, naming 
   built.AddBlock(Eigen::MatrixXd::Identity(6, 6), 2.0 * Eigen::MatrixXd::Identity(6, 6),
                  Eigen::VectorXd::Zero(6));
   CHECK_THROWS_WITH_AS(built.Finalize(), doctest::Contains("not its inverse"), InputError);
+  // A rigid body's diag(m I, inertia) with its exact inverse, the inertia indefinite.
+  Eigen::MatrixXd indefinite = Eigen::MatrixXd::Identity(6, 6);
+  indefinite(4, 4) = -2.0;
+  GlobalFrictionContactProblem rigid;
+  rigid.AddBlock(indefinite, indefinite.inverse(), Eigen::VectorXd::Zero(6));
+  CHECK_THROWS_WITH_AS(rigid.Finalize(), doctest::Contains("not positive definite"), InputError);
+  indefinite(4, 4) = 2.0;  // and positive definite: accepted
+  GlobalFrictionContactProblem fine;
+  fine.AddBlock(indefinite, indefinite.inverse(), Eigen::VectorXd::Zero(6));
+  CHECK_NOTHROW(fine.Finalize());
 }
 
 TEST_CASE("nsgs-velocity: the same reactions as NSGS on the local form, and every solver agrees") {
