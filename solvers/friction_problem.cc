@@ -138,20 +138,6 @@ FrictionErrors FrictionErrorsOf(const Eigen::VectorXd& mu, double q_norm, const 
   return errors;
 }
 
-double FclibErrorOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::VectorXd& r,
-                    const Eigen::VectorXd& u) {
-  const Eigen::Index m = 3 * mu.size();
-  if (r.size() != m || u.size() != m) return std::numeric_limits<double>::infinity();
-  double sum = 0.0;
-  for (Eigen::Index a = 0; a < mu.size(); ++a) {
-    sum += ContactNaturalMap(mu[a], r.segment<3>(3 * a), u.segment<3>(3 * a)).squaredNorm();
-  }
-  // NaN (non-finite r or u) compares false: reported as +inf.
-  return sum >= 0.0 && sum < std::numeric_limits<double>::infinity()
-             ? std::sqrt(sum) / (1.0 + q_norm)
-             : std::numeric_limits<double>::infinity();
-}
-
 void SetSweepOutcome(double tolerance, int sweeps, bool timed_out, const Eigen::VectorXd& r,
                      FrictionSolverSummary* summary) {
   summary->iterations = sweeps;
@@ -175,7 +161,11 @@ void SetSweepOutcome(double tolerance, int sweeps, bool timed_out, const Eigen::
 
 void DescribeFrictionPointOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::VectorXd& r,
                              const Eigen::VectorXd& u, FrictionSolverSummary* summary) {
-  const FrictionErrors errors = FrictionErrorsOf(mu, q_norm, r, u);
+  DescribeFrictionPointOf(mu, FrictionErrorsOf(mu, q_norm, r, u), r, summary);
+}
+
+void DescribeFrictionPointOf(const Eigen::VectorXd& mu, const FrictionErrors& errors,
+                             const Eigen::VectorXd& r, FrictionSolverSummary* summary) {
   summary->natural_residual = errors.fclib;
   summary->siconos_error = errors.siconos;
   summary->take_off = summary->sticking = summary->sliding = 0;

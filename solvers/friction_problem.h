@@ -132,9 +132,6 @@ namespace internal {
 // The errors from the coefficients, ||q|| and (r, u): what every form of the problem shares.
 FrictionErrors FrictionErrorsOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::VectorXd& r,
                                 const Eigen::VectorXd& u);
-// The FCLib error alone (no further norms), for solvers' convergence tests.
-double FclibErrorOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::VectorXd& r,
-                    const Eigen::VectorXd& u);
 // A Gauss-Seidel solve's status, iterations and message from its summary's error (set by
 // DescribeFrictionPoint): converged, non-finite, or out of sweeps (or time).
 void SetSweepOutcome(double tolerance, int sweeps, bool timed_out, const Eigen::VectorXd& r,
@@ -142,6 +139,9 @@ void SetSweepOutcome(double tolerance, int sweeps, bool timed_out, const Eigen::
 // The errors, and the contacts taking off, sticking and sliding at r.
 void DescribeFrictionPointOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::VectorXd& r,
                              const Eigen::VectorXd& u, FrictionSolverSummary* summary);
+// The same with the errors already computed (FrictionErrorsOf at r).
+void DescribeFrictionPointOf(const Eigen::VectorXd& mu, const FrictionErrors& errors,
+                             const Eigen::VectorXd& r, FrictionSolverSummary* summary);
 }  // namespace internal
 
 // Inline: the hot loops of every friction solver call them per contact.

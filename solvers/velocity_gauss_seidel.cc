@@ -110,11 +110,13 @@ void VelocityGaussSeidel::SetDiagonalBlock(int a, const Eigen::Matrix3d& W) {
   blocks_[a] = W;
   invertible_[a] = 0;
   const double scale = W.norm();
-  const double determinant = W.determinant();
-  if (scale > 0.0 && std::abs(determinant) > 1e-14 * scale * scale * scale) {
-    inverses_[a] = W.inverse();
-    invertible_[a] = inverses_[a].allFinite();
-  }
+  if (!(scale > 0.0)) return;
+  // Invertible when |det W| > 1e-14 ||W||^3 (cofactors and determinant computed once).
+  double determinant;
+  bool invertible;
+  W.computeInverseAndDetWithCheck(inverses_[a], determinant, invertible,
+                                  1e-14 * scale * scale * scale);
+  invertible_[a] = invertible && inverses_[a].allFinite();
 }
 
 // u = H^T v + w for every contact, into u_.
@@ -232,17 +234,20 @@ VelocityGaussSeidel::Summary VelocityGaussSeidel::Solve(const GlobalFrictionCont
 
   // v = M^-1 (H r + f) from the start.
   const double q_norm = problem.local_q_norm();
-  const auto error_at = [&]() { return internal::FclibErrorOf(mu, q_norm, *r, u_); };
+  // The errors at *r from u_; a point that ends the solve is described too (its contacts'
+  // states) from the same errors.
+  const auto errors_at = [&]() { return internal::FrictionErrorsOf(mu, q_norm, *r, u_); };
   problem.Velocity(*r, &v_);
   ContactVelocities(problem);
   best_ = *r;
-  double best_error = error_at();
+  FrictionErrors errors = errors_at();
+  double best_error = errors.fclib;
   // Whether v_, u_ and summary's description are exact for *r == best_.
   bool described = false;
   int sweep = 0;
   bool converged = best_error <= options_.tolerance;
   if (converged) {
-    DescribeFrictionPoint(problem, *r, u_, &summary);
+    internal::DescribeFrictionPointOf(mu, errors, *r, &summary);
     described = true;
   }
   bool timed_out = false;
@@ -263,16 +268,10 @@ VelocityGaussSeidel::Summary VelocityGaussSeidel::Solve(const GlobalFrictionCont
     // times the tolerance after the last sweep, 20 sweeps later or after the last.
     const bool last = sweep >= options_.max_sweeps || timed_out;
     if (sweep < next_check && !last) continue;
+    // u from the sweeps' updates of v, exact to their rounding.
     ContactVelocities(problem);
-    // The last check describes the point too (its error, its contacts' states); the answer
-    // when it is the best (v from the sweeps' updates: exact to their rounding).
-    double error;
-    if (last) {
-      DescribeFrictionPoint(problem, *r, u_, &summary);
-      error = summary.natural_residual;
-    } else {
-      error = error_at();
-    }
+    errors = errors_at();
+    const double error = errors.fclib;
     next_check = sweep + std::min(20, (sweep + 1) / 2);
     if (last_check > 0 && error > options_.tolerance) {
       const double rate = std::pow(error / last_error, 1.0 / (sweep - last_check));
@@ -283,18 +282,12 @@ VelocityGaussSeidel::Summary VelocityGaussSeidel::Solve(const GlobalFrictionCont
     }
     last_check = sweep;
     last_error = error;
-    if (error <= options_.tolerance) {
-      problem.Velocity(*r, &v_);  // without the updates' rounding
-      ContactVelocities(problem);
-      DescribeFrictionPoint(problem, *r, u_, &summary);
-      error = summary.natural_residual;
-      converged = error <= options_.tolerance;
-      described = converged;
-    }
+    converged = error <= options_.tolerance;
+    if (converged || last) internal::DescribeFrictionPointOf(mu, errors, *r, &summary);
     if (!(error >= best_error)) {
       best_error = error;
       best_ = *r;
-      described = described || last;
+      described = last || converged;
     }
     if (!std::isfinite(error)) break;
     if (timed_out) {
