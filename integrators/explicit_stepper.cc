@@ -426,12 +426,15 @@ void ExplicitStepper::AssembleAndSolve() {
   } else {
     SolveLinear();
   }
+  // nu = nu_f + M^-1 J^T r, the impulses summed per body first.
+  body_impulse_.assign(bodies_.size(), Vector6d::Zero());
   for (int c = 0; c < nc; ++c) {
     const Eigen::Vector3d& r = contacts[c].impulse;
-    free_velocity_[contacts[c].body_a] +=
-        inverse_mass_[contacts[c].body_a] * (rows_a_[c].transpose() * r);
-    free_velocity_[contacts[c].body_b] +=
-        inverse_mass_[contacts[c].body_b] * (rows_b_[c].transpose() * r);
+    body_impulse_[contacts[c].body_a].noalias() += rows_a_[c].transpose() * r;
+    body_impulse_[contacts[c].body_b].noalias() += rows_b_[c].transpose() * r;
+  }
+  for (size_t i = 0; i < bodies_.size(); ++i) {
+    if (!bodies_[i].fixed) free_velocity_[i].noalias() += inverse_mass_[i] * body_impulse_[i];
   }
 }
 
@@ -453,17 +456,18 @@ void ExplicitStepper::SolveCone() {
   // the 100-brick wall, 774 sweeps a step at 1e-6 against 3559 lowest first and 4000 in the
   // bodies' order). Without gravity, in pair order.
   order_.resize(nc);
-  for (int c = 0; c < nc; ++c) order_[c] = c;
   const double g = options_.gravity.norm();
   if (g > 0.0) {
     const Eigen::Vector3d down = options_.gravity / g;
-    height_.resize(nc);
+    ranked_.resize(nc);
     for (int c = 0; c < nc; ++c) {
-      const double height = -contacts[c].point.point_b.dot(down);
-      height_[c] = std::isfinite(height) ? height : 0.0;  // a strict order for the sort
+      const double depth = contacts[c].point.point_b.dot(down);
+      ranked_[c] = {std::isfinite(depth) ? depth : 0.0, c};  // a strict order for the sort
     }
-    std::stable_sort(order_.begin(), order_.end(),
-                     [&](int x, int y) { return height_[x] > height_[y]; });
+    std::sort(ranked_.begin(), ranked_.end());  // ties in pair order
+    for (int k = 0; k < nc; ++k) order_[k] = ranked_[k].second;
+  } else {
+    for (int c = 0; c < nc; ++c) order_[c] = c;
   }
   for (int k = 0; k < nc; ++k) {
     const int c = order_[k];

@@ -193,10 +193,10 @@ class ExplicitStepper : public Stepper {
   std::vector<Eigen::Matrix<double, 3, 6>> rows_a_, rows_b_;
   LinearComplementarityProblem lcp_;
   GlobalFrictionContactProblem global_;
-  std::vector<int> block_of_body_;
-  std::vector<int> order_;      // the problem's contacts, highest first along gravity
-  std::vector<double> height_;  // per contact: its height against gravity     // global_'s block of
-                                // each moving body, -1 for fixed ones
+  std::vector<int> block_of_body_;  // global_'s block of each moving body, -1 for fixed ones
+  std::vector<int> order_;          // the problem's contacts, highest first along gravity
+  std::vector<std::pair<double, int>> ranked_;  // (-height against gravity, contact) to sort
+  std::vector<Vector6d> body_impulse_;          // per body: J^T r summed over its contacts
   std::vector<double> normal_offset_;  // b_N per contact: phi / h, or the restitution target
   // Step-to-step storage: the triplets of W (or the LCP's matrix) and their assembly, which
   // writes into the last pattern when the contacts did not change.
