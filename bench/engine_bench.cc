@@ -202,7 +202,7 @@ int RegisterEngineBenchmarks() {
       {"sliding_cube.json",
        {"cone/nsgs-velocity", "cone/nsgs", "cone/auto", "pyramid/lemke", "relaxed/lemke"}},
       {"engine/stack50.json",
-       {"cone/nsgs-velocity", "cone/nsgs-velocity@20", "cone/nsgs", "cone/fc-newton-fb"}},
+       {"cone/nsgs-velocity", "cone/nsgs-velocity@10", "cone/nsgs-velocity@20", "cone/nsgs", "cone/fc-newton-fb"}},
       {"engine/pile200.json",
        {"cone/nsgs-velocity@5", "cone/nsgs-velocity@10", "cone/nsgs-velocity@20"}},
       {"engine/wall100.json", {"cone/nsgs-velocity", "cone/nsgs-velocity@20"}},
