@@ -263,7 +263,7 @@ void GlobalFrictionContactProblem::Finalize() {
     }
     Eigen::Map<Eigen::MatrixXd> inverse(inverse_mass_.data() + mass_offset_[k], b, b);
     bool ok;
-    double inverse_error = 0.0;
+    double inverse_error = 0.0, inverse_scale;
     if (b == 6) {
       // A rigid body's block: fixed sizes.
       using Matrix6d = Eigen::Matrix<double, 6, 6>;
@@ -291,6 +291,7 @@ void GlobalFrictionContactProblem::Finalize() {
           i6 = (0.5 * (i6 + i6.transpose())).eval();
         }
       }
+      inverse_scale = i6.cwiseAbs().maxCoeff();
     } else {
       // Cholesky of a fixed-capacity matrix: positive definiteness without the heap.
       using Block =
@@ -304,9 +305,10 @@ void GlobalFrictionContactProblem::Finalize() {
         inverse = llt.solve(Block::Identity(b, b));
         inverse = (0.5 * (inverse + inverse.transpose())).eval();
       }
+      inverse_scale = inverse.cwiseAbs().maxCoeff();
     }
     // The given inverse, to its rounding: ||M M^-1 - I||_max <= 1e-12 b ||M||_max ||M^-1||_max.
-    const double allowed = 1e-12 * b * scale * inverse.cwiseAbs().maxCoeff();
+    const double allowed = 1e-12 * b * scale * inverse_scale;
     if (ok && inverse_given_[k] && !(inverse_error <= allowed)) {
       std::ostringstream os;
       os << "block " << k
@@ -314,7 +316,7 @@ void GlobalFrictionContactProblem::Finalize() {
          << " > " << allowed << ")";
       Fail(os.str());
     }
-    ok = ok && inverse.allFinite();
+    ok = ok && AllFinite(inverse.data(), static_cast<size_t>(b * b));
     if (!ok) {
       std::ostringstream os;
       os << "block " << k << " of M (rows " << block_offset_[k] << ".." << block_offset_[k + 1] - 1
