@@ -40,15 +40,18 @@ class ContactGeometry {
                             std::vector<ContactPoint>* contacts) const = 0;
 };
 
-// Closed-form distances for the pairs the quasistatic scenes need, no collision library:
-// half-space-sphere, half-space-box, sphere-sphere, sphere-box and box-box; and against a
+// Distances for every pair of shapes but two half-spaces, no collision library. Closed forms:
+// half-space-sphere, half-space-box, sphere-sphere, sphere-box and box-box; against a
 // half-space, the ellipsoid (its exact support point) and the cylinder (support points: the
 // exact lowest point of each cap's rim and the rim at 45-degree steps from it). A sphere of radius
 // 0 is a point. Box-box uses the separating-axis test over the 15 axes; a face axis gives one point
 // per vertex of the incident face clipped to the reference face (Sutherland-Hodgman), so resting
 // faces get up to 8 points (4 when aligned) and an edge axis gives the closest points of the two
 // edges. Distances of separated boxes are the separating-axis value, exact when faces face each
-// other.
+// other. The other pairs (cylinders and ellipsoids against boxes, spheres, cylinders and
+// ellipsoids) by support points: the separating direction maximizing the support separation
+// (pattern search down to 1e-9 rad), then the facing features along it (a box face, a flat cap)
+// clipped against each other, or a curved body's support point.
 class ExplicitContactGeometry : public ContactGeometry {
  public:
   bool Supports(ShapeKind a, ShapeKind b) const override;

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "contact/contact_frame.h"
 #include "solvers/input_error.h"
 
 namespace ncpkit {
@@ -14,26 +15,10 @@ namespace {
 
 using Matrix36 = Eigen::Matrix<double, 3, 6>;
 
-// Unit tangents completing the normal to a right-handed frame (n, t1, t2).
-void TangentBasis(const Eigen::Vector3d& n, Eigen::Vector3d* t1, Eigen::Vector3d* t2) {
-  const Eigen::Vector3d axis =
-      std::abs(n.x()) < 0.9 ? Eigen::Vector3d::UnitX() : Eigen::Vector3d::UnitY();
-  *t1 = n.cross(axis).normalized();
-  *t2 = n.cross(*t1);
-}
-
-// The rows [d^T, ((p - x) x d)^T] for d = n, t1, t2: the contact-frame velocity of the body's
-// material point at p from its twist [v; omega].
+// The contact's rows for the body whose centre is `centre` and whose point is `point`.
 Matrix36 ContactRows(const ExplicitContact& c, const Eigen::Vector3d& point,
                      const Eigen::Vector3d& centre) {
-  Matrix36 rows;
-  const Eigen::Vector3d arm = point - centre;
-  const Eigen::Vector3d directions[3] = {c.point.normal, c.tangent1, c.tangent2};
-  for (int k = 0; k < 3; ++k) {
-    rows.block<1, 3>(k, 0) = directions[k].transpose();
-    rows.block<1, 3>(k, 3) = arm.cross(directions[k]).transpose();
-  }
-  return rows;
+  return ContactFrameRows(c.point.normal, c.tangent1, c.tangent2, point, centre);
 }
 
 // Stands in for the solver of a model that poses no problem (soft contact).
@@ -308,7 +293,7 @@ void ExplicitStepper::FindContacts(bool only_grown) {
       c.body_a = i;
       c.body_b = j;
       c.point = point;
-      TangentBasis(point.normal, &c.tangent1, &c.tangent2);
+      ContactTangentBasis(point.normal, &c.tangent1, &c.tangent2);
       c.anchor_point = (on_b ? pose_b : pose_a).rotation.transpose() *
                        ((on_b ? point.point_b : point.point_a) - anchor.state.position);
       record_.contacts.push_back(c);
