@@ -2,6 +2,8 @@
 // normal row against the rate of the signed distance that ExplicitContactGeometry measures,
 // every row against the motion of the two material points, for bodies moving with random
 // twists.
+#include "contact/contact_frame.h"
+
 #include <doctest/doctest.h>
 
 #include <Eigen/Geometry>
@@ -9,7 +11,6 @@
 #include <random>
 #include <vector>
 
-#include "contact/contact_frame.h"
 #include "contact/distance.h"
 #include "dynamics/shapes.h"
 
@@ -97,8 +98,9 @@ TEST_CASE("contact frame: the rows against finite differences of the gap and the
     const Shape& b = kind == 0 ? box : ball;
     ShapePose pa, pb;
     if (kind == 0) {
-      pb.rotation = Eigen::AngleAxisd(0.3 + 0.1 * normal(random), Eigen::Vector3d(1, 2, 0.5).normalized())
-                        .toRotationMatrix();
+      pb.rotation =
+          Eigen::AngleAxisd(0.3 + 0.1 * normal(random), Eigen::Vector3d(1, 2, 0.5).normalized())
+              .toRotationMatrix();
       pb.position = Eigen::Vector3d(normal(random), normal(random), 0.5);
     } else if (kind == 1) {
       pa.rotation = Eigen::AngleAxisd(normal(random), Eigen::Vector3d::UnitZ()).toRotationMatrix();
@@ -106,8 +108,9 @@ TEST_CASE("contact frame: the rows against finite differences of the gap and the
       pb.position = pa.position + pa.rotation * Eigen::Vector3d(0.05, -0.1, 0.4 + 0.25 + 0.01);
     } else {
       pa.position = Eigen::Vector3d(normal(random), normal(random), normal(random));
-      pb.position = pa.position + 0.66 * Eigen::Vector3d(normal(random), normal(random),
-                                                         normal(random)).normalized();
+      pb.position =
+          pa.position +
+          0.66 * Eigen::Vector3d(normal(random), normal(random), normal(random)).normalized();
     }
     // The ground stays put; the others move.
     const Vector6d twist_a = kind == 0 ? Vector6d::Zero() : random_twist();
@@ -115,9 +118,8 @@ TEST_CASE("contact frame: the rows against finite differences of the gap and the
     const ContactPoint c = Nearest(geometry, a, pa, b, pb);
     Eigen::Vector3d t1, t2;
     ContactTangentBasis(c.normal, &t1, &t2);
-    const Eigen::Vector3d u =
-        ContactFrameRows(c.normal, t1, t2, c.point_b, pb.position) * twist_b -
-        ContactFrameRows(c.normal, t1, t2, c.point_a, pa.position) * twist_a;
+    const Eigen::Vector3d u = ContactFrameRows(c.normal, t1, t2, c.point_b, pb.position) * twist_b -
+                              ContactFrameRows(c.normal, t1, t2, c.point_a, pa.position) * twist_a;
     // Normal: the rate of the measured gap.
     const double gap_plus =
         Nearest(geometry, a, Moved(pa, twist_a, tau), b, Moved(pb, twist_b, tau)).distance;
@@ -127,11 +129,10 @@ TEST_CASE("contact frame: the rows against finite differences of the gap and the
     CHECK(std::abs(gap_rate - u[0]) <= 1e-7 * (1.0 + std::abs(u[0])));
     worst = std::max(worst, std::abs(gap_rate - u[0]));
     // Every row: the relative motion of the two material points.
-    const Eigen::Vector3d motion =
-        (Carried(pb, Moved(pb, twist_b, tau), c.point_b) -
-         Carried(pb, Moved(pb, twist_b, -tau), c.point_b)) -
-        (Carried(pa, Moved(pa, twist_a, tau), c.point_a) -
-         Carried(pa, Moved(pa, twist_a, -tau), c.point_a));
+    const Eigen::Vector3d motion = (Carried(pb, Moved(pb, twist_b, tau), c.point_b) -
+                                    Carried(pb, Moved(pb, twist_b, -tau), c.point_b)) -
+                                   (Carried(pa, Moved(pa, twist_a, tau), c.point_a) -
+                                    Carried(pa, Moved(pa, twist_a, -tau), c.point_a));
     const Eigen::Vector3d rate = motion / (2.0 * tau);
     const Eigen::Vector3d expected(rate.dot(c.normal), rate.dot(t1), rate.dot(t2));
     CHECK((expected - u).cwiseAbs().maxCoeff() <= 1e-7 * (1.0 + u.cwiseAbs().maxCoeff()));

@@ -89,8 +89,7 @@ TEST_CASE("explicit models: a resting 10-box stack drifts less than 1e-6 m over 
     CAPTURE(variant);
     ExplicitStepperOptions options = Options(variant);
     options.solver_options.max_iterations = 200000;  // PGS, NSGS: to the tolerance
-    if (options.solver != "pgs" && options.solver != "nsgs" &&
-        options.solver != "nsgs-velocity") {
+    if (options.solver != "pgs" && options.solver != "nsgs" && options.solver != "nsgs-velocity") {
       options.solver_options.max_iterations = 0;
     }
     ExplicitStepper stepper(bodies, Laws(), options);
