@@ -189,21 +189,19 @@ SingleContactSolution SolveSingleContact(const Eigen::Matrix3d& W, const Eigen::
   const double accept = 1e-11 * (q.norm() + W.norm() * r_start.norm());
   Eigen::Vector3d r;
   double error = 0.0;
-  // Without a direction carried over: the start's own sliding direction (a solver's first
-  // sweep from a warm start), else the one against the free slip q_T (exact when W_TT is
-  // isotropic and uncoupled from the normal).
-  Eigen::Vector2d t = Eigen::Vector2d::UnitX();
-  if (warm_direction != nullptr) {
-    t = *warm_direction;
-  } else if (r_start[0] > 0.0 && (r_start[1] != 0.0 || r_start[2] != 0.0)) {
-    t = r_start.tail<2>().normalized();
-  } else if (q[1] != 0.0 || q[2] != 0.0) {
-    t = -q.tail<2>().normalized();
-  }
-  // Then, before the quartic, -q_T if it was not the first guess: a few hundred operations
+  // Newton guesses before the quartic: the direction carried over, else the start's own sliding
+  // direction (a solver's first sweep from a warm start); then the one against the free slip q_T
+  // (exact when W_TT is isotropic and uncoupled from the normal): a few hundred operations
   // against the companion matrix's eigenvalues.
-  Eigen::Vector2d guesses[2] = {t, -q.tail<2>().normalized()};
-  const int num_guesses = (warm_direction != nullptr || r_start[0] > 0.0) ? 2 : 1;
+  Eigen::Vector2d guesses[2];
+  int num_guesses = 0;
+  if (warm_direction != nullptr) {
+    guesses[num_guesses++] = *warm_direction;
+  } else if (r_start[0] > 0.0 && (r_start[1] != 0.0 || r_start[2] != 0.0)) {
+    guesses[num_guesses++] = r_start.tail<2>().normalized();
+  }
+  if (q[1] != 0.0 || q[2] != 0.0) guesses[num_guesses++] = -q.tail<2>().normalized();
+  if (num_guesses == 0) guesses[num_guesses++] = Eigen::Vector2d::UnitX();
   for (int k = 0; k < num_guesses; ++k) {
     Eigen::Vector2d d = guesses[k];
     if (d.allFinite() && PolishDirection(h, &d, 8) && SlidingCandidate(W, q, mu, d, &r, &error) &&
