@@ -24,6 +24,8 @@ int RunCompareCommand(const std::vector<std::string>& args, std::ostream& out);
 int RunFclibCommand(const std::vector<std::string>& args, std::ostream& out);
 // ncpkit lcp-demo: every bundled LCP with every LCP solver.
 int RunLcpDemoCommand(const std::vector<std::string>& args, std::ostream& out);
+// ncpkit solvers: the solver registry as a Markdown table (docs/solvers.md has it too).
+int RunSolversCommand(const std::vector<std::string>& args, std::ostream& out);
 // ncpkit (no arguments): the built-in demo, the paper scenes with every solver variant.
 int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out);
 

@@ -24,6 +24,7 @@ int RunCommand(std::vector<std::string> args) {
   if (command == "compare") return ncpkit::RunCompareCommand(args, std::cout);
   if (command == "fclib") return ncpkit::RunFclibCommand(args, std::cout);
   if (command == "lcp-demo") return ncpkit::RunLcpDemoCommand(args, std::cout);
+  if (command == "solvers") return ncpkit::RunSolversCommand(args, std::cout);
   if (command == "help" || command == "--help" || command == "-h") {
     std::cout << ncpkit::UsageText();
     return 0;

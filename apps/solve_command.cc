@@ -1,4 +1,5 @@
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <limits>
@@ -12,6 +13,26 @@
 #include "solvers/solver_registry.h"
 
 namespace ncpkit {
+namespace {
+
+// One line a registry row: name, kinds, description.
+std::string SolverLines() {
+  std::string lines;
+  for (const SolverEntry& e : SolverRegistry()) {
+    std::string name = "  " + e.name;
+    name.resize(std::max<size_t>(name.size() + 1, 18), ' ');
+    lines += name + "[" + KindNames(e.kinds) + "] " + e.description + "\n";
+  }
+  return lines;
+}
+
+}  // namespace
+
+int RunSolversCommand(const std::vector<std::string>& args, std::ostream& out) {
+  if (!args.empty()) throw UsageError("solvers takes no arguments\n" + UsageText());
+  out << SolverTableMarkdown();
+  return 0;
+}
 
 std::string UsageText() {
   std::string solvers;
@@ -60,6 +81,9 @@ std::string UsageText() {
          "      named) with every chosen solver (default all): a table (status, iterations,\n"
          "      FCLib error, time), a CSV, and the Dolan-More performance profile as SVG.\n"
          "      Exit 0 when each problem was solved by at least one solver, else 1.\n"
+         "  ncpkit solvers              the solver registry as a Markdown table\n"
+         "solvers (problem kinds they take):\n" +
+         SolverLines() +
          "exit status: 0 all requested solvers converged, 1 some did not, 2 usage or input "
          "error\n"
          "(with --json, an error is also printed on stdout as {\"error\": ..., \"exit_status\": "

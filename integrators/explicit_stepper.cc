@@ -124,14 +124,12 @@ ExplicitStepper::ExplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
       break;
     case ExplicitModel::Pyramid:
     case ExplicitModel::Relaxed:
-      for (const SolverEntry& e : SolverRegistry()) {
-        if (e.name == options_.solver && e.needs_positive_diagonal &&
-            options_.model == ExplicitModel::Pyramid) {
-          throw InputError("explicit stepper: " + options_.solver +
-                           " cannot take the pyramid model's LCP (its gamma rows have a zero "
-                           "diagonal); use relaxed/" +
-                           options_.solver + ", or pyramid/lemke");
-        }
+      if (const SolverEntry* e = FindSolver(options_.solver);
+          e != nullptr && e->needs_positive_diagonal && options_.model == ExplicitModel::Pyramid) {
+        throw InputError("explicit stepper: " + options_.solver +
+                         " cannot take the pyramid model's LCP (its gamma rows have a zero "
+                         "diagonal); use relaxed/" +
+                         options_.solver + ", or pyramid/lemke");
       }
       {
         // The proximal solver hands every attempt its start (or an empty one for cold).

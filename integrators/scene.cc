@@ -766,46 +766,112 @@ const std::vector<std::string>& DefaultVariants(StepperKind kind) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Variants
+// Variants: each grammar is read by one function that fills the options or says why the text is
+// not one of its variants; the Is* tests and the Apply* setters both call it.
 
 namespace {
 
-// Whether applying the variant to default options succeeds.
-template <class Options>
-bool Applies(const std::string& variant, void (*apply)(const std::string&, Options*)) {
-  Options options;
-  try {
-    apply(variant, &options);
-  } catch (const InputError&) {
-    return false;
+std::string ReadImplicitVariant(const std::string& variant, ImplicitStepperOptions* options) {
+  SolverVariant parsed;
+  std::string why;
+  if (!SplitSolverVariant(variant, &parsed, &why) || !parsed.model.empty() ||
+      !IsSolverName(parsed.solver, ProblemKind::Mixed)) {
+    return "unknown solver '" + variant + "' (expected one of " +
+           SolverNameList(ProblemKind::Mixed) + ", or any of them with -cold: no warm start)";
   }
-  return true;
+  options->solver = parsed.solver;
+  options->warm_start = !parsed.cold;
+  return "";
 }
 
-// The variant's parts, or none (empty solver) for a malformed one.
-SolverVariant ParseOrEmpty(const std::string& variant) {
-  try {
-    return ParseSolverVariant(variant);
-  } catch (const InputError&) {
-    return SolverVariant();
+std::string ReadExplicitVariant(const std::string& variant, ExplicitStepperOptions* options) {
+  if (variant == "soft") {
+    options->model = ExplicitModel::Soft;
+    return "";
   }
+  SolverVariant parsed;
+  std::string why;
+  ExplicitModel model = ExplicitModel::Cone;
+  const bool known = SplitSolverVariant(variant, &parsed, &why) &&
+                     ParseExplicitModel(parsed.model, &model) && model != ExplicitModel::Soft;
+  const ProblemKind kind =
+      known && model == ExplicitModel::Cone ? ProblemKind::GlobalFriction : ProblemKind::Linear;
+  if (!known || !IsSolverName(parsed.solver, kind)) {
+    return "unknown explicit variant '" + variant +
+           "' (expected cone/<solver>[-cold] with one of " +
+           SolverNameList(ProblemKind::GlobalFriction) +
+           ", pyramid/<solver> or relaxed/<solver> with one of " +
+           SolverNameList(ProblemKind::Linear) + ", or soft; e.g. cone/nsgs)";
+  }
+  if (model == ExplicitModel::Pyramid && FindSolver(parsed.solver)->needs_positive_diagonal) {
+    return "explicit variant '" + variant + "': " + parsed.solver +
+           " cannot take the pyramid model's LCP (its gamma rows have a zero diagonal); use "
+           "relaxed/" +
+           parsed.solver;
+  }
+  options->model = model;
+  options->solver = parsed.solver;
+  options->warm_start = !parsed.cold;
+  return "";
+}
+
+std::string ReadQuasistaticVariant(const std::string& variant, QuasistaticOptions* options) {
+  SolverVariant parsed;
+  std::string why;
+  QuasistaticModel model = QuasistaticModel::Dqc;
+  if (!SplitSolverVariant(variant, &parsed, &why) || parsed.model.empty() ||
+      !ParseQuasistaticModel(parsed.model, &model)) {
+    return "unknown quasistatic variant '" + variant +
+           "' (expected <model>/<solver>[-cold], model dqc, dlc, qp or qp-lcp, e.g. "
+           "qp-lcp/lemke)";
+  }
+  const ProblemKind kind =
+      model == QuasistaticModel::Dqc ? ProblemKind::Mixed : ProblemKind::Linear;
+  if (!IsSolverName(parsed.solver, kind)) {
+    return "unknown solver '" + parsed.solver + "' for the " + ToString(model) +
+           " model in variant '" + variant + "'";
+  }
+  options->model = model;
+  options->solver = parsed.solver;
+  options->warm_start = !parsed.cold;
+  return "";
+}
+
+template <class Options>
+void ApplyOrThrow(std::string (*read)(const std::string&, Options*), const std::string& variant,
+                  Options* options) {
+  Options changed = *options;
+  const std::string why = read(variant, &changed);
+  if (!why.empty()) throw InputError(why);
+  *options = changed;
+}
+
+template <class Options>
+bool Reads(std::string (*read)(const std::string&, Options*), const std::string& variant) {
+  Options scratch;
+  return read(variant, &scratch).empty();
 }
 
 }  // namespace
 
-bool IsSolverVariant(const std::string& variant) {
-  return Applies<ImplicitStepperOptions>(variant, &ApplySolverVariant);
-}
+bool IsSolverVariant(const std::string& variant) { return Reads(&ReadImplicitVariant, variant); }
 
 void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* options) {
-  const SolverVariant parsed = ParseOrEmpty(variant);
-  if (!parsed.model.empty() || !IsSolverName(parsed.solver, ProblemKind::Mixed)) {
-    throw InputError("unknown solver '" + variant + "' (expected one of " +
-                     SolverNameList(ProblemKind::Mixed) +
-                     ", or any of them with -cold: no warm start)");
-  }
-  options->solver = parsed.solver;
-  options->warm_start = !parsed.cold;
+  ApplyOrThrow(&ReadImplicitVariant, variant, options);
+}
+
+bool IsExplicitVariant(const std::string& variant) { return Reads(&ReadExplicitVariant, variant); }
+
+void ApplyExplicitVariant(const std::string& variant, ExplicitStepperOptions* options) {
+  ApplyOrThrow(&ReadExplicitVariant, variant, options);
+}
+
+bool IsQuasistaticVariant(const std::string& variant) {
+  return Reads(&ReadQuasistaticVariant, variant);
+}
+
+void ApplyQuasistaticVariant(const std::string& variant, QuasistaticOptions* options) {
+  ApplyOrThrow(&ReadQuasistaticVariant, variant, options);
 }
 
 void RequireKnownVariant(const std::string& variant) {
@@ -819,65 +885,6 @@ void RequireKnownVariant(const std::string& variant) {
                    SolverNameList(ProblemKind::GlobalFriction) +
                    ", pyramid or relaxed (explicit scenes) with one of " +
                    SolverNameList(ProblemKind::Linear) + ", or soft)");
-}
-
-bool IsExplicitVariant(const std::string& variant) {
-  return Applies<ExplicitStepperOptions>(variant, &ApplyExplicitVariant);
-}
-
-void ApplyExplicitVariant(const std::string& variant, ExplicitStepperOptions* options) {
-  if (variant == "soft") {
-    options->model = ExplicitModel::Soft;
-    return;
-  }
-  const SolverVariant parsed = ParseOrEmpty(variant);
-  ExplicitModel model;
-  const bool known = ParseExplicitModel(parsed.model, &model) && model != ExplicitModel::Soft;
-  const ProblemKind kind =
-      known && model == ExplicitModel::Cone ? ProblemKind::GlobalFriction : ProblemKind::Linear;
-  if (!known || !IsSolverName(parsed.solver, kind)) {
-    throw InputError("unknown explicit variant '" + variant +
-                     "' (expected cone/<solver>[-cold] with one of " +
-                     SolverNameList(ProblemKind::GlobalFriction) +
-                     ", pyramid/<solver> or relaxed/<solver> with one of " +
-                     SolverNameList(ProblemKind::Linear) + ", or soft; e.g. cone/nsgs)");
-  }
-  bool pgs_like = false;
-  for (const SolverEntry& e : SolverRegistry()) {
-    if (e.name == parsed.solver) pgs_like = e.needs_positive_diagonal;
-  }
-  if (model == ExplicitModel::Pyramid && pgs_like) {
-    throw InputError("explicit variant '" + variant + "': " + parsed.solver +
-                     " cannot take the pyramid model's LCP (its gamma rows have a zero "
-                     "diagonal); use relaxed/" +
-                     parsed.solver);
-  }
-  options->model = model;
-  options->solver = parsed.solver;
-  options->warm_start = !parsed.cold;
-}
-
-bool IsQuasistaticVariant(const std::string& variant) {
-  return Applies<QuasistaticOptions>(variant, &ApplyQuasistaticVariant);
-}
-
-void ApplyQuasistaticVariant(const std::string& variant, QuasistaticOptions* options) {
-  const SolverVariant parsed = ParseOrEmpty(variant);
-  QuasistaticModel model;
-  if (parsed.model.empty() || !ParseQuasistaticModel(parsed.model, &model)) {
-    throw InputError("unknown quasistatic variant '" + variant +
-                     "' (expected <model>/<solver>[-cold], model dqc, dlc, qp or "
-                     "qp-lcp, e.g. qp-lcp/lemke)");
-  }
-  const ProblemKind kind =
-      model == QuasistaticModel::Dqc ? ProblemKind::Mixed : ProblemKind::Linear;
-  if (!IsSolverName(parsed.solver, kind)) {
-    throw InputError("unknown solver '" + parsed.solver + "' for the " + ToString(model) +
-                     " model in variant '" + variant + "'");
-  }
-  options->model = model;
-  options->solver = parsed.solver;
-  options->warm_start = !parsed.cold;
 }
 
 }  // namespace ncpkit

@@ -369,7 +369,8 @@ FrictionProximalPoint::Summary FrictionProximalPoint::Solve(const FrictionContac
                                                             Eigen::VectorXd* r) {
   const auto start = Clock::now();
   Summary summary;
-  summary.solver = "fc-proximal";
+  summary.solver = options_.function == FrictionNewton::Function::AlartCurnier ? "fc-proximal"
+                                                                               : "fc-proximal-fb";
   summary.tolerance = options_.tolerance;
   if (!AcceptOptions(options_, &summary)) return summary;
   const int m = problem.size();

@@ -29,7 +29,9 @@ NonsmoothGaussSeidel::Summary NonsmoothGaussSeidel::Solve(const FrictionContactP
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   Summary summary;
-  summary.solver = "nsgs";
+  summary.solver = options_.ordering == Ordering::Shuffled    ? "nsgs-shuffled"
+                   : options_.ordering == Ordering::Symmetric ? "nsgs-symmetric"
+                                                              : "nsgs";
   summary.tolerance = options_.tolerance;
   const auto elapsed = [&]() {
     return std::chrono::duration<double>(Clock::now() - start).count();

@@ -140,7 +140,9 @@ bool FischerBurmeisterNewton::Options::IsValid(std::string* why) const {
 std::string SemismoothNewtonName(const FischerBurmeisterNewton::Options& options) {
   switch (options.ncp_function) {
     case NcpFunction::FischerBurmeister:
-      return "fb-newton";
+      return options.linear_solver == FischerBurmeisterNewton::LinearSolver::Dense
+                 ? "fb-newton-dense"
+                 : "fb-newton";
     case NcpFunction::PenalizedFischerBurmeister:
       return "penalized-fb";
     case NcpFunction::MinMap:

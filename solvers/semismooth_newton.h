@@ -175,8 +175,8 @@ class FischerBurmeisterNewton {
   std::unique_ptr<FischerBurmeisterNewton> unscaled_;
 };
 
-// The solver name used in reports for the options' variant ("fb-newton", "penalized-fb",
-// "minmap-newton").
+// The solver name used in reports for the options' variant ("fb-newton", "fb-newton-dense" when
+// always dense, "penalized-fb", "minmap-newton"): the registry row of that name runs them.
 std::string SemismoothNewtonName(const FischerBurmeisterNewton::Options& options);
 
 }  // namespace ncpkit

@@ -1,280 +1,262 @@
 #include "solvers/solver_registry.h"
 
-#include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <type_traits>
+#include <utility>
 
-#include "solvers/auto_solve.h"
-#include "solvers/friction_auto.h"
-#include "solvers/friction_newton.h"
 #include "solvers/input_error.h"
-#include "solvers/josephy_newton.h"
-#include "solvers/lemke.h"
-#include "solvers/nonsmooth_gauss_seidel.h"
-#include "solvers/projected_gauss_seidel.h"
-#include "solvers/semismooth_newton.h"
-#include "solvers/velocity_gauss_seidel.h"
 
 namespace ncpkit {
 namespace {
 
-// The summary a solver gives for a problem kind it does not take.
-template <class Summary>
-const Summary& NotTaken(const std::string& name, ProblemKind kind, double tolerance,
-                        Summary* summary) {
-  *summary = Summary();
-  summary->solver = name;
-  summary->tolerance = tolerance;
-  summary->status = Status::InvalidInput;
-  summary->message = name + " does not take " + ToString(kind) + " problems";
-  return *summary;
+// How the settings every solver takes (SolverOptions) map onto each class's own options; the
+// row's configuration keeps the rest. max_iterations 0 keeps the configuration's value.
+void ApplySolverOptions(const SolverOptions& s, LemkeSolver::Options* o) {
+  o->tolerance = s.tolerance;
+  o->max_pivots = s.max_iterations;
+  o->warm_start = s.warm_start;
 }
 
-void Configure(const SolverOptions& options, LemkeSolver* lemke) {
-  LemkeSolver::Options& o = lemke->mutable_options();
-  o.tolerance = options.tolerance;
-  o.max_pivots = options.max_iterations;
-  o.warm_start = options.warm_start;
+void ApplySolverOptions(const SolverOptions& s, ProjectedGaussSeidel::Options* o) {
+  o->tolerance = s.tolerance;
+  if (s.max_iterations > 0) o->max_sweeps = s.max_iterations;
+  o->warm_start = s.warm_start;
 }
 
-void Configure(const SolverOptions& options, ProjectedGaussSeidel* pgs) {
-  ProjectedGaussSeidel::Options& o = pgs->mutable_options();
-  o.tolerance = options.tolerance;
-  if (options.max_iterations > 0) o.max_sweeps = options.max_iterations;
-  o.warm_start = options.warm_start;
+void ApplySolverOptions(const SolverOptions& s, FischerBurmeisterNewton::Options* o) {
+  o->tolerance = s.tolerance;
+  if (s.max_iterations > 0) o->max_iterations = s.max_iterations;
+  o->record_history = s.record_history;
+  o->project_onto_bounds = s.project_onto_bounds;
+  o->start_acceptance = s.start_acceptance;
+  o->equilibration = s.equilibrate ? FischerBurmeisterNewton::Equilibration::Auto
+                                   : FischerBurmeisterNewton::Equilibration::Off;
 }
 
-// Lemke and PGS: LCPs and box MLCPs only.
-template <class Solver>
-class LinearOnlyEntry : public ComplementaritySolver {
- public:
-  LinearOnlyEntry(const std::string& name, const SolverOptions& options)
-      : ComplementaritySolver(name, options) {
-    Configure(options, &solver_);
-  }
-  const SolverSummary& Solve(const LinearComplementarityProblem& problem,
-                             Eigen::VectorXd* z) override {
-    summary_ = solver_.Solve(problem, z);
-    return summary_;
-  }
-  const SolverSummary& Solve(const MixedComplementarityProblem&, Eigen::VectorXd*) override {
-    return NotTaken(name(), ProblemKind::Mixed, options().tolerance, &summary_);
-  }
-  const SolverSummary& summary() const override { return summary_; }
+void ApplySolverOptions(const SolverOptions& s, JosephyNewton::Options* o) {
+  o->tolerance = s.tolerance;
+  if (s.max_iterations > 0) o->max_iterations = s.max_iterations;
+  o->warm_start = s.warm_start;
+}
 
- private:
-  Solver solver_;
-  typename Solver::Summary summary_;
+void ApplySolverOptions(const SolverOptions& s, AutoSolvers::Options* o) {
+  o->complementarity.tolerance = s.tolerance;
+  if (s.max_iterations > 0) o->complementarity.max_iterations = s.max_iterations;
+  o->warm_start = s.warm_start;
+  o->friction.tolerance = s.tolerance;
+  o->friction.warm_start = s.warm_start;
+  o->friction.time_limit_seconds = s.time_limit_seconds;
+}
+
+void ApplySolverOptions(const SolverOptions& s, NonsmoothGaussSeidel::Options* o) {
+  o->tolerance = s.tolerance;
+  if (s.max_iterations > 0) o->max_sweeps = s.max_iterations;
+  o->warm_start = s.warm_start;
+  o->time_limit_seconds = s.time_limit_seconds;
+}
+
+void ApplySolverOptions(const SolverOptions& s, FrictionNewton::Options* o) {
+  o->tolerance = s.tolerance;
+  if (s.max_iterations > 0) o->max_iterations = s.max_iterations;
+  o->warm_start = s.warm_start;
+  o->time_limit_seconds = s.time_limit_seconds;
+}
+
+void ApplySolverOptions(const SolverOptions& s, FrictionProximalPoint::Options* o) {
+  o->tolerance = s.tolerance;
+  if (s.max_iterations > 0) o->max_outer_iterations = s.max_iterations;
+  o->warm_start = s.warm_start;
+  o->time_limit_seconds = s.time_limit_seconds;
+}
+
+void ApplySolverOptions(const SolverOptions& s, VelocityGaussSeidel::Options* o) {
+  o->tolerance = s.tolerance;
+  if (s.max_iterations > 0) o->max_sweeps = s.max_iterations;
+  o->warm_start = s.warm_start;
+  o->time_limit_seconds = s.time_limit_seconds;
+}
+
+// The solver class a configuration belongs to.
+template <class Options>
+struct SolverOf;
+template <>
+struct SolverOf<LemkeSolver::Options> {
+  using type = LemkeSolver;
+};
+template <>
+struct SolverOf<ProjectedGaussSeidel::Options> {
+  using type = ProjectedGaussSeidel;
+};
+template <>
+struct SolverOf<FischerBurmeisterNewton::Options> {
+  using type = FischerBurmeisterNewton;
+};
+template <>
+struct SolverOf<JosephyNewton::Options> {
+  using type = JosephyNewton;
+};
+template <>
+struct SolverOf<AutoSolvers::Options> {
+  using type = AutoSolvers;
+};
+template <>
+struct SolverOf<NonsmoothGaussSeidel::Options> {
+  using type = NonsmoothGaussSeidel;
+};
+template <>
+struct SolverOf<FrictionNewton::Options> {
+  using type = FrictionNewton;
+};
+template <>
+struct SolverOf<FrictionProximalPoint::Options> {
+  using type = FrictionProximalPoint;
+};
+template <>
+struct SolverOf<VelocityGaussSeidel::Options> {
+  using type = VelocityGaussSeidel;
 };
 
-// fb-newton, fb-newton-dense, penalized-fb and minmap-newton: one Newton object, kept. All but
-// fb-newton-dense choose the factorization by size and pattern (LinearSolver::Auto: KLU, dense
-// LU for small or dense Newton matrices).
-class NewtonEntry : public ComplementaritySolver {
+// The summary type Solver::Solve returns for Problem, or void when it takes no such problem.
+template <class Solver, class Problem, class = void>
+struct SummaryOf {
+  using type = void;
+};
+template <class Solver, class Problem>
+struct SummaryOf<Solver, Problem,
+                 std::void_t<decltype(std::declval<Solver&>().Solve(
+                     std::declval<const Problem&>(), std::declval<Eigen::VectorXd*>()))>> {
+  using type = std::decay_t<decltype(std::declval<Solver&>().Solve(
+      std::declval<const Problem&>(), std::declval<Eigen::VectorXd*>()))>;
+};
+template <class Solver, class Problem>
+constexpr bool kSolves = !std::is_void_v<typename SummaryOf<Solver, Problem>::type>;
+
+// Options without a warm_start field (the Newton classes start from *z whenever it has the
+// problem's size): a cold solve empties *z first.
+template <class Options, class = void>
+struct HasWarmStart : std::false_type {};
+template <class Options>
+struct HasWarmStart<Options, std::void_t<decltype(std::declval<Options&>().warm_start)>>
+    : std::true_type {};
+
+// The summary kept for one problem type: the solver's own type, or an unused SolverSummary.
+template <class Solver, class Problem>
+using SummarySlot = std::conditional_t<kSolves<Solver, Problem>,
+                                       typename SummaryOf<Solver, Problem>::type, SolverSummary>;
+
+// The one adapter from a registry row to ComplementaritySolver. A kind the row does not take is
+// refused with InvalidInput; an LCP goes to a solver of MCPs only as its linear MCP, a global
+// frictional contact problem to a solver of the local form only through Reduce (the base).
+template <class Solver>
+class RegisteredSolver : public ComplementaritySolver {
  public:
-  NewtonEntry(const std::string& name, const SolverOptions& options)
-      : ComplementaritySolver(name, options) {
-    FischerBurmeisterNewton::Options& o = newton_.mutable_options();
-    o.tolerance = options.tolerance;
-    if (options.max_iterations > 0) o.max_iterations = options.max_iterations;
-    o.linear_solver = name == "fb-newton-dense" ? FischerBurmeisterNewton::LinearSolver::Dense
-                                                : FischerBurmeisterNewton::LinearSolver::Auto;
-    if (name == "penalized-fb") o.ncp_function = NcpFunction::PenalizedFischerBurmeister;
-    if (name == "minmap-newton") o.ncp_function = NcpFunction::MinMap;
-    o.record_history = options.record_history;
-    o.project_onto_bounds = options.project_onto_bounds;
-    o.start_acceptance = options.start_acceptance;
-    o.equilibration = options.equilibrate ? FischerBurmeisterNewton::Equilibration::Auto
-                                          : FischerBurmeisterNewton::Equilibration::Off;
+  RegisteredSolver(const SolverEntry& entry, const SolverOptions& options)
+      : ComplementaritySolver(entry.name, options), kinds_(entry.kinds) {
+    auto configured = std::get<typename Solver::Options>(entry.configuration);
+    ApplySolverOptions(options, &configured);
+    solver_.mutable_options() = configured;
   }
+
   const SolverSummary& Solve(const LinearComplementarityProblem& problem,
                              Eigen::VectorXd* z) override {
-    return Solve(LinearMcp(problem), z);
+    if (!Accepts(ProblemKind::Linear)) return *last_;
+    if constexpr (kSolves<Solver, LinearComplementarityProblem>) {
+      return Run(problem, z, &linear_);
+    } else if constexpr (kSolves<Solver, MixedComplementarityProblem>) {
+      return Run(LinearMcp(problem), z, &mixed_);
+    } else {
+      return Refuse(ProblemKind::Linear);
+    }
   }
   const SolverSummary& Solve(const MixedComplementarityProblem& problem,
                              Eigen::VectorXd* z) override {
-    if (!options().warm_start) z->resize(0);
-    summary_ = newton_.Solve(problem, z);
-    summary_.solver = name();
-    return summary_;
-  }
-  const SolverSummary& summary() const override { return summary_; }
-
- private:
-  FischerBurmeisterNewton newton_;
-  FischerBurmeisterNewton::Summary summary_;
-};
-
-void Configure(const SolverOptions& options, JosephyNewton* josephy) {
-  JosephyNewton::Options& o = josephy->mutable_options();
-  o.tolerance = options.tolerance;
-  if (options.max_iterations > 0) o.max_iterations = options.max_iterations;
-  o.warm_start = true;  // from *z when it has the size (emptied below when not warm)
-}
-
-void Configure(const SolverOptions& options, AutoSolver* auto_solver) {
-  AutoSolver::Options& o = auto_solver->mutable_options();
-  o.tolerance = options.tolerance;
-  if (options.max_iterations > 0) o.max_iterations = options.max_iterations;
-}
-
-// josephy-newton and auto: both problem kinds, started from *z when warm.
-template <class Solver>
-class BothKindsEntry : public ComplementaritySolver {
- public:
-  BothKindsEntry(const std::string& name, const SolverOptions& options)
-      : ComplementaritySolver(name, options) {
-    Configure(options, &solver_);
-  }
-  const SolverSummary& Solve(const LinearComplementarityProblem& problem,
-                             Eigen::VectorXd* z) override {
-    if (!options().warm_start) z->resize(0);
-    summary_ = solver_.Solve(problem, z);
-    return summary_;
-  }
-  const SolverSummary& Solve(const MixedComplementarityProblem& problem,
-                             Eigen::VectorXd* z) override {
-    if (!options().warm_start) z->resize(0);
-    summary_ = solver_.Solve(problem, z);
-    return summary_;
-  }
-  const SolverSummary& summary() const override { return summary_; }
-
- private:
-  Solver solver_;
-  typename Solver::Summary summary_;
-};
-
-void Configure(const std::string& name, const SolverOptions& options, NonsmoothGaussSeidel* nsgs) {
-  NonsmoothGaussSeidel::Options& o = nsgs->mutable_options();
-  if (name == "nsgs-shuffled") o.ordering = NonsmoothGaussSeidel::Ordering::Shuffled;
-  o.tolerance = options.tolerance;
-  if (options.max_iterations > 0) o.max_sweeps = options.max_iterations;
-  o.warm_start = options.warm_start;
-  o.time_limit_seconds = options.time_limit_seconds;
-}
-
-void Configure(const std::string& name, const SolverOptions& options, FrictionNewton* newton) {
-  FrictionNewton::Options& o = newton->mutable_options();
-  if (name == "fc-newton-fb") o.function = FrictionNewton::Function::FischerBurmeister;
-  o.tolerance = options.tolerance;
-  if (options.max_iterations > 0) o.max_iterations = options.max_iterations;
-  o.warm_start = options.warm_start;
-  o.time_limit_seconds = options.time_limit_seconds;
-}
-
-void Configure(const std::string&, const SolverOptions& options, FrictionProximalPoint* proximal) {
-  FrictionProximalPoint::Options& o = proximal->mutable_options();
-  o.tolerance = options.tolerance;
-  if (options.max_iterations > 0) o.max_outer_iterations = options.max_iterations;
-  o.warm_start = options.warm_start;
-  o.time_limit_seconds = options.time_limit_seconds;
-}
-
-// Frictional contact solvers: that kind only.
-template <class Solver>
-class FrictionOnlyEntry : public ComplementaritySolver {
- public:
-  FrictionOnlyEntry(const std::string& name, const SolverOptions& options)
-      : ComplementaritySolver(name, options) {
-    Configure(name, options, &solver_);
-  }
-  const SolverSummary& Solve(const LinearComplementarityProblem&, Eigen::VectorXd*) override {
-    return NotTaken(name(), ProblemKind::Linear, options().tolerance, &summary_);
-  }
-  const SolverSummary& Solve(const MixedComplementarityProblem&, Eigen::VectorXd*) override {
-    return NotTaken(name(), ProblemKind::Mixed, options().tolerance, &summary_);
+    if (!Accepts(ProblemKind::Mixed)) return *last_;
+    if constexpr (kSolves<Solver, MixedComplementarityProblem>) {
+      return Run(problem, z, &mixed_);
+    } else {
+      return Refuse(ProblemKind::Mixed);
+    }
   }
   const SolverSummary& Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r) override {
-    summary_ = solver_.Solve(problem, r);
-    summary_.solver = name();
-    return summary_;
-  }
-  const SolverSummary& summary() const override { return summary_; }
-
- private:
-  Solver solver_;
-  typename Solver::Summary summary_;
-};
-
-void Configure(const SolverOptions& options, VelocityGaussSeidel* nsgs) {
-  VelocityGaussSeidel::Options& o = nsgs->mutable_options();
-  o.tolerance = options.tolerance;
-  if (options.max_iterations > 0) o.max_sweeps = options.max_iterations;
-  o.warm_start = options.warm_start;
-  o.time_limit_seconds = options.time_limit_seconds;
-}
-
-// Solvers of the global form alone (they keep the velocities v, which the local form has not).
-template <class Solver>
-class GlobalOnlyEntry : public ComplementaritySolver {
- public:
-  GlobalOnlyEntry(const std::string& name, const SolverOptions& options)
-      : ComplementaritySolver(name, options) {
-    Configure(options, &solver_);
-  }
-  const SolverSummary& Solve(const LinearComplementarityProblem&, Eigen::VectorXd*) override {
-    return NotTaken(name(), ProblemKind::Linear, options().tolerance, &summary_);
-  }
-  const SolverSummary& Solve(const MixedComplementarityProblem&, Eigen::VectorXd*) override {
-    return NotTaken(name(), ProblemKind::Mixed, options().tolerance, &summary_);
-  }
-  const SolverSummary& Solve(const FrictionContactProblem&, Eigen::VectorXd*) override {
-    return NotTaken(name(), ProblemKind::Friction, options().tolerance, &summary_);
+    if (!Accepts(ProblemKind::Friction)) return *last_;
+    if constexpr (kSolves<Solver, FrictionContactProblem>) {
+      return Run(problem, r, &friction_);
+    } else {
+      return Refuse(ProblemKind::Friction);
+    }
   }
   const SolverSummary& Solve(const GlobalFrictionContactProblem& problem,
                              Eigen::VectorXd* r) override {
-    summary_ = solver_.Solve(problem, r);
-    summary_.solver = name();
-    return summary_;
+    if (!Accepts(ProblemKind::GlobalFriction)) return *last_;
+    if constexpr (kSolves<Solver, GlobalFrictionContactProblem>) {
+      return Run(problem, r, &global_);
+    } else {
+      return ComplementaritySolver::Solve(problem, r);
+    }
   }
-  const SolverSummary& summary() const override { return summary_; }
+  const SolverSummary& summary() const override { return *last_; }
 
  private:
+  bool Accepts(ProblemKind kind) {
+    if ((kinds_ & KindBit(kind)) != 0) return true;
+    Refuse(kind);
+    return false;
+  }
+  const SolverSummary& Refuse(ProblemKind kind) {
+    refused_ = SolverSummary();
+    refused_.solver = name();
+    refused_.tolerance = options().tolerance;
+    refused_.status = Status::InvalidInput;
+    refused_.message = name() + " does not take " + ToString(kind) + " problems";
+    last_ = &refused_;
+    return refused_;
+  }
+  template <class Problem, class Summary>
+  const SolverSummary& Run(const Problem& problem, Eigen::VectorXd* z, Summary* summary) {
+    if constexpr (!HasWarmStart<typename Solver::Options>::value) {
+      if (!options().warm_start) z->resize(0);
+    }
+    *summary = solver_.Solve(problem, z);
+    last_ = summary;
+    return *summary;
+  }
+
+  ProblemKinds kinds_;
   Solver solver_;
-  typename Solver::Summary summary_;
+  SummarySlot<Solver, LinearComplementarityProblem> linear_;
+  SummarySlot<Solver, MixedComplementarityProblem> mixed_;
+  SummarySlot<Solver, FrictionContactProblem> friction_;
+  SummarySlot<Solver, GlobalFrictionContactProblem> global_;
+  SolverSummary refused_;
+  const SolverSummary* last_ = &refused_;  // NotRun before the first Solve
 };
 
-// auto: the LCP / MCP sequence (auto_solve.h) and the frictional contact one (friction_auto.h).
-class AutoEntry : public BothKindsEntry<AutoSolver> {
- public:
-  AutoEntry(const std::string& name, const SolverOptions& options)
-      : BothKindsEntry<AutoSolver>(name, options) {
-    FrictionAuto::Options& o = friction_.mutable_options();
-    o.tolerance = options.tolerance;
-    o.warm_start = options.warm_start;
-    o.time_limit_seconds = options.time_limit_seconds;
-  }
-  using BothKindsEntry<AutoSolver>::Solve;
-  const SolverSummary& Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r) override {
-    friction_summary_ = friction_.Solve(problem, r);
-    last_ = &friction_summary_;
-    return friction_summary_;
-  }
-  const SolverSummary& Solve(const LinearComplementarityProblem& problem,
-                             Eigen::VectorXd* z) override {
-    last_ = &BothKindsEntry<AutoSolver>::Solve(problem, z);
-    return *last_;
-  }
-  const SolverSummary& Solve(const MixedComplementarityProblem& problem,
-                             Eigen::VectorXd* z) override {
-    last_ = &BothKindsEntry<AutoSolver>::Solve(problem, z);
-    return *last_;
-  }
-  const SolverSummary& summary() const override {
-    return last_ ? *last_ : BothKindsEntry<AutoSolver>::summary();
-  }
+// Row configurations: each class's defaults with the settings the row's name stands for.
+FischerBurmeisterNewton::Options Newton(NcpFunction function,
+                                        FischerBurmeisterNewton::LinearSolver linear_solver) {
+  FischerBurmeisterNewton::Options o;
+  o.ncp_function = function;
+  o.linear_solver = linear_solver;
+  return o;
+}
 
- private:
-  FrictionAuto friction_;
-  FrictionAuto::Summary friction_summary_;
-  const SolverSummary* last_ = nullptr;
-};
+NonsmoothGaussSeidel::Options Nsgs(NonsmoothGaussSeidel::Ordering ordering) {
+  NonsmoothGaussSeidel::Options o;
+  o.ordering = ordering;
+  return o;
+}
 
-template <class Entry>
-std::unique_ptr<ComplementaritySolver> Create(const std::string& name,
-                                              const SolverOptions& options) {
-  return std::make_unique<Entry>(name, options);
+FrictionNewton::Options ConeNewton(FrictionNewton::Function function) {
+  FrictionNewton::Options o;
+  o.function = function;
+  return o;
+}
+
+FrictionProximalPoint::Options ConeProximal(FrictionNewton::Function function) {
+  FrictionProximalPoint::Options o;
+  o.function = function;
+  return o;
 }
 
 }  // namespace
@@ -323,50 +305,106 @@ bool SolverOptions::IsValid(std::string* why) const {
   return os.str().empty();
 }
 
+AutoSolver::Summary AutoSolvers::Solve(const LinearComplementarityProblem& problem,
+                                       Eigen::VectorXd* z) const {
+  if (!options_.warm_start) z->resize(0);
+  return AutoSolver(options_.complementarity).Solve(problem, z);
+}
+
+AutoSolver::Summary AutoSolvers::Solve(const MixedComplementarityProblem& problem,
+                                       Eigen::VectorXd* z) const {
+  if (!options_.warm_start) z->resize(0);
+  return AutoSolver(options_.complementarity).Solve(problem, z);
+}
+
+FrictionAuto::Summary AutoSolvers::Solve(const FrictionContactProblem& problem,
+                                         Eigen::VectorXd* r) {
+  friction_.mutable_options() = options_.friction;
+  return friction_.Solve(problem, r);
+}
+
+bool AutoSolvers::Options::IsValid(std::string* why) const {
+  return complementarity.IsValid(why) && friction.IsValid(why);
+}
+
 const std::vector<SolverEntry>& SolverRegistry() {
-  // name, description, takes linear, takes mixed, compared for linear, compared for mixed,
-  // needs a positive diagonal, factory.
+  using Kind = ProblemKind;
+  using LinearSolver = FischerBurmeisterNewton::LinearSolver;
+  using Ordering = NonsmoothGaussSeidel::Ordering;
+  using Function = FrictionNewton::Function;
+  constexpr ProblemKinds kLinear = KindBit(Kind::Linear), kMixed = KindBit(Kind::Mixed);
+  constexpr ProblemKinds kGlobal = KindBit(Kind::GlobalFriction);
+  // name, description, kinds taken, kinds compared by default, needs a positive diagonal, the
+  // configuration.
   static const std::vector<SolverEntry> kSolvers = {
-      {"lemke", "Lemke's complementary pivoting, lexicographic (lemke.h)", true, false, true, false,
-       false, &Create<LinearOnlyEntry<LemkeSolver>>},
-      {"pgs", "projected Gauss-Seidel / SOR (projected_gauss_seidel.h)", true, false, true, false,
-       true, &Create<LinearOnlyEntry<ProjectedGaussSeidel>>},
+      {"lemke", "Lemke's complementary pivoting, lexicographic (lemke.h)", kLinear, kLinear, false,
+       LemkeSolver::Options()},
+      {"pgs", "projected Gauss-Seidel / SOR (projected_gauss_seidel.h)", kLinear, kLinear, true,
+       ProjectedGaussSeidel::Options()},
       {"fb-newton", "Fischer-Burmeister semismooth Newton, KLU or dense LU (semismooth_newton.h)",
-       true, true, true, true, false, &Create<NewtonEntry>},
-      {"fb-newton-dense", "the same, always dense LU", true, true, false, true, false,
-       &Create<NewtonEntry>},
-      {"penalized-fb", "penalized Fischer-Burmeister semismooth Newton", true, true, false, true,
-       false, &Create<NewtonEntry>},
-      {"minmap-newton", "min-map semismooth Newton", true, true, false, true, false,
-       &Create<NewtonEntry>},
-      {"josephy-newton", "Josephy-Newton, Lemke on each linearization (josephy_newton.h)", true,
-       true, false, false, false, &Create<BothKindsEntry<JosephyNewton>>},
+       kLinearAndMixed, kLinearAndMixed, false,
+       Newton(NcpFunction::FischerBurmeister, LinearSolver::Auto)},
+      {"fb-newton-dense", "the same, always dense LU", kLinearAndMixed, kMixed, false,
+       Newton(NcpFunction::FischerBurmeister, LinearSolver::Dense)},
+      {"penalized-fb", "penalized Fischer-Burmeister semismooth Newton", kLinearAndMixed, kMixed,
+       false, Newton(NcpFunction::PenalizedFischerBurmeister, LinearSolver::Auto)},
+      {"minmap-newton", "min-map semismooth Newton", kLinearAndMixed, kMixed, false,
+       Newton(NcpFunction::MinMap, LinearSolver::Auto)},
+      {"josephy-newton", "Josephy-Newton, Lemke on each linearization (josephy_newton.h)",
+       kLinearAndMixed, 0, false, JosephyNewton::Options()},
       {"auto",
        "a robust sequence of the above, reporting which solved it (auto_solve.h, "
        "friction_auto.h)",
-       true, true, false, false, false, &Create<AutoEntry>, true, false},
+       kEveryKind, kLocalAndGlobalFriction, false, AutoSolvers::Options()},
       {"nsgs", "block Gauss-Seidel over contacts, exact local solves (nonsmooth_gauss_seidel.h)",
-       false, false, false, false, false, &Create<FrictionOnlyEntry<NonsmoothGaussSeidel>>, true,
-       true},
-      {"nsgs-shuffled", "the same, contacts in a new random order every sweep", false, false, false,
-       false, false, &Create<FrictionOnlyEntry<NonsmoothGaussSeidel>>, true, true},
+       kLocalAndGlobalFriction, kLocalAndGlobalFriction, false, Nsgs(Ordering::Natural)},
+      {"nsgs-shuffled", "the same, contacts in a new random order every sweep",
+       kLocalAndGlobalFriction, kLocalAndGlobalFriction, false, Nsgs(Ordering::Shuffled)},
       {"fc-newton", "semismooth Newton on the Alart-Curnier function, KLU (friction_newton.h)",
-       false, false, false, false, false, &Create<FrictionOnlyEntry<FrictionNewton>>, true, true},
+       kLocalAndGlobalFriction, kLocalAndGlobalFriction, false, ConeNewton(Function::AlartCurnier)},
       {"fc-newton-fb",
        "semismooth Newton on the Fischer-Burmeister function of the second-order cone "
        "(friction_newton.h)",
-       false, false, false, false, false, &Create<FrictionOnlyEntry<FrictionNewton>>, true, true},
-      {"fc-proximal", "proximal-point steps, each solved by fc-newton (friction_newton.h)", false,
-       false, false, false, false, &Create<FrictionOnlyEntry<FrictionProximalPoint>>, true, true},
-      {"fc-proximal-fb", "proximal-point steps, each solved by fc-newton-fb", false, false, false,
-       false, false, &Create<FrictionOnlyEntry<FrictionProximalPoint>>, true, true},
+       kLocalAndGlobalFriction, kLocalAndGlobalFriction, false,
+       ConeNewton(Function::FischerBurmeister)},
+      {"fc-proximal", "proximal-point steps, each solved by fc-newton (friction_newton.h)",
+       kLocalAndGlobalFriction, kLocalAndGlobalFriction, false,
+       ConeProximal(Function::AlartCurnier)},
+      {"fc-proximal-fb", "proximal-point steps, each solved by fc-newton-fb",
+       kLocalAndGlobalFriction, kLocalAndGlobalFriction, false,
+       ConeProximal(Function::FischerBurmeister)},
       {"nsgs-velocity",
        "block Gauss-Seidel over contacts keeping the velocities, W never formed; global form "
        "only (velocity_gauss_seidel.h)",
-       false, false, false, false, false, &Create<GlobalOnlyEntry<VelocityGaussSeidel>>, false,
-       false, true},
+       kGlobal, kGlobal, false, VelocityGaussSeidel::Options()},
   };
   return kSolvers;
+}
+
+const SolverEntry* FindSolver(const std::string& name) {
+  for (const SolverEntry& entry : SolverRegistry()) {
+    if (entry.name == name) return &entry;
+  }
+  return nullptr;
+}
+
+std::string KindNames(ProblemKinds kinds) {
+  static const char* const kNames[] = {"linear", "mixed", "friction", "global-friction"};
+  std::string text;
+  for (unsigned k = 0; k < 4; ++k) {
+    if ((kinds & (1u << k)) != 0) text += (text.empty() ? "" : ", ") + std::string(kNames[k]);
+  }
+  return text;
+}
+
+std::string SolverTableMarkdown() {
+  std::string table =
+      "| solver | problem kinds | compared by default on | what it runs |\n|---|---|---|---|\n";
+  for (const SolverEntry& e : SolverRegistry()) {
+    table += "| `" + e.name + "` | " + KindNames(e.kinds) + " | " + KindNames(e.compared) + " | " +
+             e.description + (e.needs_positive_diagonal ? "; needs M_ii > 0" : "") + " |\n";
+  }
+  return table;
 }
 
 std::vector<std::string> SolverNames(ProblemKind kind) {
@@ -378,10 +416,8 @@ std::vector<std::string> SolverNames(ProblemKind kind) {
 }
 
 bool IsSolverName(const std::string& name, ProblemKind kind) {
-  const auto& table = SolverRegistry();
-  return std::any_of(table.begin(), table.end(), [&](const SolverEntry& entry) {
-    return entry.name == name && entry.Takes(kind);
-  });
+  const SolverEntry* entry = FindSolver(name);
+  return entry != nullptr && entry->Takes(kind);
 }
 
 std::string SolverNameList(ProblemKind kind) {
@@ -392,42 +428,59 @@ std::string SolverNameList(ProblemKind kind) {
 
 std::unique_ptr<ComplementaritySolver> CreateSolver(const std::string& name, ProblemKind kind,
                                                     const SolverOptions& options) {
-  for (const SolverEntry& entry : SolverRegistry()) {
-    if (entry.name != name) continue;
-    if (!entry.Takes(kind)) {
-      throw InputError("solver '" + name + "' does not take " + ToString(kind) +
-                       " problems (those that do: " + SolverNameList(kind) + ")");
-    }
-    RequireValidOptions(options, "solver " + name);
-    return entry.create(name, options);
+  const SolverEntry* entry = FindSolver(name);
+  if (entry == nullptr) {
+    throw InputError("unknown solver '" + name + "' (expected one of " + SolverNameList(kind) +
+                     ")");
   }
-  throw InputError("unknown solver '" + name + "' (expected one of " + SolverNameList(kind) + ")");
+  if (!entry->Takes(kind)) {
+    throw InputError("solver '" + name + "' does not take " + ToString(kind) +
+                     " problems (those that do: " + SolverNameList(kind) + ")");
+  }
+  RequireValidOptions(options, "solver " + name);
+  return std::visit(
+      [&](const auto& configuration) -> std::unique_ptr<ComplementaritySolver> {
+        using Solver = typename SolverOf<std::decay_t<decltype(configuration)>>::type;
+        return std::make_unique<RegisteredSolver<Solver>>(*entry, options);
+      },
+      entry->configuration);
 }
 
 std::string SolverVariant::ToString() const {
   return (model.empty() ? "" : model + "/") + solver + (cold ? "-cold" : "");
 }
 
-SolverVariant ParseSolverVariant(const std::string& text) {
+bool SplitSolverVariant(const std::string& text, SolverVariant* variant, std::string* why) {
   static const std::string kCold = "-cold";
-  SolverVariant variant;
+  *variant = SolverVariant();
   std::string rest = text;
   if (rest.size() > kCold.size() &&
       rest.compare(rest.size() - kCold.size(), kCold.size(), kCold) == 0) {
-    variant.cold = true;
+    variant->cold = true;
     rest.resize(rest.size() - kCold.size());
   }
   const size_t slash = rest.find('/');
   if (slash != std::string::npos) {
-    variant.model = rest.substr(0, slash);
+    variant->model = rest.substr(0, slash);
     rest = rest.substr(slash + 1);
-    if (variant.model.empty()) throw InputError("solver variant '" + text + "' names no model");
+    if (variant->model.empty()) {
+      *why = "solver variant '" + text + "' names no model";
+      return false;
+    }
   }
   if (rest.empty() || rest.find('/') != std::string::npos) {
-    throw InputError("malformed solver variant '" + text +
-                     "' (expected <solver>[-cold] or <model>/<solver>[-cold])");
+    *why = "malformed solver variant '" + text +
+           "' (expected <solver>[-cold] or <model>/<solver>[-cold])";
+    return false;
   }
-  variant.solver = rest;
+  variant->solver = rest;
+  return true;
+}
+
+SolverVariant ParseSolverVariant(const std::string& text) {
+  SolverVariant variant;
+  std::string why;
+  if (!SplitSolverVariant(text, &variant, &why)) throw InputError(why);
   return variant;
 }
 

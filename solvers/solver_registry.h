@@ -3,21 +3,33 @@
 //
 // Contract for names: CreateSolver() throws InputError for a name that is not in the table or
 // that does not take the problem kind asked for, naming the ones that do; nothing downstream of
-// it sees an unknown name. Adding a solver: its file pair (foo.h / foo.cc with Options, Summary
-// and Solve), one entry in solver_registry.cc, and its tests.
+// it sees an unknown name. Adding a solver (docs/architecture.md): its file pair (foo.h / foo.cc
+// with Options, Summary and Solve overloads for the problem kinds it takes), its Options among
+// SolverConfiguration's alternatives, an ApplySolverOptions overload in solver_registry.cc (how
+// the settings every solver takes map onto its own), one row in SolverRegistry(), and its tests.
 #ifndef NCPKIT_SOLVERS_SOLVER_REGISTRY_H_
 #define NCPKIT_SOLVERS_SOLVER_REGISTRY_H_
 
 #include <Eigen/Dense>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
+#include "solvers/auto_solve.h"
+#include "solvers/friction_auto.h"
+#include "solvers/friction_newton.h"
 #include "solvers/friction_problem.h"
 #include "solvers/global_friction_problem.h"
+#include "solvers/josephy_newton.h"
+#include "solvers/lemke.h"
 #include "solvers/linear_problem.h"
 #include "solvers/mcp.h"
+#include "solvers/nonsmooth_gauss_seidel.h"
+#include "solvers/projected_gauss_seidel.h"
+#include "solvers/semismooth_newton.h"
 #include "solvers/status.h"
+#include "solvers/velocity_gauss_seidel.h"
 
 namespace ncpkit {
 
@@ -96,53 +108,71 @@ class ComplementaritySolver {
   FrictionContactProblem reduced_;  // the local form of the latest global problem
 };
 
+// The kinds a registry row takes, as bits (KindBit(ProblemKind::Linear) | ...).
+using ProblemKinds = unsigned;
+constexpr ProblemKinds KindBit(ProblemKind kind) { return 1u << static_cast<unsigned>(kind); }
+constexpr ProblemKinds kLinearAndMixed = KindBit(ProblemKind::Linear) | KindBit(ProblemKind::Mixed);
+constexpr ProblemKinds kLocalAndGlobalFriction =
+    KindBit(ProblemKind::Friction) | KindBit(ProblemKind::GlobalFriction);
+constexpr ProblemKinds kEveryKind = kLinearAndMixed | kLocalAndGlobalFriction;
+
+// auto: AutoSolver for linear and mixed problems, FrictionAuto for frictional contact ones,
+// behind one name (auto_solve.h, friction_auto.h).
+class AutoSolvers {
+ public:
+  struct Options {
+    AutoSolver::Options complementarity;
+    FrictionAuto::Options friction;
+    // Linear and mixed problems start from *z when it has the problem's size (else from the
+    // problem's default start); frictional contact ones take friction.warm_start.
+    bool warm_start = false;
+    bool IsValid(std::string* why) const;
+  };
+  Options& mutable_options() { return options_; }
+  const Options& options() const { return options_; }
+  AutoSolver::Summary Solve(const LinearComplementarityProblem& problem, Eigen::VectorXd* z) const;
+  AutoSolver::Summary Solve(const MixedComplementarityProblem& problem, Eigen::VectorXd* z) const;
+  FrictionAuto::Summary Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r);
+
+ private:
+  Options options_;
+  FrictionAuto friction_;
+};
+
+// What a registry row runs: the Options of one solver class, holding that class's defaults and
+// the settings that make the row what its name says (fb-newton-dense: always dense LU;
+// fc-proximal-fb: proximal steps solved on the Fischer-Burmeister function). CreateSolver puts
+// SolverOptions on top of them. A row's solver reports the name its options stand for, so what
+// a row runs can be read back from its summaries.
+using SolverConfiguration =
+    std::variant<LemkeSolver::Options, ProjectedGaussSeidel::Options,
+                 FischerBurmeisterNewton::Options, JosephyNewton::Options, AutoSolvers::Options,
+                 NonsmoothGaussSeidel::Options, FrictionNewton::Options,
+                 FrictionProximalPoint::Options, VelocityGaussSeidel::Options>;
+
 // One row of the registry.
 struct SolverEntry {
   std::string name;
-  std::string description;  // one line, for usage texts
-  bool linear = false;      // takes ProblemKind::Linear
-  bool mixed = false;       // takes ProblemKind::Mixed
-  // In the default comparison lists (compare, the demo) for problems of that kind.
-  bool compared_linear = false, compared_mixed = false;
+  std::string description;  // one line, for usage texts and docs/solvers.md
+  ProblemKinds kinds = 0;   // the kinds it takes (KindBit)
+  // The kinds for which it is in the default comparison lists (compare, the demo).
+  ProblemKinds compared = 0;
   // Needs M_ii > 0 on every row (PGS): problems with free rows of zero diagonal are not its.
   bool needs_positive_diagonal = false;
-  std::unique_ptr<ComplementaritySolver> (*create)(const std::string& name,
-                                                   const SolverOptions& options) = nullptr;
-  bool friction = false;           // takes ProblemKind::Friction
-  bool compared_friction = false;  // in the default comparison lists for friction problems
-  // Takes ProblemKind::GlobalFriction natively (every friction solver takes it on the local
-  // form), and is compared on it by default.
-  bool global_only = false;
-  bool Takes(ProblemKind kind) const {
-    switch (kind) {
-      case ProblemKind::Linear:
-        return linear;
-      case ProblemKind::Mixed:
-        return mixed;
-      case ProblemKind::Friction:
-        return friction;
-      case ProblemKind::GlobalFriction:
-        return friction || global_only;
-    }
-    return false;
-  }
-  bool Compared(ProblemKind kind) const {
-    switch (kind) {
-      case ProblemKind::Linear:
-        return compared_linear;
-      case ProblemKind::Mixed:
-        return compared_mixed;
-      case ProblemKind::Friction:
-        return compared_friction;
-      case ProblemKind::GlobalFriction:
-        return compared_friction || global_only;
-    }
-    return false;
-  }
+  SolverConfiguration configuration;
+  bool Takes(ProblemKind kind) const { return (kinds & KindBit(kind)) != 0; }
+  bool Compared(ProblemKind kind) const { return (compared & KindBit(kind)) != 0; }
 };
 
 // The table, in the order comparison tables list the solvers.
 const std::vector<SolverEntry>& SolverRegistry();
+// The row of that name, or nullptr.
+const SolverEntry* FindSolver(const std::string& name);
+// The kinds' names, "linear, mixed, ...", for messages and docs.
+std::string KindNames(ProblemKinds kinds);
+// The registry as a Markdown table (name, kinds, description): docs/solvers.md and
+// `ncpkit solvers` print it.
+std::string SolverTableMarkdown();
 // The names that take `kind`, in table order.
 std::vector<std::string> SolverNames(ProblemKind kind);
 bool IsSolverName(const std::string& name, ProblemKind kind);
@@ -167,6 +197,8 @@ struct SolverVariant {
 // Splits a variant by the grammar above; throws InputError if it is empty or malformed (an
 // empty model or solver). Whether the names exist is for the caller's tables to say.
 SolverVariant ParseSolverVariant(const std::string& text);
+// The same without throwing: false, with *why, for a malformed variant.
+bool SplitSolverVariant(const std::string& text, SolverVariant* variant, std::string* why);
 
 }  // namespace ncpkit
 

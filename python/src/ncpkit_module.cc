@@ -371,14 +371,17 @@ PYBIND11_MODULE(_ncpkit, m) {
           py::dict d;
           d["name"] = e.name;
           d["description"] = e.description;
-          d["linear"] = e.linear;
-          d["mixed"] = e.mixed;
-          d["friction"] = e.friction;
+          d["linear"] = e.Takes(ProblemKind::Linear);
+          d["mixed"] = e.Takes(ProblemKind::Mixed);
+          d["friction"] = e.Takes(ProblemKind::Friction);
+          d["global_friction"] = e.Takes(ProblemKind::GlobalFriction);
+          d["kinds"] = KindNames(e.kinds);
           rows.append(d);
         }
         return rows;
       },
-      "The solver registry: one dict per solver (name, description, linear, mixed, friction).");
+      "The solver registry: one dict per solver (name, description, linear, mixed, friction, "
+      "global_friction: the problem kinds it takes; kinds: their names).");
   m.def("_solve_friction_sparse", &SolveFriction<Eigen::SparseMatrix<double>>, py::arg("W"),
         py::arg("q"), py::arg("mu"), py::arg("solver"), py::arg("start"));
   m.def("_solve_friction_dense", &SolveFriction<Eigen::MatrixXd>, py::arg("W"), py::arg("q"),

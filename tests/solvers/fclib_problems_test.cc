@@ -1,7 +1,6 @@
 // Every FCLib problem of ../shared/data/fclib with every frictional contact solver, to FCLib
 // error 1e-6: auto solves each one; every failure of a single solver is listed by name with the
-// reason, and the best single solver solves at least 11 of the 12 (fc-proximal and
-// fc-proximal-fb solve all).
+// reason, and the best single solver solves at least 11 of the 12 (fc-proximal solves all).
 #include "fixtures/fclib_problems.h"
 
 #include <doctest/doctest.h>
@@ -36,7 +35,12 @@ const std::map<std::string, std::map<std::string, std::string>>& ExpectedFailure
   static const std::map<std::string, std::map<std::string, std::string>> failures = {
       {"LMGC_100_PR_PerioBox-i00361-60-03000.hdf5", {{"fc-newton", kNewtonLineSearch}}},
       {"BoxesStack1-fclib_local_problem_test.hdf5",
-       {{"nsgs", kStackStall}, {"nsgs-shuffled", kStackStall}}},
+       {{"nsgs", kStackStall},
+        {"nsgs-shuffled", kStackStall},
+        {"fc-proximal-fb",
+         "its Fischer-Burmeister subproblems on the stack's redundant contacts need 116 proximal "
+         "steps (1691 Newton iterations) to reach 9.7e-7; the default budget of 100 ends at "
+         "1.4e-6"}}},
       {"Capsules-i101-404.hdf5", {{"fc-newton", kNewtonLineSearch}}},
       {"Capsules-i125-1213.hdf5", {{"fc-newton", kNewtonLineSearch}}},
       {"KaplasTower-i1061-4.hdf5",
