@@ -51,8 +51,8 @@ const char* ToString(ExplicitModel model);
 bool ParseExplicitModel(const std::string& name, ExplicitModel* model);
 
 struct ExplicitStepperOptions {
-  double h = 0.01;                                             // time step (s); > 0
-  Eigen::Vector3d gravity = Eigen::Vector3d(0.0, 0.0, -9.81);  // m/s^2
+  double h = 0.01;                             // time step (s); > 0
+  Eigen::Vector3d gravity = DefaultGravity();  // m/s^2, world frame
   // Contacts whose gap at the start of the step is below this, plus how far both bodies can
   // move in the step at their free velocities, enter its problem (m); > 0. The phi / h term
   // lets such a contact close but not overshoot. Where the impulses speed a body up beyond half

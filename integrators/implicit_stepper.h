@@ -23,8 +23,8 @@ namespace ncpkit {
 struct ImplicitStepperOptions {
   // Time step (s). Default 0.01; > 0, finite. Seed 000 eq. 18 (backward Euler).
   double h = 0.01;
-  // Gravity (m/s^2, world frame). Default (0, 0, -9.8); finite.
-  Eigen::Vector3d gravity = Eigen::Vector3d(0.0, 0.0, -9.8);
+  // Gravity (m/s^2, world frame). Default DefaultGravity(); finite.
+  Eigen::Vector3d gravity = DefaultGravity();
   // A registry name (solvers/solver_registry.h) taking ProblemKind::Mixed. Default
   // "fb-newton".
   std::string solver = "fb-newton";

@@ -52,8 +52,8 @@ bool ParseQuasistaticModel(const std::string& name, QuasistaticModel* model);
 struct QuasistaticOptions {
   // Time step (s). Default 0.01; > 0, finite. Seed 001 eq. 19.
   double h = 0.01;
-  // Gravity (m/s^2, world frame). Default (0, 0, -9.8); finite.
-  Eigen::Vector3d gravity = Eigen::Vector3d(0.0, 0.0, -9.8);
+  // Gravity (m/s^2, world frame). Default DefaultGravity(); finite.
+  Eigen::Vector3d gravity = DefaultGravity();
   // The step's contact model (see the top of this file). Default qp-lcp.
   QuasistaticModel model = QuasistaticModel::QpLcp;
   // A registry name (solvers/solver_registry.h) taking ProblemKind::Mixed for dqc, Linear for

@@ -14,6 +14,10 @@
 
 namespace ncpkit {
 
+// Gravity when a scene names none, for every stepper (m/s^2, world frame): 9.8 m/s^2 down z, the
+// value of the papers the scenes come from (docs/references.md).
+inline Eigen::Vector3d DefaultGravity() { return Eigen::Vector3d(0.0, 0.0, -9.8); }
+
 // What every step reports. Steppers derive their own records with their contact quantities.
 struct StepRecord {
   StepRecord() = default;

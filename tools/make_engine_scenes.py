@@ -33,8 +33,8 @@ def stack50():
               for i in range(5) for j in range(5) for k in range(2)]
     return {"name": "50-box stack", "description": "5 x 5 columns of two unit boxes dropped "
             "from 5 mm and left to rest", "stepper": "explicit", "model": "cone",
-            "solver": "nsgs-velocity", "tolerance": 1e-6, "h": 0.01, "duration": 1.0,
-            "contact": {"mu": 0.5},
+            "solver": "nsgs-velocity", "tolerance": 1e-6, "h": 0.01, "gravity": [0, 0, -9.81],
+            "duration": 1.0, "contact": {"mu": 0.5},
             "fixed": [GROUND], "bodies": bodies}
 
 
@@ -64,7 +64,8 @@ def pile200():
         fixed.append({"name": name, "shape": "box", "size": size, "position": pos})
     return {"name": "200-box pile", "description": "200 cubes of 0.2 m dropped into a 1.6 m bin",
             "stepper": "explicit", "model": "cone", "solver": "nsgs-velocity", "tolerance": 1e-6,
-            "h": 0.01, "duration": 2.0, "contact": {"mu": 0.5}, "fixed": fixed, "bodies": bodies}
+            "h": 0.01, "gravity": [0, 0, -9.81], "duration": 2.0, "contact": {"mu": 0.5},
+            "fixed": fixed, "bodies": bodies}
 
 
 def wall100():
@@ -87,7 +88,8 @@ def wall100():
                               [9 * length + 0.25 * length, 0, z], 1.0))
     return {"name": "100-brick wall", "description": "ten courses of ten bricks in running bond",
             "stepper": "explicit", "model": "cone", "solver": "nsgs-velocity", "tolerance": 1e-6,
-            "h": 0.01, "duration": 2.0, "contact": {"mu": 0.6}, "fixed": [GROUND], "bodies": bodies}
+            "h": 0.01, "gravity": [0, 0, -9.81], "duration": 2.0, "contact": {"mu": 0.6},
+            "fixed": [GROUND], "bodies": bodies}
 
 
 if __name__ == "__main__":

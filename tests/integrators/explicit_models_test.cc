@@ -290,7 +290,7 @@ TEST_CASE("explicit models: Newton restitution returns e times the impact speed"
       REQUIRE(stepper.Step().summary.IsSolved());
       highest = std::max(highest, stepper.bodies()[1].state.position.z());
     }
-    CHECK(highest < 0.105 + 1.0 / (2 * 9.81) + 0.01);
+    CHECK(highest < 0.105 + 1.0 / (2 * -DefaultGravity().z()) + 0.01);
   }
 }
 
@@ -298,7 +298,7 @@ TEST_CASE("explicit models: soft contact settles at m g / K_p and is unstable wh
   // Seed 003's spring-damper: the ball sinks until the spring carries its weight; critically
   // damped here. With h sqrt(K_p / m) > 2 the explicit force update gains energy every bounce:
   // the seed's point that soft contact's parameters are hard to choose.
-  const double k = 1e4, m = 1.0, g = 9.81;
+  const double k = 1e4, m = 1.0, g = -DefaultGravity().z();
   ExplicitStepperOptions options = Options("soft");
   options.h = 0.001;
   options.soft_stiffness = k;

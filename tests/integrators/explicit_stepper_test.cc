@@ -72,7 +72,7 @@ TEST_CASE("explicit stepper: a sliding box follows its exact discrete solution, 
   // Friction mu m g h per step against the slip, with the four face contacts: v_k = v0 - k mu g h
   // while v_k > 0, then rest; x_k = sum of h v_j; no yaw, no tilt.
   // The pyramid's first edge is x, so sliding along x its friction is the cone's.
-  const double v0 = 2.0, mu = 0.5, g = 9.81, h = 0.01;
+  const double v0 = 2.0, mu = 0.5, g = -DefaultGravity().z(), h = 0.01;
   for (const std::string variant :
        {"cone/nsgs", "cone/nsgs-velocity", "cone/fc-newton-fb", "cone/fc-proximal", "cone/auto",
         "pyramid/lemke", "pyramid/fb-newton"}) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "integrators/scene_runner.h"
+#include "readers/text_scanner.h"
 
 namespace ncpkit {
 namespace {
@@ -84,6 +85,20 @@ TEST_CASE("bad scene files are rejected with the field and the reason") {
   CheckRejected("{\"h\": 0.01,", "not valid JSON");
   CHECK_THROWS_WITH_AS(LoadScene("/nonexistent/scene.json"), doctest::Contains("cannot open"),
                        std::invalid_argument);
+}
+
+TEST_CASE("every stepper falls under the same gravity when the scene names none") {
+  // The papers' 9.8 m/s^2 down z, whichever stepper reads the file.
+  CHECK(ImplicitStepperOptions().gravity == DefaultGravity());
+  CHECK(ExplicitStepperOptions().gravity == DefaultGravity());
+  CHECK(QuasistaticOptions().gravity == DefaultGravity());
+  CHECK(DefaultGravity() == Eigen::Vector3d(0, 0, -9.8));
+  const std::string text =
+      internal::ReadTextFile(std::string(NCPKIT_SOURCE_DIR) + "/scenes/sliding_cube.json");
+  std::string as_explicit = text;
+  as_explicit.insert(as_explicit.find('{') + 1, "\"stepper\": \"explicit\",");
+  CHECK(ParseScene(text, "implicit").gravity() == DefaultGravity());
+  CHECK(ParseScene(as_explicit, "explicit").gravity() == DefaultGravity());
 }
 
 TEST_CASE("every bundled scene parses") {
