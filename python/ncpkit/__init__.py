@@ -33,25 +33,47 @@ __all__ = ["InputError", "Summary", "read_problem", "read_friction_problem", "Sc
 
 
 def solvers():
-    """The solver registry: a list of dicts (name, description, linear, mixed, friction)."""
+    """The solver registry: a list of dicts, one a solver: name, description, the problem kinds
+    it takes as booleans (linear, mixed, friction, global_friction) and their names (kinds)."""
     return _registry()
 
 
 def solver_names(kind="linear"):
-    """Names of the solvers that take ``kind``: "linear" (LCP / box MLCP), "mixed" (MCP) or
-    "friction" (3D frictional contact)."""
-    if kind not in ("linear", "mixed", "friction"):
-        raise InputError("kind must be 'linear', 'mixed' or 'friction', not %r" % (kind,))
+    """Names of the solvers that take ``kind``: "linear" (LCP / box MLCP), "mixed" (MCP),
+    "friction" (3D frictional contact) or "global_friction" (its global form, as the explicit
+    stepper poses it)."""
+    if kind not in ("linear", "mixed", "friction", "global_friction"):
+        raise InputError("kind must be 'linear', 'mixed', 'friction' or 'global_friction', not %r"
+                         % (kind,))
     return [s["name"] for s in _registry() if s[kind]]
 
 
-def _vector(name, value, n=None):
+def _vector(name, value, n=None, required=False):
     if value is None:
+        if required:
+            raise InputError("%s is required (a vector of numbers), not None" % name)
         return None
     v = np.ascontiguousarray(value, dtype=float).reshape(-1)
     if n is not None and v.size != n:
         raise InputError("%s has %d entries, the problem %d" % (name, v.size, n))
     return v
+
+
+def _csc(name, M):
+    """A scipy.sparse matrix as CSC of floats; refused when its index arrays do not fit its
+    shape (scipy builds such matrices without a full check, and converting one would read and
+    write out of bounds)."""
+    try:
+        if M.format in ("csr", "csc", "bsr"):
+            M.check_format(full_check=True)
+        elif M.format == "coo":
+            for index, bound in ((np.asarray(M.row), M.shape[0]), (np.asarray(M.col), M.shape[1])):
+                if index.size and (index.min() < 0 or index.max() >= bound):
+                    raise ValueError("a row or column index is outside the %d x %d shape"
+                                     % M.shape)
+    except ValueError as e:
+        raise InputError("%s is a malformed sparse matrix: %s" % (name, e)) from None
+    return M.tocsc().astype(float)
 
 
 def solve_lcp(M, q, lower=None, upper=None, solver="auto", start=None, **options):
@@ -60,12 +82,12 @@ def solve_lcp(M, q, lower=None, upper=None, solver="auto", start=None, **options
     M: a square numpy array or scipy.sparse matrix; q: a vector. lower and upper default to 0
     and +inf. start (optional) warm-starts the solver. Returns (z, Summary).
     """
-    q = _vector("q", q)
+    q = _vector("q", q, required=True)
     lower = _vector("lower", lower, q.size)
     upper = _vector("upper", upper, q.size)
     start = _vector("start", start, q.size)
     if hasattr(M, "tocsc"):
-        return _ncpkit._solve_sparse(M.tocsc().astype(float), q, lower, upper, solver, start,
+        return _ncpkit._solve_sparse(_csc("M", M), q, lower, upper, solver, start,
                                      **options)
     M = np.asarray(M, dtype=float)
     if M.ndim != 2:
@@ -80,8 +102,8 @@ def solve_mcp(F, J, lower, upper, solver="auto", start=None, **options):
     a dense array. start: where the solve begins (default 0), projected onto the bounds.
     Returns (z, Summary). An exception raised by F or J is raised again after the solve.
     """
-    lower = _vector("lower", lower)
-    upper = _vector("upper", upper, lower.size)
+    lower = _vector("lower", lower, required=True)
+    upper = _vector("upper", upper, lower.size, required=True)
     start = _vector("start", start, lower.size)
     return _ncpkit._solve_mcp(F, J, lower, upper, solver, start, **options)
 
@@ -94,11 +116,11 @@ def solve_friction(W, q, mu, solver="auto", start=None, **options):
     solver. The Summary's natural_residual is the FCLib error, siconos_error Siconos' measure.
     Returns (r, Summary).
     """
-    q = _vector("q", q)
-    mu = _vector("mu", mu)
+    q = _vector("q", q, required=True)
+    mu = _vector("mu", mu, required=True)
     start = _vector("start", start, q.size)
     if hasattr(W, "tocsc"):
-        return _ncpkit._solve_friction_sparse(W.tocsc().astype(float), q, mu, solver, start,
+        return _ncpkit._solve_friction_sparse(_csc("W", W), q, mu, solver, start,
                                               **options)
     W = np.asarray(W, dtype=float)
     if W.ndim != 2:

@@ -36,6 +36,40 @@ def test_the_registry_is_listed_with_both_kinds():
         ncpkit.solver_names("nonlinear")
 
 
+def test_the_registry_rows_name_every_kind_they_take():
+    rows = {s["name"]: s for s in ncpkit.solvers()}
+    # nsgs-velocity takes the global form only (the explicit stepper's problems).
+    velocity = rows["nsgs-velocity"]
+    assert velocity["global_friction"] and velocity["kinds"] == "global-friction"
+    assert not (velocity["linear"] or velocity["mixed"] or velocity["friction"])
+    assert ncpkit.solver_names("global_friction") == [
+        s["name"] for s in ncpkit.solvers() if s["global_friction"]]
+    assert "nsgs-velocity" in ncpkit.solver_names("global_friction")
+    for row in rows.values():
+        assert row["kinds"], row["name"]  # every row takes some kind
+        assert row["kinds"] == ", ".join(
+            k.replace("_", "-") for k in ("linear", "mixed", "friction", "global_friction")
+            if row[k])
+
+
+def test_missing_or_malformed_inputs_are_input_errors():
+    M, q = spd_lcp(4, 2)
+    with pytest.raises(ncpkit.InputError, match="q is required"):
+        ncpkit.solve_lcp(M, None)
+    with pytest.raises(ncpkit.InputError, match="lower is required"):
+        ncpkit.solve_mcp(lambda z: z, lambda z: np.eye(z.size), None, None)
+    # A CSR matrix whose column index lies outside its shape (scipy builds it unchecked).
+    bad = scipy.sparse.csr_matrix((np.ones(4), np.array([0, 1, 2, 7]), np.arange(5)),
+                                  shape=(4, 4))
+    with pytest.raises(ncpkit.InputError, match="M is a malformed sparse matrix"):
+        ncpkit.solve_lcp(bad, q)
+    coo = scipy.sparse.coo_matrix((np.ones(2), (np.array([0, 5]), np.array([0, 1]))),
+                                  shape=(6, 6))
+    coo.row[1] = 9  # out of the shape after construction, as a caller may write it
+    with pytest.raises(ncpkit.InputError, match="W is a malformed sparse matrix"):
+        ncpkit.solve_friction(coo, np.zeros(6), np.ones(2))
+
+
 @pytest.mark.parametrize("solver", ncpkit.solver_names("linear"))
 def test_every_linear_solver_solves_an_spd_lcp_from_numpy(solver):
     M, q = spd_lcp(20, 1)
