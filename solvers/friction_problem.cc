@@ -121,11 +121,9 @@ namespace internal {
 FrictionErrors FrictionErrorsOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::VectorXd& r,
                                 const Eigen::VectorXd& u) {
   FrictionErrors errors;
-  constexpr double kInf = std::numeric_limits<double>::infinity();
   const Eigen::Index m = 3 * mu.size();
   if (r.size() != m || u.size() != m || !r.allFinite() || !u.allFinite()) {
-    errors.natural_map_norm = errors.fclib = errors.siconos = kInf;
-    return errors;
+    return FrictionErrors::Infinite();
   }
   double sum = 0.0;
   for (Eigen::Index a = 0; a < mu.size(); ++a) {
@@ -190,9 +188,15 @@ FrictionErrors ComputeFrictionErrors(const FrictionContactProblem& problem,
   return internal::FrictionErrorsOf(problem.mu(), problem.q().norm(), r, u);
 }
 
+FrictionErrors FrictionErrors::Infinite() {
+  FrictionErrors errors;
+  errors.natural_map_norm = errors.fclib = errors.siconos = std::numeric_limits<double>::infinity();
+  return errors;
+}
+
 FrictionErrors ComputeFrictionErrors(const FrictionContactProblem& problem,
                                      const Eigen::VectorXd& r) {
-  if (r.size() != problem.size()) return ComputeFrictionErrors(problem, r, r);
+  if (r.size() != problem.size()) return FrictionErrors::Infinite();
   Eigen::VectorXd u;
   problem.Velocity(r, &u);
   return ComputeFrictionErrors(problem, r, u);

@@ -89,6 +89,8 @@ struct FrictionErrors {
   double natural_map_norm = 0.0;  // ||F_nat(r)||
   double fclib = 0.0;
   double siconos = 0.0;
+  // The errors of something that is not a point of the problem (wrong size, not finite).
+  static FrictionErrors Infinite();
 };
 FrictionErrors ComputeFrictionErrors(const FrictionContactProblem& problem,
                                      const Eigen::VectorXd& r);

@@ -433,7 +433,7 @@ FrictionErrors ComputeFrictionErrors(const GlobalFrictionContactProblem& problem
 
 FrictionErrors ComputeFrictionErrors(const GlobalFrictionContactProblem& problem,
                                      const Eigen::VectorXd& r) {
-  if (r.size() != problem.size()) return ComputeFrictionErrors(problem, r, r);
+  if (r.size() != problem.size()) return FrictionErrors::Infinite();
   Eigen::VectorXd v, u;
   problem.Velocity(r, &v);
   problem.ContactVelocity(v, &u);

@@ -97,6 +97,22 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("global frictional contact problem: a point of the wrong size has infinite errors") {
+  const GlobalFrictionContactProblem problem = Make(MakeScene(4, 3, 0.3, 5));
+  FrictionContactProblem local;
+  problem.Reduce(&local);
+  for (const Eigen::Index size : {Eigen::Index{0}, Eigen::Index{11}, Eigen::Index{13}}) {
+    CAPTURE(size);
+    const Eigen::VectorXd r = Eigen::VectorXd::Zero(size);
+    for (const FrictionErrors& e :
+         {ComputeFrictionErrors(problem, r), ComputeFrictionErrors(local, r)}) {
+      CHECK(std::isinf(e.fclib));
+      CHECK(std::isinf(e.siconos));
+      CHECK(std::isinf(e.natural_map_norm));
+    }
+  }
+}
+
 TEST_CASE("global frictional contact problem: built block by block, as a time-stepper does") {
   // The same problem built with AddBlock / AddContact / AddContactBlock, twice into one object
   // (the storage reused), equals the one built from the sparse matrices.
