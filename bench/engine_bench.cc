@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bench/engine_peers.h"
+#include "bench/peer_guard.h"
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
 #include "integrators/trajectory_quality.h"
@@ -129,17 +130,23 @@ class Runner {
   std::unique_ptr<SceneRunner> runner_;
 };
 
-void BM_Engine(benchmark::State& state, const std::string& file, const std::string& who) {
-  const Scene scene = LoadExplicitScene(file);
-  // The untimed run that measures the trajectory.
-  std::unique_ptr<Runner> runner;
-  try {
-    runner = std::make_unique<Runner>(scene, who);
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
-    return;
-  }
-  const int64_t steps = runner->num_steps();
+// What the untimed run measures, in the order Measure returns it.
+enum Measure {
+  kFailed,
+  kContacts,
+  kPenetration,
+  kEnergyRise,
+  kDrift,
+  kRotation,
+  kSlideError,
+  kNumMeasures
+};
+
+// The untimed run that measures the trajectory; throws what the runner throws.
+std::vector<double> MeasureRun(const Scene& scene, const std::string& file,
+                               const std::string& who) {
+  Runner runner(scene, who);
+  const int64_t steps = runner.num_steps();
   TrajectoryQualityMeter meter(scene.bodies, scene.gravity());
   meter.SetSettleStart(static_cast<int>(std::ceil(0.75 * static_cast<double>(steps))));
   std::vector<RigidBodyState> states;
@@ -147,49 +154,94 @@ void BM_Engine(benchmark::State& state, const std::string& file, const std::stri
   std::vector<Eigen::Vector3d> positions;
   const int cube = scene.FindBody("cube");  // the sliding cube's, sampled at whole seconds
   int64_t failed = 0, contacts = 0;
-  try {
-    for (int64_t k = 1; k <= steps; ++k) {
-      int n = 0;
-      failed += runner->Step(&n) ? 0 : 1;
-      contacts += n;
-      runner->ReadStates(&states);
-      meter.Add(states);
-      const double t = static_cast<double>(k) * scene.h();
-      if (cube >= 0 && std::abs(t - std::round(t)) < 0.5 * scene.h()) {
-        times.push_back(t);
-        positions.push_back(states[static_cast<size_t>(cube)].position);
-      }
+  for (int64_t k = 1; k <= steps; ++k) {
+    int n = 0;
+    failed += runner.Step(&n) ? 0 : 1;
+    contacts += n;
+    runner.ReadStates(&states);
+    meter.Add(states);
+    const double t = static_cast<double>(k) * scene.h();
+    if (cube >= 0 && std::abs(t - std::round(t)) < 0.5 * scene.h()) {
+      times.push_back(t);
+      positions.push_back(states[static_cast<size_t>(cube)].position);
     }
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
-    return;
   }
   const TrajectoryQuality& quality = meter.Result();
+  std::vector<double> measures(kNumMeasures, std::nan(""));
+  measures[kFailed] = static_cast<double>(failed);
+  measures[kContacts] = static_cast<double>(contacts) / static_cast<double>(steps);
+  measures[kPenetration] = quality.max_penetration;
+  measures[kEnergyRise] = quality.max_energy_rise;
+  measures[kDrift] = quality.settled_drift;
+  measures[kRotation] = quality.max_rotation;
+  if (file == "sliding_cube.json" && cube >= 0) {
+    const Body& body = scene.bodies[static_cast<size_t>(cube)];
+    measures[kSlideError] =
+        SlideError(body.state.position, body.state.linear_velocity, scene.laws.default_law.mu,
+                   -scene.gravity().z(), times, positions);
+  }
+  return measures;
+}
+
+bool IsPeer(const std::string& who) {
+  for (const PeerEngine& engine : PeerEngines()) {
+    if (engine.name == who) return true;
+  }
+  return false;
+}
+
+void BM_Engine(benchmark::State& state, const std::string& file, const std::string& who) {
+  const Scene scene = LoadExplicitScene(file);
+  // The untimed run that measures the trajectory; a peer's in a child process under the peer
+  // limits (peer_guard.h), since a peer may grow or run without bound.
+  std::vector<double> measures;
+  if (IsPeer(who)) {
+    const bench::GuardedResult guarded = bench::RunGuarded(
+        [&]() { return MeasureRun(scene, file, who); }, bench::PeerLimits::FromEnvironment());
+    if (!guarded.ok) {
+      state.SkipWithError(guarded.why.c_str());
+      return;
+    }
+    measures = guarded.values;
+  } else {
+    try {
+      measures = MeasureRun(scene, file, who);
+    } catch (const std::exception& e) {
+      state.SkipWithError(e.what());
+      return;
+    }
+  }
+  std::unique_ptr<Runner> runner;
+  int64_t steps = 0;
   double step_seconds = 0.0;
   int64_t timed_steps = 0;
   for (auto _ : state) {
     state.PauseTiming();
     runner = std::make_unique<Runner>(scene, who);
+    steps = runner->num_steps();
     state.ResumeTiming();
     const auto start = std::chrono::steady_clock::now();
     int n = 0;
-    for (int64_t k = 0; k < steps; ++k) runner->Step(&n);
+    try {
+      for (int64_t k = 0; k < steps; ++k) runner->Step(&n);
+    } catch (const std::exception& e) {  // a peer's warning in a timed run too
+      state.SkipWithError(e.what());
+      break;
+    }
     step_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     timed_steps += steps;
   }
+  if (state.error_occurred()) return;
   state.counters["us/step"] =
       1e6 * step_seconds / static_cast<double>(std::max<int64_t>(1, timed_steps));
-  state.counters["contacts/step"] = static_cast<double>(contacts) / static_cast<double>(steps);
-  state.counters["failed"] = static_cast<double>(failed);
-  state.counters["penetration_mm"] = 1e3 * quality.max_penetration;
-  state.counters["energy_rise_J"] = quality.max_energy_rise;
-  state.counters["drift_mm"] = 1e3 * quality.settled_drift;
-  state.counters["rotation_deg"] = quality.max_rotation * 180.0 / M_PI;
-  if (file == "sliding_cube.json" && cube >= 0) {
-    const Body& body = scene.bodies[static_cast<size_t>(cube)];
-    state.counters["slide_error_pct"] =
-        100.0 * SlideError(body.state.position, body.state.linear_velocity,
-                           scene.laws.default_law.mu, -scene.gravity().z(), times, positions);
+  state.counters["contacts/step"] = measures[kContacts];
+  state.counters["failed"] = measures[kFailed];
+  state.counters["penetration_mm"] = 1e3 * measures[kPenetration];
+  state.counters["energy_rise_J"] = measures[kEnergyRise];
+  state.counters["drift_mm"] = 1e3 * measures[kDrift];
+  state.counters["rotation_deg"] = measures[kRotation] * 180.0 / M_PI;
+  if (!std::isnan(measures[kSlideError])) {
+    state.counters["slide_error_pct"] = 100.0 * measures[kSlideError];
   }
 }
 

@@ -3,7 +3,7 @@
 // fc3d_nonsmooth_Newton_AlartCurnier and fc3d_proximal at the same FCLib error, so that the
 // ratios are measured in one run. Names: FCLib/<solver>/<problem>, SiconosFC3D/<solver>/<problem>.
 // A run that does not reach the error is reported as an error of that benchmark (its time does
-// not count in a performance profile).
+// not count in a performance profile); so is a Siconos run over the peer limits (peer_guard.h).
 #include <benchmark/benchmark.h>
 
 #include <map>
@@ -15,6 +15,7 @@
 #include "readers/fclib_reader.h"
 #include "solvers/solver_registry.h"
 #ifdef NCPKIT_HAVE_SICONOS
+#include "bench/peer_guard.h"
 #include "bench/siconos_peer.h"
 #endif
 
@@ -62,15 +63,27 @@ void BM_Siconos(benchmark::State& state, SiconosFrictionSolver solver,
   const FrictionContactProblem& problem = Problem(relative);
   const int max_iterations = solver == SiconosFrictionSolver::Nsgs ? 100000 : 1000;
   // Siconos stops on its own error measure: tighten its tolerance (outside the timing) until
-  // its answer reaches FCLib error 1e-6, and give up where it reports a failure.
+  // its answer reaches FCLib error 1e-6, and give up where it reports a failure. That search
+  // runs in a child process under the peer limits; the timed runs repeat its last solve.
   Eigen::VectorXd r, u;
-  double tolerance = kTolerance;
-  bench::SiconosResult result;
-  for (; tolerance >= 1e-13; tolerance /= 10.0) {
-    result = bench::SiconosSolveFrictionContact(solver, problem.W_columns(), problem.q(),
-                                                problem.mu(), tolerance, max_iterations, &r, &u);
-    if (result.info != 0 || FclibError(problem, r) <= kTolerance) break;
+  const bench::GuardedResult calibration = bench::RunGuarded(
+      [&]() -> std::vector<double> {
+        double tolerance = kTolerance;
+        for (; tolerance >= 1e-13; tolerance /= 10.0) {
+          const bench::SiconosResult tried =
+              bench::SiconosSolveFrictionContact(solver, problem.W_columns(), problem.q(),
+                                                 problem.mu(), tolerance, max_iterations, &r, &u);
+          if (tried.info != 0 || FclibError(problem, r) <= kTolerance) break;
+        }
+        return {tolerance};
+      },
+      bench::PeerLimits::FromEnvironment());
+  if (!calibration.ok) {
+    state.SkipWithError(calibration.why.c_str());
+    return;
   }
+  const double tolerance = calibration.values[0];
+  bench::SiconosResult result;
   for (auto _ : state) {
     result = bench::SiconosSolveFrictionContact(solver, problem.W_columns(), problem.q(),
                                                 problem.mu(), tolerance, max_iterations, &r, &u);

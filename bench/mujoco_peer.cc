@@ -2,8 +2,8 @@
 // with the scene's mass and inertia, box, sphere and plane geoms with friction mu) and stepped
 // by mj_step at MuJoCo's defaults: semi-implicit Euler, pyramidal cones, the Newton solver (100
 // iterations, tolerance 1e-8), soft contacts (solref 0.02 1, solimp 0.9 0.95 0.001). The contact
-// and constraint buffers are sized for the scene (a full buffer drops contacts: checked after
-// every step).
+// and constraint buffers are sized for the scene; every MuJoCo warning (a full buffer drops
+// contacts) is checked after every step and makes the benchmark an error.
 #include <mujoco/mujoco.h>
 #include <unistd.h>
 
@@ -86,10 +86,42 @@ std::string ModelXml(const Scene& scene) {
   return s.str();
 }
 
+// MuJoCo hands its warnings to mju_user_warning, or, without one, appends them to
+// MUJOCO_LOG.TXT in the working directory; this handler keeps the latest for the error message
+// instead.
+std::string& LatestWarning() {
+  static std::string text;
+  return text;
+}
+
+void KeepWarning(const char* text) { LatestWarning() = text; }
+
+void CheckWarnings(const mjData& data) {
+  static const char* const kNames[mjNWARNING] = {"near-singular inertia",
+                                                 "contact buffer full (contacts dropped)",
+                                                 "constraint buffer full (constraints dropped)",
+                                                 "visual geom buffer full",
+                                                 "bad qpos",
+                                                 "bad qvel",
+                                                 "bad qacc",
+                                                 "bad ctrl"};
+  std::string fired;
+  for (int k = 0; k < mjNWARNING; ++k) {
+    if (data.warning[k].number <= 0) continue;
+    fired += (fired.empty() ? "" : ", ") + std::string(kNames[k]) + " (" +
+             std::to_string(data.warning[k].number) + "x)";
+  }
+  if (!fired.empty()) {
+    throw std::runtime_error("mujoco warned at t = " + std::to_string(data.time) + ": " + fired +
+                             "; last message: " + LatestWarning());
+  }
+}
+
 class MujocoWorld : public PeerWorld {
  public:
   explicit MujocoWorld(const Scene& scene) {
     RequirePeerScene(scene);
+    mju_user_warning = &KeepWarning;
     // mj_loadXML reads a file: the model goes through a temporary one.
     char path[] = "/tmp/ncpkit-mujoco-XXXXXX";
     const int fd = mkstemp(path);
@@ -129,12 +161,12 @@ class MujocoWorld : public PeerWorld {
     mj_deleteModel(model_);
   }
 
+  // A step after which MuJoCo has warned (a full contact or constraint buffer drops contacts;
+  // bad numbers in qpos, qvel or qacc reset the state) throws: the run's figures would not be
+  // those of the scene.
   void Step() override {
     mj_step(model_, data_);
-    if (data_->warning[mjWARN_CONTACTFULL].number > 0 ||
-        data_->warning[mjWARN_CNSTRFULL].number > 0) {
-      throw std::runtime_error("mujoco: contact buffer full (contacts dropped)");
-    }
+    CheckWarnings(*data_);
   }
 
   void ReadStates(std::vector<RigidBodyState>* states) const override {
