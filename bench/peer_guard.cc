@@ -70,7 +70,7 @@ bool WriteAll(int fd, const char* data, size_t size) {
 
 PeerLimits PeerLimits::FromEnvironment() {
   PeerLimits limits;
-  limits.memory_mb = static_cast<long>(EnvironmentNumber("NCPKIT_PEER_MEMORY_MB", 4096));
+  limits.memory_mb = static_cast<long>(EnvironmentNumber("NCPKIT_PEER_MEMORY_MB", 8192));
   limits.seconds = EnvironmentNumber("NCPKIT_PEER_TIME_LIMIT", 120.0);
   return limits;
 }

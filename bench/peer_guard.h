@@ -12,8 +12,10 @@
 namespace ncpkit::bench {
 
 struct PeerLimits {
-  // Address space of the child (MB); NCPKIT_PEER_MEMORY_MB, default 4096.
-  long memory_mb = 4096;
+  // Address space of the child (MB); NCPKIT_PEER_MEMORY_MB, default 8192: a third of a 24 GB
+  // machine, and room for MuJoCo's dense constraint arena on the 200-box pile (over 4 GB of
+  // address space), which it reserves whole.
+  long memory_mb = 8192;
   // Wall time of the child (s); NCPKIT_PEER_TIME_LIMIT, default 120.
   double seconds = 120.0;
   static PeerLimits FromEnvironment();
