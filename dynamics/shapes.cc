@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "solvers/enum_names.h"
 #include "solvers/input_error.h"
 
 namespace ncpkit {
@@ -129,35 +130,18 @@ Eigen::Vector3d Shape::BoundingHalfExtents(const Eigen::Matrix3d& R) const {
   return Eigen::Vector3d::Zero();
 }
 
-std::string Shape::Name() const {
-  switch (kind) {
-    case ShapeKind::HalfSpace:
-      return "plane";
-    case ShapeKind::Box:
-      return "box";
-    case ShapeKind::Sphere:
-      return "sphere";
-    case ShapeKind::Ellipsoid:
-      return "ellipsoid";
-    case ShapeKind::Cylinder:
-      return "cylinder";
-  }
-  return "?";
-}
+namespace {
+constexpr internal::EnumName<ShapeKind> kShapeKindNames[] = {{ShapeKind::HalfSpace, "plane"},
+                                                             {ShapeKind::Box, "box"},
+                                                             {ShapeKind::Sphere, "sphere"},
+                                                             {ShapeKind::Ellipsoid, "ellipsoid"},
+                                                             {ShapeKind::Cylinder, "cylinder"}};
+}  // namespace
+
+std::string Shape::Name() const { return internal::NameIn(kShapeKindNames, kind); }
 
 bool ParseShapeKind(const std::string& name, ShapeKind* kind) {
-  static const std::pair<const char*, ShapeKind> kNames[] = {{"plane", ShapeKind::HalfSpace},
-                                                             {"box", ShapeKind::Box},
-                                                             {"sphere", ShapeKind::Sphere},
-                                                             {"ellipsoid", ShapeKind::Ellipsoid},
-                                                             {"cylinder", ShapeKind::Cylinder}};
-  for (const auto& [n, k] : kNames) {
-    if (name == n) {
-      *kind = k;
-      return true;
-    }
-  }
-  return false;
+  return internal::ValueIn(kShapeKindNames, name, kind);
 }
 
 }  // namespace ncpkit

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "integrators/limits.h"
+#include "solvers/enum_names.h"
 #include "solvers/input_error.h"
 #include "solvers/linear_problem.h"
 #include "solvers/mcp.h"
@@ -227,29 +228,22 @@ void ReadDlcSolution(const DlcStep& dlc, const std::vector<LinearizedContact>& c
 
 }  // namespace
 
+namespace {
+constexpr internal::EnumName<QuasistaticModel> kQuasistaticModelNames[] = {
+    {QuasistaticModel::Dqc, "dqc"},
+    {QuasistaticModel::Dlc, "dlc"},
+    {QuasistaticModel::Qp, "qp"},
+    {QuasistaticModel::QpLcp, "qp-lcp"}};
+}  // namespace
+
 const char* ToString(QuasistaticModel model) {
-  switch (model) {
-    case QuasistaticModel::Dqc:
-      return "dqc";
-    case QuasistaticModel::Dlc:
-      return "dlc";
-    case QuasistaticModel::Qp:
-      return "qp";
-    case QuasistaticModel::QpLcp:
-      return "qp-lcp";
-  }
-  return "?";
+  return internal::NameIn(kQuasistaticModelNames, model);
 }
+
 bool ParseQuasistaticModel(const std::string& name, QuasistaticModel* model) {
-  for (QuasistaticModel m : {QuasistaticModel::Dqc, QuasistaticModel::Dlc, QuasistaticModel::Qp,
-                             QuasistaticModel::QpLcp}) {
-    if (name == ToString(m)) {
-      *model = m;
-      return true;
-    }
-  }
-  return false;
+  return internal::ValueIn(kQuasistaticModelNames, name, model);
 }
+
 bool QuasistaticOptions::IsValid(std::string* why) const {
   if (!(h > 0.0) || !std::isfinite(h)) {
     *why = "h must be positive, got " + NumberText(h);

@@ -9,10 +9,20 @@
 #include "contact/overlap.h"
 #include "integrators/json_reader.h"
 #include "readers/text_scanner.h"
+#include "solvers/enum_names.h"
 #include "solvers/input_error.h"
 #include "solvers/solver_registry.h"
 
 namespace ncpkit {
+namespace {
+
+constexpr internal::EnumName<StepperKind> kStepperKindNames[] = {
+    {StepperKind::Implicit, "implicit"},
+    {StepperKind::Quasistatic, "quasistatic"},
+    {StepperKind::Explicit, "explicit"}};
+
+}  // namespace
+
 namespace {
 
 using internal::ApplyInitialOverlapPolicy;
@@ -366,10 +376,10 @@ void ReadImplicitScene(const Reader& in, const Json& root, const std::string& so
                "soft"});
   scene->stepper = StepperKind::Implicit;
   if (root.contains("stepper")) {
+    // (A quasistatic scene is one with a "quasistatic" object, read elsewhere.)
     const std::string stepper = in.String(root.at("stepper"), "stepper");
-    if (stepper == "explicit") {
-      scene->stepper = StepperKind::Explicit;
-    } else if (stepper != "implicit") {
+    if (!internal::ValueIn(kStepperKindNames, stepper, &scene->stepper) ||
+        scene->stepper == StepperKind::Quasistatic) {
       in.Fail("stepper", "must be \"implicit\" or \"explicit\", not \"" + stepper + "\"");
     }
   }
@@ -607,17 +617,7 @@ void ReadQuasistaticScene(const Reader& in, const Json& root, const std::string&
 // ---------------------------------------------------------------------------------------------
 // Scene
 
-const char* ToString(StepperKind kind) {
-  switch (kind) {
-    case StepperKind::Implicit:
-      return "implicit";
-    case StepperKind::Quasistatic:
-      return "quasistatic";
-    case StepperKind::Explicit:
-      return "explicit";
-  }
-  return "?";
-}
+const char* ToString(StepperKind kind) { return internal::NameIn(kStepperKindNames, kind); }
 
 Eigen::Vector3d Scene::gravity() const {
   switch (stepper) {
@@ -712,43 +712,36 @@ std::unique_ptr<Stepper> MakeStepper(const Scene& scene) {
 
 namespace {
 
+// "<prefix><solver>" for every registry solver compared by default on `kind`, leaving out those
+// that need a positive diagonal when the model's problem has rows with a zero one.
+void AppendCompared(const std::string& prefix, ProblemKind kind, bool zero_diagonal_rows,
+                    std::vector<std::string>* variants) {
+  for (const SolverEntry& e : SolverRegistry()) {
+    if (!e.Takes(kind) || !e.Compared(kind)) continue;
+    if (zero_diagonal_rows && e.needs_positive_diagonal) continue;
+    variants->push_back(prefix + e.name);
+  }
+}
+
 // Every registry solver of the kind compared by default; the implicit stepper adds its first
-// one cold (no warm start), the quasistatic ones take the solvers their model's problem fits
-// (dlc and qp have free rows with a zero diagonal, which PGS cannot take).
+// one cold (no warm start), the quasistatic ones take the solvers their model's problem fits.
 std::vector<std::string> CollectDefaultVariants(StepperKind kind) {
   std::vector<std::string> variants;
   if (kind == StepperKind::Explicit) {
-    for (const SolverEntry& e : SolverRegistry()) {
-      if (e.Takes(ProblemKind::GlobalFriction) && e.Compared(ProblemKind::GlobalFriction)) {
-        variants.push_back("cone/" + e.name);
-      }
-    }
-    // The pyramid's gamma rows have a zero diagonal (no PGS); the relaxed cone's LCP takes all.
-    for (const char* model : {"pyramid", "relaxed"}) {
-      for (const SolverEntry& e : SolverRegistry()) {
-        if (!e.Takes(ProblemKind::Linear) || !e.Compared(ProblemKind::Linear)) continue;
-        if (std::string(model) == "pyramid" && e.needs_positive_diagonal) continue;
-        variants.push_back(std::string(model) + "/" + e.name);
-      }
-    }
-    return variants;
-  }
-  if (kind == StepperKind::Implicit) {
-    for (const SolverEntry& e : SolverRegistry()) {
-      if (e.Takes(ProblemKind::Mixed) && e.Compared(ProblemKind::Mixed)) variants.push_back(e.name);
-    }
+    // The pyramid's gamma rows have a zero diagonal; the relaxed cone's LCP takes every solver.
+    AppendCompared("cone/", ProblemKind::GlobalFriction, false, &variants);
+    AppendCompared("pyramid/", ProblemKind::Linear, true, &variants);
+    AppendCompared("relaxed/", ProblemKind::Linear, false, &variants);
+  } else if (kind == StepperKind::Implicit) {
+    AppendCompared("", ProblemKind::Mixed, false, &variants);
     if (!variants.empty()) variants.push_back(variants.front() + "-cold");
-    return variants;
-  }
-  for (QuasistaticModel model : {QuasistaticModel::Dqc, QuasistaticModel::Dlc, QuasistaticModel::Qp,
-                                 QuasistaticModel::QpLcp}) {
-    const ProblemKind problem =
-        model == QuasistaticModel::Dqc ? ProblemKind::Mixed : ProblemKind::Linear;
-    const bool free_rows = model == QuasistaticModel::Dlc || model == QuasistaticModel::Qp;
-    for (const SolverEntry& e : SolverRegistry()) {
-      if (!e.Takes(problem) || !e.Compared(problem)) continue;
-      if (free_rows && e.needs_positive_diagonal) continue;
-      variants.push_back(std::string(ToString(model)) + "/" + e.name);
+  } else {
+    // dlc and qp have free rows with a zero diagonal.
+    for (QuasistaticModel model : {QuasistaticModel::Dqc, QuasistaticModel::Dlc,
+                                   QuasistaticModel::Qp, QuasistaticModel::QpLcp}) {
+      AppendCompared(std::string(ToString(model)) + "/",
+                     model == QuasistaticModel::Dqc ? ProblemKind::Mixed : ProblemKind::Linear,
+                     model == QuasistaticModel::Dlc || model == QuasistaticModel::Qp, &variants);
     }
   }
   return variants;

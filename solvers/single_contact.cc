@@ -5,6 +5,7 @@
 #include <complex>
 #include <limits>
 
+#include "solvers/enum_names.h"
 #include "solvers/friction_problem.h"
 
 namespace ncpkit {
@@ -149,17 +150,12 @@ Eigen::Vector3d ProjectionSteps(const Eigen::Matrix3d& W, const Eigen::Vector3d&
 }  // namespace
 
 const char* ToString(ContactState state) {
-  switch (state) {
-    case ContactState::TakeOff:
-      return "take-off";
-    case ContactState::Sticking:
-      return "sticking";
-    case ContactState::Sliding:
-      return "sliding";
-    case ContactState::Approximate:
-      return "approximate";
-  }
-  return "?";
+  static constexpr internal::EnumName<ContactState> kNames[] = {
+      {ContactState::TakeOff, "take-off"},
+      {ContactState::Sticking, "sticking"},
+      {ContactState::Sliding, "sliding"},
+      {ContactState::Approximate, "approximate"}};
+  return internal::NameIn(kNames, state);
 }
 
 SingleContactSolution SolveSingleContact(const Eigen::Matrix3d& W, const Eigen::Matrix3d& W_inverse,

@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "solvers/enum_names.h"
 #include "solvers/input_error.h"
 
 namespace ncpkit {
@@ -262,17 +263,12 @@ FrictionProximalPoint::Options ConeProximal(FrictionNewton::Function function) {
 }  // namespace
 
 const char* ToString(ProblemKind kind) {
-  switch (kind) {
-    case ProblemKind::Linear:
-      return "linear (LCP / MLCP)";
-    case ProblemKind::Mixed:
-      return "mixed (MCP)";
-    case ProblemKind::Friction:
-      return "frictional contact (FC3D)";
-    case ProblemKind::GlobalFriction:
-      return "global frictional contact (FC3D, M and H)";
-  }
-  return "?";
+  static constexpr internal::EnumName<ProblemKind> kNames[] = {
+      {ProblemKind::Linear, "linear (LCP / MLCP)"},
+      {ProblemKind::Mixed, "mixed (MCP)"},
+      {ProblemKind::Friction, "frictional contact (FC3D)"},
+      {ProblemKind::GlobalFriction, "global frictional contact (FC3D, M and H)"}};
+  return internal::NameIn(kNames, kind);
 }
 
 const SolverSummary& ComplementaritySolver::Solve(const FrictionContactProblem&, Eigen::VectorXd*) {
@@ -355,7 +351,7 @@ const std::vector<SolverEntry>& SolverRegistry() {
       {"auto",
        "a robust sequence of the above, reporting which solved it (auto_solve.h, "
        "friction_auto.h)",
-       kEveryKind, kLocalAndGlobalFriction, false, AutoSolvers::Options()},
+       kEveryKind, 0, false, AutoSolvers::Options()},
       {"nsgs", "block Gauss-Seidel over contacts, exact local solves (nonsmooth_gauss_seidel.h)",
        kLocalAndGlobalFriction, kLocalAndGlobalFriction, false, Nsgs(Ordering::Natural)},
       {"nsgs-shuffled", "the same, contacts in a new random order every sweep",

@@ -2,24 +2,19 @@
 
 #include <cstdio>
 
+#include "solvers/enum_names.h"
+
 namespace ncpkit {
 
 std::string ToString(Status status) {
-  switch (status) {
-    case Status::NotRun:
-      return "not_run";
-    case Status::Converged:
-      return "converged";
-    case Status::MaxIterations:
-      return "max_iterations";
-    case Status::Failed:
-      return "failed";
-    case Status::NumericalFailure:
-      return "numerical_failure";
-    case Status::InvalidInput:
-      return "invalid_input";
-  }
-  return "unknown";
+  static constexpr internal::EnumName<Status> kNames[] = {
+      {Status::NotRun, "not_run"},
+      {Status::Converged, "converged"},
+      {Status::MaxIterations, "max_iterations"},
+      {Status::Failed, "failed"},
+      {Status::NumericalFailure, "numerical_failure"},
+      {Status::InvalidInput, "invalid_input"}};
+  return internal::NameIn(kNames, status);
 }
 
 std::string SolverSummary::BriefReport() const {

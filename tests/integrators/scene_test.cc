@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "integrators/scene_runner.h"
 #include "readers/text_scanner.h"
@@ -99,6 +100,23 @@ TEST_CASE("every stepper falls under the same gravity when the scene names none"
   as_explicit.insert(as_explicit.find('{') + 1, "\"stepper\": \"explicit\",");
   CHECK(ParseScene(text, "implicit").gravity() == DefaultGravity());
   CHECK(ParseScene(as_explicit, "explicit").gravity() == DefaultGravity());
+}
+
+TEST_CASE("the default variants of each stepper: the solvers compared by default on its problems") {
+  using Variants = std::vector<std::string>;
+  CHECK(DefaultVariants(StepperKind::Implicit) ==
+        Variants{"fb-newton", "fb-newton-dense", "penalized-fb", "minmap-newton", "fb-newton-cold"});
+  // The pyramid's LCP has zero-diagonal rows (no PGS); auto is not compared by default.
+  CHECK(DefaultVariants(StepperKind::Explicit) ==
+        Variants{"cone/nsgs", "cone/nsgs-shuffled", "cone/fc-newton", "cone/fc-newton-fb",
+                 "cone/fc-proximal", "cone/fc-proximal-fb", "cone/nsgs-velocity",
+                 "pyramid/lemke", "pyramid/fb-newton", "relaxed/lemke", "relaxed/pgs",
+                 "relaxed/fb-newton"});
+  // dlc and qp have free rows of zero diagonal (no PGS).
+  CHECK(DefaultVariants(StepperKind::Quasistatic) ==
+        Variants{"dqc/fb-newton", "dqc/fb-newton-dense", "dqc/penalized-fb", "dqc/minmap-newton",
+                 "dlc/lemke", "dlc/fb-newton", "qp/lemke", "qp/fb-newton", "qp-lcp/lemke",
+                 "qp-lcp/pgs", "qp-lcp/fb-newton"});
 }
 
 TEST_CASE("every bundled scene parses") {
