@@ -59,6 +59,13 @@ class BroadPhase {
   std::vector<int> first_count_;
   int64_t last_candidates_ = 0;  // pairs the last sweep examined
   std::vector<std::pair<int, int>> sorted_;
+  // Fills finite_, unbounded_ and is_unbounded_; returns the axis of the centres' largest spread.
+  int Classify(const std::vector<BoundingSphere>& spheres);
+  void Inflate(const BoundingSphere& s, int i);  // radius_[i] and extents_[i]
+  // Whether Find() pairs g and k, by the inflated bounds (both filled).
+  bool Near(const std::vector<BoundingSphere>& spheres, int g, int k) const;
+  void Pack(const std::vector<BoundingSphere>& spheres, int axis);
+  void Sweep(std::vector<std::pair<int, int>>* pairs);  // the packed bodies' pairs, appended
   void SortPairs(int n, std::vector<std::pair<int, int>>* pairs);
 };
 

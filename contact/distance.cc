@@ -630,12 +630,90 @@ void ClipToPrism(const Polygon& reference, const Vector3d& n, double tol, Polygo
   }
 }
 
+// Facing features with a flat face: the larger face is the reference and the other's points
+// are clipped to its prism; face on face keeps at most four points that keep the patch's
+// extent. top_a and bottom_b: A's support plane along n and B's along -n.
+void FaceContacts(const Feature& feature_a, const Feature& feature_b, const Vector3d& n,
+                  double top_a, double bottom_b, double threshold, double scale,
+                  std::vector<ContactPoint>* out) {
+  const bool reference_a = feature_a.face.size >= feature_b.face.size;
+  Polygon incident = reference_a ? feature_b.points : feature_a.points;
+  ClipToPrism(reference_a ? feature_a.face : feature_b.face, n, 1e-9 * scale, &incident);
+  Polygon kept = incident;
+  if ((reference_a ? feature_b.face.size : feature_a.face.size) >= 3) {
+    kept = ReducePolygon(incident, reference_a ? Vector3d(n) : Vector3d(-n), 1e-6 * scale);
+  }
+  for (int k = 0; k < kept.size; ++k) {
+    const Vector3d& x = kept.points[k];
+    if (reference_a) {
+      const double distance = x.dot(n) - top_a;
+      if (distance < threshold) Add(x - distance * n, n, distance, out);
+    } else {
+      const double distance = bottom_b - x.dot(n);
+      if (distance < threshold) Add(x, n, distance, out);
+    }
+  }
+}
+
+// Two parallel segments (cylinders side by side): the ends of B's segment's overlap with A's,
+// each with its own gap to B's line. Nothing when they are not parallel.
+void ParallelSegmentContacts(const Polygon& fa, const Polygon& fb, const Vector3d& n,
+                             double threshold, std::vector<ContactPoint>* out) {
+  const Vector3d da = fa.points[1] - fa.points[0], db = fb.points[1] - fb.points[0];
+  if (da.cross(db).norm() > 1e-6 * da.norm() * db.norm()) return;
+  const double length2 = da.squaredNorm();
+  double t0 = (fb.points[0] - fa.points[0]).dot(da) / length2;
+  double t1 = (fb.points[1] - fa.points[0]).dot(da) / length2;
+  if (t0 > t1) std::swap(t0, t1);
+  t0 = std::max(t0, 0.0);
+  t1 = std::min(t1, 1.0);
+  for (const double t : {t0, t1}) {
+    if (t1 < t0) break;
+    const Vector3d x = fa.points[0] + t * da;
+    const Vector3d y = fb.points[0] + ((x - fb.points[0]).dot(db) / db.squaredNorm()) * db;
+    const double distance = n.dot(y - x);
+    if (distance < threshold) Add(x, n, distance, out);
+    if (t1 - t0 <= 1e-9) break;  // one point where they only touch
+  }
+}
+
+// A feature's longest chord from its first point: its middle and half its extent.
+void Chord(const Polygon& f, Vector3d* middle, Vector3d* half) {
+  Vector3d hi = f.points[0];
+  double spread = 0.0;
+  for (int k = 1; k < f.size; ++k) {
+    const double d = (f.points[k] - f.points[0]).norm();
+    if (d > spread) spread = d, hi = f.points[k];
+  }
+  *middle = 0.5 * (f.points[0] + hi);
+  *half = 0.5 * (hi - f.points[0]);
+}
+
+// One point: a curved body's support point, else the closest points of the features' longest
+// chords (edge against edge, rim against edge).
+void SinglePointContact(const Polygon& fa, const Polygon& fb, const Vector3d& n, double separation,
+                        std::vector<ContactPoint>* out) {
+  Vector3d point_a;
+  if (fb.size == 1) {
+    point_a = fb.points[0] - separation * n;
+  } else if (fa.size == 1) {
+    point_a = fa.points[0];
+  } else {
+    Vector3d ma, ha, mb, hb, cb;
+    Chord(fa, &ma, &ha);
+    Chord(fb, &mb, &hb);
+    ClosestOnSegments(ma, ha, mb, hb, &point_a, &cb);
+  }
+  Add(point_a, n, separation, out);
+}
+
 // Support-point contact: the direction and signed distance from SeparatingDirection, then the
 // facing features (SupportFeature, band: what may come within the threshold). A polygon feature
 // (a box face, a cylinder cap) is the reference: the other feature is clipped to its prism and
 // each point kept measures its gap to the reference plane (at most four points that keep the
 // patch's extent). Two parallel segments (cylinders side by side) give the ends of their
 // overlap; anything else one point, the closest points of the two features.
+
 void SupportContact(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
                     double threshold, std::vector<ContactPoint>* out) {
   Vector3d n;
@@ -646,77 +724,16 @@ void SupportContact(const Shape& a, const ShapePose& pa, const Shape& b, const S
   const double flat = 1e-6 * scale;
   const Feature feature_a = SupportFeature(a, pa, n, band, flat);
   const Feature feature_b = SupportFeature(b, pb, -n, band, flat);
-  const Polygon& fa = feature_a.points;
-  const Polygon& fb = feature_b.points;
-  const double top_a = WorldSupport(a, pa, n).dot(n);      // A's support plane along n
-  const double bottom_b = WorldSupport(b, pb, -n).dot(n);  // B's along -n
   const size_t first = out->size();
   if (feature_a.face.size >= 3 || feature_b.face.size >= 3) {
-    // The larger flat face is the reference; the other's points are clipped to its prism.
-    const bool reference_a = feature_a.face.size >= feature_b.face.size;
-    Polygon incident = reference_a ? fb : fa;
-    ClipToPrism(reference_a ? feature_a.face : feature_b.face, n, 1e-9 * scale, &incident);
-    Polygon kept = incident;
-    if ((reference_a ? feature_b.face.size : feature_a.face.size) >= 3) {
-      // Face on face: at most four points that keep the patch's extent.
-      kept = ReducePolygon(incident, reference_a ? Vector3d(n) : Vector3d(-n), 1e-6 * scale);
-    }
-    for (int k = 0; k < kept.size; ++k) {
-      const Vector3d& x = kept.points[k];
-      if (reference_a) {
-        const double distance = x.dot(n) - top_a;
-        if (distance < threshold) Add(x - distance * n, n, distance, out);
-      } else {
-        const double distance = bottom_b - x.dot(n);
-        if (distance < threshold) Add(x, n, distance, out);
-      }
-    }
-  } else if (fa.size == 2 && fb.size == 2) {
-    const Vector3d da = fa.points[1] - fa.points[0], db = fb.points[1] - fb.points[0];
-    if (da.cross(db).norm() <= 1e-6 * da.norm() * db.norm()) {
-      // Parallel (cylinders side by side): the ends of B's segment's overlap with A's, each
-      // with its own gap to B's line.
-      const double length2 = da.squaredNorm();
-      double t0 = (fb.points[0] - fa.points[0]).dot(da) / length2;
-      double t1 = (fb.points[1] - fa.points[0]).dot(da) / length2;
-      if (t0 > t1) std::swap(t0, t1);
-      t0 = std::max(t0, 0.0);
-      t1 = std::min(t1, 1.0);
-      for (const double t : {t0, t1}) {
-        if (t1 < t0) break;
-        const Vector3d x = fa.points[0] + t * da;
-        const Vector3d y = fb.points[0] + ((x - fb.points[0]).dot(db) / db.squaredNorm()) * db;
-        const double distance = n.dot(y - x);
-        if (distance < threshold) Add(x, n, distance, out);
-        if (t1 - t0 <= 1e-9) break;  // one point where they only touch
-      }
-    }
+    const double top_a = WorldSupport(a, pa, n).dot(n);
+    const double bottom_b = WorldSupport(b, pb, -n).dot(n);
+    FaceContacts(feature_a, feature_b, n, top_a, bottom_b, threshold, scale, out);
+  } else if (feature_a.points.size == 2 && feature_b.points.size == 2) {
+    ParallelSegmentContacts(feature_a.points, feature_b.points, n, threshold, out);
   }
   if (out->size() == first) {
-    // One point: a curved body's support point, else the closest points of the features'
-    // longest chords (edge against edge, rim against edge).
-    const auto chord = [](const Polygon& f, Vector3d* middle, Vector3d* half) {
-      Vector3d hi = f.points[0];
-      double spread = 0.0;
-      for (int k = 1; k < f.size; ++k) {
-        const double d = (f.points[k] - f.points[0]).norm();
-        if (d > spread) spread = d, hi = f.points[k];
-      }
-      *middle = 0.5 * (f.points[0] + hi);
-      *half = 0.5 * (hi - f.points[0]);
-    };
-    Vector3d point_a;
-    if (fb.size == 1) {
-      point_a = fb.points[0] - separation * n;
-    } else if (fa.size == 1) {
-      point_a = fa.points[0];
-    } else {
-      Vector3d ma, ha, mb, hb, cb;
-      chord(fa, &ma, &ha);
-      chord(fb, &mb, &hb);
-      ClosestOnSegments(ma, ha, mb, hb, &point_a, &cb);
-    }
-    Add(point_a, n, separation, out);
+    SinglePointContact(feature_a.points, feature_b.points, n, separation, out);
   }
 }
 

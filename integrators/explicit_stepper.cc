@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "contact/contact_frame.h"
+#include "solvers/enum_names.h"
 #include "solvers/input_error.h"
 
 namespace ncpkit {
@@ -57,29 +58,18 @@ Eigen::Vector3d ImpulseInFrame(const ExplicitContact& old, const ExplicitContact
 
 }  // namespace
 
-const char* ToString(ExplicitModel model) {
-  switch (model) {
-    case ExplicitModel::Cone:
-      return "cone";
-    case ExplicitModel::Pyramid:
-      return "pyramid";
-    case ExplicitModel::Relaxed:
-      return "relaxed";
-    case ExplicitModel::Soft:
-      return "soft";
-  }
-  return "?";
-}
+namespace {
+constexpr internal::EnumName<ExplicitModel> kExplicitModelNames[] = {
+    {ExplicitModel::Cone, "cone"},
+    {ExplicitModel::Pyramid, "pyramid"},
+    {ExplicitModel::Relaxed, "relaxed"},
+    {ExplicitModel::Soft, "soft"}};
+}  // namespace
+
+const char* ToString(ExplicitModel model) { return internal::NameIn(kExplicitModelNames, model); }
 
 bool ParseExplicitModel(const std::string& name, ExplicitModel* model) {
-  for (ExplicitModel m :
-       {ExplicitModel::Cone, ExplicitModel::Pyramid, ExplicitModel::Relaxed, ExplicitModel::Soft}) {
-    if (name == ToString(m)) {
-      *model = m;
-      return true;
-    }
-  }
-  return false;
+  return internal::ValueIn(kExplicitModelNames, name, model);
 }
 
 bool ExplicitStepperOptions::IsValid(std::string* why) const {
@@ -504,14 +494,12 @@ void ExplicitStepper::ComputeDelassusBlocks() {
 //   relaxed  z_c = [beta_1..beta_nd],                  r_c = sum beta_k [1, mu d_k]
 // and the LCP G^T W G z + G^T (J nu_f + b) >= 0 (the pyramid adds gamma's columns E to its
 // beta rows and the rows mu lambda_n - sum beta >= 0 _|_ gamma >= 0).
-void ExplicitStepper::SolveLinear() {
-  const Eigen::VectorXd& mu = mu_;
-  std::vector<ExplicitContact>& contacts = record_.contacts;
-  const int nc = static_cast<int>(contacts.size());
+// The columns of each contact's generator G_c (3 x its impulse unknowns; gamma has none): the
+// pyramid's normal and edge directions, or the relaxed cone's edges (1, mu d_k).
+void ExplicitStepper::BuildGenerators() {
+  const int nc = static_cast<int>(record_.contacts.size());
   const int nd = options_.friction_directions;
   const bool pyramid = options_.model == ExplicitModel::Pyramid;
-  const int per_contact = pyramid ? nd + 2 : nd;
-  // G_c (3 x columns of r_c's unknowns; gamma has none).
   std::vector<Eigen::Matrix<double, 3, Eigen::Dynamic>>& G = generators_;
   G.resize(nc);
   for (int c = 0; c < nc; ++c) {
@@ -522,11 +510,19 @@ void ExplicitStepper::SolveLinear() {
       if (pyramid) {
         G[c].col(1 + k) << 0.0, d.x(), d.y();
       } else {
-        G[c].col(k) << 1.0, mu[c] * d.x(), mu[c] * d.y();
+        G[c].col(k) << 1.0, mu_[c] * d.x(), mu_[c] * d.y();
       }
     }
     if (pyramid) G[c](0, 0) = 1.0;
   }
+}
+
+// M = G^T W G block by block, q = G^T u_free, and the pyramid's gamma rows.
+void ExplicitStepper::AssembleLinear(int per_contact) {
+  const int nc = static_cast<int>(record_.contacts.size());
+  const int nd = options_.friction_directions;
+  const bool pyramid = options_.model == ExplicitModel::Pyramid;
+  const std::vector<Eigen::Matrix<double, 3, Eigen::Dynamic>>& G = generators_;
   std::vector<Eigen::Triplet<double>>& triplets = triplets_;
   triplets.clear();
   const int g_columns = pyramid ? nd + 1 : nd;
@@ -549,7 +545,7 @@ void ExplicitStepper::SolveLinear() {
     if (!pyramid) continue;
     const int base = per_contact * c, gamma = base + nd + 1;
     q[gamma] = 0.0;
-    triplets.emplace_back(gamma, base, mu[c]);
+    triplets.emplace_back(gamma, base, mu_[c]);
     for (int k = 0; k < nd; ++k) {
       triplets.emplace_back(base + 1 + k, gamma, 1.0);
       triplets.emplace_back(gamma, base + 1 + k, -1.0);
@@ -558,48 +554,65 @@ void ExplicitStepper::SolveLinear() {
   assembly_.Assemble(per_contact * nc, per_contact * nc, triplets, &matrix_);
   lcp_.AssignLcp(matrix_, q);
   lcp_.name = pyramid ? "explicit pyramid step" : "explicit relaxed-cone step";
-  // Warm start: the previous impulse in this frame, split over the edges that bound it.
+}
+
+// Contact c's start: its previous impulse r in this frame, split over the edges that bound it.
+void ExplicitStepper::WarmStartLinear(int c, int per_contact, const Eigen::Vector3d& r) {
+  const int nd = options_.friction_directions;
+  const bool pyramid = options_.model == ExplicitModel::Pyramid;
+  Eigen::Vector2d t(r[1], r[2]);
+  if (!pyramid) {
+    if (!(mu_[c] > 0.0)) {
+      for (int k = 0; k < nd; ++k) z_[per_contact * c + k] = r[0] / nd;
+      return;
+    }
+    t /= mu_[c];
+  }
+  // t = a d_k + b d_k+1 with a, b >= 0 for the edges k, k+1 around t's angle.
+  const double step = 2.0 * M_PI / nd;
+  double angle = std::atan2(t.y(), t.x());
+  if (angle < 0.0) angle += 2.0 * M_PI;
+  const int k = std::min(nd - 1, static_cast<int>(angle / step));
+  const Eigen::Vector2d d0 = Edge(k, nd), d1 = Edge((k + 1) % nd, nd);
+  Eigen::Matrix2d D;
+  D << d0, d1;
+  Eigen::Vector2d ab = D.inverse() * t;
+  ab = ab.cwiseMax(0.0);
+  const int base = per_contact * c + (pyramid ? 1 : 0);
+  if (pyramid) {
+    z_[per_contact * c] = r[0];
+    z_[base + k] = ab[0];
+    z_[base + (k + 1) % nd] = ab[1];
+    return;
+  }
+  // sum beta = r_N: the rest spread evenly (the edges sum to zero).
+  const double rest = r[0] - ab.sum();
+  if (rest < 0.0) ab *= r[0] / ab.sum();
+  z_[base + k] = ab[0];
+  z_[base + (k + 1) % nd] = ab[1];
+  for (int j = 0; j < nd; ++j) z_[base + j] += std::max(rest, 0.0) / nd;
+}
+
+void ExplicitStepper::SolveLinear() {
+  std::vector<ExplicitContact>& contacts = record_.contacts;
+  const int nc = static_cast<int>(contacts.size());
+  const int nd = options_.friction_directions;
+  const bool pyramid = options_.model == ExplicitModel::Pyramid;
+  const int per_contact = pyramid ? nd + 2 : nd;
+  const int g_columns = pyramid ? nd + 1 : nd;
+  BuildGenerators();
+  AssembleLinear(per_contact);
   z_.setZero(per_contact * nc);
   if (options_.warm_start) {
     for (int c = 0; c < nc; ++c) {
       const ExplicitContact* old = Previous(c);
       if (old == nullptr) continue;
       const Eigen::Vector3d r = ImpulseInFrame(*old, contacts[c]);
-      if (!(r[0] > 0.0)) continue;
-      Eigen::Vector2d t(r[1], r[2]);
-      if (!pyramid) {
-        if (!(mu[c] > 0.0)) {
-          for (int k = 0; k < nd; ++k) z_[per_contact * c + k] = r[0] / nd;
-          continue;
-        }
-        t /= mu[c];
-      }
-      // t = a d_k + b d_k+1 with a, b >= 0 for the edges k, k+1 around t's angle.
-      const double step = 2.0 * M_PI / nd;
-      double angle = std::atan2(t.y(), t.x());
-      if (angle < 0.0) angle += 2.0 * M_PI;
-      const int k = std::min(nd - 1, static_cast<int>(angle / step));
-      const Eigen::Vector2d d0 = Edge(k, nd), d1 = Edge((k + 1) % nd, nd);
-      Eigen::Matrix2d D;
-      D << d0, d1;
-      Eigen::Vector2d ab = D.inverse() * t;
-      ab = ab.cwiseMax(0.0);
-      const int base = per_contact * c + (pyramid ? 1 : 0);
-      if (pyramid) {
-        z_[per_contact * c] = r[0];
-        z_[base + k] = ab[0];
-        z_[base + (k + 1) % nd] = ab[1];
-      } else {
-        // sum beta = r_N: the rest spread evenly (the edges sum to zero).
-        const double rest = r[0] - ab.sum();
-        if (rest < 0.0) ab *= r[0] / ab.sum();
-        z_[base + k] = ab[0];
-        z_[base + (k + 1) % nd] = ab[1];
-        for (int j = 0; j < nd; ++j) z_[base + j] += std::max(rest, 0.0) / nd;
-      }
+      if (r[0] > 0.0) WarmStartLinear(c, per_contact, r);
     }
+  } else {
+    z_.resize(0);
   }
-  if (!options_.warm_start) z_.resize(0);
   const SolverSummary* summary = &proximal_->Solve(lcp_, &z_);
   record_.attempts = 1;
   if (!summary->IsSolved() && options_.warm_start) {
@@ -610,14 +623,15 @@ void ExplicitStepper::SolveLinear() {
   record_.summary = *summary;
   if (z_.size() != per_contact * nc || !z_.allFinite()) z_.setZero(per_contact * nc);
   for (int c = 0; c < nc; ++c) {
-    contacts[c].impulse = G[c] * z_.segment(per_contact * c, g_columns);
+    contacts[c].impulse = generators_[c] * z_.segment(per_contact * c, g_columns);
   }
   record_.problem_size = per_contact * nc;
 }
 
-// Seed 003's spring-damper at every overlapping contact: the normal force K_p depth - K_d v_N
-// (never pulling), the tangential one -K_p s - K_d v_T with s the offset from the anchor, kept
-// inside the Coulomb cone by moving the anchor. Start-of-step velocities, impulses h F.
+// The contact modelling notes' spring-damper at every overlapping contact: the normal force K_p
+// depth - K_d v_N (never pulling), the tangential one -K_p s - K_d v_T with s the offset from the
+// anchor, kept inside the Coulomb cone by moving the anchor. Start-of-step velocities, impulses h
+// F.
 void ExplicitStepper::ApplySoftForces() {
   const Eigen::VectorXd& mu = mu_;
   std::vector<ExplicitContact>& contacts = record_.contacts;

@@ -1,7 +1,7 @@
 // The explicit velocity-level time-stepper (Stewart & Trinkle; Anitescu & Potra): contact points,
 // normals and gaps from the explicit distances at the start of the step, then one
 // complementarity problem in the step's contact impulses, in one of three friction models, or
-// no problem at all with soft contact (seed 003):
+// no problem at all with soft contact (the contact modelling notes):
 //
 //   cone     Coulomb cones: a frictional contact problem in FCLib's global form (one block of M
 //            per moving body, H = J^T), for nsgs-velocity and, through its local form
@@ -15,7 +15,8 @@
 //            symmetric positive semidefinite matrix G^T J M^-1 J^T G; for Lemke, PGS and the
 //            Newton methods. Sliding contacts separate at mu |v_T| (the relaxation's known
 //            artefact); the end-of-step velocities are unique.
-//   soft     seed 003's spring-damper contact: F = K_p (r_c - r_c0) + K_d r_c' at every
+//   soft     the contact modelling notes' spring-damper contact: F = K_p (r_c - r_c0) + K_d r_c' at
+//   every
 //            overlapping contact point, the anchor r_c0 kept from the step the contact began and
 //            dragged along when the tangential force would leave the Coulomb cone. Forces from
 //            the start of the step (semi-implicit Euler): stable while h sqrt(K_p / m) < 2 and
@@ -23,7 +24,7 @@
 //            is the first to oscillate from step to step).
 //
 // The formulation ODE, Bullet, MuJoCo and Siconos use for dynamic scenes, beside the implicit
-// ECP stepper of seed 000.
+// ECP stepper of Xie & Chakraborty 2016.
 #ifndef NCPKIT_INTEGRATORS_EXPLICIT_STEPPER_H_
 #define NCPKIT_INTEGRATORS_EXPLICIT_STEPPER_H_
 
@@ -154,6 +155,9 @@ class ExplicitStepper : public Stepper {
                       const Eigen::Matrix<double, 3, 6>& rows_b, const ContactLaw& law) const;
   bool NewContactViolated(const std::vector<Vector6d>& end_velocity) const;
   void SolveLinear();
+  void BuildGenerators();
+  void AssembleLinear(int per_contact);
+  void WarmStartLinear(int c, int per_contact, const Eigen::Vector3d& r);
   void ApplySoftForces();
   void Advance();
   // The previous step's contact of the same pair nearest to contact `index` in the moving

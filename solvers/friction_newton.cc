@@ -206,6 +206,87 @@ FrictionNewton::Summary FrictionNewton::Solve(const FrictionContactProblem& prob
   return SolveShifted(problem, 0.0, kNoCenter, r);
 }
 
+// J d = -Phi into the workspace's direction; where J is singular, (J + eps I) d = -Phi with eps
+// growing until it is not. False, with why in *stop, when no eps up to 1e3 x the diagonal helps.
+bool FrictionNewton::NewtonDirection(Summary* summary, std::string* stop) {
+  Workspace& w = *work_;
+  w.lu.factorize(w.J);
+  ++summary->factorizations;
+  bool solved = w.lu.info() == Eigen::Success;
+  if (solved) {
+    w.direction = -w.phi;
+    w.lu.solveInPlace(&w.direction);
+    solved = w.direction.allFinite();
+  }
+  if (solved) return true;
+  ++summary->regularized_steps;
+  const int m = static_cast<int>(w.phi.size());
+  w.diagonal.resize(m);
+  double scale = 0.0;
+  for (int i = 0; i < m; ++i) {
+    const int block = w.diagonal_block[i / 3];
+    w.diagonal[i] = w.J.valuePtr()[w.blocks[block].positions[4 * (i % 3)]];
+    scale = std::max(scale, std::abs(w.diagonal[i]));
+  }
+  for (double eps = 1e-10 * std::max(scale, 1.0); !solved && eps < 1e3 * std::max(scale, 1.0);
+       eps *= 100.0) {
+    for (int i = 0; i < m; ++i) {
+      const int block = w.diagonal_block[i / 3];
+      w.J.valuePtr()[w.blocks[block].positions[4 * (i % 3)]] = w.diagonal[i] + eps;
+    }
+    w.lu.factorize(w.J);
+    ++summary->factorizations;
+    if (w.lu.info() != Eigen::Success) continue;
+    w.direction = -w.phi;
+    w.lu.solveInPlace(&w.direction);
+    solved = w.direction.allFinite();
+  }
+  if (solved) return true;
+  const bool finite =
+      Eigen::Map<const Eigen::VectorXd>(w.J.valuePtr(), w.J.nonZeros()).allFinite() &&
+      w.phi.allFinite();
+  *stop = finite ? "the Newton matrix stays singular with a regularization up to 1e3 x its "
+                   "diagonal"
+                 : "the Newton matrix or the function holds a non-finite value";
+  return false;
+}
+
+// Non-monotone Armijo search on 1/2 ||Phi||^2 along the workspace's direction from r; the
+// direction's slope is -||Phi||^2 = -2 merit when it solves the Newton equation. True with the
+// point in the workspace's trial vectors.
+bool FrictionNewton::LineSearch(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
+                                double merit, double reference, double* trial_merit) {
+  Workspace& w = *work_;
+  const double slope = -2.0 * merit;
+  for (double step = 1.0; step >= 1e-10; step *= 0.5) {
+    w.trial = r + step * w.direction;
+    *trial_merit = Evaluate(problem, w.trial, &w.trial_u, &w.trial_phi);
+    if (*trial_merit <= reference + 1e-4 * step * slope) return true;
+  }
+  return false;
+}
+
+void FrictionNewton::SetOutcome(const std::string& stop, bool timed_out, Summary* summary) const {
+  std::ostringstream os;
+  const int iteration = summary->iterations;
+  if (summary->natural_residual <= options_.tolerance) {
+    summary->status = Status::Converged;
+    os << "FCLib error " << summary->natural_residual << " <= tolerance " << options_.tolerance
+       << " after " << iteration << " Newton iterations";
+  } else if (!stop.empty()) {
+    summary->status =
+        !std::isfinite(summary->natural_residual) ? Status::NumericalFailure : Status::Failed;
+    os << stop << " (FCLib error " << summary->natural_residual << " > tolerance "
+       << options_.tolerance << " after " << iteration << " iterations)";
+  } else {
+    summary->status = Status::MaxIterations;
+    os << "FCLib error " << summary->natural_residual << " > tolerance " << options_.tolerance
+       << " after " << iteration << " Newton iterations";
+    if (timed_out) os << " (time limit " << options_.time_limit_seconds << " s reached)";
+  }
+  summary->message = os.str();
+}
+
 FrictionNewton::Summary FrictionNewton::SolveShifted(const FrictionContactProblem& problem,
                                                      double sigma, const Eigen::VectorXd& center,
                                                      Eigen::VectorXd* r) {
@@ -249,59 +330,10 @@ FrictionNewton::Summary FrictionNewton::SolveShifted(const FrictionContactProble
     }
     ++iteration;
     AssembleJacobian(problem, *r, w.u);
-    // J d = -Phi; where J is singular, (J + eps I) d = -Phi with eps growing until it is not.
-    w.lu.factorize(w.J);
-    ++summary.factorizations;
-    bool solved = w.lu.info() == Eigen::Success;
-    if (solved) {
-      w.direction = -w.phi;
-      w.lu.solveInPlace(&w.direction);
-      solved = w.direction.allFinite();
-    }
-    if (!solved) {
-      ++summary.regularized_steps;
-      w.diagonal.resize(m);
-      double scale = 0.0;
-      for (int i = 0; i < m; ++i) {
-        const int block = w.diagonal_block[i / 3];
-        w.diagonal[i] = w.J.valuePtr()[w.blocks[block].positions[4 * (i % 3)]];
-        scale = std::max(scale, std::abs(w.diagonal[i]));
-      }
-      for (double eps = 1e-10 * std::max(scale, 1.0); !solved && eps < 1e3 * std::max(scale, 1.0);
-           eps *= 100.0) {
-        for (int i = 0; i < m; ++i) {
-          const int block = w.diagonal_block[i / 3];
-          w.J.valuePtr()[w.blocks[block].positions[4 * (i % 3)]] = w.diagonal[i] + eps;
-        }
-        w.lu.factorize(w.J);
-        ++summary.factorizations;
-        if (w.lu.info() != Eigen::Success) continue;
-        w.direction = -w.phi;
-        w.lu.solveInPlace(&w.direction);
-        solved = w.direction.allFinite();
-      }
-      if (!solved) {
-        const bool finite =
-            Eigen::Map<const Eigen::VectorXd>(w.J.valuePtr(), w.J.nonZeros()).allFinite() &&
-            w.phi.allFinite();
-        stop = finite ? "the Newton matrix stays singular with a regularization up to 1e3 x its "
-                        "diagonal"
-                      : "the Newton matrix or the function holds a non-finite value";
-        break;
-      }
-    }
-    // Non-monotone Armijo search on 1/2 ||Phi||^2; the direction's slope is -||Phi||^2 when it
-    // solves the Newton equation.
+    if (!NewtonDirection(&summary, &stop)) break;
+    double trial_merit = kInf;
     const double reference = *std::max_element(merits.begin(), merits.end());
-    const double slope = -2.0 * merit;
-    double step = 1.0, trial_merit = kInf;
-    while (step >= 1e-10) {
-      w.trial = *r + step * w.direction;
-      trial_merit = Evaluate(problem, w.trial, &w.trial_u, &w.trial_phi);
-      if (trial_merit <= reference + 1e-4 * step * slope) break;
-      step *= 0.5;
-    }
-    if (step < 1e-10) {
+    if (!LineSearch(problem, *r, merit, reference, &trial_merit)) {
       ++summary.line_search_failures;
       stop = "the line search found no decrease of the merit " + internal::NumberText(merit);
       break;
@@ -328,23 +360,7 @@ FrictionNewton::Summary FrictionNewton::SolveShifted(const FrictionContactProble
     DescribeFrictionPoint(problem, *r, &summary);
   }
   summary.iterations = iteration;
-  std::ostringstream os;
-  if (summary.natural_residual <= options_.tolerance) {
-    summary.status = Status::Converged;
-    os << "FCLib error " << summary.natural_residual << " <= tolerance " << options_.tolerance
-       << " after " << iteration << " Newton iterations";
-  } else if (!stop.empty()) {
-    summary.status =
-        !std::isfinite(summary.natural_residual) ? Status::NumericalFailure : Status::Failed;
-    os << stop << " (FCLib error " << summary.natural_residual << " > tolerance "
-       << options_.tolerance << " after " << iteration << " iterations)";
-  } else {
-    summary.status = Status::MaxIterations;
-    os << "FCLib error " << summary.natural_residual << " > tolerance " << options_.tolerance
-       << " after " << iteration << " Newton iterations";
-    if (timed_out) os << " (time limit " << options_.time_limit_seconds << " s reached)";
-  }
-  summary.message = os.str();
+  SetOutcome(stop, timed_out, &summary);
   summary.wall_time_seconds = Seconds(start);
   sigma_ = 0.0;
   center_ = nullptr;

@@ -80,6 +80,10 @@ class FrictionNewton {
                   Eigen::VectorXd* u, Eigen::VectorXd* phi) const;
   void AssembleJacobian(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
                         const Eigen::VectorXd& u);
+  bool NewtonDirection(Summary* summary, std::string* stop);
+  bool LineSearch(const FrictionContactProblem& problem, const Eigen::VectorXd& r, double merit,
+                  double reference, double* trial_merit);
+  void SetOutcome(const std::string& stop, bool timed_out, Summary* summary) const;
 
   Options options_;
   std::unique_ptr<Workspace> work_;

@@ -193,12 +193,64 @@ void GlobalFrictionContactProblem::AddContactBlock(
   finalized_ = false;
 }
 
-void GlobalFrictionContactProblem::Finalize() {
+namespace {
+
+using Matrix6d = Eigen::Matrix<double, 6, 6>;
+
+// A rigid body's 6 x 6 block, fixed sizes: whether it is positive definite; *inverse computed
+// unless given, else *inverse_error = ||M M^-1 - I||_max.
+bool CheckRigidBlock(const double* mass_data, double* inverse_data, bool given,
+                     double* inverse_error) {
+  const Eigen::Map<const Matrix6d> m6(mass_data);
+  Eigen::Map<Matrix6d> i6(inverse_data);
+  const bool split =
+      given && m6.topRightCorner<3, 3>().isZero(0.0) && m6.bottomLeftCorner<3, 3>().isZero(0.0) &&
+      i6.topRightCorner<3, 3>().isZero(0.0) && i6.bottomLeftCorner<3, 3>().isZero(0.0);
+  if (split) {
+    // diag(A, C) (a rigid body's about its centre of mass: m I and its inertia) is positive
+    // definite when A and C are, and M M^-1 - I has only the two blocks' products.
+    const Eigen::Matrix3d A = m6.topLeftCorner<3, 3>(), C = m6.bottomRightCorner<3, 3>();
+    const Eigen::Matrix3d I = Eigen::Matrix3d::Identity();
+    *inverse_error = std::max((A * i6.topLeftCorner<3, 3>() - I).cwiseAbs().maxCoeff(),
+                              (C * i6.bottomRightCorner<3, 3>() - I).cwiseAbs().maxCoeff());
+    return PositiveDefinite(A) && PositiveDefinite(C);
+  }
+  const Eigen::LLT<Matrix6d> llt(m6);
+  if (llt.info() != Eigen::Success) return false;
+  if (given) {
+    *inverse_error = (m6 * i6 - Matrix6d::Identity()).cwiseAbs().maxCoeff();
+  } else {
+    i6 = llt.solve(Matrix6d::Identity());
+    i6 = (0.5 * (i6 + i6.transpose())).eval();
+  }
+  return true;
+}
+
+// The same for a block of any size up to kMaxBlockSize, by a Cholesky factorization of a
+// fixed-capacity matrix (no heap).
+bool CheckSmallBlock(int b, const double* mass_data, double* inverse_data, bool given,
+                     double* inverse_error) {
+  using Block = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0,
+                              GlobalFrictionContactProblem::kMaxBlockSize,
+                              GlobalFrictionContactProblem::kMaxBlockSize>;
+  const Eigen::Map<const Eigen::MatrixXd> mass(mass_data, b, b);
+  Eigen::Map<Eigen::MatrixXd> inverse(inverse_data, b, b);
+  const Eigen::LLT<Block> llt{Block(mass)};
+  if (llt.info() != Eigen::Success) return false;
+  if (given) {
+    const Block product = mass * inverse;
+    *inverse_error = (product - Block::Identity(b, b)).cwiseAbs().maxCoeff();
+  } else {
+    inverse = llt.solve(Block::Identity(b, b));
+    inverse = (0.5 * (inverse + inverse.transpose())).eval();
+  }
+  return true;
+}
+
+}  // namespace
+
+void GlobalFrictionContactProblem::ValidateContacts() const {
   const int nc = static_cast<int>(mu_values_.size());
-  f_ = Eigen::Map<const Eigen::VectorXd>(f_values_.data(),
-                                         static_cast<Eigen::Index>(f_values_.size()));
-  w_ = Eigen::Map<const Eigen::VectorXd>(w_values_.data(), 3 * nc);
-  mu_ = Eigen::Map<const Eigen::VectorXd>(mu_values_.data(), nc);
   for (int c = 0; c < nc; ++c) {
     if (!(mu_[c] >= 0.0) || !std::isfinite(mu_[c])) {
       std::ostringstream os;
@@ -214,18 +266,20 @@ void GlobalFrictionContactProblem::Finalize() {
     }
     for (int p = piece_begin_[c]; p < piece_begin_[c + 1]; ++p) {
       for (int q = piece_begin_[c]; q < p; ++q) {
-        if (piece_block_[q] == piece_block_[p]) {
-          std::ostringstream os;
-          os << "contact " << c << " names block " << piece_block_[p] << " twice";
-          Fail(os.str());
-        }
+        if (piece_block_[q] != piece_block_[p]) continue;
+        std::ostringstream os;
+        os << "contact " << c << " names block " << piece_block_[p] << " twice";
+        Fail(os.str());
       }
     }
   }
+}
+
+// H's pieces and f: summed first, each entry scanned only when a sum is not finite.
+void GlobalFrictionContactProblem::ValidateRowsAndForces() const {
   if (!AllFinite(piece_values_.data(), piece_values_.size())) {
     for (int p = 0; p < static_cast<int>(piece_block_.size()); ++p) {
-      const Eigen::Map<const Eigen::MatrixXd> rows = PieceRows(p);
-      if (rows.allFinite()) continue;
+      if (PieceRows(p).allFinite()) continue;
       const int c = static_cast<int>(std::upper_bound(piece_begin_.begin(), piece_begin_.end(), p) -
                                      piece_begin_.begin()) -
                     1;
@@ -234,96 +288,67 @@ void GlobalFrictionContactProblem::Finalize() {
       Fail(os.str());
     }
   }
-  if (!f_.allFinite()) {
-    for (Eigen::Index i = 0; i < f_.size(); ++i) {
-      if (std::isfinite(f_[i])) continue;
-      std::ostringstream os;
-      os << "f(" << i << ") = " << f_[i] << " is not finite";
-      Fail(os.str());
-    }
+  if (f_.allFinite()) return;
+  for (Eigen::Index i = 0; i < f_.size(); ++i) {
+    if (std::isfinite(f_[i])) continue;
+    std::ostringstream os;
+    os << "f(" << i << ") = " << f_[i] << " is not finite";
+    Fail(os.str());
   }
-  for (int k = 0; k < num_blocks(); ++k) {
-    const int b = block_size(k);
-    const Eigen::Map<const Eigen::MatrixXd> mass(mass_.data() + mass_offset_[k], b, b);
-    double scale, asymmetry;
-    if (b == 6) {
-      const Eigen::Map<const Eigen::Matrix<double, 6, 6>> m6(mass.data());
-      scale = m6.cwiseAbs().maxCoeff();
-      asymmetry = (m6 - m6.transpose()).cwiseAbs().maxCoeff();
-    } else {
-      scale = mass.cwiseAbs().maxCoeff();
-      asymmetry = (mass - mass.transpose()).cwiseAbs().maxCoeff();
-    }
-    if (!AllFinite(mass.data(), static_cast<size_t>(b * b)) || !(scale > 0.0) ||
-        !(asymmetry <= 1e-12 * scale)) {
-      std::ostringstream os;
-      os << "block " << k << " of M (rows " << block_offset_[k] << ".." << block_offset_[k + 1] - 1
-         << ") must be finite, symmetric and nonzero";
-      Fail(os.str());
-    }
-    Eigen::Map<Eigen::MatrixXd> inverse(inverse_mass_.data() + mass_offset_[k], b, b);
-    bool ok;
-    double inverse_error = 0.0, inverse_scale;
-    if (b == 6) {
-      // A rigid body's block: fixed sizes.
-      using Matrix6d = Eigen::Matrix<double, 6, 6>;
-      const Eigen::Map<const Matrix6d> m6(mass.data());
-      Eigen::Map<Matrix6d> i6(inverse.data());
-      const bool split = inverse_given_[k] && m6.topRightCorner<3, 3>().isZero(0.0) &&
-                         m6.bottomLeftCorner<3, 3>().isZero(0.0) &&
-                         i6.topRightCorner<3, 3>().isZero(0.0) &&
-                         i6.bottomLeftCorner<3, 3>().isZero(0.0);
-      if (split) {
-        // diag(A, C) (a rigid body's about its centre of mass: m I and its inertia) is positive
-        // definite when A and C are, and M M^-1 - I has only the two blocks' products.
-        const Eigen::Matrix3d A = m6.topLeftCorner<3, 3>(), C = m6.bottomRightCorner<3, 3>();
-        ok = PositiveDefinite(A) && PositiveDefinite(C);
-        const Eigen::Matrix3d I = Eigen::Matrix3d::Identity();
-        inverse_error = std::max((A * i6.topLeftCorner<3, 3>() - I).cwiseAbs().maxCoeff(),
-                                 (C * i6.bottomRightCorner<3, 3>() - I).cwiseAbs().maxCoeff());
-      } else {
-        const Eigen::LLT<Matrix6d> llt(m6);
-        ok = llt.info() == Eigen::Success;
-        if (ok && inverse_given_[k]) {
-          inverse_error = (m6 * i6 - Matrix6d::Identity()).cwiseAbs().maxCoeff();
-        } else if (ok) {
-          i6 = llt.solve(Matrix6d::Identity());
-          i6 = (0.5 * (i6 + i6.transpose())).eval();
-        }
-      }
-      inverse_scale = i6.cwiseAbs().maxCoeff();
-    } else {
-      // Cholesky of a fixed-capacity matrix: positive definiteness without the heap.
-      using Block =
-          Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kMaxBlockSize, kMaxBlockSize>;
-      const Eigen::LLT<Block> llt{Block(mass)};
-      ok = llt.info() == Eigen::Success;
-      if (ok && inverse_given_[k]) {
-        const Block product = mass * inverse;
-        inverse_error = (product - Block::Identity(b, b)).cwiseAbs().maxCoeff();
-      } else if (ok) {
-        inverse = llt.solve(Block::Identity(b, b));
-        inverse = (0.5 * (inverse + inverse.transpose())).eval();
-      }
-      inverse_scale = inverse.cwiseAbs().maxCoeff();
-    }
-    // The given inverse, to its rounding: ||M M^-1 - I||_max <= 1e-12 b ||M||_max ||M^-1||_max.
-    const double allowed = 1e-12 * b * scale * inverse_scale;
-    if (ok && inverse_given_[k] && !(inverse_error <= allowed)) {
-      std::ostringstream os;
-      os << "block " << k
-         << " of M: the inverse given is not its inverse (||M M^-1 - I||_max = " << inverse_error
-         << " > " << allowed << ")";
-      Fail(os.str());
-    }
-    ok = ok && AllFinite(inverse.data(), static_cast<size_t>(b * b));
-    if (!ok) {
-      std::ostringstream os;
-      os << "block " << k << " of M (rows " << block_offset_[k] << ".." << block_offset_[k + 1] - 1
-         << ") is not positive definite";
-      Fail(os.str());
-    }
+}
+
+void GlobalFrictionContactProblem::FinalizeMassBlock(int k) {
+  const int b = block_size(k);
+  const Eigen::Map<const Eigen::MatrixXd> mass(mass_.data() + mass_offset_[k], b, b);
+  double scale, asymmetry;
+  if (b == 6) {
+    const Eigen::Map<const Matrix6d> m6(mass.data());
+    scale = m6.cwiseAbs().maxCoeff();
+    asymmetry = (m6 - m6.transpose()).cwiseAbs().maxCoeff();
+  } else {
+    scale = mass.cwiseAbs().maxCoeff();
+    asymmetry = (mass - mass.transpose()).cwiseAbs().maxCoeff();
   }
+  if (!AllFinite(mass.data(), static_cast<size_t>(b * b)) || !(scale > 0.0) ||
+      !(asymmetry <= 1e-12 * scale)) {
+    std::ostringstream os;
+    os << "block " << k << " of M (rows " << block_offset_[k] << ".." << block_offset_[k + 1] - 1
+       << ") must be finite, symmetric and nonzero";
+    Fail(os.str());
+  }
+  Eigen::Map<Eigen::MatrixXd> inverse(inverse_mass_.data() + mass_offset_[k], b, b);
+  double inverse_error = 0.0;
+  bool ok =
+      b == 6 ? CheckRigidBlock(mass.data(), inverse.data(), inverse_given_[k], &inverse_error)
+             : CheckSmallBlock(b, mass.data(), inverse.data(), inverse_given_[k], &inverse_error);
+  const double inverse_scale = inverse.cwiseAbs().maxCoeff();
+  // The given inverse, to its rounding: ||M M^-1 - I||_max <= 1e-12 b ||M||_max ||M^-1||_max.
+  const double allowed = 1e-12 * b * scale * inverse_scale;
+  if (ok && inverse_given_[k] && !(inverse_error <= allowed)) {
+    std::ostringstream os;
+    os << "block " << k
+       << " of M: the inverse given is not its inverse (||M M^-1 - I||_max = " << inverse_error
+       << " > " << allowed << ")";
+    Fail(os.str());
+  }
+  ok = ok && AllFinite(inverse.data(), static_cast<size_t>(b * b));
+  if (!ok) {
+    std::ostringstream os;
+    os << "block " << k << " of M (rows " << block_offset_[k] << ".." << block_offset_[k + 1] - 1
+       << ") is not positive definite";
+    Fail(os.str());
+  }
+}
+
+void GlobalFrictionContactProblem::Finalize() {
+  const int nc = static_cast<int>(mu_values_.size());
+  f_ = Eigen::Map<const Eigen::VectorXd>(f_values_.data(),
+                                         static_cast<Eigen::Index>(f_values_.size()));
+  w_ = Eigen::Map<const Eigen::VectorXd>(w_values_.data(), 3 * nc);
+  mu_ = Eigen::Map<const Eigen::VectorXd>(mu_values_.data(), nc);
+  ValidateContacts();
+  ValidateRowsAndForces();
+  for (int k = 0; k < num_blocks(); ++k) FinalizeMassBlock(k);
   finalized_ = true;
   // ||q|| of the local form.
   Velocity(Eigen::VectorXd(), &free_velocity_);

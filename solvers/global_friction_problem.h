@@ -101,6 +101,10 @@ class GlobalFrictionContactProblem {
   std::string name;  // for reports; not validated
 
  private:
+  // Finalize()'s checks, each throwing InputError with the entry it names.
+  void ValidateContacts() const;         // mu, w, no block named twice by a contact
+  void ValidateRowsAndForces() const;    // H's pieces and f finite
+  void FinalizeMassBlock(int k);         // M_k finite, symmetric, positive definite; M_k^-1
   std::vector<int> block_offset_ = {0};  // block k: rows [offset[k], offset[k + 1])
   std::vector<int> mass_offset_ = {0};   // into mass_: block k's b x b values
   std::vector<double> mass_, inverse_mass_;

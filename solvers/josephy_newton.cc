@@ -64,6 +64,53 @@ JosephyNewton::Summary JosephyNewton::Solve(const LinearComplementarityProblem& 
   return Solve(LinearMcp(problem), z);
 }
 
+// The linearization at z (M = J, q = F - J z, the same box), then its proximal
+// regularizations J + mu I while it has no solution Lemke finds or its solution does not lower
+// the merit below (1 - sigma t) reference along [z, z^] (inside the box). True with the new point
+// in *z_trial, *F_trial; false with why in *failure.
+bool JosephyNewton::Step(const MixedComplementarityProblem& problem, const Eigen::VectorXd& z,
+                         const Eigen::VectorXd& F, const Eigen::SparseMatrix<double>& J,
+                         double scale, double reference, Eigen::VectorXd* z_hat,
+                         Eigen::VectorXd* z_trial, Eigen::VectorXd* F_trial, Summary* summary,
+                         std::string* failure) {
+  const int n = problem.size();
+  const Eigen::VectorXd& l = problem.lower();
+  const Eigen::VectorXd& u = problem.upper();
+  for (size_t k = 0; k < kShifts.size(); ++k) {
+    const double mu = kShifts[k] * scale;
+    Eigen::SparseMatrix<double> M = J;
+    if (mu > 0.0) {
+      Eigen::SparseMatrix<double> shift(n, n);
+      shift.setIdentity();
+      M += mu * shift;
+    }
+    const LinearComplementarityProblem linear(M, F - M * z, l, u);
+    *z_hat = z;
+    const LemkeSolver::Summary& sub = lemke_.Solve(linear, z_hat);
+    summary->lemke_pivots += sub.iterations;
+    summary->factorizations += sub.factorizations;
+    if (!sub.IsSolved() || !z_hat->allFinite()) {
+      ++summary->failed_subproblems;
+      *failure = "linearization not solved (" + sub.message + ")";
+      continue;
+    }
+    // Backtracking along the segment [z, z^] on the FB merit.
+    double t = 1.0;
+    for (int step = 0; step < options_.max_line_search_steps;
+         ++step, t *= options_.backtrack_factor) {
+      if (step > 0) ++summary->line_search_steps;
+      *z_trial = z + t * (*z_hat - z);
+      if (!problem.Evaluate(*z_trial, F_trial, nullptr)) continue;
+      if (FbMerit(*z_trial, *F_trial, l, u) <= (1.0 - options_.armijo_sigma * t) * reference) {
+        if (mu > 0.0) ++summary->regularized_steps;
+        return true;
+      }
+    }
+    *failure = "its solution does not lower the merit";
+  }
+  return false;
+}
+
 JosephyNewton::Summary JosephyNewton::Solve(const MixedComplementarityProblem& problem,
                                             Eigen::VectorXd* z) {
   const auto start_time = std::chrono::steady_clock::now();
@@ -126,44 +173,12 @@ JosephyNewton::Summary JosephyNewton::Solve(const MixedComplementarityProblem& p
       summary.message = "non-finite linearization at iteration " + std::to_string(iteration);
       break;
     }
-    // The linearization, then its proximal regularizations J + mu I while it has no solution
-    // Lemke finds or its solution does not lower the merit.
     const double scale = std::max(
         1.0, Eigen::Map<const Eigen::VectorXd>(J.valuePtr(), J.nonZeros()).cwiseAbs().maxCoeff());
     const double reference = *std::max_element(recent.begin(), recent.end());
-    bool accepted = false;
     std::string failure;
-    for (size_t k = 0; k < kShifts.size() && !accepted; ++k) {
-      const double mu = kShifts[k] * scale;
-      Eigen::SparseMatrix<double> M = J;
-      if (mu > 0.0) {
-        Eigen::SparseMatrix<double> shift(n, n);
-        shift.setIdentity();
-        M += mu * shift;
-      }
-      const LinearComplementarityProblem linear(M, F - M * *z, l, u);
-      z_hat = *z;
-      const LemkeSolver::Summary& sub = lemke_.Solve(linear, &z_hat);
-      summary.lemke_pivots += sub.iterations;
-      summary.factorizations += sub.factorizations;
-      if (!sub.IsSolved() || !z_hat.allFinite()) {
-        ++summary.failed_subproblems;
-        failure = "linearization not solved (" + sub.message + ")";
-        continue;
-      }
-      // Backtracking along the segment [z, z^] (inside the box) on the FB merit.
-      double t = 1.0;
-      for (int step = 0; step < options_.max_line_search_steps && !accepted;
-           ++step, t *= options_.backtrack_factor) {
-        if (step > 0) ++summary.line_search_steps;
-        z_trial = *z + t * (z_hat - *z);
-        if (!problem.Evaluate(z_trial, &F_trial, nullptr)) continue;
-        const double trial = FbMerit(z_trial, F_trial, l, u);
-        accepted = trial <= (1.0 - options_.armijo_sigma * t) * reference;
-      }
-      if (!accepted) failure = "its solution does not lower the merit";
-      if (accepted && mu > 0.0) ++summary.regularized_steps;
-    }
+    const bool accepted =
+        Step(problem, *z, F, J, scale, reference, &z_hat, &z_trial, &F_trial, &summary, &failure);
     if (!accepted) {
       summary.status = Status::Failed;
       summary.message = "no step at iteration " + std::to_string(iteration) +

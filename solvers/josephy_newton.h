@@ -1,5 +1,5 @@
 // Josephy-Newton for MCPs: Newton's method on the linearized problem, each linear problem
-// solved by Lemke (the method PATH is built on; DESIGN.md, solvers/).
+// solved by Lemke (the method PATH is built on; docs/references.md).
 #ifndef NCPKIT_SOLVERS_JOSEPHY_NEWTON_H_
 #define NCPKIT_SOLVERS_JOSEPHY_NEWTON_H_
 
@@ -59,6 +59,11 @@ class JosephyNewton {
   Summary Solve(const LinearComplementarityProblem& problem, Eigen::VectorXd* z);
 
  private:
+  bool Step(const MixedComplementarityProblem& problem, const Eigen::VectorXd& z,
+            const Eigen::VectorXd& F, const Eigen::SparseMatrix<double>& J, double scale,
+            double reference, Eigen::VectorXd* z_hat, Eigen::VectorXd* z_trial,
+            Eigen::VectorXd* F_trial, Summary* summary, std::string* failure);
+
   Options options_;
   LemkeSolver lemke_;
 };

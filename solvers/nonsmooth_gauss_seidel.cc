@@ -24,6 +24,51 @@ bool NonsmoothGaussSeidel::Options::IsValid(std::string* why) const {
       .Done(why);
 }
 
+// Per contact: W_aa, its inverse where it has one, no sliding direction yet.
+void NonsmoothGaussSeidel::PrepareBlocks(const FrictionContactProblem& problem) {
+  const int nc = problem.num_contacts();
+  blocks_.resize(nc);
+  inverses_.resize(nc);
+  invertible_.assign(nc, 0);
+  directions_.assign(nc, Eigen::Vector2d::Constant(std::numeric_limits<double>::quiet_NaN()));
+  for (int a = 0; a < nc; ++a) {
+    blocks_[a] = problem.DiagonalBlock(a);
+    const double scale = blocks_[a].norm();
+    const double determinant = blocks_[a].determinant();
+    if (scale > 0.0 && std::abs(determinant) > 1e-14 * scale * scale * scale) {
+      inverses_[a] = blocks_[a].inverse();
+      invertible_[a] = inverses_[a].allFinite();
+    }
+  }
+}
+
+// Contact a's local problem solved exactly (relaxed by omega), r_a and u updated.
+void NonsmoothGaussSeidel::UpdateContact(const FrictionContactProblem& problem, int a,
+                                         Eigen::VectorXd* r) {
+  const double omega = options_.relaxation;
+  const double mu = problem.mu()[a];
+  const Eigen::Vector3d old = r->segment<3>(3 * a);
+  const Eigen::Vector3d q_local = u_.segment<3>(3 * a) - blocks_[a] * old;
+  const Eigen::Vector2d* warm = std::isnan(directions_[a].x()) ? nullptr : &directions_[a];
+  const SingleContactSolution local =
+      SolveSingleContact(blocks_[a], inverses_[a], invertible_[a], q_local, mu, old, warm);
+  directions_[a] = local.state == ContactState::Sliding
+                       ? local.direction
+                       : Eigen::Vector2d::Constant(std::numeric_limits<double>::quiet_NaN());
+  Eigen::Vector3d next = omega == 1.0 ? local.r : Eigen::Vector3d(old + omega * (local.r - old));
+  if (omega > 1.0) next = ProjectOntoCone(mu, next);
+  const Eigen::Vector3d change = next - old;
+  if (change.isZero(0.0)) return;
+  r->segment<3>(3 * a) = next;
+  const Eigen::SparseMatrix<double>& columns = problem.W_columns();
+  for (int k = 0; k < 3; ++k) {
+    if (change[k] == 0.0) continue;
+    for (Eigen::SparseMatrix<double>::InnerIterator it(columns, 3 * a + k); it; ++it) {
+      u_[it.row()] += it.value() * change[k];
+    }
+  }
+}
+
 NonsmoothGaussSeidel::Summary NonsmoothGaussSeidel::Solve(const FrictionContactProblem& problem,
                                                           Eigen::VectorXd* r) {
   using Clock = std::chrono::steady_clock;
@@ -45,19 +90,7 @@ NonsmoothGaussSeidel::Summary NonsmoothGaussSeidel::Solve(const FrictionContactP
   for (int a = 0; a < nc; ++a) {
     r->segment<3>(3 * a) = ProjectOntoCone(problem.mu()[a], r->segment<3>(3 * a));
   }
-  blocks_.resize(nc);
-  inverses_.resize(nc);
-  invertible_.assign(nc, 0);
-  directions_.assign(nc, Eigen::Vector2d::Constant(std::numeric_limits<double>::quiet_NaN()));
-  for (int a = 0; a < nc; ++a) {
-    blocks_[a] = problem.DiagonalBlock(a);
-    const double scale = blocks_[a].norm();
-    const double determinant = blocks_[a].determinant();
-    if (scale > 0.0 && std::abs(determinant) > 1e-14 * scale * scale * scale) {
-      inverses_[a] = blocks_[a].inverse();
-      invertible_[a] = inverses_[a].allFinite();
-    }
-  }
+  PrepareBlocks(problem);
   order_.resize(nc);
   std::iota(order_.begin(), order_.end(), 0);
   std::mt19937 rng(options_.seed);
@@ -65,8 +98,6 @@ NonsmoothGaussSeidel::Summary NonsmoothGaussSeidel::Solve(const FrictionContactP
   problem.Velocity(*r, &u_);
   best_ = *r;
   double best_error = ComputeFrictionErrors(problem, *r, u_).fclib;
-  const Eigen::SparseMatrix<double>& columns = problem.W_columns();
-  const double omega = options_.relaxation;
   int sweep = 0;
   bool converged = best_error <= options_.tolerance;
   bool timed_out = false;
@@ -77,29 +108,7 @@ NonsmoothGaussSeidel::Summary NonsmoothGaussSeidel::Solve(const FrictionContactP
     } else if (options_.ordering == Ordering::Symmetric) {
       std::reverse(order_.begin(), order_.end());
     }
-    for (const int a : order_) {
-      const double mu = problem.mu()[a];
-      const Eigen::Vector3d old = r->segment<3>(3 * a);
-      const Eigen::Vector3d q_local = u_.segment<3>(3 * a) - blocks_[a] * old;
-      const Eigen::Vector2d* warm = std::isnan(directions_[a].x()) ? nullptr : &directions_[a];
-      const SingleContactSolution local =
-          SolveSingleContact(blocks_[a], inverses_[a], invertible_[a], q_local, mu, old, warm);
-      directions_[a] = local.state == ContactState::Sliding
-                           ? local.direction
-                           : Eigen::Vector2d::Constant(std::numeric_limits<double>::quiet_NaN());
-      Eigen::Vector3d next =
-          omega == 1.0 ? local.r : Eigen::Vector3d(old + omega * (local.r - old));
-      if (omega > 1.0) next = ProjectOntoCone(mu, next);
-      const Eigen::Vector3d change = next - old;
-      if (change.isZero(0.0)) continue;
-      r->segment<3>(3 * a) = next;
-      for (int k = 0; k < 3; ++k) {
-        if (change[k] == 0.0) continue;
-        for (Eigen::SparseMatrix<double>::InnerIterator it(columns, 3 * a + k); it; ++it) {
-          u_[it.row()] += it.value() * change[k];
-        }
-      }
-    }
+    for (const int a : order_) UpdateContact(problem, a, r);
     double error = ComputeFrictionErrors(problem, *r, u_).fclib;
     if (error <= options_.tolerance) {
       problem.Velocity(*r, &u_);  // without the updates' rounding

@@ -62,6 +62,9 @@ class NonsmoothGaussSeidel {
   Summary Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r);
 
  private:
+  void PrepareBlocks(const FrictionContactProblem& problem);
+  void UpdateContact(const FrictionContactProblem& problem, int a, Eigen::VectorXd* r);
+
   Options options_;
   // Per contact: the diagonal block, its inverse and whether it has one; the last sliding
   // angle (NaN when the contact did not slide).

@@ -143,30 +143,79 @@ void VelocityGaussSeidel::ContactVelocities(const GlobalFrictionContactProblem& 
 
 // One sweep over the contacts: each one's exact local solve with the others fixed, relaxed,
 // and v updated by B_a times the change of r_a.
+// u_a = w_a + H_a^T v.
+template <bool kCompact>
+Eigen::Vector3d VelocityGaussSeidel::LocalVelocity(const GlobalFrictionContactProblem& problem,
+                                                   int a, const double* v) const {
+  Eigen::Vector3d u = problem.w().segment<3>(3 * a);
+  if constexpr (kCompact) {
+    const double* record = records_.data() + static_cast<size_t>(kRecord) * a;
+    for (int k = 0; k < 2; ++k) {
+      const int slot = slots_[2 * a + k];
+      if (slot < 0) continue;
+      u.noalias() += Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record + 18 * k).transpose() *
+                     Eigen::Map<const Eigen::Matrix<double, 6, 1>>(v + slot);
+    }
+  } else {
+    for (int p = problem.piece_begin(a); p < problem.piece_begin(a + 1); ++p) {
+      const int k = problem.piece_block(p);
+      internal::AddPieceTransposeProduct(problem.piece_data(p), problem.block_size(k),
+                                         v + problem.block_offset(k), &u);
+    }
+  }
+  return u;
+}
+
+// v += B_a change (B_a = M^-1 H_a).
+template <bool kCompact>
+void VelocityGaussSeidel::ScatterChange(const GlobalFrictionContactProblem& problem, int a,
+                                        const Eigen::Vector3d& change, double* v) const {
+  if constexpr (kCompact) {
+    const double* record = records_.data() + static_cast<size_t>(kRecord) * a;
+    for (int k = 0; k < 2; ++k) {
+      const int slot = slots_[2 * a + k];
+      if (slot < 0) continue;
+      Eigen::Map<Eigen::Matrix<double, 6, 1>>(v + slot).noalias() +=
+          Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record + 36 + 18 * k) * change;
+    }
+  } else {
+    for (int p = problem.piece_begin(a); p < problem.piece_begin(a + 1); ++p) {
+      const int k = problem.piece_block(p);
+      internal::AddPieceProduct(products_.data() + product_offset_[p], problem.block_size(k),
+                                change, v + problem.block_offset(k));
+    }
+  }
+}
+
+// Contact a's local solution for q_local: sticking (r = -W^-1 q inside the cone, the common
+// case at rest) tested here, the other cases by the single-contact solver, started from `old`
+// and the contact's last sliding direction.
+Eigen::Vector3d VelocityGaussSeidel::LocalSolve(int a, const Eigen::Vector3d& q_local, double mu,
+                                                const Eigen::Vector3d& old) {
+  Eigen::Vector3d solved;
+  if (q_local[0] < 0.0 && invertible_[a] &&
+      (solved = -(inverses_[a] * q_local), solved[0] >= 0.0) &&
+      TangentNorm(solved[1], solved[2]) <= mu * solved[0]) {
+    directions_[a].x() = std::numeric_limits<double>::quiet_NaN();
+    return solved;
+  }
+  const Eigen::Vector2d* warm = std::isnan(directions_[a].x()) ? nullptr : &directions_[a];
+  const SingleContactSolution local =
+      SolveSingleContact(blocks_[a], inverses_[a], invertible_[a], q_local, mu, old, warm);
+  directions_[a] = local.state == ContactState::Sliding
+                       ? local.direction
+                       : Eigen::Vector2d::Constant(std::numeric_limits<double>::quiet_NaN());
+  return local.r;
+}
+
 template <bool kCompact>
 void VelocityGaussSeidel::Sweep(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r) {
   const int nc = problem.num_contacts();
   const Eigen::VectorXd& mu = problem.mu();
-  const Eigen::VectorXd& w = problem.w();
   const double omega = options_.relaxation;
   double* v = v_.data();
   for (int a = 0; a < nc; ++a) {
-    Eigen::Vector3d u = w.segment<3>(3 * a);
-    const double* record = kCompact ? records_.data() + static_cast<size_t>(kRecord) * a : nullptr;
-    if constexpr (kCompact) {
-      for (int k = 0; k < 2; ++k) {
-        const int slot = slots_[2 * a + k];
-        if (slot < 0) continue;
-        u.noalias() += Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record + 18 * k).transpose() *
-                       Eigen::Map<const Eigen::Matrix<double, 6, 1>>(v + slot);
-      }
-    } else {
-      for (int p = problem.piece_begin(a); p < problem.piece_begin(a + 1); ++p) {
-        const int k = problem.piece_block(p);
-        internal::AddPieceTransposeProduct(problem.piece_data(p), problem.block_size(k),
-                                           v + problem.block_offset(k), &u);
-      }
-    }
+    const Eigen::Vector3d u = LocalVelocity<kCompact>(problem, a, v);
     const Eigen::Vector3d old = r->segment<3>(3 * a);
     const bool apart = old.isZero(0.0);
     if (apart && u[0] >= 0.0) continue;  // stays apart: r_a = 0, no change
@@ -174,41 +223,13 @@ void VelocityGaussSeidel::Sweep(const GlobalFrictionContactProblem& problem, Eig
       if (!ready_[a]) MakeReady(problem, a);
     }
     const Eigen::Vector3d q_local = apart ? u : Eigen::Vector3d(u - blocks_[a] * old);
-    // The local solution: sticking (r = -W^-1 q inside the cone, the common case at rest)
-    // tested here, the other cases by the single-contact solver.
-    Eigen::Vector3d solved;
-    if (q_local[0] < 0.0 && invertible_[a] &&
-        (solved = -(inverses_[a] * q_local), solved[0] >= 0.0) &&
-        TangentNorm(solved[1], solved[2]) <= mu[a] * solved[0]) {
-      directions_[a].x() = std::numeric_limits<double>::quiet_NaN();
-    } else {
-      const Eigen::Vector2d* warm = std::isnan(directions_[a].x()) ? nullptr : &directions_[a];
-      const SingleContactSolution local =
-          SolveSingleContact(blocks_[a], inverses_[a], invertible_[a], q_local, mu[a], old, warm);
-      directions_[a] = local.state == ContactState::Sliding
-                           ? local.direction
-                           : Eigen::Vector2d::Constant(std::numeric_limits<double>::quiet_NaN());
-      solved = local.r;
-    }
+    const Eigen::Vector3d solved = LocalSolve(a, q_local, mu[a], old);
     Eigen::Vector3d next = omega == 1.0 ? solved : Eigen::Vector3d(old + omega * (solved - old));
     if (omega > 1.0) next = ProjectOntoCone(mu[a], next);
     const Eigen::Vector3d change = next - old;
     if (change.isZero(0.0)) continue;
     r->segment<3>(3 * a) = next;
-    if constexpr (kCompact) {
-      for (int k = 0; k < 2; ++k) {
-        const int slot = slots_[2 * a + k];
-        if (slot < 0) continue;
-        Eigen::Map<Eigen::Matrix<double, 6, 1>>(v + slot).noalias() +=
-            Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record + 36 + 18 * k) * change;
-      }
-    } else {
-      for (int p = problem.piece_begin(a); p < problem.piece_begin(a + 1); ++p) {
-        const int k = problem.piece_block(p);
-        internal::AddPieceProduct(products_.data() + product_offset_[p], problem.block_size(k),
-                                  change, v + problem.block_offset(k));
-      }
-    }
+    ScatterChange<kCompact>(problem, a, change, v);
   }
 }
 

@@ -63,6 +63,14 @@ class VelocityGaussSeidel {
   void ContactVelocities(const GlobalFrictionContactProblem& problem);
   template <bool kCompact>
   void Sweep(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r);
+  template <bool kCompact>
+  Eigen::Vector3d LocalVelocity(const GlobalFrictionContactProblem& problem, int a,
+                                const double* v) const;
+  template <bool kCompact>
+  void ScatterChange(const GlobalFrictionContactProblem& problem, int a,
+                     const Eigen::Vector3d& change, double* v) const;
+  Eigen::Vector3d LocalSolve(int a, const Eigen::Vector3d& q_local, double mu,
+                             const Eigen::Vector3d& old);
 
   Options options_;
   // The compact layout (6-row blocks, at most two a contact): per contact H_0, H_1, B_0, B_1
