@@ -57,7 +57,8 @@ std::vector<LinearComplementarityProblem> BundledProblems() {
 
 int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out) {
   if (!args.empty()) throw UsageError("unknown command '" + args[0] + "'\n" + UsageText());
-  out << "ncpkit demo: the paper scenes (seed 000, sec. VI), each stepped with every solver\n"
+  out << "ncpkit demo: the paper scenes (Xie & Chakraborty 2016, sec. VI), each stepped with every "
+         "solver\n"
          "variant. One mixed NCP per step in the end-of-step twists, the equivalent contact\n"
          "points and the contact impulses; residual = natural residual of each step's problem,\n"
          "penetration measured from the shapes after the step; us/step = the whole step.\n"
@@ -92,7 +93,8 @@ int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out) {
                     {"cone/nsgs-velocity", "cone/auto", "relaxed/pgs"}, std::cerr);
   explicit_stats.insert(explicit_stats.end(), stack.begin(), stack.end());
   PrintStatsTable(explicit_stats, out);
-  out << "\nThe quasistatic scenes (seeds 001, 002) with each model/solver: one complementarity\n"
+  out << "\nThe quasistatic scenes (Trinkle, Berard & Pang 2005; Pang & Tedrake 2021) with each "
+         "model/solver: one complementarity\n"
          "problem per step in the displacements and contact forces; dqc = quadratic cones (NCP),\n"
          "dlc = friction pyramid (MLCP), qp = convex QP by its KKT conditions (MLCP), qp-lcp =\n"
          "the QP's Delassus LCP. Penetration = linearized at the end of the step.\n\n";

@@ -12,23 +12,25 @@ namespace ncpkit {
 // The contact law of one pair of bodies. Every field: meaning, default, units, range and
 // source; IsValid() says which one is out of range.
 struct ContactLaw {
-  // Friction coefficient mu (dimensionless). Default 0.5; >= 0. Seed 000 eq. 9.
+  // Friction coefficient mu (dimensionless). Default 0.5; >= 0. Xie & Chakraborty 2016 eq. 9.
   double mu = 0.5;
-  // Friction ellipsoid semi-axes e_t, e_o (dimensionless). Default 1; > 0. Seed 000 eq. 9.
+  // Friction ellipsoid semi-axes e_t, e_o (dimensionless). Default 1; > 0. Xie & Chakraborty 2016
+  // eq. 9.
   double e_t = 1.0, e_o = 1.0;
-  // Torsion semi-axis e_r (m). Default 1; > 0. Seed 000 eq. 9.
+  // Torsion semi-axis e_r (m). Default 1; > 0. Xie & Chakraborty 2016 eq. 9.
   double e_r = 1.0;
-  // Torsional friction about the normal; false: point-contact Coulomb (seed 001 eqs. 6-8).
-  // Default true.
+  // Torsional friction about the normal; false: point-contact Coulomb (Trinkle, Berard & Pang 2005
+  // eqs. 6-8). Default true.
   bool torsion = true;
-  // Quasi-rigid layer (seed 004), used when thickness > 0: thickness delta_max (m), default 0,
+  // Quasi-rigid layer (Xie & Chakraborty's quasi-rigid paper), used when thickness > 0: thickness
+  // delta_max (m), default 0,
   // >= 0; normal stiffness k (N/m), default 0, > 0 with a layer; damping c (N s/m), default 0,
   // >= 0.
   double thickness = 0.0;
   double stiffness = 0.0;
   double damping = 0.0;
-  // Kelvin-Voigt tangential stiffness k_t (N/m) and damping c_t (N s/m) of the layer (seed
-  // 004); default 0, >= 0; k_t = 0: friction by seed 000 eq. 9.
+  // Kelvin-Voigt tangential stiffness k_t (N/m) and damping c_t (N s/m) of the layer (Xie &
+  // Chakraborty, quasi-rigid); default 0, >= 0; k_t = 0: friction by Xie & Chakraborty 2016 eq. 9.
   double tangential_stiffness = 0.0;
   double tangential_damping = 0.0;
   // Newton's coefficient of restitution e (dimensionless): the normal speed after an impact is

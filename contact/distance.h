@@ -1,6 +1,7 @@
 // Geometrically explicit contact: signed distances, normals and contact points between
-// primitive shapes at a given configuration (seed 001 eq. 20, seed 002's phi and A(q, eps)).
-// The quasistatic steppers linearize these about the configuration at the start of the step.
+// primitive shapes at a given configuration (Trinkle, Berard & Pang 2005 eq. 20, Pang & Tedrake's
+// (2021) phi and A(q, eps)). The quasistatic steppers linearize these about the configuration at
+// the start of the step.
 #ifndef NCPKIT_CONTACT_DISTANCE_H_
 #define NCPKIT_CONTACT_DISTANCE_H_
 
@@ -26,15 +27,15 @@ struct ContactPoint {
 };
 
 // Where contact points come from. The explicit source below measures distances at the current
-// configuration; other formulations (the implicit one of seed 000) can be put behind the same
-// interface.
+// configuration; other formulations (the implicit one of Xie & Chakraborty 2016) can be put behind
+// the same interface.
 class ContactGeometry {
  public:
   virtual ~ContactGeometry() = default;
   // True if FindContacts() handles this pair of kinds (in either order).
   virtual bool Supports(ShapeKind a, ShapeKind b) const = 0;
   // Appends to *contacts the contact points of A and B whose signed distance is below
-  // `threshold` (seed 002's A(q, eps)).
+  // `threshold` (Pang & Tedrake's (2021) A(q, eps)).
   virtual void FindContacts(const Shape& a, const ShapePose& pose_a, const Shape& b,
                             const ShapePose& pose_b, double threshold,
                             std::vector<ContactPoint>* contacts) const = 0;

@@ -1,5 +1,6 @@
-// Geometrically implicit contact with an equivalent contact point (seed 000, sec. IV,
-// eqs. 9 and 13-17; DESIGN.md, contact/), and the quasi-rigid compliant layer of seed 004.
+// Geometrically implicit contact with an equivalent contact point (Xie & Chakraborty 2016, sec. IV,
+// eqs. 9 and 13-17; docs/references.md), and the quasi-rigid compliant layer of Xie & Chakraborty's
+// quasi-rigid paper.
 //
 // For a moving body F (inequalities f_i, i < M) and a body G (g_j, j < N), fixed or moving,
 // the unknowns of one pair are

@@ -1,10 +1,11 @@
-// Geometrically explicit, linearized contact for the quasistatic steppers (seed 001 eq. 20,
-// seed 002 eqs. 1 and 7): contact points at the start of the step (distance.h), their friction
-// frames, and the rows of every friction model in the step's displacement delta:
+// Geometrically explicit, linearized contact for the quasistatic steppers (Trinkle, Berard & Pang
+// 2005 eq. 20, Pang & Tedrake 2021 eqs. 1 and 7): contact points at the start of the step
+// (distance.h), their friction frames, and the rows of every friction model in the step's
+// displacement delta:
 //   normal gap        phi + n . (displacement of B's point - A's)                 >= 0
-//   DQC cone          (seed 001 eqs. 21-23) quadratic friction cone, slip sigma
-//   DLC pyramid       (seed 001 eqs. 24-26) n_d friction directions d_j, slack sigma
-//   Anitescu's cone   (seed 002 eq. 7) one row per direction, n + mu d_j
+//   DQC cone          (Trinkle, Berard & Pang 2005 eqs. 21-23) quadratic friction cone, slip sigma
+//   DLC pyramid       (Trinkle, Berard & Pang 2005 eqs. 24-26) n_d friction directions d_j, slack
+//   sigma Anitescu's cone   (Pang & Tedrake 2021 eq. 7) one row per direction, n + mu d_j
 // Each row is u . (displacement of B's point - A's) with the body motions of a
 // QuasistaticBalance (dynamics/quasistatic_balance.h): a sparse row in delta and a constant.
 #ifndef NCPKIT_CONTACT_LINEARIZED_CONTACT_H_
@@ -41,8 +42,8 @@ struct LinearizedContact {
 void SetFrictionFrame(const Eigen::Vector3d& plane_normal, int friction_directions,
                       LinearizedContact* contact);
 
-// Seed 002's contact selection A(q, eps): every point closer than `threshold` of every pair
-// that has an unknown displacement, no two actuated bodies (no robot self-contact), no two
+// Pang & Tedrake's (2021) contact selection A(q, eps): every point closer than `threshold` of every
+// pair that has an unknown displacement, no two actuated bodies (no robot self-contact), no two
 // fixed ones. `friction`: mu per ordered pair (a * n + b). Replaces *contacts, reusing its
 // elements (a step with as many contacts as the last allocates nothing); *points is a
 // workspace.
@@ -85,8 +86,8 @@ void PyramidRows(const std::vector<LinearizedContact>& contacts, const Quasistat
 void AnitescuRows(const std::vector<LinearizedContact>& contacts, const QuasistaticBalance& balance,
                   const std::vector<Body>& bodies, std::vector<int>* first, ContactRows* rows);
 
-// The DQC cone rows of one contact (seed 001 eqs. 21-23) at the normal force ln, tangential
-// forces lt, lo, slip sigma and tangential displacements gt, go:
+// The DQC cone rows of one contact (Trinkle, Berard & Pang 2005 eqs. 21-23) at the normal force ln,
+// tangential forces lt, lo, slip sigma and tangential displacements gt, go:
 //   F_t = mu ln gt + lt sigma,  F_o = mu ln go + lo sigma,  F_sigma = mu^2 ln^2 - lt^2 - lo^2.
 // Planar contacts have no o (lo = go = 0).
 struct DqcConeRows {
@@ -103,9 +104,9 @@ struct DqcConeJacobian {
 DqcConeJacobian DqcConeDerivatives(double mu, double ln, double lt, double lo, double sigma,
                                    double gt, double go);
 
-// The DLC pyramid's slack rows (seed 001 eq. 26) of contact i as triplets: sigma_i enters
-// every direction row (+1 at (row_offset + first + j, slack)), and the slack row
-// mu c_n - sum_j c_j (-1 at (slack, force_offset + first + j), mu at (slack, normal)).
+// The DLC pyramid's slack rows (Trinkle, Berard & Pang 2005 eq. 26) of contact i as triplets:
+// sigma_i enters every direction row (+1 at (row_offset + first + j, slack)), and the slack row mu
+// c_n - sum_j c_j (-1 at (slack, force_offset + first + j), mu at (slack, normal)).
 void AddPyramidSlack(const LinearizedContact& contact, int first, int row_offset, int slack,
                      int normal, std::vector<Eigen::Triplet<double>>* triplets);
 

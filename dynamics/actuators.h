@@ -1,5 +1,6 @@
-// Actuators of the quasistatic systems (seed 002 eqs. 3-6): commanded positions and the
-// impedance between the commanded and the actual position; seed 001's fence is a prescribed one.
+// Actuators of the quasistatic systems (Pang & Tedrake 2021 eqs. 3-6): commanded positions and the
+// impedance between the commanded and the actual position; Trinkle, Berard & Pang's (2005) fence is
+// a prescribed one.
 #ifndef NCPKIT_DYNAMICS_ACTUATORS_H_
 #define NCPKIT_DYNAMICS_ACTUATORS_H_
 

@@ -1,5 +1,5 @@
-// Hard contact as a kinematic constraint, and inelastic impact maps (seed 003, "Hard Contact
-// Model", "Contact Consistent Dynamics", "Impact Models", "Energy loss").
+// Hard contact as a kinematic constraint, and inelastic impact maps (contact modelling notes, "Hard
+// Contact Model", "Contact Consistent Dynamics", "Impact Models", "Energy loss").
 //
 // Conventions are the seed's: generalized coordinates with mass matrix M (n x n, symmetric
 // positive definite), a contact Jacobian J (k x n, full row rank: r_c_dot = J q_dot), and the

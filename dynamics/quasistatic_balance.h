@@ -1,12 +1,12 @@
-// The quasistatic force balance of bodies driven by actuators (seed 001 eq. 19, seed 002
-// eqs. 3-6 and 9): the step's generalized displacement delta (the free degrees of freedom of
-// every unactuated body, then every actuator that is not prescribed), how each body moves with
-// it, and
+// The quasistatic force balance of bodies driven by actuators (Trinkle, Berard & Pang 2005 eq. 19,
+// Pang & Tedrake 2021 eqs. 3-6 and 9): the step's generalized displacement delta (the free degrees
+// of freedom of every unactuated body, then every actuator that is not prescribed), how each body
+// moves with it, and
 //   K~ delta - J^T lambda - r = 0,   r = f_gravity + K (q_cmd(t + h) - q_a),
 // with K~ = diag(K on actuated coordinates, (eps / h^2) M on unactuated ones). eps is the
-// regularization 1/2 eps v_u^T M_u v_u of DESIGN.md: it makes an unactuated body out of contact
-// well posed (it then moves h^2 g / eps per step under gravity) and otherwise adds the force
-// eps M v / h; eps = 0 gives the papers' models exactly.
+// regularization 1/2 eps v_u^T M_u v_u (docs/steppers.md): it makes an unactuated body out of
+// contact well posed (it then moves h^2 g / eps per step under gravity) and otherwise adds the
+// force eps M v / h; eps = 0 gives the papers' models exactly.
 #ifndef NCPKIT_DYNAMICS_QUASISTATIC_BALANCE_H_
 #define NCPKIT_DYNAMICS_QUASISTATIC_BALANCE_H_
 

@@ -1,5 +1,6 @@
 // Rigid bodies for the time-steppers: state, inertia, the exact rotation update inside a step
-// and the Newton-Euler impulse residual (seed 000, eqs. 7 and 18; DESIGN.md, dynamics/).
+// and the Newton-Euler impulse residual (Xie & Chakraborty 2016, eqs. 7 and 18;
+// docs/references.md).
 #ifndef NCPKIT_DYNAMICS_RIGID_BODY_H_
 #define NCPKIT_DYNAMICS_RIGID_BODY_H_
 
@@ -110,7 +111,7 @@ struct NewtonEulerStep {
   Eigen::Matrix<double, 6, 1> applied_impulse = Eigen::Matrix<double, 6, 1>::Zero();  // N s
 };
 
-// Residual of the impulse-momentum balance (seed 000 eq. 7/18, backward Euler):
+// Residual of the impulse-momentum balance (Xie & Chakraborty 2016 eq. 7/18, backward Euler):
 //   M (nu+ - nu) - h f_app - p_app - w_contact + h [0; omega+ x (I omega+)] = 0,
 // with M = diag(m I3, I), I the world-frame inertia at the start of the step, and w_contact
 // the sum of the contact impulses' wrenches (sum_c W_c p_c) on this body. nu_plus = [v; omega],

@@ -1,6 +1,6 @@
 // Convex shapes as intersections of C^2 convex inequalities f_i(xi) <= 0 in the body frame
-// (seed 000, sec. IV; DESIGN.md, contact/). Each inequality is templated on the scalar so that
-// the implicit contact residuals can be differentiated with Jets.
+// (Xie & Chakraborty 2016, sec. IV; docs/references.md). Each inequality is templated on the scalar
+// so that the implicit contact residuals can be differentiated with Jets.
 #ifndef NCPKIT_DYNAMICS_SHAPES_H_
 #define NCPKIT_DYNAMICS_SHAPES_H_
 
@@ -13,7 +13,8 @@ enum class ShapeKind { HalfSpace, Box, Sphere, Ellipsoid, Cylinder };
 
 // A convex shape in its body frame (origin at the centre of mass; a half-space is z <= 0).
 // Sizes in metres: box full side lengths, sphere radius (size[0]), ellipsoid semi-axes,
-// cylinder radius (size[0]) and full length (size[1]) along the body x axis (seed 000 VI-B).
+// cylinder radius (size[0]) and full length (size[1]) along the body x axis (Xie & Chakraborty 2016
+// VI-B).
 struct Shape {
   ShapeKind kind = ShapeKind::Sphere;
   Eigen::Vector3d size = Eigen::Vector3d::Ones();

@@ -1,5 +1,5 @@
-// The geometrically implicit time-stepper (seed 000): one mixed NCP per step in the bodies'
-// end-of-step twists and every active pair's contact unknowns (contact/implicit_contact.h),
+// The geometrically implicit time-stepper (Xie & Chakraborty 2016): one mixed NCP per step in the
+// bodies' end-of-step twists and every active pair's contact unknowns (contact/implicit_contact.h),
 // solved by a solver chosen at run time and warm-started from the previous step.
 #ifndef NCPKIT_INTEGRATORS_IMPLICIT_STEPPER_H_
 #define NCPKIT_INTEGRATORS_IMPLICIT_STEPPER_H_
@@ -21,7 +21,7 @@ namespace ncpkit {
 // Every option: meaning, default, units, valid range and source. IsValid() says which one is
 // out of range; the stepper's constructor throws InputError for it (RequireValidOptions).
 struct ImplicitStepperOptions {
-  // Time step (s). Default 0.01; > 0, finite. Seed 000 eq. 18 (backward Euler).
+  // Time step (s). Default 0.01; > 0, finite. Xie & Chakraborty 2016 eq. 18 (backward Euler).
   double h = 0.01;
   // Gravity (m/s^2, world frame). Default DefaultGravity(); finite.
   Eigen::Vector3d gravity = DefaultGravity();

@@ -52,12 +52,12 @@ LinearComplementarityProblem MixedProblem(const std::vector<Triplet>& triplets,
   return problem;
 }
 
-// Model-DQC (seed 001 eqs. 1, 20-23) in delta and per contact [lambda_n, lambda_t,
-// (lambda_o), sigma] (frictionless contacts: lambda_n only):
+// Model-DQC (Trinkle, Berard & Pang 2005 eqs. 1, 20-23) in delta and per contact [lambda_n,
+// lambda_t, (lambda_o), sigma] (frictionless contacts: lambda_n only):
 //   F_delta = K~ delta - Jn^T ln - Jt^T lt - Jo^T lo - r                    (free)
 //   F_n     = Jn delta + cn                                                  (ln >= 0)
 //   F_t, F_o, F_sigma: the cone rows (DqcCone)                               (free, sigma >= 0)
-// sigma is the slip distance over the step (seed 001's sigma h).
+// sigma is the slip distance over the step (Trinkle, Berard & Pang's (2005) sigma h).
 class QuasistaticNcp : public MixedComplementarityProblem {
  public:
   QuasistaticNcp(const std::vector<LinearizedContact>& contacts, const QuasistaticBalance& balance,
@@ -179,8 +179,8 @@ class QuasistaticNcp : public MixedComplementarityProblem {
   Eigen::VectorXd lower_, upper_;
 };
 
-// The step's Model-DLC (seed 001 eqs. 24-26): unknowns [delta, c_n, the pyramid's direction
-// forces, sigma per frictional contact], and where each contact's unknowns are.
+// The step's Model-DLC (Trinkle, Berard & Pang 2005 eqs. 24-26): unknowns [delta, c_n, the
+// pyramid's direction forces, sigma per frictional contact], and where each contact's unknowns are.
 struct DlcStep {
   LinearComplementarityProblem problem;
   std::vector<int> first;  // per contact: its first direction force, -1 if frictionless
@@ -479,7 +479,7 @@ void QuasistaticStepper::StepDlc(const Eigen::VectorXd* initial_guess) {
   }
 }
 
-// The normal and friction forces of Anitescu's multipliers beta (seed 002 eq. 7).
+// The normal and friction forces of Anitescu's multipliers beta (Pang & Tedrake 2021 eq. 7).
 void QuasistaticStepper::ReadAnitescuForces(const std::vector<int>& first,
                                             const Eigen::VectorXd& beta) {
   for (size_t i = 0; i < contacts_.size(); ++i) {

@@ -1,13 +1,16 @@
 // Quasistatic time-stepping: bodies in force balance at the end of every step, driven by
 // commanded actuator positions. Three models of the same system, each one complementarity
-// problem per step in the generalized displacement delta = q+ - q (seed 001 eq. 19) and the
-// contact forces (N):
+// problem per step in the generalized displacement delta = q+ - q (Trinkle, Berard & Pang 2005 eq.
+// 19) and the contact forces (N):
 //
-//   dqc     Model-DQC (seed 001 eqs. 1, 20-23): quadratic friction cones; a mixed NCP of size
+//   dqc     Model-DQC (Trinkle, Berard & Pang 2005 eqs. 1, 20-23): quadratic friction cones; a
+//   mixed NCP of size
 //           n_v + 4 n_c (n_v + 3 n_c when planar), solved by an MCP solver (fb-newton, ...).
-//   dlc     Model-DLC (seed 001 eqs. 24-26): friction pyramid with n_d directions; a mixed LCP
+//   dlc     Model-DLC (Trinkle, Berard & Pang 2005 eqs. 24-26): friction pyramid with n_d
+//   directions; a mixed LCP
 //           of size n_v + (2 + n_d) n_c.
-//   qp      the convex quasistatic QP (seed 002 eq. 10) with Anitescu's relaxed friction,
+//   qp      the convex quasistatic QP (Pang & Tedrake 2021 eq. 10) with Anitescu's relaxed
+//   friction,
 //           through its KKT conditions: a mixed LCP of size n_v + n_d n_c in (delta, beta).
 //   qp-lcp  the same QP after eliminating delta with a sparse Cholesky factorization of the
 //           stiffness: an LCP in beta with the Delassus matrix A K^-1 A^T.
@@ -50,7 +53,7 @@ bool ParseQuasistaticModel(const std::string& name, QuasistaticModel* model);
 // Every option: meaning, default, units, valid range and source. IsValid() says which one is
 // out of range; the stepper's constructor throws InputError for it (RequireValidOptions).
 struct QuasistaticOptions {
-  // Time step (s). Default 0.01; > 0, finite. Seed 001 eq. 19.
+  // Time step (s). Default 0.01; > 0, finite. Trinkle, Berard & Pang 2005 eq. 19.
   double h = 0.01;
   // Gravity (m/s^2, world frame). Default DefaultGravity(); finite.
   Eigen::Vector3d gravity = DefaultGravity();
@@ -65,13 +68,13 @@ struct QuasistaticOptions {
   double tolerance = 1e-10;
   // The solver's iteration cap; default 0: the solver's own (dqc: 100 Newton iterations).
   int max_iterations = 0;
-  // Contact selection A(q, eps) of seed 002: pairs closer than this enter the step (m).
+  // Contact selection A(q, eps) of Pang & Tedrake 2021: pairs closer than this enter the step (m).
   // Default 0.01; >= 0.
   double contact_threshold = 0.01;
-  // Friction directions per contact in 3D (seed 001 n_d). Default 4; in [3, 256]. Planar
-  // scenes use 2.
+  // Friction directions per contact in 3D (Trinkle, Berard & Pang 2005 n_d). Default 4; in [3,
+  // 256]. Planar scenes use 2.
   int friction_directions = 4;
-  // eps of the regularization 1/2 eps v_u^T M_u v_u (dimensionless; DESIGN.md,
+  // eps of the regularization 1/2 eps v_u^T M_u v_u (dimensionless;
   // dynamics/quasistatic_balance.h). Default 1e-3; >= 0, finite; 0 gives the papers' models
   // exactly (qp-lcp then needs every body actuated).
   double regularization = 1e-3;

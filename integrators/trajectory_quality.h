@@ -67,9 +67,9 @@ class TrajectoryQualityMeter {
 };
 
 // Largest relative error of a body's horizontal position against the analytic slide of a body
-// on a horizontal plane under Coulomb friction (seed 000 VI-A: uniform deceleration mu g along
-// the initial velocity until it stops): max over the sampled times of |p - p_exact| / |p_exact -
-// p_0|. `times` and `positions` are samples after the start.
+// on a horizontal plane under Coulomb friction (Xie & Chakraborty 2016 VI-A: uniform deceleration
+// mu g along the initial velocity until it stops): max over the sampled times of |p - p_exact| /
+// |p_exact - p_0|. `times` and `positions` are samples after the start.
 double SlideError(const Eigen::Vector3d& start_position, const Eigen::Vector3d& start_velocity,
                   double mu, double g, const std::vector<double>& times,
                   const std::vector<Eigen::Vector3d>& positions);

@@ -100,9 +100,9 @@ FrictionErrors ComputeFrictionErrors(const FrictionContactProblem& problem,
 // The FCLib error alone.
 double FclibError(const FrictionContactProblem& problem, const Eigen::VectorXd& r);
 
-// Ellipsoidal friction (seed 000's e_t, e_o): contact a's cone is ||(r_t / e_t, r_o / e_o)|| <=
-// mu r_N. It is the Coulomb cone in r' = E^-1 r, E = diag(1, e_t, e_o) per contact, with
-// u' = E u, which keeps r.u: FC(E W E, E q, mu) is the problem in those variables, and maximal
+// Ellipsoidal friction (Xie & Chakraborty's (2016) e_t, e_o): contact a's cone is ||(r_t / e_t, r_o
+// / e_o)|| <= mu r_N. It is the Coulomb cone in r' = E^-1 r, E = diag(1, e_t, e_o) per contact,
+// with u' = E u, which keeps r.u: FC(E W E, E q, mu) is the problem in those variables, and maximal
 // dissipation there, u'_T = -lambda r'_T, is the ellipsoidal law u_T = -lambda E^-2 r_T. So
 // every friction solver serves such contact models: pose WithTangentialScaling(problem, scales)
 // (scales: n_c rows of (e_t, e_o), each positive and finite; InputError otherwise), solve, and

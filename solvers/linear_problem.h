@@ -73,7 +73,7 @@ class LinearComplementarityProblem {
 };
 
 // Natural residual || z - mid(l, u, z - F) ||_inf: the one convergence measure every solver
-// in ncpkit reports (DESIGN.md, solvers/). For an LCP it equals || min(z, F) ||_inf.
+// in ncpkit reports (docs/solvers.md). For an LCP it equals || min(z, F) ||_inf.
 // Returns +inf if any input is NaN.
 double natural_residual(const Eigen::VectorXd& z, const Eigen::VectorXd& F,
                         const Eigen::VectorXd& l, const Eigen::VectorXd& u);

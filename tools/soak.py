@@ -38,7 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Failed steps expected in a long run, by scene, with the reason; reported, not counted.
 EXPECTED_FAILED_STEPS = {
     "fence_particle.json":
-        "dqc/fb-newton (seed 001's model, as the paper) fails 11 steps in 10^5 from t = 20.42 s "
+        "dqc/fb-newton (Trinkle, Berard & Pang's (2005) model, as the paper) fails 11 steps in 10^5 from t = 20.42 s "
         "(natural residual 6.9e-8): the fence grazes the particle at the end of its swing and "
         "the step's solution has the particle slide 1e-7 m under a 4.4 N fence force; Newton "
         "stalls from the warm, the cold and the DLC start (5 of 40 random starts converge) "

@@ -1,5 +1,5 @@
-// Seed 003's hard contact and impact maps on a rigid box resting on, or falling onto, three of
-// its corners.
+// The contact modelling notes' hard contact and impact maps on a rigid box resting on, or falling
+// onto, three of its corners.
 #include "dynamics/hard_contact.h"
 
 #include <doctest/doctest.h>

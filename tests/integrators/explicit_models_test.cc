@@ -1,6 +1,7 @@
 // The explicit stepper's friction models side by side: the linearized pyramid (Lemke, FB
 // Newton), Anitescu's relaxed cone (Lemke, PGS, FB Newton), the Coulomb cone (NSGS and the
-// cone Newton methods) and seed 003's soft contact; restitution; and the models in scene files.
+// cone Newton methods) and the contact modelling notes' soft contact; restitution; and the models
+// in scene files.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -248,9 +249,9 @@ TEST_CASE("explicit models: boxes tumbling onto each other gain energy (expected
   // best face axis (and the edge point where an edge axis separates them). Where a box turns
   // during the step, the linearized gaps of its corners are not the gaps at the end of the step:
   // they end the step inside, the phi / h term pushes them out and energy rises. The
-  // point-contact weakness of explicit stepping that seed 000's implicit contact addresses.
-  // Four boxes falling onto each other from spreads 0.2, 0.25 and 0.3 m (the rise depends on how
-  // they happen to meet: from 0 to joules).
+  // point-contact weakness of explicit stepping that Xie & Chakraborty's (2016) implicit contact
+  // addresses. Four boxes falling onto each other from spreads 0.2, 0.25 and 0.3 m (the rise
+  // depends on how they happen to meet: from 0 to joules).
   double largest_rise = 0.0, deepest = 0.0;
   int failed = 0;
   for (const double spread : {0.2, 0.25, 0.3}) {
@@ -295,9 +296,9 @@ TEST_CASE("explicit models: Newton restitution returns e times the impact speed"
 }
 
 TEST_CASE("explicit models: soft contact settles at m g / K_p and is unstable when too stiff") {
-  // Seed 003's spring-damper: the ball sinks until the spring carries its weight; critically
-  // damped here. With h sqrt(K_p / m) > 2 the explicit force update gains energy every bounce:
-  // the seed's point that soft contact's parameters are hard to choose.
+  // The contact modelling notes' spring-damper: the ball sinks until the spring carries its weight;
+  // critically damped here. With h sqrt(K_p / m) > 2 the explicit force update gains energy every
+  // bounce: the seed's point that soft contact's parameters are hard to choose.
   const double k = 1e4, m = 1.0, g = -DefaultGravity().z();
   ExplicitStepperOptions options = Options("soft");
   options.h = 0.001;
@@ -371,10 +372,10 @@ TEST_CASE("explicit models: options and variants are checked") {
 }
 
 TEST_CASE("explicit models: the paper's sliding cube, explicit against the analytic solution") {
-  // Seed 000 VI-A stepped explicitly: the cone tracks the analytic uniform deceleration as the
-  // implicit stepper does (0.22 % at 1-4 s, the O(h) of the step) with no yaw; the pyramid's
-  // friction, maximally dissipative over the polygon of its edges, brakes (0.8, 0.6) sliding
-  // mostly along the nearest edge: a large error at n_d = 4 that shrinks with n_d.
+  // Xie & Chakraborty 2016 VI-A stepped explicitly: the cone tracks the analytic uniform
+  // deceleration as the implicit stepper does (0.22 % at 1-4 s, the O(h) of the step) with no yaw;
+  // the pyramid's friction, maximally dissipative over the polygon of its edges, brakes (0.8, 0.6)
+  // sliding mostly along the nearest edge: a large error at n_d = 4 that shrinks with n_d.
   std::string text =
       internal::ReadTextFile(std::string(NCPKIT_SOURCE_DIR) + "/scenes/sliding_cube.json");
   text.insert(text.find('{') + 1, "\"stepper\": \"explicit\",");
@@ -583,9 +584,9 @@ PaperRun RunPaperScene(const std::string& file, bool explicit_stepper) {
 }
 
 TEST_CASE("paper scenes: the explicit stepper against the implicit one on the same files") {
-  // Seed 000's claim: its implicit contact keeps line and surface contact where point-contact
-  // explicit steppers wobble. Both steppers on the four scene files (the explicit with cone/auto,
-  // the scenes' tolerance), every step solved, measured the same way.
+  // Xie & Chakraborty's (2016) claim: its implicit contact keeps line and surface contact where
+  // point-contact explicit steppers wobble. Both steppers on the four scene files (the explicit
+  // with cone/auto, the scenes' tolerance), every step solved, measured the same way.
   SUBCASE("sliding cube: the analytic slide, no yaw") {
     for (const bool explicit_stepper : {false, true}) {
       const PaperRun run = RunPaperScene("sliding_cube.json", explicit_stepper);

@@ -101,7 +101,7 @@ TEST_CASE("cylinder with line contact: the ECP stays on the contact line") {
     REQUIRE(t.records[k].contacts.size() == 1);
     const ContactRecord& c = t.records[k].contacts[0];
     const RigidBodyState& s = t.states[k];
-    // L and D of seed 000 VI-B: the ECP relative to the centre, along and across the
+    // L and D of Xie & Chakraborty 2016 VI-B: the ECP relative to the centre, along and across the
     // horizontal projection of the axis.
     Eigen::Vector3d axis = s.orientation.toRotationMatrix().col(0);
     axis.z() = 0.0;

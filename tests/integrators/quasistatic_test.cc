@@ -1,5 +1,6 @@
-// Quasistatic steppers (seed 001 Model-DQC / Model-DLC, seed 002 convex QP) on the fence-particle,
-// gripper-sphere and cube-stacking scenes, and the explicit contact geometry they use.
+// Quasistatic steppers (Trinkle, Berard & Pang 2005 Model-DQC / Model-DLC, Pang & Tedrake 2021
+// convex QP) on the fence-particle, gripper-sphere and cube-stacking scenes, and the explicit
+// contact geometry they use.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -152,7 +153,8 @@ TEST_CASE("Model-DQC Jacobian matches finite differences") {
 }
 
 TEST_CASE(
-    "fence-particle: unique motion with friction, guess-dependent without (seed 001 sec. 5)") {
+    "fence-particle: unique motion with friction, guess-dependent without (Trinkle, Berard & Pang "
+    "2005 sec. 5)") {
   for (const bool friction : {true, false}) {
     CAPTURE(friction);
     Scene scene = Load("fence_particle.json", "dqc/fb-newton");
@@ -261,7 +263,8 @@ void CheckGripperPhase(double t, double cn1, double phi1, double moved, bool qp)
 }  // namespace
 
 TEST_CASE(
-    "gripper and sphere: contact, squeeze, slip, and the QP's boundary layer (seed 002 V-A)") {
+    "gripper and sphere: contact, squeeze, slip, and the QP's boundary layer (Pang & Tedrake 2021 "
+    "V-A)") {
   for (const char* variant : {"dlc/lemke", "dqc/fb-newton", "qp-lcp/lemke", "qp/fb-newton"}) {
     CAPTURE(variant);
     Scene scene = Load("gripper_sphere.json", variant);
@@ -326,7 +329,7 @@ TEST_CASE("expected failure on the gripper: DLC with PGS") {
   }
 }
 
-TEST_CASE("cube stacking stays up for h from 0.01 s to 0.2 s (seed 002 V-B, Fig. 7)") {
+TEST_CASE("cube stacking stays up for h from 0.01 s to 0.2 s (Pang & Tedrake 2021 V-B, Fig. 7)") {
   for (const double h : {0.01, 0.05, 0.1, 0.2}) {
     CAPTURE(h);
     Scene scene = Load("cube_stacking.json", "qp/fb-newton");

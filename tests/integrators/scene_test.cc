@@ -104,14 +104,14 @@ TEST_CASE("every stepper falls under the same gravity when the scene names none"
 
 TEST_CASE("the default variants of each stepper: the solvers compared by default on its problems") {
   using Variants = std::vector<std::string>;
-  CHECK(DefaultVariants(StepperKind::Implicit) ==
-        Variants{"fb-newton", "fb-newton-dense", "penalized-fb", "minmap-newton", "fb-newton-cold"});
+  CHECK(DefaultVariants(StepperKind::Implicit) == Variants{"fb-newton", "fb-newton-dense",
+                                                           "penalized-fb", "minmap-newton",
+                                                           "fb-newton-cold"});
   // The pyramid's LCP has zero-diagonal rows (no PGS); auto is not compared by default.
   CHECK(DefaultVariants(StepperKind::Explicit) ==
         Variants{"cone/nsgs", "cone/nsgs-shuffled", "cone/fc-newton", "cone/fc-newton-fb",
-                 "cone/fc-proximal", "cone/fc-proximal-fb", "cone/nsgs-velocity",
-                 "pyramid/lemke", "pyramid/fb-newton", "relaxed/lemke", "relaxed/pgs",
-                 "relaxed/fb-newton"});
+                 "cone/fc-proximal", "cone/fc-proximal-fb", "cone/nsgs-velocity", "pyramid/lemke",
+                 "pyramid/fb-newton", "relaxed/lemke", "relaxed/pgs", "relaxed/fb-newton"});
   // dlc and qp have free rows of zero diagonal (no PGS).
   CHECK(DefaultVariants(StepperKind::Quasistatic) ==
         Variants{"dqc/fb-newton", "dqc/fb-newton-dense", "dqc/penalized-fb", "dqc/minmap-newton",
