@@ -192,9 +192,9 @@ bool IsPeer(const std::string& who) {
 
 void BM_Engine(benchmark::State& state, const std::string& file, const std::string& who) {
   const Scene scene = LoadExplicitScene(file);
-  // The untimed run that measures the trajectory; a peer's in a child process under the peer
-  // limits (peer_guard.h), since a peer may grow or run without bound.
-  std::vector<double> measures;
+  // The untimed run that measures the trajectory. A peer's runs first in a child process under
+  // the peer limits (peer_guard.h), since a peer may grow or run without bound; once it is known
+  // to end within them it runs again here, so that the timed runs start as warm as ncpkit's.
   if (IsPeer(who)) {
     const bench::GuardedResult guarded = bench::RunGuarded(
         [&]() { return MeasureRun(scene, file, who); }, bench::PeerLimits::FromEnvironment());
@@ -202,14 +202,13 @@ void BM_Engine(benchmark::State& state, const std::string& file, const std::stri
       state.SkipWithError(guarded.why.c_str());
       return;
     }
-    measures = guarded.values;
-  } else {
-    try {
-      measures = MeasureRun(scene, file, who);
-    } catch (const std::exception& e) {
-      state.SkipWithError(e.what());
-      return;
-    }
+  }
+  std::vector<double> measures;
+  try {
+    measures = MeasureRun(scene, file, who);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
   }
   std::unique_ptr<Runner> runner;
   int64_t steps = 0;
