@@ -11,8 +11,9 @@ required=(g++ cmake make libeigen3-dev libsuitesparse-dev libceres-dev doctest-d
           python3-dev pybind11-dev python3-numpy python3-scipy python3-matplotlib python3-pytest
           # the viewer page's browser test (headless, driven by playwright-core from npm)
           chromium
-          # the test suite: Clang's sanitizers and libFuzzer, Debian's Python for tools/soak.py
-          clang libclang-rt-14-dev python3)
+          # the test suite: Clang's sanitizers and libFuzzer, clang-tidy's function-size check,
+          # Debian's Python for tools/soak.py
+          clang libclang-rt-14-dev clang-tidy python3)
 # The viewer's page script is built with npm (three.js, esbuild): Debian's nodejs and npm
 # unless a node with npm is already there.
 if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds ncpkit and runs the whole test suite: the installed package used by an example
+# Builds ncpkit and runs the whole test suite: clang-tidy's function-size check
+# (tools/check-complexity.sh); the installed package used by an example
 # consumer project (tools/check-install.sh); a smoke run of the benchmarks; the unit tests
 # built with Clang's AddressSanitizer + UndefinedBehaviorSanitizer, in a tree that also builds
 # the libFuzzer programs; every reader and parser fuzzed for FUZZ_SECONDS (default 60) each;
@@ -11,8 +12,11 @@ cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 
 echo "== Release build"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 cmake --build build -j "$jobs"
+
+echo "== Function size: no function over the .clang-tidy cognitive complexity limit"
+bash tools/check-complexity.sh build
 
 echo "== Installed package: find_package, pkg-config and add_subdirectory consumers"
 bash tools/check-install.sh

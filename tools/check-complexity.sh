@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Checks that no function of ncpkit's own code is over the .clang-tidy limit (cognitive
+# complexity 40): clang-tidy's readability-function-cognitive-complexity on every source file
+# of a build configured with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON. Prints each function over the
+# limit and exits 1 if there is one.
+# Usage: tools/check-complexity.sh [BUILD_DIR]   (default build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+if [ ! -f "$build/compile_commands.json" ]; then
+  echo "check-complexity: $build/compile_commands.json missing (configure with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)" >&2
+  exit 2
+fi
+jobs=$(nproc 2>/dev/null || echo 2)
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+# Every translation unit of the project's folders (not generated files or third_party).
+run-clang-tidy -p "$build" -j "$jobs" -quiet \
+  "$(pwd)/(solvers|readers|fixtures|dynamics|contact|integrators|viewer|apps|python|bench|tests|examples)/" \
+  >"$out" 2>&1 || true
+sed 's/\x1b\[[0-9;]*m//g' "$out" | grep 'readability-function-cognitive-complexity' | sort -u >"$out.hits" || true
+checked=$(grep -c '^clang-tidy' "$out" || true)
+if [ -s "$out.hits" ]; then
+  echo "functions over the cognitive complexity limit (.clang-tidy):"
+  cat "$out.hits"
+  rm -f "$out.hits"
+  exit 1
+fi
+rm -f "$out.hits"
+if [ "$checked" -eq 0 ]; then
+  echo "check-complexity: clang-tidy checked no file" >&2
+  sed 's/\x1b\[[0-9;]*m//g' "$out" | tail -20 >&2
+  exit 2
+fi
+echo "complexity: every function within the limit ($checked files checked)"
