@@ -29,7 +29,8 @@ struct GuardedResult {
 
 // Runs `work` in a forked child under `limits` and returns its numbers. A child that exceeds the
 // time limit is killed; one that exceeds the memory limit fails its allocation (bad_alloc, or a
-// signal from C code that does not check malloc) and is reported so.
+// signal from C code that does not check malloc) and is reported so. Built with AddressSanitizer
+// (whose shadow memory needs the whole address space) only the time is limited.
 GuardedResult RunGuarded(const std::function<std::vector<double>()>& work,
                          const PeerLimits& limits);
 

@@ -49,12 +49,8 @@ void NonsmoothGaussSeidel::UpdateContact(const FrictionContactProblem& problem, 
   const double mu = problem.mu()[a];
   const Eigen::Vector3d old = r->segment<3>(3 * a);
   const Eigen::Vector3d q_local = u_.segment<3>(3 * a) - blocks_[a] * old;
-  const Eigen::Vector2d* warm = std::isnan(directions_[a].x()) ? nullptr : &directions_[a];
-  const SingleContactSolution local =
-      SolveSingleContact(blocks_[a], inverses_[a], invertible_[a], q_local, mu, old, warm);
-  directions_[a] = local.state == ContactState::Sliding
-                       ? local.direction
-                       : Eigen::Vector2d::Constant(std::numeric_limits<double>::quiet_NaN());
+  const SingleContactSolution local = SolveSingleContactCarried(
+      blocks_[a], inverses_[a], invertible_[a], q_local, mu, old, &directions_[a]);
   Eigen::Vector3d next = omega == 1.0 ? local.r : Eigen::Vector3d(old + omega * (local.r - old));
   if (omega > 1.0) next = ProjectOntoCone(mu, next);
   const Eigen::Vector3d change = next - old;

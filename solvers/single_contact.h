@@ -44,6 +44,15 @@ SingleContactSolution SolveSingleContact(const Eigen::Matrix3d& W, const Eigen::
                                          const Eigen::Vector3d& r_start,
                                          const Eigen::Vector2d* warm_direction);
 
+// The same for a contact of a Gauss-Seidel sweep that carries its sliding direction from sweep to
+// sweep: *direction is the warm direction (NaN in x: none) and becomes the new one (NaN unless
+// the contact slides).
+SingleContactSolution SolveSingleContactCarried(const Eigen::Matrix3d& W,
+                                                const Eigen::Matrix3d& W_inverse, bool invertible,
+                                                const Eigen::Vector3d& q, double mu,
+                                                const Eigen::Vector3d& r_start,
+                                                Eigen::Vector2d* direction);
+
 }  // namespace ncpkit
 
 #endif  // NCPKIT_SOLVERS_SINGLE_CONTACT_H_

@@ -78,46 +78,6 @@ void ApplySolverOptions(const SolverOptions& s, VelocityGaussSeidel::Options* o)
   o->time_limit_seconds = s.time_limit_seconds;
 }
 
-// The solver class a configuration belongs to.
-template <class Options>
-struct SolverOf;
-template <>
-struct SolverOf<LemkeSolver::Options> {
-  using type = LemkeSolver;
-};
-template <>
-struct SolverOf<ProjectedGaussSeidel::Options> {
-  using type = ProjectedGaussSeidel;
-};
-template <>
-struct SolverOf<FischerBurmeisterNewton::Options> {
-  using type = FischerBurmeisterNewton;
-};
-template <>
-struct SolverOf<JosephyNewton::Options> {
-  using type = JosephyNewton;
-};
-template <>
-struct SolverOf<AutoSolvers::Options> {
-  using type = AutoSolvers;
-};
-template <>
-struct SolverOf<NonsmoothGaussSeidel::Options> {
-  using type = NonsmoothGaussSeidel;
-};
-template <>
-struct SolverOf<FrictionNewton::Options> {
-  using type = FrictionNewton;
-};
-template <>
-struct SolverOf<FrictionProximalPoint::Options> {
-  using type = FrictionProximalPoint;
-};
-template <>
-struct SolverOf<VelocityGaussSeidel::Options> {
-  using type = VelocityGaussSeidel;
-};
-
 // The summary type Solver::Solve returns for Problem, or void when it takes no such problem.
 template <class Solver, class Problem, class = void>
 struct SummaryOf {
@@ -232,6 +192,23 @@ class RegisteredSolver : public ComplementaritySolver {
   SolverSummary refused_;
   const SolverSummary* last_ = &refused_;  // NotRun before the first Solve
 };
+
+template <class Solver>
+std::unique_ptr<ComplementaritySolver> Make(const SolverEntry& entry,
+                                            const SolverOptions& options) {
+  return std::make_unique<RegisteredSolver<Solver>>(entry, options);
+}
+
+// The adapter of the class whose Options the row's configuration holds (the variant's index is
+// the class's place in the list).
+template <class... Solvers>
+std::unique_ptr<ComplementaritySolver> Create(SolverClasses<Solvers...>, const SolverEntry& entry,
+                                              const SolverOptions& options) {
+  using Factory =
+      std::unique_ptr<ComplementaritySolver> (*)(const SolverEntry&, const SolverOptions&);
+  static constexpr Factory kFactories[] = {&Make<Solvers>...};
+  return kFactories[entry.configuration.index()](entry, options);
+}
 
 // Row configurations: each class's defaults with the settings the row's name stands for.
 FischerBurmeisterNewton::Options Newton(NcpFunction function,
@@ -434,12 +411,7 @@ std::unique_ptr<ComplementaritySolver> CreateSolver(const std::string& name, Pro
                      " problems (those that do: " + SolverNameList(kind) + ")");
   }
   RequireValidOptions(options, "solver " + name);
-  return std::visit(
-      [&](const auto& configuration) -> std::unique_ptr<ComplementaritySolver> {
-        using Solver = typename SolverOf<std::decay_t<decltype(configuration)>>::type;
-        return std::make_unique<RegisteredSolver<Solver>>(*entry, options);
-      },
-      entry->configuration);
+  return Create(RegisteredSolverClasses(), *entry, options);
 }
 
 std::string SolverVariant::ToString() const {

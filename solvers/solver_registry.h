@@ -3,9 +3,9 @@
 //
 // Contract for names: CreateSolver() throws InputError for a name that is not in the table or
 // that does not take the problem kind asked for, naming the ones that do; nothing downstream of
-// it sees an unknown name. Adding a solver (docs/architecture.md): its file pair (foo.h / foo.cc
-// with Options, Summary and Solve overloads for the problem kinds it takes), its Options among
-// SolverConfiguration's alternatives, an ApplySolverOptions overload in solver_registry.cc (how
+// it sees an unknown name. Adding a solver (docs/solvers.md): its file pair (foo.h / foo.cc
+// with Options, Summary and Solve overloads for the problem kinds it takes), its class in
+// RegisteredSolverClasses, an ApplySolverOptions overload in solver_registry.cc (how
 // the settings every solver takes map onto its own), one row in SolverRegistry(), and its tests.
 #ifndef NCPKIT_SOLVERS_SOLVER_REGISTRY_H_
 #define NCPKIT_SOLVERS_SOLVER_REGISTRY_H_
@@ -139,16 +139,21 @@ class AutoSolvers {
   FrictionAuto friction_;
 };
 
+template <class... Solvers>
+struct SolverClasses {
+  using Configuration = std::variant<typename Solvers::Options...>;
+};
+// Every solver class behind a registry row, in one list.
+using RegisteredSolverClasses =
+    SolverClasses<LemkeSolver, ProjectedGaussSeidel, FischerBurmeisterNewton, JosephyNewton,
+                  AutoSolvers, NonsmoothGaussSeidel, FrictionNewton, FrictionProximalPoint,
+                  VelocityGaussSeidel>;
 // What a registry row runs: the Options of one solver class, holding that class's defaults and
 // the settings that make the row what its name says (fb-newton-dense: always dense LU;
 // fc-proximal-fb: proximal steps solved on the Fischer-Burmeister function). CreateSolver puts
 // SolverOptions on top of them. A row's solver reports the name its options stand for, so what
 // a row runs can be read back from its summaries.
-using SolverConfiguration =
-    std::variant<LemkeSolver::Options, ProjectedGaussSeidel::Options,
-                 FischerBurmeisterNewton::Options, JosephyNewton::Options, AutoSolvers::Options,
-                 NonsmoothGaussSeidel::Options, FrictionNewton::Options,
-                 FrictionProximalPoint::Options, VelocityGaussSeidel::Options>;
+using SolverConfiguration = RegisteredSolverClasses::Configuration;
 
 // One row of the registry.
 struct SolverEntry {

@@ -199,13 +199,9 @@ Eigen::Vector3d VelocityGaussSeidel::LocalSolve(int a, const Eigen::Vector3d& q_
     directions_[a].x() = std::numeric_limits<double>::quiet_NaN();
     return solved;
   }
-  const Eigen::Vector2d* warm = std::isnan(directions_[a].x()) ? nullptr : &directions_[a];
-  const SingleContactSolution local =
-      SolveSingleContact(blocks_[a], inverses_[a], invertible_[a], q_local, mu, old, warm);
-  directions_[a] = local.state == ContactState::Sliding
-                       ? local.direction
-                       : Eigen::Vector2d::Constant(std::numeric_limits<double>::quiet_NaN());
-  return local.r;
+  return SolveSingleContactCarried(blocks_[a], inverses_[a], invertible_[a], q_local, mu, old,
+                                   &directions_[a])
+      .r;
 }
 
 template <bool kCompact>

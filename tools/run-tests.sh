@@ -35,7 +35,7 @@ fi
 CC=clang CXX=clang++ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DNCPKIT_FUZZ=ON -DNCPKIT_BUILD_BENCHMARKS=OFF -DNCPKIT_PYTHON=OFF >/dev/null
 cmake --build build-sanitize -j "$jobs"
-(cd build-sanitize && ctest --output-on-failure)
+(cd build-sanitize && ctest -j "$jobs" --output-on-failure)
 
 echo "== Fuzzing every reader and parser (libFuzzer, ${FUZZ_SECONDS:-60} s each)"
 FUZZ_BUILD_DIR=build-sanitize bash tools/fuzz.sh
@@ -45,7 +45,7 @@ echo "== Soak, shortened (every scene at twice its duration)"
 
 echo "== Release tests"
 status=0
-(cd build && ctest --output-on-failure) | tee build/ctest-summary.txt || status=$?
+(cd build && ctest -j "$jobs" --output-on-failure) | tee build/ctest-summary.txt || status=$?
 
 echo "== Expected failures recorded by the tests (solver, problem, reason)"
 grep -h "^expected failure:" build/Testing/Temporary/LastTest.log | sort -u | sed 's/^/  /' || true

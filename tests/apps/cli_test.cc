@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "apps/simulation.h"
+#include "solvers/solver_registry.h"
 #include "tests/test_support.h"
 
 namespace ncpkit {
@@ -24,6 +25,20 @@ using testing::TemporaryFile;
 
 using testing::Run;
 using testing::RunNcpkit;
+
+TEST_CASE("solvers: the registry as a table, and every row in the usage text") {
+  const Run run = RunNcpkit("solvers");
+  CHECK(run.status == 0);
+  CHECK(run.output == SolverTableMarkdown());
+  const Run help = RunNcpkit("help");
+  CHECK(help.status == 0);
+  for (const SolverEntry& e : SolverRegistry()) {
+    CAPTURE(e.name);
+    CHECK(help.output.find("  " + e.name + " ") != std::string::npos);
+    CHECK(help.output.find(e.description) != std::string::npos);
+  }
+  CHECK(RunNcpkit("solvers extra").status == 2);
+}
 
 TEST_CASE("solve: converged run exits 0 and prints the summary") {
   const Run run = RunNcpkit("solve " + SharedData("lcp/lcp_CPS_2.dat"));
