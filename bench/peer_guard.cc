@@ -85,6 +85,8 @@ bool WriteAll(int fd, const char* data, size_t size) {
 
 }  // namespace
 
+bool GuardLimitsMemory() { return !kAddressSanitizer; }
+
 PeerLimits PeerLimits::FromEnvironment() {
   PeerLimits limits;
   limits.memory_mb = static_cast<long>(EnvironmentNumber("NCPKIT_PEER_MEMORY_MB", 8192));

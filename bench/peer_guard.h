@@ -34,6 +34,9 @@ struct GuardedResult {
 GuardedResult RunGuarded(const std::function<std::vector<double>()>& work,
                          const PeerLimits& limits);
 
+// Whether RunGuarded limits memory in this build (false under AddressSanitizer).
+bool GuardLimitsMemory();
+
 }  // namespace ncpkit::bench
 
 #endif  // NCPKIT_BENCH_PEER_GUARD_H_
