@@ -8,7 +8,7 @@
 #include "apps/simulation.h"
 #include "fixtures/problem_generators.h"
 #include "readers/text_scanner.h"
-#include "solvers/solver_registry.h"
+#include "solvers/registry/solver_registry.h"
 
 namespace ncpkit {
 namespace {

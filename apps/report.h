@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "solvers/status.h"
+#include "solvers/base/status.h"
 
 namespace ncpkit {
 

@@ -9,7 +9,7 @@
 #include "apps/simulation.h"
 #include "apps/viewer.h"
 #include "integrators/trajectory_table.h"
-#include "solvers/input_error.h"
+#include "solvers/base/input_error.h"
 
 namespace ncpkit {
 namespace {

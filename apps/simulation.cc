@@ -14,7 +14,7 @@
 
 #include "apps/report.h"
 #include "integrators/trajectory_table.h"
-#include "solvers/input_error.h"
+#include "solvers/base/input_error.h"
 
 namespace ncpkit {
 namespace {

@@ -9,8 +9,8 @@
 #include "apps/report.h"
 #include "readers/fclib_reader.h"
 #include "readers/siconos_reader.h"
-#include "solvers/input_error.h"
-#include "solvers/solver_registry.h"
+#include "solvers/base/input_error.h"
+#include "solvers/registry/solver_registry.h"
 
 namespace ncpkit {
 namespace {

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "readers/text_scanner.h"
-#include "solvers/input_error.h"
+#include "solvers/base/input_error.h"
 
 namespace ncpkit {
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "solvers/problem_builder.h"
+#include "solvers/mcp/problem_builder.h"
 
 namespace ncpkit {
 namespace {

@@ -6,7 +6,7 @@
 #include <Eigen/UmfPackSupport>
 
 #include "fixtures/problem_generators.h"
-#include "solvers/sparse_lu.h"
+#include "solvers/linalg/sparse_lu.h"
 
 namespace ncpkit {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "fixtures/fclib_problems.h"
 #include "readers/fclib_reader.h"
-#include "solvers/solver_registry.h"
+#include "solvers/registry/solver_registry.h"
 #ifdef NCPKIT_HAVE_SICONOS
 #include "bench/peer_guard.h"
 #include "bench/siconos_peer.h"

@@ -10,10 +10,10 @@
 #include <utility>
 
 #include "fixtures/problem_generators.h"
-#include "solvers/lemke.h"
-#include "solvers/linear_problem.h"
-#include "solvers/projected_gauss_seidel.h"
-#include "solvers/semismooth_newton.h"
+#include "solvers/lcp/lemke.h"
+#include "solvers/lcp/linear_problem.h"
+#include "solvers/lcp/projected_gauss_seidel.h"
+#include "solvers/mcp/semismooth_newton.h"
 #ifdef NCPKIT_HAVE_SICONOS
 #include "bench/siconos_peer.h"
 #endif

@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "fixtures/mcp_examples.h"
-#include "solvers/auto_solve.h"
-#include "solvers/semismooth_newton.h"
+#include "solvers/mcp/auto_solve.h"
+#include "solvers/mcp/semismooth_newton.h"
 
 namespace ncpkit {
 namespace {

@@ -19,7 +19,7 @@
 #include "contact/distance.h"
 #include "dynamics/body.h"
 #include "dynamics/quasistatic_balance.h"
-#include "solvers/sparse_assembly.h"
+#include "solvers/linalg/internal/sparse_assembly.h"
 
 namespace ncpkit {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "contact/broad_phase.h"
-#include "solvers/input_error.h"
+#include "solvers/base/input_error.h"
 
 namespace ncpkit {
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 #include <unordered_set>
 
-#include "solvers/input_error.h"
+#include "solvers/base/input_error.h"
 
 namespace ncpkit {
 

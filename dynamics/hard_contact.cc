@@ -3,7 +3,7 @@
 #include <sstream>
 #include <string>
 
-#include "solvers/input_error.h"
+#include "solvers/base/input_error.h"
 
 namespace ncpkit {
 namespace {

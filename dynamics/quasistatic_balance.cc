@@ -3,7 +3,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "solvers/input_error.h"
+#include "solvers/base/input_error.h"
 
 namespace ncpkit {
 namespace {

@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "contact/contact_frame.h"
-#include "solvers/enum_names.h"
-#include "solvers/input_error.h"
+#include "solvers/base/internal/enum_names.h"
+#include "solvers/base/input_error.h"
 
 namespace ncpkit {
 namespace {

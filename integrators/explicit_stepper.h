@@ -38,11 +38,11 @@
 #include "contact/distance.h"
 #include "dynamics/body.h"
 #include "integrators/stepper.h"
-#include "solvers/friction_problem.h"
-#include "solvers/global_friction_problem.h"
-#include "solvers/proximal_point.h"
-#include "solvers/solver_registry.h"
-#include "solvers/sparse_assembly.h"
+#include "solvers/friction/friction_problem.h"
+#include "solvers/friction/global_friction_problem.h"
+#include "solvers/registry/proximal_point.h"
+#include "solvers/registry/solver_registry.h"
+#include "solvers/linalg/internal/sparse_assembly.h"
 
 namespace ncpkit {
 
@@ -80,7 +80,7 @@ struct ExplicitStepperOptions {
   // contacts do not chatter. Default 0.01; >= 0.
   double restitution_velocity = 0.01;
   // Pyramid and relaxed models: when the solver fails on the step's LCP (redundant contacts
-  // make it singular), proximal-point iterations on it (solvers/proximal_point.h) with this
+  // make it singular), proximal-point iterations on it (solvers/registry/proximal_point.h) with this
   // relative regularization, each iterate checked against the original problem; then the same
   // once more from a cold start. Default 1e-3 (dimensionless); >= 0; 0 disables.
   double proximal_regularization = 1e-3;

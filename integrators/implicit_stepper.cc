@@ -6,8 +6,8 @@
 #include <limits>
 #include <sstream>
 
-#include "solvers/input_error.h"
-#include "solvers/problem_builder.h"
+#include "solvers/base/input_error.h"
+#include "solvers/mcp/problem_builder.h"
 
 namespace ncpkit {
 namespace {

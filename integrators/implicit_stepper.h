@@ -25,7 +25,7 @@ struct ImplicitStepperOptions {
   double h = 0.01;
   // Gravity (m/s^2, world frame). Default DefaultGravity(); finite.
   Eigen::Vector3d gravity = DefaultGravity();
-  // A registry name (solvers/solver_registry.h) taking ProblemKind::Mixed. Default
+  // A registry name (solvers/registry/solver_registry.h) taking ProblemKind::Mixed. Default
   // "fb-newton".
   std::string solver = "fb-newton";
   // Start each step from the previous step's solution; false: every step starts from the

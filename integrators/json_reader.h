@@ -15,7 +15,7 @@
 
 #include "contact/overlap.h"
 #include "dynamics/shapes.h"
-#include "solvers/input_error.h"
+#include "solvers/base/input_error.h"
 
 namespace ncpkit::internal {
 

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "solvers/input_error.h"
+#include "solvers/base/input_error.h"
 
 namespace ncpkit {
 

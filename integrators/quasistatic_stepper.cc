@@ -8,14 +8,14 @@
 #include <sstream>
 
 #include "integrators/limits.h"
-#include "solvers/enum_names.h"
-#include "solvers/input_error.h"
-#include "solvers/linear_problem.h"
-#include "solvers/mcp.h"
-#include "solvers/proximal_point.h"
-#include "solvers/solver_registry.h"
-#include "solvers/sparse_assembly.h"
-#include "solvers/sparse_cholesky.h"
+#include "solvers/base/internal/enum_names.h"
+#include "solvers/base/input_error.h"
+#include "solvers/lcp/linear_problem.h"
+#include "solvers/mcp/mcp.h"
+#include "solvers/registry/proximal_point.h"
+#include "solvers/registry/solver_registry.h"
+#include "solvers/linalg/internal/sparse_assembly.h"
+#include "solvers/linalg/sparse_cholesky.h"
 
 namespace ncpkit {
 namespace {

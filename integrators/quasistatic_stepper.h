@@ -37,7 +37,7 @@
 #include "dynamics/body.h"
 #include "dynamics/quasistatic_balance.h"
 #include "integrators/stepper.h"
-#include "solvers/linear_problem.h"
+#include "solvers/lcp/linear_problem.h"
 
 namespace ncpkit {
 
@@ -59,7 +59,7 @@ struct QuasistaticOptions {
   Eigen::Vector3d gravity = DefaultGravity();
   // The step's contact model (see the top of this file). Default qp-lcp.
   QuasistaticModel model = QuasistaticModel::QpLcp;
-  // A registry name (solvers/solver_registry.h) taking ProblemKind::Mixed for dqc, Linear for
+  // A registry name (solvers/registry/solver_registry.h) taking ProblemKind::Mixed for dqc, Linear for
   // the others. Default "lemke".
   std::string solver = "lemke";
   // Start each step from the previous step's solution when the sizes match. Default true.
@@ -82,7 +82,7 @@ struct QuasistaticOptions {
   // and there is one tangent direction per contact. Default zero: 3D.
   Eigen::Vector3d plane_normal = Eigen::Vector3d::Zero();
   // Linear models: when the solver fails on the step's LCP, proximal-point iterations on it
-  // (solvers/proximal_point.h, Rockafellar 1976) with gamma = this * (largest dual diagonal);
+  // (solvers/registry/proximal_point.h, Rockafellar 1976) with gamma = this * (largest dual diagonal);
   // each iterate is checked against the original problem, so the answer is not changed, only
   // found. Default 1e-3 (dimensionless); >= 0; 0 disables.
   double proximal_regularization = 1e-3;

@@ -9,9 +9,9 @@
 #include "contact/overlap.h"
 #include "integrators/json_reader.h"
 #include "readers/text_scanner.h"
-#include "solvers/enum_names.h"
-#include "solvers/input_error.h"
-#include "solvers/solver_registry.h"
+#include "solvers/base/internal/enum_names.h"
+#include "solvers/base/input_error.h"
+#include "solvers/registry/solver_registry.h"
 
 namespace ncpkit {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "dynamics/actuators.h"
 #include "dynamics/body.h"
-#include "solvers/solver_registry.h"
-#include "solvers/status.h"
+#include "solvers/registry/solver_registry.h"
+#include "solvers/base/status.h"
 
 namespace ncpkit {
 

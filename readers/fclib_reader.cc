@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include "readers/text_scanner.h"
-#include "solvers/input_error.h"
-#include "solvers/sparse_cholesky.h"
+#include "solvers/base/input_error.h"
+#include "solvers/linalg/sparse_cholesky.h"
 
 namespace ncpkit {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "solvers/friction_problem.h"
+#include "solvers/friction/friction_problem.h"
 
 namespace ncpkit {
 

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "readers/text_scanner.h"
-#include "solvers/friction_problem.h"
-#include "solvers/linear_problem.h"
+#include "solvers/friction/friction_problem.h"
+#include "solvers/lcp/linear_problem.h"
 
 namespace ncpkit {
 

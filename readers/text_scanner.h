@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "solvers/input_error.h"
+#include "solvers/base/input_error.h"
 
 namespace ncpkit {
 

@@ -5,9 +5,9 @@
 // BEGIN README EXAMPLE
 #include <iostream>
 
-#include "solvers/auto_solve.h"
-#include "solvers/problem_builder.h"
-#include "solvers/semismooth_newton.h"
+#include "solvers/mcp/auto_solve.h"
+#include "solvers/mcp/problem_builder.h"
+#include "solvers/mcp/semismooth_newton.h"
 using namespace ncpkit;
 
 struct PathExample {  // PATH's nonlinear example: F(x) with 0 <= x <= 10

@@ -25,12 +25,12 @@
 #include "integrators/trajectory_table.h"
 #include "readers/fclib_reader.h"
 #include "readers/siconos_reader.h"
-#include "solvers/friction_problem.h"
-#include "solvers/input_error.h"
-#include "solvers/linear_problem.h"
-#include "solvers/mcp.h"
-#include "solvers/solver_registry.h"
-#include "solvers/status.h"
+#include "solvers/friction/friction_problem.h"
+#include "solvers/base/input_error.h"
+#include "solvers/lcp/linear_problem.h"
+#include "solvers/mcp/mcp.h"
+#include "solvers/registry/solver_registry.h"
+#include "solvers/base/status.h"
 
 namespace py = pybind11;
 

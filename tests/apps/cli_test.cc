@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "apps/simulation.h"
-#include "solvers/solver_registry.h"
+#include "solvers/registry/solver_registry.h"
 #include "tests/test_support.h"
 
 namespace ncpkit {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "readers/fclib_reader.h"
-#include "solvers/solver_registry.h"
+#include "solvers/registry/solver_registry.h"
 #include "tests/readers/fclib_writer.h"
 #include "tests/test_support.h"
 

@@ -13,8 +13,8 @@
 #include "apps/viewer.h"
 #include "integrators/limits.h"
 #include "readers/siconos_reader.h"
-#include "solvers/lemke.h"
-#include "solvers/pivots.h"
+#include "solvers/lcp/lemke.h"
+#include "solvers/linalg/internal/pivots.h"
 #include "tests/test_support.h"
 
 namespace ncpkit {

@@ -5,8 +5,8 @@
 #include <limits>
 #include <random>
 
-#include "solvers/jacobian_check.h"
-#include "solvers/problem_builder.h"
+#include "solvers/mcp/jacobian_check.h"
+#include "solvers/mcp/problem_builder.h"
 
 namespace ncpkit {
 namespace {

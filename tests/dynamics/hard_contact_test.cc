@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "solvers/input_error.h"
+#include "solvers/base/input_error.h"
 
 namespace ncpkit {
 namespace {

@@ -4,9 +4,9 @@
 
 #include <limits>
 
-#include "solvers/jacobian_check.h"
-#include "solvers/problem_builder.h"
-#include "solvers/semismooth_newton.h"
+#include "solvers/mcp/jacobian_check.h"
+#include "solvers/mcp/problem_builder.h"
+#include "solvers/mcp/semismooth_newton.h"
 
 namespace ncpkit {
 namespace {

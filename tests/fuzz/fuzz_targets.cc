@@ -11,7 +11,7 @@
 #include "integrators/scene_runner.h"
 #include "readers/matrix_market.h"
 #include "readers/siconos_reader.h"
-#include "solvers/solver_registry.h"
+#include "solvers/registry/solver_registry.h"
 
 namespace ncpkit::fuzz {
 namespace {

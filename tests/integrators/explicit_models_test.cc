@@ -13,7 +13,7 @@
 #include "integrators/scene_runner.h"
 #include "integrators/trajectory_quality.h"
 #include "readers/text_scanner.h"
-#include "solvers/input_error.h"
+#include "solvers/base/input_error.h"
 #include "tests/allocation_counter.h"
 
 namespace ncpkit {

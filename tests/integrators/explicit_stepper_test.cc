@@ -12,7 +12,7 @@
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
 #include "readers/text_scanner.h"
-#include "solvers/input_error.h"
+#include "solvers/base/input_error.h"
 
 namespace ncpkit {
 namespace {

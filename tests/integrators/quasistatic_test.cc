@@ -9,8 +9,8 @@
 
 #include "contact/distance.h"
 #include "integrators/scene.h"
-#include "solvers/jacobian_check.h"
-#include "solvers/mcp.h"
+#include "solvers/mcp/jacobian_check.h"
+#include "solvers/mcp/mcp.h"
 
 namespace ncpkit {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
-#include "solvers/semismooth_newton.h"
+#include "solvers/mcp/semismooth_newton.h"
 #include "tests/allocation_counter.h"
 
 namespace ncpkit {

@@ -9,7 +9,7 @@
 
 #include "fixtures/fclib_problems.h"
 #include "readers/siconos_reader.h"
-#include "solvers/input_error.h"
+#include "solvers/base/input_error.h"
 #include "tests/readers/fclib_writer.h"
 #include "tests/test_support.h"
 

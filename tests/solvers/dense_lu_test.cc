@@ -1,4 +1,4 @@
-#include "solvers/dense_lu.h"
+#include "solvers/linalg/internal/dense_lu.h"
 
 #include <doctest/doctest.h>
 

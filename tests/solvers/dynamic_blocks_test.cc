@@ -7,10 +7,10 @@
 #include <random>
 #include <vector>
 
-#include "solvers/auto_solve.h"
-#include "solvers/jacobian_check.h"
-#include "solvers/problem_builder.h"
-#include "solvers/semismooth_newton.h"
+#include "solvers/mcp/auto_solve.h"
+#include "solvers/mcp/jacobian_check.h"
+#include "solvers/mcp/problem_builder.h"
+#include "solvers/mcp/semismooth_newton.h"
 
 namespace ncpkit {
 namespace {

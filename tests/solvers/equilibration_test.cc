@@ -1,5 +1,5 @@
 // Ruiz equilibration, the scaled view of an MCP, and the Newton solvers on badly scaled problems.
-#include "solvers/equilibration.h"
+#include "solvers/mcp/equilibration.h"
 
 #include <doctest/doctest.h>
 
@@ -7,10 +7,10 @@
 #include <random>
 
 #include "fixtures/problem_generators.h"
-#include "solvers/jacobian_check.h"
-#include "solvers/lemke.h"
-#include "solvers/semismooth_newton.h"
-#include "solvers/solver_registry.h"
+#include "solvers/mcp/jacobian_check.h"
+#include "solvers/lcp/lemke.h"
+#include "solvers/mcp/semismooth_newton.h"
+#include "solvers/registry/solver_registry.h"
 
 namespace ncpkit {
 namespace {

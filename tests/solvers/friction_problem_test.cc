@@ -1,14 +1,14 @@
 // The frictional contact problem: validation, the cone projection, the error measure, and the
 // exact single-contact solver against closed forms.
-#include "solvers/friction_problem.h"
+#include "solvers/friction/friction_problem.h"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <random>
 
-#include "solvers/input_error.h"
-#include "solvers/single_contact.h"
+#include "solvers/base/input_error.h"
+#include "solvers/friction/single_contact.h"
 
 namespace ncpkit {
 namespace {

@@ -5,13 +5,13 @@
 #include <cmath>
 #include <random>
 
-#include "solvers/friction_auto.h"
-#include "solvers/friction_functions.h"
-#include "solvers/friction_newton.h"
-#include "solvers/friction_problem.h"
-#include "solvers/input_error.h"
-#include "solvers/nonsmooth_gauss_seidel.h"
-#include "solvers/solver_registry.h"
+#include "solvers/friction/friction_auto.h"
+#include "solvers/friction/internal/friction_functions.h"
+#include "solvers/friction/friction_newton.h"
+#include "solvers/friction/friction_problem.h"
+#include "solvers/base/input_error.h"
+#include "solvers/friction/nonsmooth_gauss_seidel.h"
+#include "solvers/registry/solver_registry.h"
 
 namespace ncpkit {
 namespace {

@@ -1,17 +1,17 @@
 // The global form of the frictional contact problem (M, H, f, w, mu): its reduction to the local
 // form, its validation, the errors it reports, and nsgs-velocity against the local solvers on
 // the same problems.
-#include "solvers/global_friction_problem.h"
+#include "solvers/friction/global_friction_problem.h"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <random>
 
-#include "solvers/input_error.h"
-#include "solvers/nonsmooth_gauss_seidel.h"
-#include "solvers/solver_registry.h"
-#include "solvers/velocity_gauss_seidel.h"
+#include "solvers/base/input_error.h"
+#include "solvers/friction/nonsmooth_gauss_seidel.h"
+#include "solvers/registry/solver_registry.h"
+#include "solvers/friction/velocity_gauss_seidel.h"
 
 namespace ncpkit {
 namespace {

@@ -11,8 +11,8 @@
 
 #include "fixtures/problem_generators.h"
 #include "readers/siconos_reader.h"
-#include "solvers/lemke.h"
-#include "solvers/solver_registry.h"
+#include "solvers/lcp/lemke.h"
+#include "solvers/registry/solver_registry.h"
 #include "tests/test_support.h"
 
 namespace ncpkit {

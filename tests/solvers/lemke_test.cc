@@ -1,4 +1,4 @@
-#include "solvers/lemke.h"
+#include "solvers/lcp/lemke.h"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include "solvers/linear_problem.h"
+#include "solvers/lcp/linear_problem.h"
 
 #include <doctest/doctest.h>
 

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "fixtures/mcp_examples.h"
-#include "solvers/auto_solve.h"
-#include "solvers/josephy_newton.h"
-#include "solvers/semismooth_newton.h"
+#include "solvers/mcp/auto_solve.h"
+#include "solvers/mcp/josephy_newton.h"
+#include "solvers/mcp/semismooth_newton.h"
 
 namespace ncpkit {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "readers/siconos_reader.h"
-#include "solvers/solver_registry.h"
+#include "solvers/registry/solver_registry.h"
 #include "tests/test_support.h"
 
 namespace ncpkit {

@@ -1,5 +1,5 @@
 // The hand-written derivatives of the NCP functions against ceres::Jet, away from kinks.
-#include "solvers/ncp_functions.h"
+#include "solvers/mcp/ncp_functions.h"
 
 #include <ceres/jet.h>
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-#include "solvers/problem_builder.h"
+#include "solvers/mcp/problem_builder.h"
 
 #include <doctest/doctest.h>
 
@@ -7,7 +7,7 @@
 #include <random>
 
 #include "fixtures/mcp_examples.h"
-#include "solvers/jacobian_check.h"
+#include "solvers/mcp/jacobian_check.h"
 
 namespace ncpkit {
 namespace {

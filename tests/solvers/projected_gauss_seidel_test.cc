@@ -1,11 +1,11 @@
-#include "solvers/projected_gauss_seidel.h"
+#include "solvers/lcp/projected_gauss_seidel.h"
 
 #include <doctest/doctest.h>
 
 #include <limits>
 
 #include "fixtures/problem_generators.h"
-#include "solvers/lemke.h"
+#include "solvers/lcp/lemke.h"
 
 namespace ncpkit {
 namespace {

@@ -1,4 +1,4 @@
-#include "solvers/semismooth_newton.h"
+#include "solvers/mcp/semismooth_newton.h"
 
 #include <doctest/doctest.h>
 
@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "fixtures/problem_generators.h"
-#include "solvers/lemke.h"
-#include "solvers/problem_builder.h"
+#include "solvers/lcp/lemke.h"
+#include "solvers/mcp/problem_builder.h"
 
 namespace ncpkit {
 namespace {

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "fixtures/problem_generators.h"
-#include "solvers/solver_registry.h"
+#include "solvers/registry/solver_registry.h"
 
 namespace ncpkit {
 namespace {

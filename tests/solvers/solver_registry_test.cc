@@ -1,6 +1,6 @@
 // The solver registry: every row creates the solver its name says, for exactly the problem kinds
 // its bits name, and the documentation's solver table is the registry's own.
-#include "solvers/solver_registry.h"
+#include "solvers/registry/solver_registry.h"
 
 #include <doctest/doctest.h>
 
@@ -9,8 +9,8 @@
 #include <sstream>
 #include <variant>
 
-#include "solvers/input_error.h"
-#include "solvers/mcp.h"
+#include "solvers/base/input_error.h"
+#include "solvers/mcp/mcp.h"
 
 namespace ncpkit {
 namespace {

@@ -1,0 +1,66 @@
+// Outcome types shared by every solver in ncpkit.
+#ifndef NCPKIT_SOLVERS_BASE_STATUS_H_
+#define NCPKIT_SOLVERS_BASE_STATUS_H_
+
+#include <limits>
+#include <string>
+
+namespace ncpkit {
+
+// One status enum for every solver. Solver-specific facts (Lemke's ray termination, pivot
+// counts, PGS sweeps) are fields of the solver's Summary, not new values here.
+enum class Status {
+  NotRun,            // The solver has not been called.
+  Converged,         // Natural residual <= tolerance.
+  MaxIterations,     // Iteration / pivot cap reached before convergence.
+  Failed,            // The method stopped without a solution (e.g. Lemke ray termination,
+                     // a stalled line search); the message says why.
+  NumericalFailure,  // Singular factorization, non-finite iterate.
+  InvalidInput,      // Invalid options, or a problem this solver cannot accept.
+};
+
+std::string ToString(Status status);
+
+// Fields every solver reports, so that solvers can be compared on the same problem.
+// Each solver's Summary derives from it with its own fields and FullReport().
+struct SolverSummary {
+  SolverSummary() = default;
+  SolverSummary(const SolverSummary&) = default;
+  SolverSummary(SolverSummary&&) = default;
+  SolverSummary& operator=(const SolverSummary&) = default;
+  SolverSummary& operator=(SolverSummary&&) = default;
+  virtual ~SolverSummary() = default;
+
+  std::string solver;  // Name of the solver that produced this summary.
+  Status status = Status::NotRun;
+  std::string message;  // Why the solver stopped, with the measured numbers.
+  int iterations = 0;   // Pivots (Lemke), sweeps (PGS), Newton iterations.
+  double natural_residual = std::numeric_limits<double>::infinity();  // natural_residual().
+  double tolerance = 0.0;                                             // Requested tolerance.
+  double wall_time_seconds = 0.0;
+  int factorizations = 0;  // Matrix factorizations performed (0 for PGS).
+
+  bool IsSolved() const { return status == Status::Converged; }
+  // One line: solver, status, iterations, residual, time.
+  std::string BriefReport() const;
+  // "name: value" lines of every field, the solver's own ones included.
+  virtual std::string FullReport() const;
+};
+
+// The options check every solver starts with: if options.IsValid() fails, sets the summary's
+// status to InvalidInput with "invalid options: <why>" and returns false.
+template <class Options>
+bool AcceptOptions(const Options& options, SolverSummary* summary) {
+  std::string why;
+  if (options.IsValid(&why)) return true;
+  summary->status = Status::InvalidInput;
+  summary->message = "invalid options: " + why;
+  return false;
+}
+
+// Formats the common fields as "name: value" lines, for FullReport() implementations.
+std::string CommonFullReport(const SolverSummary& summary);
+
+}  // namespace ncpkit
+
+#endif  // NCPKIT_SOLVERS_BASE_STATUS_H_

@@ -1,0 +1,121 @@
+#include "solvers/friction/friction_auto.h"
+
+#include <chrono>
+#include <cmath>
+#include <sstream>
+
+#include "solvers/base/input_error.h"
+
+namespace ncpkit {
+
+bool FrictionAuto::Options::IsValid(std::string* why) const {
+  return internal::OptionChecks()
+      .Require(tolerance > 0.0 && std::isfinite(tolerance), "tolerance", tolerance,
+               "must be positive and finite")
+      .Require(time_limit_seconds >= 0.0, "time_limit_seconds", time_limit_seconds, "must be >= 0")
+      .Done(why);
+}
+
+std::string FrictionAuto::Summary::FullReport() const {
+  std::ostringstream os;
+  os << FrictionSolverSummary::FullReport() << "attempts          " << attempts << "\n"
+     << "solved by         " << (solved_by.empty() ? "(none)" : solved_by) << "\n"
+     << "path              " << path << "\n";
+  return os.str();
+}
+
+FrictionAuto::Summary FrictionAuto::Solve(const FrictionContactProblem& problem,
+                                          Eigen::VectorXd* r) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto elapsed = [&]() {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  Summary summary;
+  summary.solver = "auto";
+  summary.tolerance = options_.tolerance;
+  if (!AcceptOptions(options_, &summary)) return summary;
+  const int m = problem.size();
+  if (!(options_.warm_start && r->size() == m && r->allFinite())) r->setZero(m);
+  Eigen::VectorXd best = *r, x;
+  double best_error = FclibError(problem, best);
+  // Runs one attempt from the best point; true when it solved the problem.
+  const auto attempt = [&](const std::string& name, auto& solver, auto configure) -> bool {
+    double left = 0.0;
+    if (options_.time_limit_seconds > 0.0) {
+      left = options_.time_limit_seconds - elapsed();
+      if (left <= 0.0) return false;
+    }
+    auto& o = solver.mutable_options();
+    o.tolerance = options_.tolerance;
+    o.warm_start = true;
+    o.time_limit_seconds = left;
+    configure(o);
+    x = best;
+    const FrictionSolverSummary step = solver.Solve(problem, &x);
+    ++summary.attempts;
+    summary.iterations += step.iterations;
+    summary.factorizations += step.factorizations;
+    summary.path += (summary.path.empty() ? "" : "; ") + name + ": " + ToString(step.status) +
+                    " (" + step.message + ")";
+    if (step.natural_residual < best_error) {
+      best_error = step.natural_residual;
+      best = x;
+    }
+    if (step.IsSolved()) summary.solved_by = name;
+    return step.IsSolved();
+  };
+  using Ordering = NonsmoothGaussSeidel::Ordering;
+  using Function = FrictionNewton::Function;
+  const bool solved = best_error <= options_.tolerance ||
+                      attempt("nsgs", nsgs_,
+                              [](NonsmoothGaussSeidel::Options& o) {
+                                o.max_sweeps = 1000;
+                                o.ordering = Ordering::Natural;
+                              }) ||
+                      attempt("fc-newton-fb", newton_,
+                              [](FrictionNewton::Options& o) {
+                                o.function = Function::FischerBurmeister;
+                                o.max_iterations = 50;
+                              }) ||
+                      attempt("fc-proximal", proximal_,
+                              [](FrictionProximalPoint::Options& o) {
+                                o.function = Function::AlartCurnier;
+                                o.max_outer_iterations = 100;
+                              }) ||
+                      attempt("nsgs-shuffled", nsgs_,
+                              [](NonsmoothGaussSeidel::Options& o) {
+                                o.max_sweeps = 10000;
+                                o.ordering = Ordering::Shuffled;
+                              }) ||
+                      attempt("fc-proximal-fb", proximal_,
+                              [](FrictionProximalPoint::Options& o) {
+                                o.function = Function::FischerBurmeister;
+                                o.max_outer_iterations = 1000;
+                              }) ||
+                      attempt("nsgs-shuffled (long)", nsgs_, [](NonsmoothGaussSeidel::Options& o) {
+                        o.max_sweeps = 100000;
+                        o.ordering = Ordering::Shuffled;
+                      });
+  *r = best;
+  DescribeFrictionPoint(problem, *r, &summary);
+  std::ostringstream os;
+  if (summary.natural_residual <= options_.tolerance) {
+    summary.status = Status::Converged;
+    os << "solved by " << (solved ? summary.solved_by : "the start point") << " after "
+       << summary.attempts << " attempt(s): FCLib error " << summary.natural_residual;
+  } else {
+    summary.status =
+        std::isfinite(summary.natural_residual) ? Status::Failed : Status::NumericalFailure;
+    os << "no attempt solved it: best FCLib error " << summary.natural_residual << " > tolerance "
+       << options_.tolerance << " after " << summary.attempts << " attempts";
+    if (options_.time_limit_seconds > 0.0 && elapsed() >= options_.time_limit_seconds) {
+      os << " (time limit " << options_.time_limit_seconds << " s reached)";
+    }
+  }
+  summary.message = os.str();
+  summary.wall_time_seconds = elapsed();
+  return summary;
+}
+
+}  // namespace ncpkit

@@ -1,0 +1,461 @@
+#include "solvers/friction/friction_newton.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <sstream>
+
+#include "solvers/friction/internal/friction_functions.h"
+#include "solvers/base/input_error.h"
+
+namespace ncpkit {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+double Seconds(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Phi of one contact and its partial derivatives A = dPhi/dr, B = dPhi/du.
+void ContactFunction(FrictionNewton::Function function, double mu, double rho,
+                     const Eigen::Vector3d& r, const Eigen::Vector3d& u, Eigen::Vector3d* phi,
+                     Eigen::Matrix3d* A, Eigen::Matrix3d* B) {
+  if (function == FrictionNewton::Function::AlartCurnier) {
+    internal::AlartCurnierContact(mu, rho, r, u, phi, A, B);
+  } else {
+    internal::FischerBurmeisterContact(mu, rho, r, u, phi, A, B);
+  }
+}
+
+}  // namespace
+
+struct FrictionNewton::Workspace {
+  // A 3 x 3 block (a, b) of W with the positions of its nine entries in J's values.
+  struct Block {
+    int a = 0, b = 0;
+    Eigen::Matrix3d W;
+    int positions[9];
+  };
+  std::vector<Block> blocks;
+  std::vector<int> diagonal_block;  // index in blocks of (a, a)
+  // W's pattern at the last analysis and, per nonzero of W, its block and entry (3 i + j):
+  // a W of the same pattern (a time-stepper's resting contacts) reuses J's pattern and the
+  // factorization's analysis.
+  std::vector<int> pattern_outer, pattern_inner, nonzero_block, nonzero_entry;
+  Eigen::VectorXd rho;
+  Eigen::SparseMatrix<double> J;
+  std::vector<Eigen::Matrix3d> A, B;
+  KluLu lu;
+  Eigen::VectorXd u, phi, direction, trial, trial_u, trial_phi, best, diagonal;
+};
+
+FrictionNewton::FrictionNewton() : work_(std::make_unique<Workspace>()) {}
+FrictionNewton::FrictionNewton(const Options& options)
+    : options_(options), work_(std::make_unique<Workspace>()) {}
+FrictionNewton::~FrictionNewton() = default;
+
+bool FrictionNewton::Options::IsValid(std::string* why) const {
+  return internal::OptionChecks()
+      .Require(max_iterations >= 1, "max_iterations", max_iterations, "must be >= 1")
+      .Require(tolerance > 0.0 && std::isfinite(tolerance), "tolerance", tolerance,
+               "must be positive and finite")
+      .Require(nonmonotone_memory >= 1, "nonmonotone_memory", nonmonotone_memory, "must be >= 1")
+      .Require(time_limit_seconds >= 0.0, "time_limit_seconds", time_limit_seconds, "must be >= 0")
+      .Done(why);
+}
+
+std::string FrictionNewton::Summary::FullReport() const {
+  std::ostringstream os;
+  os << FrictionSolverSummary::FullReport() << "line search fails " << line_search_failures
+     << "\nregularized steps " << regularized_steps << "\n";
+  return os.str();
+}
+
+// W's 3 x 3 block pattern (with every diagonal block), J's pattern from it, KLU's analysis.
+void FrictionNewton::Prepare(const FrictionContactProblem& problem) {
+  Workspace& w = *work_;
+  const int nc = problem.num_contacts();
+  const Eigen::SparseMatrix<double>& W = problem.W_columns();
+  const int* outer = W.outerIndexPtr();
+  const int* inner = W.innerIndexPtr();
+  const int nonzeros = static_cast<int>(W.nonZeros());
+  const bool same_pattern = static_cast<int>(w.pattern_outer.size()) == W.outerSize() + 1 &&
+                            static_cast<int>(w.pattern_inner.size()) == nonzeros &&
+                            std::equal(w.pattern_outer.begin(), w.pattern_outer.end(), outer) &&
+                            std::equal(w.pattern_inner.begin(), w.pattern_inner.end(), inner);
+  if (!same_pattern) Analyze(problem);
+  for (Workspace::Block& block : w.blocks) block.W.setZero();
+  const double* values = W.valuePtr();
+  for (int k = 0; k < nonzeros; ++k) {
+    w.blocks[w.nonzero_block[k]].W(w.nonzero_entry[k] / 3, w.nonzero_entry[k] % 3) += values[k];
+  }
+  w.rho.resize(nc);
+  for (int a = 0; a < nc; ++a) {
+    const Eigen::Matrix3d& Waa = w.blocks[w.diagonal_block[a]].W;
+    const double largest = Waa.diagonal().maxCoeff();
+    w.rho[a] = largest > 0.0 && std::isfinite(largest) ? 1.0 / largest : 1.0;
+  }
+}
+
+// The block pattern of W (every diagonal block included), J's pattern, where each block's
+// entries sit in J, and the factorization's analysis.
+void FrictionNewton::Analyze(const FrictionContactProblem& problem) {
+  Workspace& w = *work_;
+  const int nc = problem.num_contacts();
+  const Eigen::SparseMatrix<double>& W = problem.W_columns();
+  std::vector<std::pair<int, int>> keys;
+  keys.reserve(W.nonZeros() / 3 + nc);
+  for (int a = 0; a < nc; ++a) keys.emplace_back(a, a);
+  for (int j = 0; j < W.outerSize(); ++j) {
+    for (Eigen::SparseMatrix<double>::InnerIterator it(W, j); it; ++it) {
+      keys.emplace_back(static_cast<int>(it.row()) / 3, j / 3);
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  w.blocks.assign(keys.size(), Workspace::Block());
+  w.diagonal_block.assign(nc, -1);
+  std::vector<Eigen::Triplet<double>> triplets;
+  triplets.reserve(9 * keys.size());
+  for (size_t k = 0; k < keys.size(); ++k) {
+    Workspace::Block& block = w.blocks[k];
+    block.a = keys[k].first;
+    block.b = keys[k].second;
+    block.W = Eigen::Matrix3d::Zero();
+    if (block.a == block.b) w.diagonal_block[block.a] = static_cast<int>(k);
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) triplets.emplace_back(3 * block.a + i, 3 * block.b + j, 1.0);
+  }
+  w.nonzero_block.clear();
+  w.nonzero_entry.clear();
+  for (int j = 0; j < W.outerSize(); ++j) {
+    for (Eigen::SparseMatrix<double>::InnerIterator it(W, j); it; ++it) {
+      const std::pair<int, int> key(static_cast<int>(it.row()) / 3, j / 3);
+      w.nonzero_block.push_back(
+          static_cast<int>(std::lower_bound(keys.begin(), keys.end(), key) - keys.begin()));
+      w.nonzero_entry.push_back(3 * (static_cast<int>(it.row()) % 3) + j % 3);
+    }
+  }
+  w.J.resize(problem.size(), problem.size());
+  w.J.setFromTriplets(triplets.begin(), triplets.end());
+  w.J.makeCompressed();
+  for (Workspace::Block& block : w.blocks) {
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 3; ++j) {
+        const int column = 3 * block.b + j;
+        const int* begin = w.J.innerIndexPtr() + w.J.outerIndexPtr()[column];
+        const int* end = w.J.innerIndexPtr() + w.J.outerIndexPtr()[column + 1];
+        block.positions[3 * i + j] =
+            static_cast<int>(std::lower_bound(begin, end, 3 * block.a + i) - w.J.innerIndexPtr());
+      }
+    }
+  }
+  w.A.resize(nc);
+  w.B.resize(nc);
+  w.lu.analyzePattern(w.J);
+  w.pattern_outer.assign(W.outerIndexPtr(), W.outerIndexPtr() + W.outerSize() + 1);
+  w.pattern_inner.assign(W.innerIndexPtr(), W.innerIndexPtr() + W.nonZeros());
+}
+
+// u = W r + q (+ sigma (r - center)) and Phi(r); returns 1/2 ||Phi||^2 (inf if not finite).
+double FrictionNewton::Evaluate(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
+                                Eigen::VectorXd* u, Eigen::VectorXd* phi) const {
+  problem.Velocity(r, u);
+  if (sigma_ > 0.0) *u += sigma_ * (r - *center_);
+  phi->resize(problem.size());
+  for (int a = 0; a < problem.num_contacts(); ++a) {
+    const double mu = problem.mu()[a], rho = work_->rho[a];
+    const Eigen::Vector3d ra = r.segment<3>(3 * a), ua = u->segment<3>(3 * a);
+    if (options_.function == Function::AlartCurnier) {
+      Eigen::Vector3d value;
+      Eigen::Matrix3d A, B;
+      internal::AlartCurnierContact(mu, rho, ra, ua, &value, &A, &B);
+      phi->segment<3>(3 * a) = value;
+    } else {
+      phi->segment<3>(3 * a) = internal::FischerBurmeisterSoc<double>(mu, rho, ra, ua, 0.0);
+    }
+  }
+  const double merit = 0.5 * phi->squaredNorm();
+  return std::isfinite(merit) ? merit : kInf;
+}
+
+void FrictionNewton::AssembleJacobian(const FrictionContactProblem& problem,
+                                      const Eigen::VectorXd& r, const Eigen::VectorXd& u) {
+  Workspace& w = *work_;
+  for (int a = 0; a < problem.num_contacts(); ++a) {
+    Eigen::Vector3d value;
+    ContactFunction(options_.function, problem.mu()[a], w.rho[a], r.segment<3>(3 * a),
+                    u.segment<3>(3 * a), &value, &w.A[a], &w.B[a]);
+  }
+  double* values = w.J.valuePtr();
+  for (const Workspace::Block& block : w.blocks) {
+    Eigen::Matrix3d value = w.B[block.a] * block.W;
+    if (block.a == block.b) value += w.A[block.a] + sigma_ * w.B[block.a];
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) values[block.positions[3 * i + j]] = value(i, j);
+  }
+}
+
+FrictionNewton::Summary FrictionNewton::Solve(const FrictionContactProblem& problem,
+                                              Eigen::VectorXd* r) {
+  static const Eigen::VectorXd kNoCenter;
+  return SolveShifted(problem, 0.0, kNoCenter, r);
+}
+
+// J d = -Phi into the workspace's direction; where J is singular, (J + eps I) d = -Phi with eps
+// growing until it is not. False, with why in *stop, when no eps up to 1e3 x the diagonal helps.
+bool FrictionNewton::NewtonDirection(Summary* summary, std::string* stop) {
+  Workspace& w = *work_;
+  w.lu.factorize(w.J);
+  ++summary->factorizations;
+  bool solved = w.lu.info() == Eigen::Success;
+  if (solved) {
+    w.direction = -w.phi;
+    w.lu.solveInPlace(&w.direction);
+    solved = w.direction.allFinite();
+  }
+  if (solved) return true;
+  ++summary->regularized_steps;
+  const int m = static_cast<int>(w.phi.size());
+  w.diagonal.resize(m);
+  double scale = 0.0;
+  for (int i = 0; i < m; ++i) {
+    const int block = w.diagonal_block[i / 3];
+    w.diagonal[i] = w.J.valuePtr()[w.blocks[block].positions[4 * (i % 3)]];
+    scale = std::max(scale, std::abs(w.diagonal[i]));
+  }
+  for (double eps = 1e-10 * std::max(scale, 1.0); !solved && eps < 1e3 * std::max(scale, 1.0);
+       eps *= 100.0) {
+    for (int i = 0; i < m; ++i) {
+      const int block = w.diagonal_block[i / 3];
+      w.J.valuePtr()[w.blocks[block].positions[4 * (i % 3)]] = w.diagonal[i] + eps;
+    }
+    w.lu.factorize(w.J);
+    ++summary->factorizations;
+    if (w.lu.info() != Eigen::Success) continue;
+    w.direction = -w.phi;
+    w.lu.solveInPlace(&w.direction);
+    solved = w.direction.allFinite();
+  }
+  if (solved) return true;
+  const bool finite =
+      Eigen::Map<const Eigen::VectorXd>(w.J.valuePtr(), w.J.nonZeros()).allFinite() &&
+      w.phi.allFinite();
+  *stop = finite ? "the Newton matrix stays singular with a regularization up to 1e3 x its "
+                   "diagonal"
+                 : "the Newton matrix or the function holds a non-finite value";
+  return false;
+}
+
+// Non-monotone Armijo search on 1/2 ||Phi||^2 along the workspace's direction from r; the
+// direction's slope is -||Phi||^2 = -2 merit when it solves the Newton equation. True with the
+// point in the workspace's trial vectors.
+bool FrictionNewton::LineSearch(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
+                                double merit, double reference, double* trial_merit) {
+  Workspace& w = *work_;
+  const double slope = -2.0 * merit;
+  for (double step = 1.0; step >= 1e-10; step *= 0.5) {
+    w.trial = r + step * w.direction;
+    *trial_merit = Evaluate(problem, w.trial, &w.trial_u, &w.trial_phi);
+    if (*trial_merit <= reference + 1e-4 * step * slope) return true;
+  }
+  return false;
+}
+
+void FrictionNewton::SetOutcome(const std::string& stop, bool timed_out, Summary* summary) const {
+  std::ostringstream os;
+  const int iteration = summary->iterations;
+  if (summary->natural_residual <= options_.tolerance) {
+    summary->status = Status::Converged;
+    os << "FCLib error " << summary->natural_residual << " <= tolerance " << options_.tolerance
+       << " after " << iteration << " Newton iterations";
+  } else if (!stop.empty()) {
+    summary->status =
+        !std::isfinite(summary->natural_residual) ? Status::NumericalFailure : Status::Failed;
+    os << stop << " (FCLib error " << summary->natural_residual << " > tolerance "
+       << options_.tolerance << " after " << iteration << " iterations)";
+  } else {
+    summary->status = Status::MaxIterations;
+    os << "FCLib error " << summary->natural_residual << " > tolerance " << options_.tolerance
+       << " after " << iteration << " Newton iterations";
+    if (timed_out) os << " (time limit " << options_.time_limit_seconds << " s reached)";
+  }
+  summary->message = os.str();
+}
+
+FrictionNewton::Summary FrictionNewton::SolveShifted(const FrictionContactProblem& problem,
+                                                     double sigma, const Eigen::VectorXd& center,
+                                                     Eigen::VectorXd* r) {
+  const auto start = Clock::now();
+  Summary summary;
+  summary.solver = options_.function == Function::AlartCurnier ? "fc-newton" : "fc-newton-fb";
+  summary.tolerance = options_.tolerance;
+  if (!AcceptOptions(options_, &summary)) return summary;
+  if (!(sigma >= 0.0) || !std::isfinite(sigma) ||
+      (sigma > 0.0 && center.size() != problem.size())) {
+    summary.status = Status::InvalidInput;
+    summary.message = "the proximal shift needs sigma >= 0 and a center of the problem's size";
+    return summary;
+  }
+  sigma_ = sigma;
+  center_ = &center;
+  Workspace& w = *work_;
+  const int m = problem.size();
+  if (!(options_.warm_start && r->size() == m && r->allFinite())) r->setZero(m);
+  Prepare(problem);
+  // The error of the (shifted) problem at r, with u from Evaluate.
+  const auto error_at = [&](const Eigen::VectorXd& x, const Eigen::VectorXd& u) {
+    return ComputeFrictionErrors(problem, x, u).fclib;
+  };
+  double merit = Evaluate(problem, *r, &w.u, &w.phi);
+  double error = error_at(*r, w.u);
+  double best_error = error;
+  w.best = *r;
+  std::deque<double> merits(1, merit);
+  int iteration = 0;
+  bool timed_out = false;
+  std::string stop;
+  while (!(error <= options_.tolerance) && iteration < options_.max_iterations) {
+    if (!std::isfinite(merit)) {
+      stop = "the merit function is not finite";
+      break;
+    }
+    if (options_.time_limit_seconds > 0.0 && Seconds(start) > options_.time_limit_seconds) {
+      timed_out = true;
+      break;
+    }
+    ++iteration;
+    AssembleJacobian(problem, *r, w.u);
+    if (!NewtonDirection(&summary, &stop)) break;
+    double trial_merit = kInf;
+    const double reference = *std::max_element(merits.begin(), merits.end());
+    if (!LineSearch(problem, *r, merit, reference, &trial_merit)) {
+      ++summary.line_search_failures;
+      stop = "the line search found no decrease of the merit " + internal::NumberText(merit);
+      break;
+    }
+    r->swap(w.trial);
+    w.u.swap(w.trial_u);
+    w.phi.swap(w.trial_phi);
+    merit = trial_merit;
+    merits.push_back(merit);
+    if (static_cast<int>(merits.size()) > options_.nonmonotone_memory) merits.pop_front();
+    error = error_at(*r, w.u);
+    if (error < best_error) {
+      best_error = error;
+      w.best = *r;
+    }
+  }
+  *r = w.best;
+  if (sigma_ > 0.0) {
+    // The subproblem's error, as tested above.
+    Evaluate(problem, *r, &w.u, &w.phi);
+    summary.natural_residual = error_at(*r, w.u);
+    summary.siconos_error = ComputeFrictionErrors(problem, *r, w.u).siconos;
+  } else {
+    DescribeFrictionPoint(problem, *r, &summary);
+  }
+  summary.iterations = iteration;
+  SetOutcome(stop, timed_out, &summary);
+  summary.wall_time_seconds = Seconds(start);
+  sigma_ = 0.0;
+  center_ = nullptr;
+  return summary;
+}
+
+bool FrictionProximalPoint::Options::IsValid(std::string* why) const {
+  return internal::OptionChecks()
+      .Require(max_outer_iterations >= 1, "max_outer_iterations", max_outer_iterations,
+               "must be >= 1")
+      .Require(max_inner_iterations >= 1, "max_inner_iterations", max_inner_iterations,
+               "must be >= 1")
+      .Require(tolerance > 0.0 && std::isfinite(tolerance), "tolerance", tolerance,
+               "must be positive and finite")
+      .Require(sigma_scale > 0.0 && std::isfinite(sigma_scale), "sigma_scale", sigma_scale,
+               "must be positive and finite")
+      .Require(time_limit_seconds >= 0.0, "time_limit_seconds", time_limit_seconds, "must be >= 0")
+      .Done(why);
+}
+
+FrictionProximalPoint::Summary FrictionProximalPoint::Solve(const FrictionContactProblem& problem,
+                                                            Eigen::VectorXd* r) {
+  const auto start = Clock::now();
+  Summary summary;
+  summary.solver = options_.function == FrictionNewton::Function::AlartCurnier ? "fc-proximal"
+                                                                               : "fc-proximal-fb";
+  summary.tolerance = options_.tolerance;
+  if (!AcceptOptions(options_, &summary)) return summary;
+  const int m = problem.size();
+  if (!(options_.warm_start && r->size() == m && r->allFinite())) r->setZero(m);
+  double mean_diagonal = 0.0;
+  for (int a = 0; a < problem.num_contacts(); ++a) {
+    mean_diagonal += problem.DiagonalBlock(a).trace();
+  }
+  mean_diagonal = m > 0 && mean_diagonal > 0.0 ? mean_diagonal / m : 1.0;
+  double error = FclibError(problem, *r);
+  Eigen::VectorXd best = *r;
+  double best_error = error;
+  int outer = 0, inner_total = 0;
+  bool timed_out = false;
+  FrictionNewton::Options& inner = newton_.mutable_options();
+  inner.max_iterations = options_.max_inner_iterations;
+  inner.warm_start = true;
+  inner.function = options_.function;
+  // sigma adapts to the subproblems: it shrinks while they are solved in a few Newton
+  // iterations (towards plain Newton steps) and grows when one is not (more regularization).
+  double adapt = 1.0;
+  while (!(error <= options_.tolerance) && outer < options_.max_outer_iterations &&
+         std::isfinite(error)) {
+    if (options_.time_limit_seconds > 0.0) {
+      const double left = options_.time_limit_seconds - Seconds(start);
+      if (left <= 0.0) {
+        timed_out = true;
+        break;
+      }
+      inner.time_limit_seconds = left;
+    }
+    ++outer;
+    const double sigma =
+        options_.sigma_scale * adapt * mean_diagonal * std::min(1.0, std::sqrt(error));
+    inner.tolerance = std::max(0.1 * options_.tolerance, 0.1 * error);
+    center_ = *r;
+    const FrictionNewton::Summary step = newton_.SolveShifted(problem, sigma, center_, r);
+    inner_total += step.iterations;
+    summary.factorizations += step.factorizations;
+    if (!step.IsSolved()) {
+      adapt = std::min(1e4, 10.0 * adapt);
+    } else if (step.iterations <= 5) {
+      adapt = std::max(1e-4, adapt / 3.0);
+    }
+    error = FclibError(problem, *r);
+    if (error < best_error) {
+      best_error = error;
+      best = *r;
+    }
+  }
+  *r = best;
+  DescribeFrictionPoint(problem, *r, &summary);
+  summary.iterations = inner_total;
+  std::ostringstream os;
+  if (summary.natural_residual <= options_.tolerance) {
+    summary.status = Status::Converged;
+    os << "FCLib error " << summary.natural_residual << " <= tolerance " << options_.tolerance;
+  } else if (!std::isfinite(summary.natural_residual)) {
+    summary.status = Status::NumericalFailure;
+    os << "the iterate became non-finite";
+  } else {
+    summary.status = Status::MaxIterations;
+    os << "FCLib error " << summary.natural_residual << " > tolerance " << options_.tolerance;
+    if (timed_out) os << " (time limit " << options_.time_limit_seconds << " s reached)";
+  }
+  os << " after " << outer << " proximal steps (" << inner_total << " Newton iterations)";
+  summary.message = os.str();
+  summary.wall_time_seconds = Seconds(start);
+  return summary;
+}
+
+}  // namespace ncpkit

@@ -1,0 +1,134 @@
+// Semismooth Newton on the Alart-Curnier function or the Fischer-Burmeister function of the
+// second-order cone, for the frictional contact problem, and the proximal-point method around
+// it.
+#ifndef NCPKIT_SOLVERS_FRICTION_FRICTION_NEWTON_H_
+#define NCPKIT_SOLVERS_FRICTION_FRICTION_NEWTON_H_
+
+#include <Eigen/Dense>
+#include <Eigen/SparseCore>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "solvers/friction/friction_problem.h"
+#include "solvers/linalg/sparse_lu.h"
+#include "solvers/base/status.h"
+
+namespace ncpkit {
+
+// Newton's method on Phi(r) = 0, with u = W r + q and, per contact (Alart & Curnier 1991;
+// Christensen, Klarbring, Pang & Stromberg 1998),
+//   Phi_N = r_N - max(0, r_N - rho_N u_N),
+//   Phi_T = r_T - P_D(mu max(0, r_N - rho_N u_N)) (r_T - rho_T u_T),
+// P_D(R) the projection onto the disk of radius R; Phi(r) = 0 exactly when r solves the
+// problem (or, with Options::function, the FB function of the second-order cone,
+// friction_functions.h). The generalized Jacobian is A + B W with A, B block diagonal (3 x 3 per
+// contact), so it has W's block pattern: KLU analyzes it once per problem and factorizes it once
+// per iteration. The step is globalized by a non-monotone Armijo search on 1/2 ||Phi||^2 (Grippo,
+// Lampariello & Lucidi); where the Jacobian is singular (redundant contacts, a singular W) the
+// direction of J + eps I is used. rho_N = rho_T = 1 / (largest diagonal entry of the contact's
+// block of W), so that every contact's function is scaled alike. The solver stops on the FCLib
+// error (friction_problem.h), the measure every friction solver reports.
+class FrictionNewton {
+ public:
+  // The function whose zero is sought (friction_functions.h).
+  enum class Function {
+    AlartCurnier,       // the header's Phi
+    FischerBurmeister,  // the FB function of the second-order cone (Fukushima, Luo & Tseng);
+                        // its merit 1/2 ||Phi||^2 is continuously differentiable
+  };
+  struct Options {
+    Function function = Function::AlartCurnier;
+    // Newton iterations before MaxIterations. Default 200; >= 1.
+    int max_iterations = 200;
+    // Stop when the FCLib error <= tolerance. Default 1e-8; > 0.
+    double tolerance = 1e-8;
+    // Start from *r if it has the problem's size. Default false: from r = 0.
+    bool warm_start = false;
+    // Merit values the Armijo test compares with (1: monotone). Default 5; >= 1.
+    int nonmonotone_memory = 5;
+    // Stop with MaxIterations once this much wall time has passed. Default 0: no limit; >= 0.
+    double time_limit_seconds = 0.0;
+    bool IsValid(std::string* why) const;
+  };
+
+  struct Summary : FrictionSolverSummary {
+    int line_search_failures = 0;  // iterations whose Armijo search ended at the smallest step
+    int regularized_steps = 0;     // iterations that used J + eps I
+    std::string FullReport() const override;
+  };
+
+  FrictionNewton();
+  ~FrictionNewton();
+  explicit FrictionNewton(const Options& options);
+  const Options& options() const { return options_; }
+  Options& mutable_options() { return options_; }
+
+  // Solves FC(W, q, mu); *r receives the best point found.
+  Summary Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r);
+  // Solves the proximal subproblem FC(W + sigma I, q - sigma center, mu) (sigma >= 0): u is
+  // replaced by W r + q + sigma (r - center) throughout, and the FCLib error reported and
+  // tested is the subproblem's.
+  Summary SolveShifted(const FrictionContactProblem& problem, double sigma,
+                       const Eigen::VectorXd& center, Eigen::VectorXd* r);
+
+ private:
+  struct Workspace;
+  void Prepare(const FrictionContactProblem& problem);
+  void Analyze(const FrictionContactProblem& problem);
+  double Evaluate(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
+                  Eigen::VectorXd* u, Eigen::VectorXd* phi) const;
+  void AssembleJacobian(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
+                        const Eigen::VectorXd& u);
+  bool NewtonDirection(Summary* summary, std::string* stop);
+  bool LineSearch(const FrictionContactProblem& problem, const Eigen::VectorXd& r, double merit,
+                  double reference, double* trial_merit);
+  void SetOutcome(const std::string& stop, bool timed_out, Summary* summary) const;
+
+  Options options_;
+  std::unique_ptr<Workspace> work_;
+  double sigma_ = 0.0;
+  const Eigen::VectorXd* center_ = nullptr;
+};
+
+// The proximal-point method (Rockafellar) around FrictionNewton: r_{k+1} solves
+// FC(W + sigma_k I, q - sigma_k r_k, mu), whose Jacobians are regular even where W is singular
+// or contacts are redundant. sigma_k = sigma_scale * a_k * (mean diagonal of W) *
+// min(1, error_k^0.5): it shrinks with the error of the original problem, and a_k (from 1,
+// within [1e-4, 1e4]) is divided by 3 after a subproblem solved in at most 5 Newton iterations
+// and multiplied by 10 after one that was not solved, so that well-posed problems end with
+// plain Newton steps and hard ones keep their regularization. The error tested is the original
+// problem's.
+class FrictionProximalPoint {
+ public:
+  struct Options {
+    // Outer iterations before MaxIterations. Default 100; >= 1.
+    int max_outer_iterations = 100;
+    // Newton iterations per subproblem. Default 50; >= 1.
+    int max_inner_iterations = 50;
+    // Stop when the FCLib error <= tolerance. Default 1e-8; > 0.
+    double tolerance = 1e-8;
+    // The function the inner Newton solver works on. Default AlartCurnier.
+    FrictionNewton::Function function = FrictionNewton::Function::AlartCurnier;
+    // The scale of sigma_k (above). Default 1; > 0.
+    double sigma_scale = 1.0;
+    bool warm_start = false;
+    double time_limit_seconds = 0.0;  // 0: no limit; >= 0
+    bool IsValid(std::string* why) const;
+  };
+  using Summary = FrictionSolverSummary;
+
+  FrictionProximalPoint() = default;
+  const Options& options() const { return options_; }
+  Options& mutable_options() { return options_; }
+  Summary Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r);
+
+ private:
+  Options options_;
+  FrictionNewton newton_;
+  Eigen::VectorXd center_;
+};
+
+}  // namespace ncpkit
+
+#endif  // NCPKIT_SOLVERS_FRICTION_FRICTION_NEWTON_H_

@@ -1,0 +1,271 @@
+#include "solvers/friction/friction_problem.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+#include "solvers/base/input_error.h"
+
+namespace ncpkit {
+namespace {
+
+[[noreturn]] void Fail(const std::string& what) {
+  throw InputError("invalid frictional contact problem: " + what);
+}
+
+}  // namespace
+
+FrictionContactProblem::FrictionContactProblem(const Eigen::SparseMatrix<double>& W,
+                                               Eigen::VectorXd q, Eigen::VectorXd mu)
+    : q_(std::move(q)), mu_(std::move(mu)) {
+  Validate(W);
+  columns_ = W;
+  columns_.makeCompressed();
+  rows_ = columns_;
+  rows_.makeCompressed();
+}
+
+void FrictionContactProblem::Assign(const Eigen::SparseMatrix<double>& W, const Eigen::VectorXd& q,
+                                    const Eigen::VectorXd& mu) {
+  q_ = q;
+  mu_ = mu;
+  Validate(W);
+  columns_ = W;
+  columns_.makeCompressed();
+  CopyColumnsToRows();
+}
+
+void FrictionContactProblem::CopyColumnsToRows() {
+  const int n_rows = static_cast<int>(columns_.rows()), n_cols = static_cast<int>(columns_.cols());
+  if (rows_.rows() != n_rows || rows_.cols() != n_cols || !rows_.isCompressed()) {
+    rows_.resize(n_rows, n_cols);
+  }
+  rows_.resizeNonZeros(columns_.nonZeros());
+  int* outer = rows_.outerIndexPtr();
+  std::fill(outer, outer + n_rows + 1, 0);
+  const int* column_starts = columns_.outerIndexPtr();
+  const int* column_rows = columns_.innerIndexPtr();
+  const double* column_values = columns_.valuePtr();
+  for (int k = 0; k < column_starts[n_cols]; ++k) ++outer[column_rows[k] + 1];
+  for (int i = 0; i < n_rows; ++i) outer[i + 1] += outer[i];
+  next_.assign(outer, outer + n_rows);
+  int* inner = rows_.innerIndexPtr();
+  double* values = rows_.valuePtr();
+  for (int j = 0; j < n_cols; ++j) {
+    for (int k = column_starts[j]; k < column_starts[j + 1]; ++k) {
+      const int slot = next_[column_rows[k]]++;
+      inner[slot] = j;  // columns in increasing order within each row
+      values[slot] = column_values[k];
+    }
+  }
+}
+
+void FrictionContactProblem::Validate(const Eigen::SparseMatrix<double>& W) {
+  if (W.rows() != W.cols()) {
+    std::ostringstream os;
+    os << "W is " << W.rows() << " x " << W.cols() << ", it must be square";
+    Fail(os.str());
+  }
+  if (W.rows() != 3 * mu_.size() || q_.size() != W.rows()) {
+    std::ostringstream os;
+    os << "W is " << W.rows() << " x " << W.cols() << ", q has " << q_.size() << " entries and mu "
+       << mu_.size() << ": expected 3 n_c, 3 n_c and n_c";
+    Fail(os.str());
+  }
+  for (Eigen::Index i = 0; i < q_.size(); ++i) {
+    if (!std::isfinite(q_[i])) {
+      std::ostringstream os;
+      os << "q(" << i << ") = " << q_[i] << " is not finite";
+      Fail(os.str());
+    }
+  }
+  for (Eigen::Index a = 0; a < mu_.size(); ++a) {
+    if (!(mu_[a] >= 0.0) || !std::isfinite(mu_[a])) {
+      std::ostringstream os;
+      os << "mu(" << a << ") = " << mu_[a] << " must be finite and >= 0";
+      Fail(os.str());
+    }
+  }
+  for (int j = 0; j < W.outerSize(); ++j) {
+    for (Eigen::SparseMatrix<double>::InnerIterator it(W, j); it; ++it) {
+      if (!std::isfinite(it.value())) {
+        std::ostringstream os;
+        os << "W(" << it.row() << "," << it.col() << ") = " << it.value() << " is not finite";
+        Fail(os.str());
+      }
+    }
+  }
+}
+
+Eigen::Matrix3d FrictionContactProblem::DiagonalBlock(int contact) const {
+  Eigen::Matrix3d block = Eigen::Matrix3d::Zero();
+  const int first = 3 * contact;
+  for (int i = 0; i < 3; ++i) {
+    for (RowSparseMatrix::InnerIterator it(rows_, first + i); it; ++it) {
+      const Eigen::Index j = it.col() - first;
+      if (j >= 0 && j < 3) block(i, j) += it.value();
+    }
+  }
+  return block;
+}
+
+void FrictionContactProblem::Velocity(const Eigen::VectorXd& r, Eigen::VectorXd* u) const {
+  u->noalias() = rows_ * r;
+  *u += q_;
+}
+
+namespace internal {
+
+FrictionErrors FrictionErrorsOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::VectorXd& r,
+                                const Eigen::VectorXd& u) {
+  FrictionErrors errors;
+  const Eigen::Index m = 3 * mu.size();
+  if (r.size() != m || u.size() != m || !r.allFinite() || !u.allFinite()) {
+    return FrictionErrors::Infinite();
+  }
+  double sum = 0.0;
+  for (Eigen::Index a = 0; a < mu.size(); ++a) {
+    sum += ContactNaturalMap(mu[a], r.segment<3>(3 * a), u.segment<3>(3 * a)).squaredNorm();
+  }
+  errors.natural_map_norm = std::sqrt(sum);
+  errors.fclib = errors.natural_map_norm / (1.0 + q_norm);
+  const double scale = std::max({q_norm, r.norm(), u.norm()});
+  errors.siconos = scale > 0.0 ? errors.natural_map_norm / scale : errors.natural_map_norm;
+  return errors;
+}
+
+void SetSweepOutcome(double tolerance, int sweeps, bool timed_out, const Eigen::VectorXd& r,
+                     FrictionSolverSummary* summary) {
+  summary->iterations = sweeps;
+  // snprintf, not a stream: a solve of a few contacts takes about as long as formatting one.
+  char message[160];
+  if (summary->natural_residual <= tolerance) {
+    summary->status = Status::Converged;
+    std::snprintf(message, sizeof(message), "FCLib error %g <= tolerance %g after %d sweeps",
+                  summary->natural_residual, tolerance, sweeps);
+  } else if (!std::isfinite(summary->natural_residual) || !r.allFinite()) {
+    summary->status = Status::NumericalFailure;
+    std::snprintf(message, sizeof(message), "the iterate became non-finite in sweep %d", sweeps);
+  } else {
+    summary->status = Status::MaxIterations;
+    std::snprintf(message, sizeof(message), "FCLib error %g > tolerance %g after %d sweeps%s",
+                  summary->natural_residual, tolerance, sweeps,
+                  timed_out ? " (time limit reached)" : "");
+  }
+  summary->message = message;
+}
+
+void DescribeFrictionPointOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::VectorXd& r,
+                             const Eigen::VectorXd& u, FrictionSolverSummary* summary) {
+  DescribeFrictionPointOf(mu, FrictionErrorsOf(mu, q_norm, r, u), r, summary);
+}
+
+void DescribeFrictionPointOf(const Eigen::VectorXd& mu, const FrictionErrors& errors,
+                             const Eigen::VectorXd& r, FrictionSolverSummary* summary) {
+  summary->natural_residual = errors.fclib;
+  summary->siconos_error = errors.siconos;
+  summary->take_off = summary->sticking = summary->sliding = 0;
+  if (r.size() != 3 * mu.size()) return;
+  for (Eigen::Index a = 0; a < mu.size(); ++a) {
+    const Eigen::Vector3d ra = r.segment<3>(3 * a);
+    const double tangent = TangentNorm(ra[1], ra[2]);
+    if (ra[0] <= 0.0 && tangent == 0.0) {
+      ++summary->take_off;
+    } else if (tangent < mu[a] * ra[0] * (1.0 - 1e-9)) {
+      ++summary->sticking;
+    } else {
+      ++summary->sliding;
+    }
+  }
+}
+
+}  // namespace internal
+
+FrictionErrors ComputeFrictionErrors(const FrictionContactProblem& problem,
+                                     const Eigen::VectorXd& r, const Eigen::VectorXd& u) {
+  return internal::FrictionErrorsOf(problem.mu(), problem.q().norm(), r, u);
+}
+
+FrictionErrors FrictionErrors::Infinite() {
+  FrictionErrors errors;
+  errors.natural_map_norm = errors.fclib = errors.siconos = std::numeric_limits<double>::infinity();
+  return errors;
+}
+
+FrictionErrors ComputeFrictionErrors(const FrictionContactProblem& problem,
+                                     const Eigen::VectorXd& r) {
+  if (r.size() != problem.size()) return FrictionErrors::Infinite();
+  Eigen::VectorXd u;
+  problem.Velocity(r, &u);
+  return ComputeFrictionErrors(problem, r, u);
+}
+
+double FclibError(const FrictionContactProblem& problem, const Eigen::VectorXd& r) {
+  return ComputeFrictionErrors(problem, r).fclib;
+}
+
+FrictionContactProblem WithTangentialScaling(const FrictionContactProblem& problem,
+                                             const Eigen::MatrixX2d& scales) {
+  if (scales.rows() != problem.num_contacts()) {
+    std::ostringstream os;
+    os << "tangential scales: " << scales.rows() << " rows for " << problem.num_contacts()
+       << " contacts";
+    Fail(os.str());
+  }
+  for (Eigen::Index a = 0; a < scales.rows(); ++a) {
+    for (int k = 0; k < 2; ++k) {
+      if (!(scales(a, k) > 0.0) || !std::isfinite(scales(a, k))) {
+        std::ostringstream os;
+        os << "tangential scale (" << a << "," << k << ") = " << scales(a, k)
+           << " must be positive and finite";
+        Fail(os.str());
+      }
+    }
+  }
+  Eigen::VectorXd e(problem.size());
+  for (int a = 0; a < problem.num_contacts(); ++a)
+    e.segment<3>(3 * a) << 1.0, scales(a, 0), scales(a, 1);
+  Eigen::SparseMatrix<double> W = problem.W_columns();
+  W = e.asDiagonal() * W * e.asDiagonal();
+  FrictionContactProblem scaled(W, e.cwiseProduct(problem.q()), problem.mu());
+  scaled.name = problem.name;
+  return scaled;
+}
+
+Eigen::VectorXd UnscaleReactions(const Eigen::MatrixX2d& scales, const Eigen::VectorXd& scaled) {
+  Eigen::VectorXd r = scaled;
+  for (Eigen::Index a = 0; a < scales.rows() && 3 * a + 2 < r.size(); ++a) {
+    r[3 * a + 1] *= scales(a, 0);
+    r[3 * a + 2] *= scales(a, 1);
+  }
+  return r;
+}
+
+std::string FrictionSolverSummary::FullReport() const {
+  std::ostringstream os;
+  os << CommonFullReport(*this) << "fclib error       " << natural_residual << "\n"
+     << "siconos error     " << siconos_error << "\n"
+     << "contacts          " << take_off << " taking off, " << sticking << " sticking, " << sliding
+     << " sliding\n";
+  return os.str();
+}
+
+void DescribeFrictionPoint(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
+                           FrictionSolverSummary* summary) {
+  if (r.size() != problem.size()) {
+    DescribeFrictionPoint(problem, r, r, summary);
+    return;
+  }
+  Eigen::VectorXd u;
+  problem.Velocity(r, &u);
+  DescribeFrictionPoint(problem, r, u, summary);
+}
+
+void DescribeFrictionPoint(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
+                           const Eigen::VectorXd& u, FrictionSolverSummary* summary) {
+  internal::DescribeFrictionPointOf(problem.mu(), problem.q().norm(), r, u, summary);
+}
+
+}  // namespace ncpkit

@@ -1,0 +1,473 @@
+#include "solvers/friction/global_friction_problem.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "solvers/base/input_error.h"
+
+namespace ncpkit {
+namespace {
+
+[[noreturn]] void Fail(const std::string& what) {
+  throw InputError("invalid global frictional contact problem: " + what);
+}
+
+// Appends a matrix's values, column by column (no zero-filling first: a step's problem is
+// rebuilt from an emptied vector whose capacity is kept).
+void Append(const Eigen::Ref<const Eigen::MatrixXd>& x, std::vector<double>* values) {
+  if (x.outerStride() == x.rows()) {
+    values->insert(values->end(), x.data(), x.data() + x.size());
+    return;
+  }
+  for (Eigen::Index j = 0; j < x.cols(); ++j) {
+    values->insert(values->end(), x.col(j).data(), x.col(j).data() + x.rows());
+  }
+}
+
+// A sum is finite if every term is (and a NaN or an infinity makes it so); only a sum that is
+// not looks at the terms one by one, since finite terms can overflow it.
+bool AllFinite(const double* x, size_t n) {
+  const Eigen::Map<const Eigen::VectorXd> values(x, static_cast<Eigen::Index>(n));
+  return std::isfinite(values.sum()) || values.allFinite();
+}
+
+// A symmetric 3 x 3 matrix is positive definite when its leading principal minors are
+// (Sylvester's criterion).
+bool PositiveDefinite(const Eigen::Matrix3d& A) {
+  const double minor2 = A(0, 0) * A(1, 1) - A(0, 1) * A(1, 0);
+  return A(0, 0) > 0.0 && minor2 > 0.0 && A.determinant() > 0.0;
+}
+
+}  // namespace
+
+GlobalFrictionContactProblem::GlobalFrictionContactProblem(const Eigen::SparseMatrix<double>& M,
+                                                           const Eigen::SparseMatrix<double>& H,
+                                                           const Eigen::VectorXd& f,
+                                                           const Eigen::VectorXd& w,
+                                                           const Eigen::VectorXd& mu) {
+  const Eigen::Index n = M.rows();
+  if (M.cols() != n || H.rows() != n || f.size() != n || H.cols() != 3 * mu.size() ||
+      w.size() != H.cols()) {
+    std::ostringstream os;
+    os << "M is " << M.rows() << " x " << M.cols() << ", H " << H.rows() << " x " << H.cols()
+       << ", f has " << f.size() << " entries, w " << w.size() << " and mu " << mu.size()
+       << ": expected n x n, n x 3 n_c, n, 3 n_c and n_c";
+    Fail(os.str());
+  }
+  // Diagonal blocks: block [s, e] ends where no column in it reaches a row beyond e.
+  std::vector<Eigen::Index> lowest(n, n), highest(n, -1);
+  for (Eigen::Index j = 0; j < n; ++j) {
+    for (Eigen::SparseMatrix<double>::InnerIterator it(M, j); it; ++it) {
+      lowest[j] = std::min(lowest[j], it.row());
+      highest[j] = std::max(highest[j], it.row());
+    }
+  }
+  Clear();
+  std::vector<int> block_of_row(n, -1);
+  Eigen::Index start = 0;
+  while (start < n) {
+    Eigen::Index end = std::max(start, highest[start]);
+    for (Eigen::Index j = start; j <= end; ++j) {
+      end = std::max(end, highest[j]);
+      if (lowest[j] < start) {
+        std::ostringstream os;
+        os << "M(" << lowest[j] << "," << j << ") lies outside the diagonal blocks";
+        Fail(os.str());
+      }
+    }
+    const Eigen::Index size = end - start + 1;
+    if (size > kMaxBlockSize) {
+      std::ostringstream os;
+      os << "M's diagonal block at rows " << start << ".." << end << " has " << size
+         << " rows, more than " << kMaxBlockSize
+         << " (a block-diagonal M is required; reduce the problem to its local form instead)";
+      Fail(os.str());
+    }
+    const Eigen::MatrixXd block = Eigen::MatrixXd(M).block(start, start, size, size);
+    const int k = AddBlock(block, f.segment(start, size));
+    for (Eigen::Index i = start; i <= end; ++i) block_of_row[i] = k;
+    start = end + 1;
+  }
+  // H's columns by contact and block.
+  Eigen::SparseMatrix<double> Hc = H;
+  Hc.makeCompressed();
+  Eigen::MatrixXd rows;
+  for (Eigen::Index c = 0; c < mu.size(); ++c) {
+    AddContact(mu[c], w.segment<3>(3 * c));
+    std::vector<int> blocks;
+    for (int k = 0; k < 3; ++k) {
+      for (Eigen::SparseMatrix<double>::InnerIterator it(Hc, 3 * c + k); it; ++it) {
+        blocks.push_back(block_of_row[it.row()]);
+      }
+    }
+    std::sort(blocks.begin(), blocks.end());
+    blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
+    for (const int block : blocks) {
+      const int offset = block_offset_[block], size = block_size(block);
+      rows.setZero(size, 3);
+      for (int k = 0; k < 3; ++k) {
+        for (Eigen::SparseMatrix<double>::InnerIterator it(Hc, 3 * c + k); it; ++it) {
+          if (block_of_row[it.row()] == block) rows(it.row() - offset, k) += it.value();
+        }
+      }
+      AddContactBlock(block, rows);
+    }
+  }
+  Finalize();
+}
+
+void GlobalFrictionContactProblem::Clear() {
+  block_offset_.assign(1, 0);
+  mass_offset_.assign(1, 0);
+  mass_.clear();
+  inverse_mass_.clear();
+  inverse_given_.clear();
+  piece_begin_.assign(1, 0);
+  piece_block_.clear();
+  piece_offset_.clear();
+  piece_values_.clear();
+  f_values_.clear();
+  w_values_.clear();
+  mu_values_.clear();
+  finalized_ = false;
+}
+
+int GlobalFrictionContactProblem::AddBlock(const Eigen::Ref<const Eigen::MatrixXd>& mass,
+                                           const Eigen::Ref<const Eigen::VectorXd>& f) {
+  const Eigen::Index b = mass.rows();
+  if (b < 1 || b > kMaxBlockSize || mass.cols() != b || f.size() != b) {
+    std::ostringstream os;
+    os << "block " << num_blocks() << " of M is " << mass.rows() << " x " << mass.cols() << " with "
+       << f.size() << " entries of f: expected b x b and b, 1 <= b <= " << kMaxBlockSize;
+    Fail(os.str());
+  }
+  Append(mass, &mass_);
+  mass_offset_.push_back(static_cast<int>(mass_.size()));
+  for (Eigen::Index i = 0; i < b; ++i) f_values_.push_back(f[i]);
+  block_offset_.push_back(block_offset_.back() + static_cast<int>(b));
+  inverse_mass_.resize(mass_.size());
+  inverse_given_.push_back(0);
+  finalized_ = false;
+  return num_blocks() - 1;
+}
+
+int GlobalFrictionContactProblem::AddBlock(const Eigen::Ref<const Eigen::MatrixXd>& mass,
+                                           const Eigen::Ref<const Eigen::MatrixXd>& inverse,
+                                           const Eigen::Ref<const Eigen::VectorXd>& f) {
+  const int k = AddBlock(mass, f);
+  if (inverse.rows() != mass.rows() || inverse.cols() != mass.cols()) {
+    std::ostringstream os;
+    os << "block " << k << " of M is " << mass.rows() << " x " << mass.cols() << " but its inverse "
+       << inverse.rows() << " x " << inverse.cols();
+    Fail(os.str());
+  }
+  Eigen::Map<Eigen::MatrixXd>(inverse_mass_.data() + mass_offset_[k], inverse.rows(),
+                              inverse.cols()) = inverse;
+  inverse_given_[k] = 1;
+  return k;
+}
+
+void GlobalFrictionContactProblem::AddContact(double mu, const Eigen::Vector3d& w) {
+  mu_values_.push_back(mu);
+  w_values_.insert(w_values_.end(), w.data(), w.data() + 3);
+  piece_begin_.push_back(piece_begin_.back());
+  finalized_ = false;
+}
+
+void GlobalFrictionContactProblem::AddContactBlock(
+    int block, const Eigen::Ref<const Eigen::MatrixXd>& H_rows) {
+  if (mu_values_.empty()) Fail("AddContactBlock() before any AddContact()");
+  if (block < 0 || block >= num_blocks() || H_rows.rows() != block_size(block) ||
+      H_rows.cols() != 3) {
+    std::ostringstream os;
+    os << "contact " << mu_values_.size() - 1 << ": rows of H for block " << block << " are "
+       << H_rows.rows() << " x " << H_rows.cols() << " (" << num_blocks() << " blocks)";
+    Fail(os.str());
+  }
+  piece_block_.push_back(block);
+  piece_offset_.push_back(static_cast<int>(piece_values_.size()));
+  Append(H_rows, &piece_values_);
+  ++piece_begin_.back();
+  finalized_ = false;
+}
+
+namespace {
+
+using Matrix6d = Eigen::Matrix<double, 6, 6>;
+
+// A rigid body's 6 x 6 block, fixed sizes: whether it is positive definite; *inverse computed
+// unless given, else *inverse_error = ||M M^-1 - I||_max.
+bool CheckRigidBlock(const double* mass_data, double* inverse_data, bool given,
+                     double* inverse_error) {
+  const Eigen::Map<const Matrix6d> m6(mass_data);
+  Eigen::Map<Matrix6d> i6(inverse_data);
+  const bool split =
+      given && m6.topRightCorner<3, 3>().isZero(0.0) && m6.bottomLeftCorner<3, 3>().isZero(0.0) &&
+      i6.topRightCorner<3, 3>().isZero(0.0) && i6.bottomLeftCorner<3, 3>().isZero(0.0);
+  if (split) {
+    // diag(A, C) (a rigid body's about its centre of mass: m I and its inertia) is positive
+    // definite when A and C are, and M M^-1 - I has only the two blocks' products.
+    const Eigen::Matrix3d A = m6.topLeftCorner<3, 3>(), C = m6.bottomRightCorner<3, 3>();
+    const Eigen::Matrix3d I = Eigen::Matrix3d::Identity();
+    *inverse_error = std::max((A * i6.topLeftCorner<3, 3>() - I).cwiseAbs().maxCoeff(),
+                              (C * i6.bottomRightCorner<3, 3>() - I).cwiseAbs().maxCoeff());
+    return PositiveDefinite(A) && PositiveDefinite(C);
+  }
+  const Eigen::LLT<Matrix6d> llt(m6);
+  if (llt.info() != Eigen::Success) return false;
+  if (given) {
+    *inverse_error = (m6 * i6 - Matrix6d::Identity()).cwiseAbs().maxCoeff();
+  } else {
+    i6 = llt.solve(Matrix6d::Identity());
+    i6 = (0.5 * (i6 + i6.transpose())).eval();
+  }
+  return true;
+}
+
+// The same for a block of any size up to kMaxBlockSize, by a Cholesky factorization of a
+// fixed-capacity matrix (no heap).
+bool CheckSmallBlock(int b, const double* mass_data, double* inverse_data, bool given,
+                     double* inverse_error) {
+  using Block = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0,
+                              GlobalFrictionContactProblem::kMaxBlockSize,
+                              GlobalFrictionContactProblem::kMaxBlockSize>;
+  const Eigen::Map<const Eigen::MatrixXd> mass(mass_data, b, b);
+  Eigen::Map<Eigen::MatrixXd> inverse(inverse_data, b, b);
+  const Eigen::LLT<Block> llt{Block(mass)};
+  if (llt.info() != Eigen::Success) return false;
+  if (given) {
+    const Block product = mass * inverse;
+    *inverse_error = (product - Block::Identity(b, b)).cwiseAbs().maxCoeff();
+  } else {
+    inverse = llt.solve(Block::Identity(b, b));
+    inverse = (0.5 * (inverse + inverse.transpose())).eval();
+  }
+  return true;
+}
+
+}  // namespace
+
+void GlobalFrictionContactProblem::ValidateContacts() const {
+  const int nc = static_cast<int>(mu_values_.size());
+  for (int c = 0; c < nc; ++c) {
+    if (!(mu_[c] >= 0.0) || !std::isfinite(mu_[c])) {
+      std::ostringstream os;
+      os << "mu(" << c << ") = " << mu_[c] << " must be finite and >= 0";
+      Fail(os.str());
+    }
+    for (int k = 0; k < 3; ++k) {
+      if (!std::isfinite(w_[3 * c + k])) {
+        std::ostringstream os;
+        os << "w(" << 3 * c + k << ") = " << w_[3 * c + k] << " is not finite";
+        Fail(os.str());
+      }
+    }
+    for (int p = piece_begin_[c]; p < piece_begin_[c + 1]; ++p) {
+      for (int q = piece_begin_[c]; q < p; ++q) {
+        if (piece_block_[q] != piece_block_[p]) continue;
+        std::ostringstream os;
+        os << "contact " << c << " names block " << piece_block_[p] << " twice";
+        Fail(os.str());
+      }
+    }
+  }
+}
+
+// H's pieces and f: summed first, each entry scanned only when a sum is not finite.
+void GlobalFrictionContactProblem::ValidateRowsAndForces() const {
+  if (!AllFinite(piece_values_.data(), piece_values_.size())) {
+    for (int p = 0; p < static_cast<int>(piece_block_.size()); ++p) {
+      if (PieceRows(p).allFinite()) continue;
+      const int c = static_cast<int>(std::upper_bound(piece_begin_.begin(), piece_begin_.end(), p) -
+                                     piece_begin_.begin()) -
+                    1;
+      std::ostringstream os;
+      os << "H has a non-finite entry in contact " << c << "'s rows of block " << piece_block_[p];
+      Fail(os.str());
+    }
+  }
+  if (f_.allFinite()) return;
+  for (Eigen::Index i = 0; i < f_.size(); ++i) {
+    if (std::isfinite(f_[i])) continue;
+    std::ostringstream os;
+    os << "f(" << i << ") = " << f_[i] << " is not finite";
+    Fail(os.str());
+  }
+}
+
+void GlobalFrictionContactProblem::FinalizeMassBlock(int k) {
+  const int b = block_size(k);
+  const Eigen::Map<const Eigen::MatrixXd> mass(mass_.data() + mass_offset_[k], b, b);
+  double scale, asymmetry;
+  if (b == 6) {
+    const Eigen::Map<const Matrix6d> m6(mass.data());
+    scale = m6.cwiseAbs().maxCoeff();
+    asymmetry = (m6 - m6.transpose()).cwiseAbs().maxCoeff();
+  } else {
+    scale = mass.cwiseAbs().maxCoeff();
+    asymmetry = (mass - mass.transpose()).cwiseAbs().maxCoeff();
+  }
+  if (!AllFinite(mass.data(), static_cast<size_t>(b * b)) || !(scale > 0.0) ||
+      !(asymmetry <= 1e-12 * scale)) {
+    std::ostringstream os;
+    os << "block " << k << " of M (rows " << block_offset_[k] << ".." << block_offset_[k + 1] - 1
+       << ") must be finite, symmetric and nonzero";
+    Fail(os.str());
+  }
+  Eigen::Map<Eigen::MatrixXd> inverse(inverse_mass_.data() + mass_offset_[k], b, b);
+  double inverse_error = 0.0;
+  bool ok =
+      b == 6 ? CheckRigidBlock(mass.data(), inverse.data(), inverse_given_[k], &inverse_error)
+             : CheckSmallBlock(b, mass.data(), inverse.data(), inverse_given_[k], &inverse_error);
+  const double inverse_scale = inverse.cwiseAbs().maxCoeff();
+  // The given inverse, to its rounding: ||M M^-1 - I||_max <= 1e-12 b ||M||_max ||M^-1||_max.
+  const double allowed = 1e-12 * b * scale * inverse_scale;
+  if (ok && inverse_given_[k] && !(inverse_error <= allowed)) {
+    std::ostringstream os;
+    os << "block " << k
+       << " of M: the inverse given is not its inverse (||M M^-1 - I||_max = " << inverse_error
+       << " > " << allowed << ")";
+    Fail(os.str());
+  }
+  ok = ok && AllFinite(inverse.data(), static_cast<size_t>(b * b));
+  if (!ok) {
+    std::ostringstream os;
+    os << "block " << k << " of M (rows " << block_offset_[k] << ".." << block_offset_[k + 1] - 1
+       << ") is not positive definite";
+    Fail(os.str());
+  }
+}
+
+void GlobalFrictionContactProblem::Finalize() {
+  const int nc = static_cast<int>(mu_values_.size());
+  f_ = Eigen::Map<const Eigen::VectorXd>(f_values_.data(),
+                                         static_cast<Eigen::Index>(f_values_.size()));
+  w_ = Eigen::Map<const Eigen::VectorXd>(w_values_.data(), 3 * nc);
+  mu_ = Eigen::Map<const Eigen::VectorXd>(mu_values_.data(), nc);
+  ValidateContacts();
+  ValidateRowsAndForces();
+  for (int k = 0; k < num_blocks(); ++k) FinalizeMassBlock(k);
+  finalized_ = true;
+  // ||q|| of the local form.
+  Velocity(Eigen::VectorXd(), &free_velocity_);
+  ContactVelocity(free_velocity_, &q_);
+  local_q_norm_ = q_.norm();
+}
+
+Eigen::Map<const Eigen::MatrixXd> GlobalFrictionContactProblem::InverseMass(int k) const {
+  const int b = block_size(k);
+  return Eigen::Map<const Eigen::MatrixXd>(inverse_mass_.data() + mass_offset_[k], b, b);
+}
+
+Eigen::Map<const Eigen::MatrixXd> GlobalFrictionContactProblem::PieceRows(int p) const {
+  return Eigen::Map<const Eigen::MatrixXd>(piece_values_.data() + piece_offset_[p],
+                                           block_size(piece_block_[p]), 3);
+}
+
+void GlobalFrictionContactProblem::Velocity(const Eigen::VectorXd& r, Eigen::VectorXd* v) const {
+  if (!finalized_) Fail("used before Finalize()");
+  Eigen::VectorXd& out = *v;
+  out = f_;
+  if (r.size() == size()) {
+    for (int c = 0; c < num_contacts(); ++c) {
+      const Eigen::Vector3d rc = r.segment<3>(3 * c);
+      for (int p = piece_begin_[c]; p < piece_begin_[c + 1]; ++p) {
+        const int k = piece_block_[p];
+        internal::AddPieceProduct(piece_data(p), block_size(k), rc, out.data() + block_offset_[k]);
+      }
+    }
+  }
+  // A block's product goes through a stack vector (at most kMaxBlockSize entries).
+  Eigen::Matrix<double, Eigen::Dynamic, 1, 0, kMaxBlockSize, 1> block;
+  for (int k = 0; k < num_blocks(); ++k) {
+    const int b = block_size(k);
+    double* segment = out.data() + block_offset_[k];
+    if (b == 6) {
+      Eigen::Map<Eigen::Matrix<double, 6, 1>> x(segment);
+      const Eigen::Matrix<double, 6, 1> product =
+          Eigen::Map<const Eigen::Matrix<double, 6, 6>>(inverse_mass_data(k)) * x;
+      x = product;
+    } else {
+      Eigen::Map<Eigen::VectorXd> x(segment, b);
+      block.noalias() = InverseMass(k) * x;
+      x = block;
+    }
+  }
+}
+
+void GlobalFrictionContactProblem::ContactVelocity(const Eigen::VectorXd& v,
+                                                   Eigen::VectorXd* u) const {
+  if (!finalized_) Fail("used before Finalize()");
+  u->resize(w_.size());
+  for (int c = 0; c < num_contacts(); ++c) {
+    Eigen::Vector3d uc = w_.segment<3>(3 * c);
+    for (int p = piece_begin_[c]; p < piece_begin_[c + 1]; ++p) {
+      const int k = piece_block_[p];
+      internal::AddPieceTransposeProduct(piece_data(p), block_size(k), v.data() + block_offset_[k],
+                                         &uc);
+    }
+    u->segment<3>(3 * c) = uc;
+  }
+}
+
+void GlobalFrictionContactProblem::Reduce(FrictionContactProblem* local) const {
+  if (!finalized_) Fail("used before Finalize()");
+  const int nc = num_contacts();
+  const int num_pieces = static_cast<int>(piece_block_.size());
+  // M_k^-1 H_p for every piece, at the piece's own offset.
+  products_.resize(piece_values_.size());
+  pieces_of_block_.resize(static_cast<size_t>(num_blocks()));
+  for (auto& list : pieces_of_block_) list.clear();
+  for (int c = 0; c < nc; ++c) {
+    for (int p = piece_begin_[c]; p < piece_begin_[c + 1]; ++p) {
+      const int k = piece_block_[p];
+      internal::PieceLeftProduct(inverse_mass_data(k), piece_data(p), block_size(k),
+                                 products_.data() + piece_offset_[p]);
+      pieces_of_block_[k].push_back(p);
+    }
+  }
+  std::vector<int>& contact_of = contact_of_;
+  contact_of.resize(static_cast<size_t>(num_pieces));
+  for (int c = 0; c < nc; ++c)
+    for (int p = piece_begin_[c]; p < piece_begin_[c + 1]; ++p) contact_of[p] = c;
+  triplets_.clear();
+  for (int k = 0; k < num_blocks(); ++k) {
+    for (const int p1 : pieces_of_block_[k]) {
+      const double* product = products_.data() + piece_offset_[p1];
+      for (const int p2 : pieces_of_block_[k]) {
+        // H_p1^T M^-1 H_p2
+        const Eigen::Matrix3d value =
+            internal::PieceInnerProduct(product, piece_data(p2), block_size(k));
+        const int row = 3 * contact_of[p1], col = 3 * contact_of[p2];
+        for (int j = 0; j < 3; ++j)
+          for (int i = 0; i < 3; ++i) triplets_.emplace_back(row + i, col + j, value(i, j));
+      }
+    }
+  }
+  assembly_.Assemble(3 * nc, 3 * nc, triplets_, &W_);
+  local->Assign(W_, q_, mu_);  // q_: H^T M^-1 f + w, from Finalize()
+  local->name = name;
+}
+
+FrictionErrors ComputeFrictionErrors(const GlobalFrictionContactProblem& problem,
+                                     const Eigen::VectorXd& r, const Eigen::VectorXd& u) {
+  return internal::FrictionErrorsOf(problem.mu(), problem.local_q_norm(), r, u);
+}
+
+FrictionErrors ComputeFrictionErrors(const GlobalFrictionContactProblem& problem,
+                                     const Eigen::VectorXd& r) {
+  if (r.size() != problem.size()) return FrictionErrors::Infinite();
+  Eigen::VectorXd v, u;
+  problem.Velocity(r, &v);
+  problem.ContactVelocity(v, &u);
+  return ComputeFrictionErrors(problem, r, u);
+}
+
+void DescribeFrictionPoint(const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r,
+                           const Eigen::VectorXd& u, FrictionSolverSummary* summary) {
+  internal::DescribeFrictionPointOf(problem.mu(), problem.local_q_norm(), r, u, summary);
+}
+
+}  // namespace ncpkit

@@ -1,0 +1,79 @@
+// The per-contact functions whose zeros are the solutions of a frictional contact problem, with
+// elements of their generalized Jacobians: the Alart-Curnier function and the Fischer-Burmeister
+// function of the second-order cone. Used by FrictionNewton (friction_newton.h).
+#ifndef NCPKIT_SOLVERS_FRICTION_INTERNAL_FRICTION_FUNCTIONS_H_
+#define NCPKIT_SOLVERS_FRICTION_INTERNAL_FRICTION_FUNCTIONS_H_
+
+#include <ceres/jet.h>
+
+#include <Eigen/Dense>
+#include <cmath>
+
+namespace ncpkit::internal {
+
+// Alart & Curnier (1991), per contact with u = W r + q:
+//   Phi_N = r_N - max(0, r_N - rho u_N),
+//   Phi_T = r_T - P_D(mu max(0, r_N - rho u_N)) (r_T - rho u_T),
+// and A = dPhi/dr, B = dPhi/du (hand-written; an element of the generalized Jacobian at kinks).
+void AlartCurnierContact(double mu, double rho, const Eigen::Vector3d& r, const Eigen::Vector3d& u,
+                         Eigen::Vector3d* phi, Eigen::Matrix3d* A, Eigen::Matrix3d* B);
+
+// The Fischer-Burmeister function of the Lorentz cone L = { x_0 >= ||(x_1, x_2)|| } (Fukushima,
+// Luo & Tseng 2002), phi(x, y) = x + y - (x o x + y o y)^(1/2) in its Jordan algebra, which
+// vanishes exactly when L ∋ x ⊥ y ∈ L. With mu > 0, x = (mu r_N, r_T) is in L when r is in the
+// Coulomb cone K_mu, and y = rho (v_N, mu v_T), v = u + mu ||u_T|| e_N De Saxcé's modified
+// velocity, is in L when v is in the dual cone; x.y = rho mu r.v. mu = 0: the scalar FB function
+// on (r_N, rho u_N) and r_T = 0. `smoothing` s > 0 adds 2 s^2 to the identity part under the
+// square root and smooths ||u_T|| (Chen & Tseng's smoothing), which keeps the derivatives finite
+// at kinks; s = 0 is the exact function.
+template <class T>
+Eigen::Matrix<T, 3, 1> FischerBurmeisterSoc(double mu, double rho, const Eigen::Matrix<T, 3, 1>& r,
+                                            const Eigen::Matrix<T, 3, 1>& u, double smoothing) {
+  using ceres::sqrt;
+  using std::sqrt;
+  const double s2 = smoothing * smoothing;
+  Eigen::Matrix<T, 3, 1> phi;
+  if (mu == 0.0) {
+    const T a = r[0], b = T(rho) * u[0];
+    phi[0] = a + b - sqrt(a * a + b * b + T(2.0 * s2));
+    phi[1] = r[1];
+    phi[2] = r[2];
+    return phi;
+  }
+  const T slip = sqrt(u[1] * u[1] + u[2] * u[2] + T(s2 * s2));
+  const Eigen::Matrix<T, 3, 1> x(T(mu) * r[0], r[1], r[2]);
+  const Eigen::Matrix<T, 3, 1> y(T(rho) * (u[0] + T(mu) * slip), T(rho * mu) * u[1],
+                                 T(rho * mu) * u[2]);
+  // z = x o x + y o y = (|x|^2 + |y|^2, 2 (x_0 x_bar + y_0 y_bar)), plus 2 s^2 e.
+  const T z0 = x.squaredNorm() + y.squaredNorm() + T(2.0 * s2);
+  const T z1 = T(2.0) * (x[0] * x[1] + y[0] * y[1]);
+  const T z2 = T(2.0) * (x[0] * x[2] + y[0] * y[2]);
+  const T norm = sqrt(z1 * z1 + z2 * z2 + T(s2 * s2));
+  // Spectral values z0 -+ |z_bar| (the smaller one is >= 0 in exact arithmetic).
+  T small = z0 - norm;
+  if (small < T(0.0)) small = T(0.0) * small;
+  const T root_small = sqrt(small), root_large = sqrt(z0 + norm);
+  const T half_sum = T(0.5) * (root_large + root_small);
+  T half_difference = T(0.5) * (root_large - root_small);
+  Eigen::Matrix<T, 3, 1> root;
+  root[0] = half_sum;
+  if (norm > T(0.0)) {
+    root[1] = half_difference * z1 / norm;
+    root[2] = half_difference * z2 / norm;
+  } else {
+    root[1] = root[2] = T(0.0);
+  }
+  phi = x + y - root;
+  return phi;
+}
+
+// The exact FB value and, through 6-wide Jets of the smoothed function, A = dPhi/dr and
+// B = dPhi/du: smoothing 1e-6 of the scale of r and u, or 1e-4 where rounding leaves the
+// function without finite derivatives.
+void FischerBurmeisterContact(double mu, double rho, const Eigen::Vector3d& r,
+                              const Eigen::Vector3d& u, Eigen::Vector3d* phi, Eigen::Matrix3d* A,
+                              Eigen::Matrix3d* B);
+
+}  // namespace ncpkit::internal
+
+#endif  // NCPKIT_SOLVERS_FRICTION_INTERNAL_FRICTION_FUNCTIONS_H_

@@ -1,0 +1,132 @@
+#include "solvers/friction/nonsmooth_gauss_seidel.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+#include "solvers/base/input_error.h"
+#include "solvers/friction/single_contact.h"
+
+namespace ncpkit {
+
+bool NonsmoothGaussSeidel::Options::IsValid(std::string* why) const {
+  return internal::OptionChecks()
+      .Require(max_sweeps >= 1, "max_sweeps", max_sweeps, "must be >= 1")
+      .Require(tolerance > 0.0 && std::isfinite(tolerance), "tolerance", tolerance,
+               "must be positive and finite")
+      .Require(relaxation > 0.0 && relaxation < 2.0, "relaxation", relaxation, "must be in (0, 2)")
+      .Require(time_limit_seconds >= 0.0, "time_limit_seconds", time_limit_seconds, "must be >= 0")
+      .Done(why);
+}
+
+// Per contact: W_aa, its inverse where it has one, no sliding direction yet.
+void NonsmoothGaussSeidel::PrepareBlocks(const FrictionContactProblem& problem) {
+  const int nc = problem.num_contacts();
+  blocks_.resize(nc);
+  inverses_.resize(nc);
+  invertible_.assign(nc, 0);
+  directions_.assign(nc, Eigen::Vector2d::Constant(std::numeric_limits<double>::quiet_NaN()));
+  for (int a = 0; a < nc; ++a) {
+    blocks_[a] = problem.DiagonalBlock(a);
+    const double scale = blocks_[a].norm();
+    const double determinant = blocks_[a].determinant();
+    if (scale > 0.0 && std::abs(determinant) > 1e-14 * scale * scale * scale) {
+      inverses_[a] = blocks_[a].inverse();
+      invertible_[a] = inverses_[a].allFinite();
+    }
+  }
+}
+
+// Contact a's local problem solved exactly (relaxed by omega), r_a and u updated.
+void NonsmoothGaussSeidel::UpdateContact(const FrictionContactProblem& problem, int a,
+                                         Eigen::VectorXd* r) {
+  const double omega = options_.relaxation;
+  const double mu = problem.mu()[a];
+  const Eigen::Vector3d old = r->segment<3>(3 * a);
+  const Eigen::Vector3d q_local = u_.segment<3>(3 * a) - blocks_[a] * old;
+  const SingleContactSolution local = SolveSingleContactCarried(
+      blocks_[a], inverses_[a], invertible_[a], q_local, mu, old, &directions_[a]);
+  Eigen::Vector3d next = omega == 1.0 ? local.r : Eigen::Vector3d(old + omega * (local.r - old));
+  if (omega > 1.0) next = ProjectOntoCone(mu, next);
+  const Eigen::Vector3d change = next - old;
+  if (change.isZero(0.0)) return;
+  r->segment<3>(3 * a) = next;
+  const Eigen::SparseMatrix<double>& columns = problem.W_columns();
+  for (int k = 0; k < 3; ++k) {
+    if (change[k] == 0.0) continue;
+    for (Eigen::SparseMatrix<double>::InnerIterator it(columns, 3 * a + k); it; ++it) {
+      u_[it.row()] += it.value() * change[k];
+    }
+  }
+}
+
+NonsmoothGaussSeidel::Summary NonsmoothGaussSeidel::Solve(const FrictionContactProblem& problem,
+                                                          Eigen::VectorXd* r) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  Summary summary;
+  summary.solver = options_.ordering == Ordering::Shuffled    ? "nsgs-shuffled"
+                   : options_.ordering == Ordering::Symmetric ? "nsgs-symmetric"
+                                                              : "nsgs";
+  summary.tolerance = options_.tolerance;
+  const auto elapsed = [&]() {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  if (!AcceptOptions(options_, &summary)) return summary;
+  const int nc = problem.num_contacts();
+  const int m = problem.size();
+
+  // The start, projected onto the cones.
+  if (!(options_.warm_start && r->size() == m && r->allFinite())) r->setZero(m);
+  for (int a = 0; a < nc; ++a) {
+    r->segment<3>(3 * a) = ProjectOntoCone(problem.mu()[a], r->segment<3>(3 * a));
+  }
+  PrepareBlocks(problem);
+  order_.resize(nc);
+  std::iota(order_.begin(), order_.end(), 0);
+  std::mt19937 rng(options_.seed);
+
+  problem.Velocity(*r, &u_);
+  best_ = *r;
+  double best_error = ComputeFrictionErrors(problem, *r, u_).fclib;
+  int sweep = 0;
+  bool converged = best_error <= options_.tolerance;
+  bool timed_out = false;
+  while (!converged && sweep < options_.max_sweeps && std::isfinite(best_error)) {
+    ++sweep;
+    if (options_.ordering == Ordering::Shuffled) {
+      std::shuffle(order_.begin(), order_.end(), rng);
+    } else if (options_.ordering == Ordering::Symmetric) {
+      std::reverse(order_.begin(), order_.end());
+    }
+    for (const int a : order_) UpdateContact(problem, a, r);
+    double error = ComputeFrictionErrors(problem, *r, u_).fclib;
+    if (error <= options_.tolerance) {
+      problem.Velocity(*r, &u_);  // without the updates' rounding
+      error = ComputeFrictionErrors(problem, *r, u_).fclib;
+      converged = error <= options_.tolerance;
+    }
+    if (!(error >= best_error)) {
+      best_error = error;
+      best_ = *r;
+    }
+    if (!std::isfinite(error)) break;
+    if (options_.time_limit_seconds > 0.0 && elapsed() > options_.time_limit_seconds) {
+      timed_out = !converged;
+      break;
+    }
+  }
+  *r = best_;
+  problem.Velocity(*r, &u_);
+  DescribeFrictionPoint(problem, *r, u_, &summary);
+  internal::SetSweepOutcome(options_.tolerance, sweep, timed_out, *r, &summary);
+  summary.wall_time_seconds = elapsed();
+  return summary;
+}
+
+}  // namespace ncpkit

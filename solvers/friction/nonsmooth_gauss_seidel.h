@@ -1,0 +1,80 @@
+// Block Gauss-Seidel over contacts for the frictional contact problem (NSGS; Jean & Moreau's
+// nonsmooth contact dynamics, the reference solver of FCLib's comparisons).
+#ifndef NCPKIT_SOLVERS_FRICTION_NONSMOOTH_GAUSS_SEIDEL_H_
+#define NCPKIT_SOLVERS_FRICTION_NONSMOOTH_GAUSS_SEIDEL_H_
+
+#include <Eigen/Dense>
+#include <string>
+#include <vector>
+
+#include "solvers/friction/friction_problem.h"
+#include "solvers/base/status.h"
+
+namespace ncpkit {
+
+// One sweep visits every contact and solves its own 3 x 3 problem exactly, with the reactions of
+// the others fixed (single_contact.h: take-off, sticking, or sliding from the roots of a
+// quartic), then relaxes r_a <- r_a + omega (r_a* - r_a). u = W r + q is kept up to date by the
+// columns of W a contact's change touches, so a sweep costs O(nnz(W)) and the FCLib error
+// (friction_problem.h), checked after every sweep, O(n_c); u is recomputed from scratch
+// before convergence is declared. The best point seen is returned.
+//
+// Converges on problems with a symmetric positive definite W and small friction; on stacks and
+// redundant contacts (singular W) it may stall, which the summary reports with the error
+// reached.
+class NonsmoothGaussSeidel {
+ public:
+  enum class Ordering {
+    Natural,    // contacts 0, 1, ..., n_c - 1 every sweep
+    Symmetric,  // forward, then backward on the next sweep
+    Shuffled,   // a new random order every sweep (Options::seed)
+  };
+
+  struct Options {
+    // Sweeps before MaxIterations. Default 10000; >= 1.
+    int max_sweeps = 10000;
+    // Stop when the FCLib error <= tolerance. Default 1e-8 (the accuracy FCLib's families ask);
+    // > 0.
+    double tolerance = 1e-8;
+    // Relaxation omega of each contact's update. Default 1; in (0, 2). Above 1 the relaxed
+    // reaction is projected back onto the cone.
+    double relaxation = 1.0;
+    Ordering ordering = Ordering::Natural;
+    // Seed of the shuffled ordering. Default 0.
+    unsigned seed = 0;
+    // Start from *r if it has the problem's size (projected onto the cones). Default false:
+    // from r = 0.
+    bool warm_start = false;
+    // Stop with MaxIterations once this much wall time has passed. Default 0: no limit; >= 0.
+    double time_limit_seconds = 0.0;
+    bool IsValid(std::string* why) const;
+  };
+
+  using Summary = FrictionSolverSummary;
+
+  NonsmoothGaussSeidel() = default;
+  explicit NonsmoothGaussSeidel(const Options& options) : options_(options) {}
+  const Options& options() const { return options_; }
+  Options& mutable_options() { return options_; }
+
+  // Solves the problem; *r receives the best point found (contact by contact, [normal,
+  // tangent, tangent]).
+  Summary Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r);
+
+ private:
+  void PrepareBlocks(const FrictionContactProblem& problem);
+  void UpdateContact(const FrictionContactProblem& problem, int a, Eigen::VectorXd* r);
+
+  Options options_;
+  // Per contact: the diagonal block, its inverse and whether it has one; the last sliding
+  // angle (NaN when the contact did not slide).
+  std::vector<Eigen::Matrix3d> blocks_, inverses_;
+  std::vector<char> invertible_;
+  std::vector<Eigen::Vector2d> directions_;
+  std::vector<int> order_;
+  Eigen::VectorXd u_, best_;
+};
+
+}  // namespace ncpkit
+
+#endif  // NCPKIT_SOLVERS_FRICTION_NONSMOOTH_GAUSS_SEIDEL_H_

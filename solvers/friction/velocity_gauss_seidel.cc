@@ -1,0 +1,326 @@
+#include "solvers/friction/velocity_gauss_seidel.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "solvers/base/input_error.h"
+#include "solvers/friction/single_contact.h"
+
+namespace ncpkit {
+bool VelocityGaussSeidel::Options::IsValid(std::string* why) const {
+  return internal::OptionChecks()
+      .Require(max_sweeps >= 1, "max_sweeps", max_sweeps, "must be >= 1")
+      .Require(tolerance > 0.0 && std::isfinite(tolerance), "tolerance", tolerance,
+               "must be positive and finite")
+      .Require(relaxation > 0.0 && relaxation < 2.0, "relaxation", relaxation, "must be in (0, 2)")
+      .Require(time_limit_seconds >= 0.0, "time_limit_seconds", time_limit_seconds, "must be >= 0")
+      .Done(why);
+}
+
+// B_p = M_k^-1 H_p and the diagonal blocks W_aa = sum_p H_p^T B_p with their inverses. Where
+// every block has 6 rows and no contact touches more than two (rigid bodies), each contact's
+// pieces of H and B go into one record of 72 values (the compact layout), else they stay at the
+// problem's offsets.
+void VelocityGaussSeidel::Prepare(const GlobalFrictionContactProblem& problem) {
+  const int nc = problem.num_contacts();
+  const int num_pieces = problem.piece_begin(nc);
+  compact_ = true;
+  for (int a = 0; a < nc && compact_; ++a) {
+    compact_ = problem.piece_begin(a + 1) - problem.piece_begin(a) <= 2;
+  }
+  for (int p = 0; p < num_pieces && compact_; ++p) {
+    compact_ = problem.block_size(problem.piece_block(p)) == 6;
+  }
+  blocks_.resize(nc);
+  inverses_.resize(nc);
+  invertible_.assign(nc, 0);
+  directions_.assign(nc, Eigen::Vector2d::Constant(std::numeric_limits<double>::quiet_NaN()));
+  if (compact_) {
+    // B and W_aa are formed when a contact is first pressed (MakeReady): the contacts that stay
+    // apart through a solve (speculative ones) never need them.
+    records_.resize(static_cast<size_t>(kRecord) * nc);  // a missing piece's values unused
+    slots_.assign(2 * static_cast<size_t>(nc), -1);
+    ready_.assign(nc, 0);
+    // Blocks whose inverse is diag(s I, K) (s > 0): 0 for the others.
+    scalar_top_.assign(problem.num_blocks(), 0.0);
+    for (int k = 0; k < problem.num_blocks(); ++k) {
+      const Eigen::Map<const Eigen::Matrix<double, 6, 6>> Minv(problem.inverse_mass_data(k));
+      const double s = Minv(0, 0);
+      if (s > 0.0 && Minv.topRightCorner<3, 3>().isZero(0.0) &&
+          Minv.bottomLeftCorner<3, 3>().isZero(0.0) &&
+          Minv.topLeftCorner<3, 3>() == s * Eigen::Matrix3d::Identity()) {
+        scalar_top_[k] = s;
+      }
+    }
+    for (int a = 0; a < nc; ++a) {
+      double* record = records_.data() + static_cast<size_t>(kRecord) * a;
+      for (int p = problem.piece_begin(a), k = 0; p < problem.piece_begin(a + 1); ++p, ++k) {
+        slots_[2 * a + k] = problem.block_offset(problem.piece_block(p));
+        std::copy(problem.piece_data(p), problem.piece_data(p) + 18, record + 18 * k);
+      }
+    }
+    return;
+  }
+  product_offset_.resize(static_cast<size_t>(num_pieces) + 1);
+  product_offset_[0] = 0;
+  for (int p = 0; p < num_pieces; ++p) {
+    product_offset_[p + 1] = product_offset_[p] + 3 * problem.block_size(problem.piece_block(p));
+  }
+  products_.resize(static_cast<size_t>(product_offset_[num_pieces]));
+  for (int a = 0; a < nc; ++a) {
+    Eigen::Matrix3d W = Eigen::Matrix3d::Zero();
+    for (int p = problem.piece_begin(a); p < problem.piece_begin(a + 1); ++p) {
+      const int k = problem.piece_block(p), b = problem.block_size(k);
+      double* product = products_.data() + product_offset_[p];
+      internal::PieceLeftProduct(problem.inverse_mass_data(k), problem.piece_data(p), b, product);
+      W += internal::PieceInnerProduct(problem.piece_data(p), product, b);
+    }
+    SetDiagonalBlock(a, W);
+  }
+}
+
+// B_p and W_aa of contact a in the compact layout.
+void VelocityGaussSeidel::MakeReady(const GlobalFrictionContactProblem& problem, int a) {
+  double* record = records_.data() + static_cast<size_t>(kRecord) * a;
+  Eigen::Matrix3d W = Eigen::Matrix3d::Zero();
+  for (int p = problem.piece_begin(a), k = 0; p < problem.piece_begin(a + 1); ++p, ++k) {
+    const int block = problem.piece_block(p);
+    const Eigen::Map<const Eigen::Matrix<double, 6, 3>> H(record + 18 * k);
+    Eigen::Map<Eigen::Matrix<double, 6, 3>> B(record + 36 + 18 * k);
+    const Eigen::Map<const Eigen::Matrix<double, 6, 6>> Minv(problem.inverse_mass_data(block));
+    if (scalar_top_[block] > 0.0) {
+      // M^-1 = diag(s I, K), a rigid body's: a third of the products.
+      B.topRows<3>() = scalar_top_[block] * H.topRows<3>();
+      B.bottomRows<3>().noalias() = Minv.bottomRightCorner<3, 3>() * H.bottomRows<3>();
+      W.noalias() += H.topRows<3>().transpose() * B.topRows<3>();
+      W.noalias() += H.bottomRows<3>().transpose() * B.bottomRows<3>();
+    } else {
+      B.noalias() = Minv * H;
+      W.noalias() += H.transpose() * B;
+    }
+  }
+  SetDiagonalBlock(a, W);
+  ready_[a] = 1;
+}
+
+void VelocityGaussSeidel::SetDiagonalBlock(int a, const Eigen::Matrix3d& W) {
+  blocks_[a] = W;
+  invertible_[a] = 0;
+  const double scale = W.norm();
+  if (!(scale > 0.0)) return;
+  // Invertible when |det W| > 1e-14 ||W||^3 (cofactors and determinant computed once).
+  double determinant;
+  bool invertible;
+  W.computeInverseAndDetWithCheck(inverses_[a], determinant, invertible,
+                                  1e-14 * scale * scale * scale);
+  invertible_[a] = invertible && inverses_[a].allFinite();
+}
+
+// u = H^T v + w for every contact, into u_.
+void VelocityGaussSeidel::ContactVelocities(const GlobalFrictionContactProblem& problem) {
+  if (!compact_) {
+    problem.ContactVelocity(v_, &u_);
+    return;
+  }
+  const int nc = problem.num_contacts();
+  u_.resize(3 * nc);
+  const double* v = v_.data();
+  for (int a = 0; a < nc; ++a) {
+    const double* record = records_.data() + static_cast<size_t>(kRecord) * a;
+    Eigen::Vector3d u = problem.w().segment<3>(3 * a);
+    for (int k = 0; k < 2; ++k) {
+      const int slot = slots_[2 * a + k];
+      if (slot < 0) continue;
+      u.noalias() += Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record + 18 * k).transpose() *
+                     Eigen::Map<const Eigen::Matrix<double, 6, 1>>(v + slot);
+    }
+    u_.segment<3>(3 * a) = u;
+  }
+}
+
+// One sweep over the contacts: each one's exact local solve with the others fixed, relaxed,
+// and v updated by B_a times the change of r_a.
+// u_a = w_a + H_a^T v.
+template <bool kCompact>
+Eigen::Vector3d VelocityGaussSeidel::LocalVelocity(const GlobalFrictionContactProblem& problem,
+                                                   int a, const double* v) const {
+  Eigen::Vector3d u = problem.w().segment<3>(3 * a);
+  if constexpr (kCompact) {
+    const double* record = records_.data() + static_cast<size_t>(kRecord) * a;
+    for (int k = 0; k < 2; ++k) {
+      const int slot = slots_[2 * a + k];
+      if (slot < 0) continue;
+      u.noalias() += Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record + 18 * k).transpose() *
+                     Eigen::Map<const Eigen::Matrix<double, 6, 1>>(v + slot);
+    }
+  } else {
+    for (int p = problem.piece_begin(a); p < problem.piece_begin(a + 1); ++p) {
+      const int k = problem.piece_block(p);
+      internal::AddPieceTransposeProduct(problem.piece_data(p), problem.block_size(k),
+                                         v + problem.block_offset(k), &u);
+    }
+  }
+  return u;
+}
+
+// v += B_a change (B_a = M^-1 H_a).
+template <bool kCompact>
+void VelocityGaussSeidel::ScatterChange(const GlobalFrictionContactProblem& problem, int a,
+                                        const Eigen::Vector3d& change, double* v) const {
+  if constexpr (kCompact) {
+    const double* record = records_.data() + static_cast<size_t>(kRecord) * a;
+    for (int k = 0; k < 2; ++k) {
+      const int slot = slots_[2 * a + k];
+      if (slot < 0) continue;
+      Eigen::Map<Eigen::Matrix<double, 6, 1>>(v + slot).noalias() +=
+          Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record + 36 + 18 * k) * change;
+    }
+  } else {
+    for (int p = problem.piece_begin(a); p < problem.piece_begin(a + 1); ++p) {
+      const int k = problem.piece_block(p);
+      internal::AddPieceProduct(products_.data() + product_offset_[p], problem.block_size(k),
+                                change, v + problem.block_offset(k));
+    }
+  }
+}
+
+// Contact a's local solution for q_local: sticking (r = -W^-1 q inside the cone, the common
+// case at rest) tested here, the other cases by the single-contact solver, started from `old`
+// and the contact's last sliding direction.
+Eigen::Vector3d VelocityGaussSeidel::LocalSolve(int a, const Eigen::Vector3d& q_local, double mu,
+                                                const Eigen::Vector3d& old) {
+  Eigen::Vector3d solved;
+  if (q_local[0] < 0.0 && invertible_[a] &&
+      (solved = -(inverses_[a] * q_local), solved[0] >= 0.0) &&
+      TangentNorm(solved[1], solved[2]) <= mu * solved[0]) {
+    directions_[a].x() = std::numeric_limits<double>::quiet_NaN();
+    return solved;
+  }
+  return SolveSingleContactCarried(blocks_[a], inverses_[a], invertible_[a], q_local, mu, old,
+                                   &directions_[a])
+      .r;
+}
+
+template <bool kCompact>
+void VelocityGaussSeidel::Sweep(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r) {
+  const int nc = problem.num_contacts();
+  const Eigen::VectorXd& mu = problem.mu();
+  const double omega = options_.relaxation;
+  double* v = v_.data();
+  for (int a = 0; a < nc; ++a) {
+    const Eigen::Vector3d u = LocalVelocity<kCompact>(problem, a, v);
+    const Eigen::Vector3d old = r->segment<3>(3 * a);
+    const bool apart = old.isZero(0.0);
+    if (apart && u[0] >= 0.0) continue;  // stays apart: r_a = 0, no change
+    if constexpr (kCompact) {
+      if (!ready_[a]) MakeReady(problem, a);
+    }
+    const Eigen::Vector3d q_local = apart ? u : Eigen::Vector3d(u - blocks_[a] * old);
+    const Eigen::Vector3d solved = LocalSolve(a, q_local, mu[a], old);
+    Eigen::Vector3d next = omega == 1.0 ? solved : Eigen::Vector3d(old + omega * (solved - old));
+    if (omega > 1.0) next = ProjectOntoCone(mu[a], next);
+    const Eigen::Vector3d change = next - old;
+    if (change.isZero(0.0)) continue;
+    r->segment<3>(3 * a) = next;
+    ScatterChange<kCompact>(problem, a, change, v);
+  }
+}
+
+VelocityGaussSeidel::Summary VelocityGaussSeidel::Solve(const GlobalFrictionContactProblem& problem,
+                                                        Eigen::VectorXd* r) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  Summary summary;
+  summary.solver = "nsgs-velocity";
+  summary.tolerance = options_.tolerance;
+  const auto elapsed = [&]() {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  if (!AcceptOptions(options_, &summary)) return summary;
+  const int nc = problem.num_contacts();
+  const int m = problem.size();
+  const Eigen::VectorXd& mu = problem.mu();
+
+  if (!(options_.warm_start && r->size() == m && r->allFinite())) r->setZero(m);
+  for (int a = 0; a < nc; ++a) r->segment<3>(3 * a) = ProjectOntoCone(mu[a], r->segment<3>(3 * a));
+
+  Prepare(problem);
+
+  // v = M^-1 (H r + f) from the start.
+  const double q_norm = problem.local_q_norm();
+  // The errors at *r from u_; a point that ends the solve is described too (its contacts'
+  // states) from the same errors.
+  const auto errors_at = [&]() { return internal::FrictionErrorsOf(mu, q_norm, *r, u_); };
+  problem.Velocity(*r, &v_);
+  ContactVelocities(problem);
+  best_ = *r;
+  FrictionErrors errors = errors_at();
+  double best_error = errors.fclib;
+  // Whether v_, u_ and summary's description are exact for *r == best_.
+  bool described = false;
+  int sweep = 0;
+  bool converged = best_error <= options_.tolerance;
+  if (converged) {
+    internal::DescribeFrictionPointOf(mu, errors, *r, &summary);
+    described = true;
+  }
+  bool timed_out = false;
+  int next_check = 1, last_check = 0;
+  double last_error = best_error;
+  while (!converged && sweep < options_.max_sweeps && std::isfinite(best_error)) {
+    ++sweep;
+    if (compact_) {
+      Sweep<true>(problem, r);
+    } else {
+      Sweep<false>(problem, r);
+    }
+    if (options_.time_limit_seconds > 0.0 && elapsed() > options_.time_limit_seconds) {
+      timed_out = true;
+    }
+    // The error costs a third of a sweep: checked after sweeps 1, 2, 3, 5, 8, 12, ... (then
+    // every 20) and after the last; when the rate since the previous check leaves it above ten
+    // times the tolerance after the last sweep, 20 sweeps later or after the last.
+    const bool last = sweep >= options_.max_sweeps || timed_out;
+    if (sweep < next_check && !last) continue;
+    // u from the sweeps' updates of v, exact to their rounding.
+    ContactVelocities(problem);
+    errors = errors_at();
+    const double error = errors.fclib;
+    next_check = sweep + std::min(20, (sweep + 1) / 2);
+    if (last_check > 0 && error > options_.tolerance) {
+      const double rate = std::pow(error / last_error, 1.0 / (sweep - last_check));
+      const double at_end = error * std::pow(rate, options_.max_sweeps - sweep);
+      if (!(at_end <= 10.0 * options_.tolerance)) {
+        next_check = std::max(next_check, std::min(options_.max_sweeps, sweep + 20));
+      }
+    }
+    last_check = sweep;
+    last_error = error;
+    converged = error <= options_.tolerance;
+    if (converged || last) internal::DescribeFrictionPointOf(mu, errors, *r, &summary);
+    if (!(error >= best_error)) {
+      best_error = error;
+      best_ = *r;
+      described = last || converged;
+    }
+    if (!std::isfinite(error)) break;
+    if (timed_out) {
+      timed_out = !converged;
+      break;
+    }
+  }
+  if (!described) {
+    *r = best_;
+    problem.Velocity(*r, &v_);
+    ContactVelocities(problem);
+    DescribeFrictionPoint(problem, *r, u_, &summary);
+  }
+  internal::SetSweepOutcome(options_.tolerance, sweep, timed_out, *r, &summary);
+  summary.wall_time_seconds = elapsed();
+  return summary;
+}
+
+}  // namespace ncpkit

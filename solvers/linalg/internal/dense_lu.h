@@ -1,0 +1,67 @@
+// Dense LU with partial pivoting that keeps its storage: Eigen's PartialPivLU (the same
+// factorization, solves and condition estimate), without the allocations Eigen's class makes on
+// every compute() (its L1 norm) and in its transposed solve and rcond(), and unblocked up to
+// n = 64 (Eigen blocks from n = 17 on).
+#ifndef NCPKIT_SOLVERS_LINALG_INTERNAL_DENSE_LU_H_
+#define NCPKIT_SOLVERS_LINALG_INTERNAL_DENSE_LU_H_
+
+#include <Eigen/Dense>
+#include <array>
+
+namespace ncpkit::internal {
+
+class DenseLu {
+ public:
+  static constexpr int kUnblockedMaxSize = 64;  // unblocked elimination up to this size
+  // Factorizes a square matrix (any dense expression, e.g. a block of a larger buffer).
+  template <class Matrix>
+  void compute(const Matrix& A) {
+    lu_ = A;
+    column_sums_.noalias() = lu_.cwiseAbs().colwise().sum();
+    l1_norm_ = lu_.cols() > 0 ? column_sums_.maxCoeff() : 0.0;
+    transpositions_.resize(lu_.rows());
+    if (lu_.rows() <= kUnblockedMaxSize) {
+      // Eigen blocks from n = 17 on, and its unblocked loop works through dynamic block
+      // expressions: at n = 24 either costs 7 or more instructions per multiply-add.
+      UnblockedLu();
+    } else {
+      Eigen::Transpositions<Eigen::Dynamic>::StorageIndex count = 0;
+      Eigen::internal::partial_lu_inplace(lu_, transpositions_, count);
+    }
+    permutation_ = transpositions_;
+    for (Eigen::VectorXd& v : scratch_) v.resize(lu_.rows());
+  }
+  // Sizes every member for k x k matrices, so that the first compute() of that size does not
+  // allocate.
+  void Reserve(Eigen::Index k);
+  Eigen::Index rows() const { return lu_.rows(); }
+  // Scratch vectors of the factorized size, kept with the factorization (a caller that needs
+  // vectors of the basis size uses these: they never change size).
+  Eigen::VectorXd& Scratch(int i) { return scratch_[i]; }
+  const Eigen::MatrixXd& matrixLU() const { return lu_; }
+  double l1_norm() const { return l1_norm_; }  // of the factorized matrix
+  // x = A^-1 b.
+  void Solve(const Eigen::VectorXd& b, Eigen::VectorXd* x) const;
+  // y = A^-T c (`work` holds an intermediate).
+  void SolveTransposed(const Eigen::VectorXd& c, Eigen::VectorXd* work, Eigen::VectorXd* y) const;
+  // Eigen's reciprocal condition estimate (Hager's method with Higham's alternative).
+  double Rcond();
+
+ private:
+  double InverseL1NormEstimate();
+  // Right-looking elimination with partial pivoting on lu_ in place, the same steps as Eigen's
+  // unblocked_lu (largest pivot, first of equals; a zero column is skipped), in plain loops.
+  void UnblockedLu();
+
+  Eigen::MatrixXd lu_;
+  Eigen::RowVectorXd column_sums_;
+  double l1_norm_ = 0.0;
+  Eigen::Transpositions<Eigen::Dynamic> transpositions_;
+  Eigen::PermutationMatrix<Eigen::Dynamic> permutation_;
+  std::array<Eigen::VectorXd, 5> work_;
+  std::array<Eigen::VectorXd, 6> scratch_;
+};
+
+}  // namespace ncpkit::internal
+
+#endif  // NCPKIT_SOLVERS_LINALG_INTERNAL_DENSE_LU_H_

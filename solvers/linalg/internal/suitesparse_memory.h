@@ -1,0 +1,50 @@
+// SuiteSparse allocates and frees its factors on every numeric factorization. A factorization
+// object that keeps its pattern can hand those blocks back to itself instead: while a
+// BlockCache::Scope lives on a thread, SuiteSparse's memory calls on that thread are served
+// from the cache (blocks of the sizes freed before), so that a time-stepper's factorizations
+// reach a steady state without heap allocations. Elsewhere SuiteSparse allocates as before.
+#ifndef NCPKIT_SOLVERS_LINALG_INTERNAL_SUITESPARSE_MEMORY_H_
+#define NCPKIT_SOLVERS_LINALG_INTERNAL_SUITESPARSE_MEMORY_H_
+
+#include <array>
+#include <cstddef>
+
+namespace ncpkit::internal {
+
+class SuiteSparseBlockCache {
+ public:
+  SuiteSparseBlockCache();
+  ~SuiteSparseBlockCache();
+  SuiteSparseBlockCache(const SuiteSparseBlockCache&) = delete;
+  SuiteSparseBlockCache& operator=(const SuiteSparseBlockCache&) = delete;
+
+  // Routes this thread's SuiteSparse memory calls to `cache` while it lives. Every block a
+  // cache hands out must be freed in one of its scopes (every call into SuiteSparse that may
+  // allocate or free the cached objects runs in one).
+  class Scope {
+   public:
+    explicit Scope(SuiteSparseBlockCache* cache);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    SuiteSparseBlockCache* previous_;
+  };
+
+  void* Allocate(std::size_t bytes);
+  void Free(void* block);
+
+ private:
+  struct Block {
+    std::size_t bytes = 0;
+    void* memory = nullptr;  // the user part (after the header)
+  };
+  static constexpr int kMaxFree = 64;
+  std::array<Block, kMaxFree> free_;
+  int num_free_ = 0;
+};
+
+}  // namespace ncpkit::internal
+
+#endif  // NCPKIT_SOLVERS_LINALG_INTERNAL_SUITESPARSE_MEMORY_H_

@@ -1,0 +1,625 @@
+#include "solvers/mcp/semismooth_newton.h"
+
+#include <Eigen/SparseCholesky>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+#include "solvers/linalg/internal/dense_lu.h"
+#include "solvers/mcp/equilibration.h"
+#include "solvers/base/input_error.h"
+#include "solvers/linalg/sparse_lu.h"
+
+namespace ncpkit {
+namespace internal {
+
+// H = D_a + D_b J with the pattern of J plus the diagonal, kept between solves while J's
+// pattern is unchanged.
+class NewtonMatrix {
+ public:
+  bool SamePattern(const Eigen::SparseMatrix<double>& J) const {
+    return J.rows() == rows_ && J.nonZeros() == nnz_ &&
+           std::equal(J.outerIndexPtr(), J.outerIndexPtr() + J.cols() + 1, outer_.begin()) &&
+           std::equal(J.innerIndexPtr(), J.innerIndexPtr() + J.nonZeros(), inner_.begin());
+  }
+  void BuildPattern(const Eigen::SparseMatrix<double>& J) {
+    const int n = static_cast<int>(J.rows());
+    rows_ = n;
+    nnz_ = J.nonZeros();
+    outer_.assign(J.outerIndexPtr(), J.outerIndexPtr() + n + 1);
+    inner_.assign(J.innerIndexPtr(), J.innerIndexPtr() + J.nonZeros());
+    std::vector<Eigen::Triplet<double>> t;
+    t.reserve(J.nonZeros() + n);
+    for (int j = 0; j < n; ++j) {
+      t.emplace_back(j, j, 0.0);
+      for (Eigen::SparseMatrix<double>::InnerIterator it(J, j); it; ++it) {
+        t.emplace_back(it.row(), j, 0.0);
+      }
+    }
+    H_.resize(n, n);
+    H_.setFromTriplets(t.begin(), t.end());
+    H_.makeCompressed();
+    auto slot = [&](int row, int col) {
+      const int* begin = H_.innerIndexPtr() + H_.outerIndexPtr()[col];
+      const int* end = H_.innerIndexPtr() + H_.outerIndexPtr()[col + 1];
+      return static_cast<int>(std::lower_bound(begin, end, row) - H_.innerIndexPtr());
+    };
+    j_slot_.resize(J.nonZeros());
+    diagonal_slot_.resize(n);
+    for (int j = 0; j < n; ++j) {
+      diagonal_slot_[j] = slot(j, j);
+      for (int k = J.outerIndexPtr()[j]; k < J.outerIndexPtr()[j + 1]; ++k) {
+        j_slot_[k] = slot(J.innerIndexPtr()[k], j);
+      }
+    }
+  }
+  // H = diag(D_b) J + diag(D_a) + shift I.
+  void Fill(const Eigen::SparseMatrix<double>& J, const Eigen::VectorXd& da,
+            const Eigen::VectorXd& db, double shift) {
+    double* h = H_.valuePtr();
+    std::fill(h, h + H_.nonZeros(), 0.0);
+    for (int j = 0; j < rows_; ++j) {
+      for (int k = J.outerIndexPtr()[j]; k < J.outerIndexPtr()[j + 1]; ++k) {
+        h[j_slot_[k]] += db[J.innerIndexPtr()[k]] * J.valuePtr()[k];
+      }
+      h[diagonal_slot_[j]] += da[j] + shift;
+    }
+  }
+  const Eigen::SparseMatrix<double>& H() const { return H_; }
+
+ private:
+  int rows_ = -1;
+  Eigen::Index nnz_ = -1;
+  std::vector<int> outer_, inner_, j_slot_, diagonal_slot_;
+  Eigen::SparseMatrix<double> H_;
+};
+
+}  // namespace internal
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Phi and the diagonals D_a, D_b of the generalized Jacobian at (z, F).
+void EvaluatePhi(const FischerBurmeisterNewton::Options& options, const Eigen::VectorXd& z,
+                 const Eigen::VectorXd& F, const Eigen::VectorXd& l, const Eigen::VectorXd& u,
+                 Eigen::VectorXd* phi, Eigen::VectorXd* da, Eigen::VectorXd* db) {
+  const Eigen::Index n = z.size();
+  phi->resize(n);
+  if (da) da->resize(n);
+  if (db) db->resize(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const NcpComponent c =
+        EvaluateNcpComponent(options.ncp_function, options.penalty_lambda, z[i], F[i], l[i], u[i]);
+    (*phi)[i] = c.phi;
+    if (da) (*da)[i] = c.da;
+    if (db) (*db)[i] = c.db;
+  }
+}
+
+// H = diag(D_b) J + diag(D_a) on the pattern of J plus the diagonal, built once per pattern.
+double Seconds(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+bool FischerBurmeisterNewton::Options::IsValid(std::string* why) const {
+  return internal::OptionChecks()
+      .Require(tolerance > 0.0, "tolerance", tolerance, "must be > 0")
+      .Require(max_iterations >= 1, "max_iterations", max_iterations, "must be >= 1")
+      .Require(start_acceptance > 0.0 && start_acceptance <= 1.0, "start_acceptance",
+               start_acceptance, "must be in (0, 1]")
+      .Require(penalty_lambda > 0.0 && penalty_lambda <= 1.0, "penalty_lambda", penalty_lambda,
+               "must be in (0, 1]")
+      .Require(armijo_sigma > 0.0 && armijo_sigma < 0.5, "armijo_sigma", armijo_sigma,
+               "must be in (0, 0.5)")
+      .Require(backtrack_factor > 0.0 && backtrack_factor < 1.0, "backtrack_factor",
+               backtrack_factor, "must be in (0, 1)")
+      .Require(max_line_search_steps >= 1, "max_line_search_steps", max_line_search_steps,
+               "must be >= 1")
+      .Require(nonmonotone_memory >= 1, "nonmonotone_memory", nonmonotone_memory, "must be >= 1")
+      .Require(stall_window >= 2, "stall_window", stall_window, "must be >= 2")
+      .Require(stall_factor > 0.0 && stall_factor < 1.0, "stall_factor", stall_factor,
+               "must be in (0, 1)")
+      .Require(dense_threshold >= 0, "dense_threshold", dense_threshold, "must be >= 0")
+      .Require(dense_pattern_max_size >= 0, "dense_pattern_max_size", dense_pattern_max_size,
+               "must be >= 0")
+      .Require(dense_pattern_fill >= 0.0 && dense_pattern_fill <= 1.0, "dense_pattern_fill",
+               dense_pattern_fill, "must be in [0, 1]")
+      .Require(regularization >= 0.0 && std::isfinite(regularization), "regularization",
+               regularization, "must be finite and >= 0")
+      .Require(equilibration_spread > 1.0, "equilibration_spread", equilibration_spread,
+               "must be > 1")
+      .Done(why);
+}
+
+std::string SemismoothNewtonName(const FischerBurmeisterNewton::Options& options) {
+  switch (options.ncp_function) {
+    case NcpFunction::FischerBurmeister:
+      return options.linear_solver == FischerBurmeisterNewton::LinearSolver::Dense
+                 ? "fb-newton-dense"
+                 : "fb-newton";
+    case NcpFunction::PenalizedFischerBurmeister:
+      return "penalized-fb";
+    case NcpFunction::MinMap:
+      return "minmap-newton";
+  }
+  return "newton";
+}
+
+std::string FischerBurmeisterNewton::Summary::FullReport() const {
+  std::ostringstream os;
+  os << CommonFullReport(*this) << "line search steps " << line_search_steps << "\n"
+     << "LM steps          " << levenberg_marquardt_steps << "\n"
+     << "regularized steps " << regularized_steps << "\n"
+     << "linear algebra    " << (dense_linear_algebra ? "dense LU" : "sparse KLU") << " ("
+     << symbolic_analyses << " symbolic analyses)\n";
+  if (equilibrated) {
+    os << "equilibrated      yes (" << polish_iterations
+       << " iterations on the original problem after)\n";
+  }
+  if (!diagnostic.empty()) os << "diagnostic        " << diagnostic << "\n";
+  for (const IterationRecord& r : history) {
+    char line[160];
+    std::snprintf(line, sizeof(line), "  it %3d  residual %.3e  merit %.3e  t %.3g  ls %d%s\n",
+                  r.iteration, r.natural_residual, r.merit, r.step_length, r.line_search_steps,
+                  r.levenberg_marquardt ? "  LM"
+                  : r.regularized       ? "  regularized"
+                                        : "");
+    os << line;
+  }
+  return os.str();
+}
+
+namespace internal {
+
+// Everything Solve() needs per iteration, kept between solves: once the problem's size and
+// the Jacobian's pattern settle, a solve allocates nothing (the Levenberg-Marquardt fallback
+// excepted).
+struct NewtonWorkspace {
+  Eigen::VectorXd F, phi, da, db, z_trial, F_trial, phi_trial, d, gradient, acceptable_start;
+  Eigen::SparseMatrix<double> J;
+  bool have_jacobian = false;         // J is the Jacobian at the current point
+  std::vector<double> residuals;      // natural residual per iteration
+  std::vector<double> recent_merits;  // the last nonmonotone_memory merits, oldest first
+  double merit = 0.0;
+  double start_residual = 0.0;
+  bool keep_start = false;  // acceptable_start met the tolerance (see start_acceptance)
+  Eigen::MatrixXd dense_h;
+  internal::DenseLu dense_lu;
+  // Equilibration: the Jacobian's row and column norms, the scaling, the scaled point.
+  Eigen::VectorXd row_norms, col_norms, row_scale, col_scale, scaled_z, unscaled_start;
+};
+
+}  // namespace internal
+
+FischerBurmeisterNewton::FischerBurmeisterNewton()
+    : klu_(new KluLu),
+      newton_matrix_(new internal::NewtonMatrix),
+      workspace_(new internal::NewtonWorkspace) {}
+FischerBurmeisterNewton::FischerBurmeisterNewton(const Options& options)
+    : options_(options),
+      klu_(new KluLu),
+      newton_matrix_(new internal::NewtonMatrix),
+      workspace_(new internal::NewtonWorkspace) {}
+FischerBurmeisterNewton::~FischerBurmeisterNewton() = default;
+
+namespace {
+
+std::string Scientific(const char* before, double value, const char* after = "") {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.3e", value);
+  return before + std::string(buffer) + after;
+}
+
+}  // namespace
+
+// Validates the problem, projects the start as the options ask and evaluates F and Phi there.
+bool FischerBurmeisterNewton::Start(const MixedComplementarityProblem& problem, Eigen::VectorXd* z,
+                                    Summary* summary) {
+  internal::NewtonWorkspace& ws = *workspace_;
+  try {
+    ValidateBounds(problem);
+  } catch (const std::invalid_argument& e) {
+    summary->status = Status::InvalidInput;
+    summary->message = e.what();
+    return false;
+  }
+  const int n = problem.size();
+  const Eigen::VectorXd& l = problem.lower();
+  const Eigen::VectorXd& u = problem.upper();
+  if (z->size() != n || !z->allFinite()) problem.DefaultStart(z);
+  *z = z->cwiseMax(l).cwiseMin(u);
+  ws.F.resize(n);
+  ws.z_trial.resize(n);
+  ws.F_trial.resize(n);
+  ws.have_jacobian = false;
+  if (!problem.Evaluate(*z, &ws.F, nullptr)) {
+    summary->status = Status::NumericalFailure;
+    summary->message = "F cannot be evaluated at the start point";
+    return false;
+  }
+  EvaluatePhi(options_, *z, ws.F, l, u, &ws.phi, &ws.da, &ws.db);
+  ws.merit = 0.5 * ws.phi.squaredNorm();
+  ws.recent_merits.reserve(options_.nonmonotone_memory + 1);
+  ws.recent_merits.assign(1, ws.merit);
+  ws.residuals.reserve(std::min(options_.max_iterations + 1, 1000));  // grows in longer solves
+  ws.residuals.clear();
+  // The start, kept while it meets the tolerance but not start_acceptance * tolerance.
+  ws.start_residual = natural_residual(*z, ws.F, l, u);
+  ws.keep_start = ws.start_residual <= options_.tolerance &&
+                  ws.start_residual > options_.start_acceptance * options_.tolerance;
+  if (ws.keep_start) ws.acceptable_start = *z;
+  return true;
+}
+
+// Convergence, the iteration cap and stalling; true if the iteration stops here.
+bool FischerBurmeisterNewton::Stops(int iteration, Summary* summary) const {
+  const internal::NewtonWorkspace& ws = *workspace_;
+  const double threshold =
+      iteration == 0 ? options_.start_acceptance * options_.tolerance : options_.tolerance;
+  if (summary->natural_residual <= threshold) {
+    summary->status = Status::Converged;
+    return true;
+  }
+  if (iteration >= options_.max_iterations) {
+    summary->status = Status::MaxIterations;
+    summary->message = Scientific("natural residual ", summary->natural_residual) +
+                       Scientific(" > tolerance ", options_.tolerance) + " after " +
+                       std::to_string(iteration) + " iterations";
+    return true;
+  }
+  const int window = options_.stall_window;
+  if (iteration >= window &&
+      summary->natural_residual > options_.stall_factor * ws.residuals[iteration - window]) {
+    std::ostringstream os;
+    os.precision(3);
+    os << "stalled: natural residual " << std::scientific << summary->natural_residual
+       << " fell by less than a factor " << 1.0 / options_.stall_factor << " over the last "
+       << window << " iterations";
+    summary->status = Status::Failed;
+    summary->message = os.str();
+    return true;
+  }
+  return false;
+}
+
+// The Newton direction (H + shift I) d = -Phi, with H = D_a + D_b J, and the merit's gradient
+// H^T Phi (of the unshifted H). False (with the summary's status set) if the Jacobian cannot be
+// evaluated; *have_direction says whether d is a usable descent direction.
+bool FischerBurmeisterNewton::DensePattern(const Eigen::SparseMatrix<double>& H) const {
+  if (options_.linear_solver != LinearSolver::Auto) return false;
+  const double n = static_cast<double>(H.rows());
+  return H.rows() <= options_.dense_pattern_max_size &&
+         static_cast<double>(H.nonZeros()) >= options_.dense_pattern_fill * n * n;
+}
+
+bool FischerBurmeisterNewton::NewtonDirection(const MixedComplementarityProblem& problem,
+                                              const Eigen::VectorXd& z, bool dense, double shift,
+                                              Summary* summary, bool* have_direction) {
+  internal::NewtonWorkspace& ws = *workspace_;
+  *have_direction = false;
+  if (!ws.have_jacobian) {
+    if (!problem.Evaluate(z, &ws.F, &ws.J)) {
+      summary->status = Status::NumericalFailure;
+      summary->message = "the Jacobian cannot be evaluated at the current point";
+      return false;
+    }
+    ws.have_jacobian = true;
+  }
+  internal::NewtonMatrix& newton = *newton_matrix_;
+  if (!newton.SamePattern(ws.J)) {
+    newton.BuildPattern(ws.J);
+    klu_analyzed_ = false;
+  }
+  newton.Fill(ws.J, ws.da, ws.db, 0.0);
+  const Eigen::SparseMatrix<double>& H = newton.H();
+  ws.gradient.noalias() = H.transpose() * ws.phi;
+  if (shift > 0.0) newton.Fill(ws.J, ws.da, ws.db, shift);
+  if (dense || DensePattern(H)) {
+    summary->dense_linear_algebra = true;
+    ws.dense_h = H;
+    ws.dense_lu.compute(ws.dense_h);
+    ++summary->factorizations;
+    // Taken as singular when a pivot is below 1e-14 of the matrix's L1 norm: a cheap stand-in
+    // for a condition estimate (which cost two thirds of the factorization at n = 24); a
+    // useless direction is caught by the finiteness and descent tests below.
+    const int n = static_cast<int>(H.rows());
+    if (n > 0 &&
+        ws.dense_lu.matrixLU().diagonal().cwiseAbs().minCoeff() > 1e-14 * ws.dense_lu.l1_norm()) {
+      Eigen::VectorXd& rhs = ws.dense_lu.Scratch(0);
+      rhs = -ws.phi;
+      ws.dense_lu.Solve(rhs, &ws.d);
+      *have_direction = ws.d.allFinite();
+    }
+  } else {
+    if (!klu_analyzed_) {
+      klu_->analyzePattern(H);
+      ++summary->symbolic_analyses;
+      klu_analyzed_ = klu_->info() == Eigen::Success;
+    }
+    if (klu_analyzed_) {
+      klu_->factorize(H);
+      ++summary->factorizations;
+      if (klu_->info() == Eigen::Success) {
+        ws.d = -ws.phi;
+        klu_->solveInPlace(&ws.d);
+        *have_direction = ws.d.allFinite();
+      }
+    }
+  }
+  const double dnorm = *have_direction ? ws.d.norm() : 0.0;
+  if (*have_direction &&
+      !(ws.gradient.dot(ws.d) <= -options_.descent_rho * std::pow(dnorm, options_.descent_p))) {
+    *have_direction = false;
+  }
+  return true;
+}
+
+// The Levenberg-Marquardt direction (H^T H + mu I) d = -H^T Phi, mu tied to the residual.
+bool FischerBurmeisterNewton::LevenbergMarquardtDirection(int n, Summary* summary) {
+  internal::NewtonWorkspace& ws = *workspace_;
+  newton_matrix_->Fill(ws.J, ws.da, ws.db, 0.0);  // (a regularized attempt shifted it)
+  const Eigen::SparseMatrix<double>& H = newton_matrix_->H();
+  const double mu = std::max(1e-12, std::min(1.0, std::sqrt(2.0 * ws.merit)));
+  Eigen::SparseMatrix<double> normal = H.transpose() * H;
+  for (int i = 0; i < n; ++i) normal.coeffRef(i, i) += mu;
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt(normal);
+  ++summary->factorizations;
+  if (ldlt.info() != Eigen::Success) return false;
+  ws.d = ldlt.solve(-ws.gradient);
+  if (!ws.d.allFinite()) return false;
+  ++summary->levenberg_marquardt_steps;
+  return true;
+}
+
+// Armijo backtracking along d (projected onto the box first when the options ask), against the
+// largest of the recent merits; the accepted point is left in z_trial / F_trial.
+bool FischerBurmeisterNewton::Backtrack(const MixedComplementarityProblem& problem,
+                                        const Eigen::VectorXd& z, Summary* summary,
+                                        IterationRecord* record) {
+  internal::NewtonWorkspace& ws = *workspace_;
+  const Eigen::VectorXd& l = problem.lower();
+  const Eigen::VectorXd& u = problem.upper();
+  const double reference = *std::max_element(ws.recent_merits.begin(), ws.recent_merits.end());
+  const double slope = ws.gradient.dot(ws.d);
+  double t = 1.0;
+  for (int projected = options_.project_onto_bounds ? 1 : 0; projected >= 0; --projected) {
+    t = 1.0;
+    for (int step = 0; step < options_.max_line_search_steps;
+         ++step, t *= options_.backtrack_factor) {
+      if (step > 0) ++summary->line_search_steps;
+      ++record->line_search_steps;
+      ws.z_trial = z + t * ws.d;
+      if (projected) ws.z_trial = ws.z_trial.cwiseMax(l).cwiseMin(u);
+      if (!problem.Evaluate(ws.z_trial, &ws.F_trial, nullptr)) continue;  // step too long
+      EvaluatePhi(options_, ws.z_trial, ws.F_trial, l, u, &ws.phi_trial, nullptr, nullptr);
+      const double trial_merit = 0.5 * ws.phi_trial.squaredNorm();
+      if (std::isfinite(trial_merit) &&
+          trial_merit <= reference + options_.armijo_sigma * t * slope) {
+        record->step_length = t;
+        return true;
+      }
+    }
+  }
+  record->step_length = 0.0;
+  return false;
+}
+
+// One iteration after the stopping tests: direction, line search, the new point. False when
+// the iteration cannot continue (the summary says why).
+bool FischerBurmeisterNewton::Iterate(const MixedComplementarityProblem& problem,
+                                      Eigen::VectorXd* z, bool dense, int iteration,
+                                      Summary* summary) {
+  internal::NewtonWorkspace& ws = *workspace_;
+  bool have_direction = false;
+  if (!NewtonDirection(problem, *z, dense, 0.0, summary, &have_direction)) return false;
+  IterationRecord record;
+  record.iteration = iteration + 1;
+  bool accepted = have_direction && Backtrack(problem, *z, summary, &record);
+  // Fallbacks: the regularized Newton direction, then Levenberg-Marquardt.
+  const double shift = options_.regularization * std::min(1.0, std::sqrt(2.0 * ws.merit));
+  if (!accepted && shift > 0.0) {
+    if (!NewtonDirection(problem, *z, dense, shift, summary, &have_direction)) return false;
+    if (have_direction) {
+      record.regularized = true;
+      ++summary->regularized_steps;
+      accepted = Backtrack(problem, *z, summary, &record);
+    }
+  }
+  if (!accepted && LevenbergMarquardtDirection(problem.size(), summary)) {
+    record.regularized = false;
+    record.levenberg_marquardt = true;
+    accepted = Backtrack(problem, *z, summary, &record);
+  }
+  if (!accepted) {
+    std::ostringstream os;
+    os.precision(3);
+    os << "line search failed at natural residual " << std::scientific << summary->natural_residual
+       << " (merit " << ws.merit << ", |grad merit| " << ws.gradient.norm()
+       << "): a stationary point of the merit function that is not a "
+       << "solution";
+    summary->status = Status::Failed;
+    summary->message = os.str();
+    return false;
+  }
+  *z = ws.z_trial;
+  ws.F = ws.F_trial;
+  ws.have_jacobian = false;
+  EvaluatePhi(options_, *z, ws.F, problem.lower(), problem.upper(), &ws.phi, &ws.da, &ws.db);
+  ws.merit = 0.5 * ws.phi.squaredNorm();
+  ws.recent_merits.push_back(ws.merit);
+  if (static_cast<int>(ws.recent_merits.size()) > options_.nonmonotone_memory) {
+    ws.recent_merits.erase(ws.recent_merits.begin());
+  }
+  record.merit = ws.merit;
+  record.natural_residual = natural_residual(*z, ws.F, problem.lower(), problem.upper());
+  if (options_.record_history) summary->history.push_back(record);
+  return true;
+}
+
+// Rate diagnostic: the last four ratios of successive natural residuals all in [0.1, 0.9]
+// and within a factor 2 of each other mean linear convergence, the mark of a singular
+// generalized Jacobian at a degenerate solution (superlinear ratios keep shrinking).
+void FischerBurmeisterNewton::DiagnoseRate(Summary* summary) const {
+  const std::vector<double>& residuals = workspace_->residuals;
+  const int count = static_cast<int>(residuals.size());
+  if (count < 5) return;
+  double low = kInf, high = 0.0, sum = 0.0;
+  for (int k = count - 4; k < count; ++k) {
+    const double ratio = residuals[k - 1] > 0.0 ? residuals[k] / residuals[k - 1] : 0.0;
+    low = std::min(low, ratio);
+    high = std::max(high, ratio);
+    sum += ratio;
+  }
+  summary->observed_rate = sum / 4.0;
+  if (low >= 0.1 && high <= 0.9 && high <= 2.0 * low) {
+    std::ostringstream os;
+    os.precision(2);
+    os << "linear rate near a degenerate solution: the natural residual shrinks by about "
+       << summary->observed_rate << " per iteration (singular Jacobian at the solution)";
+    summary->diagnostic = os.str();
+    if (summary->status != Status::Converged) summary->message += "; " + summary->diagnostic;
+  }
+}
+
+// Evaluates the Jacobian at the start (kept for the first iteration) and says whether the
+// options ask for equilibration there. False (status set) if it cannot be evaluated.
+bool FischerBurmeisterNewton::CheckScaling(const MixedComplementarityProblem& problem,
+                                           const Eigen::VectorXd& z, Summary* summary,
+                                           bool* scale) {
+  internal::NewtonWorkspace& ws = *workspace_;
+  if (!problem.Evaluate(z, &ws.F, &ws.J)) {
+    summary->status = Status::NumericalFailure;
+    summary->message = "the Jacobian cannot be evaluated at the start point";
+    return false;
+  }
+  ws.have_jacobian = true;
+  *scale = options_.equilibration == Equilibration::Always ||
+           EquilibrationSpread(ws.J, &ws.row_norms, &ws.col_norms) > options_.equilibration_spread;
+  return true;
+}
+
+namespace {
+
+void AddCounts(const FischerBurmeisterNewton::Summary& part,
+               FischerBurmeisterNewton::Summary* total) {
+  total->iterations += part.iterations;
+  total->factorizations += part.factorizations;
+  total->line_search_steps += part.line_search_steps;
+  total->levenberg_marquardt_steps += part.levenberg_marquardt_steps;
+  total->regularized_steps += part.regularized_steps;
+  total->symbolic_analyses += part.symbolic_analyses;
+  total->dense_linear_algebra = part.dense_linear_algebra;
+  total->observed_rate = part.observed_rate;
+  total->diagnostic = part.diagnostic;
+  total->history.insert(total->history.end(), part.history.begin(), part.history.end());
+  total->status = part.status;
+  total->message = part.message;
+}
+
+}  // namespace
+
+// Newton on the equilibrated problem from z / c (the Jacobian at z is in the workspace), then,
+// if C y misses the tolerance in the original measure, on the original problem from there;
+// if that fails too, on the original problem from the start, keeping the better outcome.
+void FischerBurmeisterNewton::SolveEquilibrated(const MixedComplementarityProblem& problem,
+                                                Eigen::VectorXd* z, Summary* summary) {
+  internal::NewtonWorkspace& ws = *workspace_;
+  ws.unscaled_start = *z;
+  RuizEquilibration(ws.J, &ws.row_scale, &ws.col_scale);
+  if (!unscaled_) unscaled_ = std::make_unique<FischerBurmeisterNewton>();
+  unscaled_->options_ = options_;
+  unscaled_->options_.equilibration = Equilibration::Off;
+  const ScaledMcp scaled(problem, ws.row_scale, ws.col_scale);
+  ws.scaled_z = z->cwiseQuotient(ws.col_scale);
+  AddCounts(unscaled_->Solve(scaled, &ws.scaled_z), summary);
+  summary->equilibrated = true;
+  const bool scaled_converged = summary->status == Status::Converged;
+  *z = ws.scaled_z.cwiseProduct(ws.col_scale);
+  summary->natural_residual = natural_residual(problem, *z);
+  if (summary->natural_residual <= options_.tolerance) {
+    summary->status = Status::Converged;
+    summary->message.clear();
+    return;
+  }
+  if (scaled_converged) {
+    const Summary polish = unscaled_->Solve(problem, z);
+    AddCounts(polish, summary);
+    summary->polish_iterations = polish.iterations;
+    summary->natural_residual = polish.natural_residual;
+    if (polish.IsSolved()) return;
+    summary->message =
+        "the equilibrated problem converged, the original from its solution did "
+        "not: " +
+        summary->message;
+  } else {
+    summary->message = "equilibrated problem: " + summary->message;
+  }
+  // The unscaled iteration from the start, as if equilibration were off.
+  ws.scaled_z = ws.unscaled_start;
+  const Summary plain = unscaled_->Solve(problem, &ws.scaled_z);
+  const std::string scaled_message = summary->message;
+  const double scaled_residual = summary->natural_residual;
+  AddCounts(plain, summary);
+  if (plain.IsSolved() || plain.natural_residual < scaled_residual) {
+    *z = ws.scaled_z;
+    summary->natural_residual = plain.natural_residual;
+    summary->equilibrated = false;  // the answer is the unscaled iteration's
+    if (!plain.IsSolved()) summary->message = scaled_message + "; unscaled: " + plain.message;
+  } else {
+    summary->status = Status::Failed;
+    summary->message = scaled_message + "; unscaled from the start: " + plain.message;
+  }
+}
+
+FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
+    const MixedComplementarityProblem& problem, Eigen::VectorXd* z) {
+  const auto start = std::chrono::steady_clock::now();
+  Summary summary;
+  summary.solver = SemismoothNewtonName(options_);
+  summary.tolerance = options_.tolerance;
+  auto finish = [&]() -> Summary {
+    summary.wall_time_seconds = Seconds(start);
+    return summary;
+  };
+  if (!AcceptOptions(options_, &summary)) return finish();
+  if (!Start(problem, z, &summary)) return finish();
+  internal::NewtonWorkspace& ws = *workspace_;
+  const int n = problem.size();
+  const bool dense = options_.linear_solver == LinearSolver::Dense ||
+                     (options_.linear_solver == LinearSolver::Auto && n < options_.dense_threshold);
+  summary.dense_linear_algebra = dense;  // (or set by the first direction, see DensePattern)
+  for (int iteration = 0;; ++iteration) {
+    summary.iterations = iteration;
+    summary.natural_residual = iteration == 0
+                                   ? ws.start_residual
+                                   : natural_residual(*z, ws.F, problem.lower(), problem.upper());
+    ws.residuals.push_back(summary.natural_residual);
+    if (Stops(iteration, &summary)) break;
+    if (iteration == 0 && options_.equilibration != Equilibration::Off) {
+      bool scale = false;
+      if (!CheckScaling(problem, *z, &summary, &scale)) break;
+      if (scale) {
+        SolveEquilibrated(problem, z, &summary);
+        break;
+      }
+    }
+    if (!Iterate(problem, z, dense, iteration, &summary)) break;
+  }
+  if (ws.keep_start &&
+      (summary.status != Status::Converged || summary.natural_residual > ws.start_residual)) {
+    *z = ws.acceptable_start;  // the step did not improve a start that met the tolerance
+    summary.status = Status::Converged;
+    summary.natural_residual = ws.start_residual;
+    summary.message.clear();
+  }
+  DiagnoseRate(&summary);
+  return finish();
+}
+
+}  // namespace ncpkit
