@@ -1,12 +1,9 @@
-// Running scenes for the simulate, compare and demo commands: solver variants, per-run
-// statistics and the trajectory table.
+// The simulate, compare and demo commands' runs: every scene with its variants, the statistics
+// as a table, CSV or JSON, and a long run's progress line.
 #ifndef NCPKIT_APPS_SIMULATION_H_
 #define NCPKIT_APPS_SIMULATION_H_
 
 #include <cstdint>
-#include <functional>
-#include <limits>
-#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -15,27 +12,6 @@
 #include "integrators/scene_runner.h"
 
 namespace ncpkit {
-
-struct SimulationStats {
-  std::string scene, variant;
-  int64_t steps = 0, failed_steps = 0;
-  std::string first_failure;  // "step k (t = ...): <solver message>"
-  double max_residual = 0.0;  // natural residual, over all steps
-  double max_penetration = 0.0;
-  // Whole step (assembly + solve); the median within 0.5 % (a histogram: constant memory).
-  double median_us = 0.0, max_us = 0.0;
-  int median_iterations = 0, max_iterations = 0;
-  double wall_seconds = 0.0;
-  // Peak resident memory of the process so far (kB; VmHWM of /proc/self/status, -1 if the
-  // system does not say), for checking that long runs keep their memory flat.
-  int64_t peak_rss_kb = -1;
-};
-
-// Runs `scene` (its duration may have been overridden by the caller) with `variant` (one the
-// scene's stepper takes, Scene::TakesVariant); `on_step` (optional) sees every record and the
-// runner after the step.
-SimulationStats RunScene(const Scene& scene, const std::string& variant,
-                         const std::function<void(const StepRecord&, const SceneRunner&)>& on_step);
 
 // Every scene with every variant its stepper takes (empty `variants`: each scene's
 // DefaultVariants()); one progress line per run on `progress`.
@@ -65,10 +41,6 @@ class ProgressLine {
   double start_ = 0.0, last_ = -1.0;
   bool written_ = false;
 };
-
-// Folder of the bundled scene files: $NCPKIT_SCENES if set; else, for an installed program,
-// share/ncpkit/scenes beside its bin/ folder; else the source tree's scenes/.
-std::string SceneDirectory();
 
 }  // namespace ncpkit
 

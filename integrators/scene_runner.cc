@@ -1,6 +1,15 @@
 #include "integrators/scene_runner.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
 
 namespace ncpkit {
 
@@ -53,6 +62,154 @@ const StepRecord& SceneRunner::Step() {
   }
   ++step_;
   return any ? stepper_->Step(impulses_) : stepper_->Step();
+}
+
+namespace {
+
+std::string Format(const char* format, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), format, value);
+  return buffer;
+}
+
+// VmHWM of /proc/self/status: the peak resident memory of this process image (kB), or -1.
+int64_t PeakResidentKilobytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6);
+  }
+  return -1;
+}
+
+// Median of positive values in constant memory: a histogram with bins 1 % wide on a log
+// scale from 1e-3 to 1e9 (here µs per step), so a run of any length keeps the same memory.
+// The median is the geometric centre of its bin: within 0.5 % of the exact one.
+class LogHistogram {
+ public:
+  void Add(double value) {
+    // (NaN and values below the range go to the first bin.)
+    const double position = value > kLowest ? std::log(value / kLowest) / std::log(kRatio) : 0.0;
+    const size_t bin = static_cast<size_t>(std::min<double>(std::max(position, 0.0), kBins - 1));
+    ++counts_[bin];
+    ++total_;
+  }
+  double Median() const {
+    if (total_ == 0) return 0.0;
+    int64_t seen = 0;
+    for (size_t bin = 0; bin < counts_.size(); ++bin) {
+      seen += counts_[bin];
+      if (2 * seen > total_) return kLowest * std::pow(kRatio, static_cast<double>(bin) + 0.5);
+    }
+    return 0.0;
+  }
+
+ private:
+  static constexpr double kLowest = 1e-3, kRatio = 1.01;
+  static constexpr size_t kBins = 2800;  // 1e-3 * 1.01^2800 > 1e9
+  std::vector<int64_t> counts_ = std::vector<int64_t>(kBins, 0);
+  int64_t total_ = 0;
+};
+
+// Per-step figures of a run, summarized into SimulationStats in constant memory.
+class StatsAccumulator {
+ public:
+  StatsAccumulator(const std::string& scene, const std::string& variant)
+      : start_(std::chrono::steady_clock::now()) {
+    stats_.scene = scene;
+    stats_.variant = variant;
+  }
+  void Add(double time, const SolverSummary& summary, double penetration, double seconds) {
+    ++stats_.steps;
+    if (!summary.IsSolved()) {
+      if (stats_.failed_steps == 0) {
+        std::ostringstream os;
+        os << "step " << stats_.steps << " (t = " << time << " s): " << ToString(summary.status)
+           << ", natural residual " << Format("%.3e", summary.natural_residual);
+        if (!summary.message.empty()) os << ": " << summary.message;
+        stats_.first_failure = os.str();
+      }
+      ++stats_.failed_steps;
+    }
+    // NaN must not hide in a max: a non-finite residual or penetration is reported as inf.
+    stats_.max_residual = std::isnan(summary.natural_residual)
+                              ? std::numeric_limits<double>::infinity()
+                              : std::max(stats_.max_residual, summary.natural_residual);
+    stats_.max_penetration = std::isnan(penetration)
+                                 ? std::numeric_limits<double>::infinity()
+                                 : std::max(stats_.max_penetration, penetration);
+    const double us = seconds * 1e6;
+    times_.Add(us);
+    stats_.max_us = std::max(stats_.max_us, us);
+    ++iterations_[summary.iterations];  // distinct counts only: bounded by the solver's cap
+    stats_.max_iterations = std::max(stats_.max_iterations, summary.iterations);
+  }
+  SimulationStats Finish() {
+    stats_.median_us = times_.Median();
+    int64_t seen = 0;
+    for (const auto& [iterations, count] : iterations_) {
+      seen += count;
+      if (2 * seen > stats_.steps) {
+        stats_.median_iterations = iterations;
+        break;
+      }
+    }
+    stats_.wall_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    stats_.peak_rss_kb = PeakResidentKilobytes();
+    return stats_;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+  SimulationStats stats_;
+  LogHistogram times_;
+  std::map<int, int64_t> iterations_;
+};
+
+}  // namespace
+
+SimulationStats RunScene(
+    const Scene& scene, const std::string& variant,
+    const std::function<void(const StepRecord&, const SceneRunner&)>& on_step) {
+  Scene run = scene;
+  run.ApplyVariant(variant);
+  StatsAccumulator stats(scene.name, variant);
+  SceneRunner runner(run);
+  while (!runner.Done()) {
+    const StepRecord& record = runner.Step();
+    stats.Add(record.time, record.summary, record.max_penetration, record.step_seconds);
+    if (on_step) on_step(record, runner);
+  }
+  return stats.Finish();
+}
+
+std::vector<std::pair<const char*, StatsValue>> StatsFields(const SimulationStats& s) {
+  return {{"scene", s.scene},
+          {"solver", s.variant},
+          {"steps", s.steps},
+          {"failed_steps", s.failed_steps},
+          {"max_natural_residual", s.max_residual},
+          {"max_penetration", s.max_penetration},
+          {"median_us_per_step", s.median_us},
+          {"max_us_per_step", s.max_us},
+          {"median_iterations", int64_t{s.median_iterations}},
+          {"max_iterations", int64_t{s.max_iterations}},
+          {"first_failure", s.first_failure},
+          {"wall_seconds", s.wall_seconds},
+          {"peak_rss_kb", s.peak_rss_kb >= 0 ? StatsValue(s.peak_rss_kb) : StatsValue()}};
+}
+
+std::string SceneDirectory() {
+  if (const char* dir = std::getenv("NCPKIT_SCENES")) return dir;
+  std::error_code error;
+  const std::filesystem::path program = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const std::filesystem::path installed =
+        program.parent_path().parent_path() / "share" / "ncpkit" / "scenes";
+    if (std::filesystem::is_directory(installed, error)) return installed.string();
+  }
+  return NCPKIT_SCENE_DIR;
 }
 
 }  // namespace ncpkit

@@ -18,19 +18,20 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
-#include "apps/simulation.h"
 #include "integrators/scene.h"
+#include "integrators/scene_runner.h"
 #include "integrators/trajectory_table.h"
 #include "readers/fclib_reader.h"
 #include "readers/siconos_reader.h"
-#include "solvers/friction/friction_problem.h"
 #include "solvers/base/input_error.h"
+#include "solvers/base/status.h"
+#include "solvers/friction/friction_problem.h"
 #include "solvers/lcp/linear_problem.h"
 #include "solvers/mcp/mcp.h"
 #include "solvers/registry/solver_registry.h"
-#include "solvers/base/status.h"
 
 namespace py = pybind11;
 
@@ -280,20 +281,19 @@ py::dict SceneInfo(const Scene& scene) {
   return d;
 }
 
-py::dict StatsDict(const SimulationStats& s) {
+py::dict StatsDict(const SimulationStats& stats) {
   py::dict d;
-  d["scene"] = s.scene;
-  d["solver"] = s.variant;
-  d["steps"] = s.steps;
-  d["failed_steps"] = s.failed_steps;
-  d["first_failure"] = s.first_failure;
-  d["max_natural_residual"] = s.max_residual;
-  d["max_penetration"] = s.max_penetration;
-  d["median_us_per_step"] = s.median_us;
-  d["max_us_per_step"] = s.max_us;
-  d["median_iterations"] = s.median_iterations;
-  d["max_iterations"] = s.max_iterations;
-  d["wall_seconds"] = s.wall_seconds;
+  for (const auto& [name, value] : StatsFields(stats)) {
+    d[name] = std::visit(
+        [](const auto& v) -> py::object {
+          if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
+            return py::none();
+          } else {
+            return py::cast(v);
+          }
+        },
+        value);
+  }
   return d;
 }
 

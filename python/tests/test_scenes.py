@@ -1,6 +1,7 @@
 """Scenes from Python: loading, stepping with any variant, the trajectory as numpy columns
 (the same numbers as the program's CSV), errors as exceptions."""
 import csv
+import json
 import os
 import shutil
 import subprocess
@@ -72,6 +73,14 @@ def test_the_same_numbers_as_the_programs_csv(tmp_path):
         expected = np.array([float(r[name]) if r[name] != "" else np.nan for r in rows])
         assert np.array_equal(expected, traj[name], equal_nan=True), name
     assert [r["solver.status"] for r in rows] == traj.status
+    # The statistics by the same names as the program's --json summary.
+    summary = subprocess.run([exe, "simulate", ncpkit.scene_path("toppling_cube"), "--duration",
+                              "0.3", "--json", "--quiet"], check=True, capture_output=True,
+                             text=True)
+    written = json.loads(summary.stdout)
+    assert list(written) == list(traj.stats)
+    for name in ("scene", "solver", "steps", "failed_steps", "max_iterations"):
+        assert written[name] == traj.stats[name], name
 
 
 def test_any_registered_variant_and_the_quasistatic_models():
