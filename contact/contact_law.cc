@@ -62,4 +62,35 @@ bool ContactLawTable::IsValid(std::string* why) const {
   return true;
 }
 
+ContactLawsByIndex::ContactLawsByIndex(const ContactLawTable& table,
+                                       const std::vector<std::string>& names)
+    : default_law_(table.default_law), overrides_(names.size()) {
+  if (table.overrides_.empty()) return;
+  std::map<std::string, std::vector<int>> indices;
+  for (size_t i = 0; i < names.size(); ++i) indices[names[i]].push_back(static_cast<int>(i));
+  for (const auto& [pair, law] : table.overrides_) {
+    const auto a = indices.find(pair.first), b = indices.find(pair.second);
+    if (a == indices.end() || b == indices.end()) continue;
+    for (const int i : a->second) {
+      for (const int j : b->second) {
+        if (i != j) overrides_[std::min(i, j)].emplace_back(std::max(i, j), law);
+      }
+    }
+  }
+  for (auto& list : overrides_) {
+    std::sort(list.begin(), list.end(),
+              [](const auto& x, const auto& y) { return x.first < y.first; });
+  }
+}
+
+const ContactLaw& ContactLawsByIndex::Get(int i, int j) const {
+  const auto& list = overrides_[std::min(i, j)];
+  if (list.empty()) return default_law_;
+  const int other = std::max(i, j);
+  const auto it =
+      std::lower_bound(list.begin(), list.end(), other,
+                       [](const auto& entry, int index) { return entry.first < index; });
+  return it != list.end() && it->first == other ? it->second : default_law_;
+}
+
 }  // namespace ncpkit

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace ncpkit {
 
@@ -53,7 +54,24 @@ class ContactLawTable {
   bool IsValid(std::string* why) const;
 
  private:
+  friend class ContactLawsByIndex;
   std::map<std::pair<std::string, std::string>, ContactLaw> overrides_;
+};
+
+// A table's laws for a list of bodies by their indices, resolved from the names once, so that a
+// stepper asking per contact per step compares no strings: Get(i, j) is the default law unless
+// body min(i, j) has overrides, then a binary search among them. Bodies sharing a name share its
+// overrides; overrides naming no body are dropped.
+class ContactLawsByIndex {
+ public:
+  ContactLawsByIndex() = default;
+  ContactLawsByIndex(const ContactLawTable& table, const std::vector<std::string>& names);
+  const ContactLaw& Get(int i, int j) const;
+
+ private:
+  ContactLaw default_law_;
+  // Per body: (the other body's larger index, the pair's law), sorted by index.
+  std::vector<std::vector<std::pair<int, ContactLaw>>> overrides_;
 };
 
 }  // namespace ncpkit

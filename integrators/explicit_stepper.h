@@ -3,25 +3,20 @@
 // complementarity problem in the step's contact impulses, in one of three friction models, or
 // no problem at all with soft contact (the contact modelling notes):
 //
-//   cone     Coulomb cones: a frictional contact problem in FCLib's global form (one block of M
-//            per moving body, H = J^T), for nsgs-velocity and, through its local form
-//            W = J M^-1 J^T, every friction solver (nsgs, fc-newton, fc-proximal, auto, ...);
-//            3 unknowns per contact, handed to the solver highest first along gravity.
+//   cone     Coulomb cones: a frictional contact problem in FCLib's global form, for every
+//            friction solver (integrators/explicit/cone.h).
 //   pyramid  Stewart-Trinkle's linearized cone with n_d directions: an LCP in (lambda_n, beta,
-//            gamma), 2 + n_d unknowns per contact, for Lemke and the Newton methods (its gamma
-//            rows have a zero diagonal, which PGS cannot take).
-//   relaxed  Anitescu's relaxed cone: the KKT conditions of a convex QP in the velocities,
-//            posed as an LCP in the pyramid's edge impulses beta (n_d per contact) with the
-//            symmetric positive semidefinite matrix G^T J M^-1 J^T G; for Lemke, PGS and the
-//            Newton methods. Sliding contacts separate at mu |v_T| (the relaxation's known
-//            artefact); the end-of-step velocities are unique.
-//   soft     the contact modelling notes' spring-damper contact: F = K_p (r_c - r_c0) + K_d r_c' at
-//   every
-//            overlapping contact point, the anchor r_c0 kept from the step the contact began and
-//            dragged along when the tangential force would leave the Coulomb cone. Forces from
-//            the start of the step (semi-implicit Euler): stable while h sqrt(K_p / m) < 2 and
-//            h K_d r^2 / I < 2 for every body (r: contact arm, I: its inertia; a small box's yaw
-//            is the first to oscillate from step to step).
+//            gamma), for Lemke and the Newton methods (integrators/explicit/pyramid.h).
+//   relaxed  Anitescu's relaxed cone: an LCP in the pyramid's edge impulses with a symmetric
+//            positive semidefinite matrix, for Lemke, PGS and the Newton methods
+//            (integrators/explicit/relaxed.h).
+//   soft     the contact modelling notes' spring-damper contact, no problem
+//            (integrators/explicit/soft.h).
+//
+// A step runs in stages (Step()): free velocities -> contacts (broad and narrow phase) -> each
+// contact's frame rows and velocity -> the model's problem and its solve -> the impulses into
+// the velocities -> poses. The stages share one workspace (integrators/explicit/workspace.h);
+// each model is a strategy (integrators/explicit/model.h).
 //
 // The formulation ODE, Bullet, MuJoCo and Siconos use for dynamic scenes, beside the implicit
 // ECP stepper of Xie & Chakraborty 2016.
@@ -37,14 +32,15 @@
 #include "contact/contact_law.h"
 #include "contact/distance.h"
 #include "dynamics/body.h"
+#include "integrators/explicit/workspace.h"
 #include "integrators/stepper.h"
-#include "solvers/friction/friction_problem.h"
-#include "solvers/friction/global_friction_problem.h"
-#include "solvers/registry/proximal_point.h"
 #include "solvers/registry/solver_registry.h"
-#include "solvers/linalg/internal/sparse_assembly.h"
 
 namespace ncpkit {
+namespace internal {
+class ExplicitContactModel;
+struct ExplicitStepContext;
+}  // namespace internal
 
 enum class ExplicitModel { Cone, Pyramid, Relaxed, Soft };
 // "cone", "pyramid", "relaxed", "soft".
@@ -80,8 +76,8 @@ struct ExplicitStepperOptions {
   // contacts do not chatter. Default 0.01; >= 0.
   double restitution_velocity = 0.01;
   // Pyramid and relaxed models: when the solver fails on the step's LCP (redundant contacts
-  // make it singular), proximal-point iterations on it (solvers/registry/proximal_point.h) with this
-  // relative regularization, each iterate checked against the original problem; then the same
+  // make it singular), proximal-point iterations on it (solvers/registry/proximal_point.h) with
+  // this relative regularization, each iterate checked against the original problem; then the same
   // once more from a cold start. Default 1e-3 (dimensionless); >= 0; 0 disables.
   double proximal_regularization = 1e-3;
   // Regularized problems per attempt. Default 100 (30 left the relaxed LCP of a 10-box stack
@@ -92,24 +88,6 @@ struct ExplicitStepperOptions {
   double soft_stiffness = 0.0;
   double soft_damping = 0.0;
   bool IsValid(std::string* why) const;
-};
-
-// One contact of a step, in the world frame: B's reaction impulse is r_N n + r_T (A gets the
-// opposite), the gap is the start-of-step signed distance.
-struct ExplicitContact {
-  int body_a = -1, body_b = -1;
-  ContactPoint point;
-  Eigen::Vector3d tangent1 = Eigen::Vector3d::UnitX(), tangent2 = Eigen::Vector3d::UnitY();
-  Eigen::Vector3d impulse = Eigen::Vector3d::Zero();  // [r_N, r_T1, r_T2] (N s)
-  // Soft contact: the tangential offset of B's contact point from its anchor (world, m).
-  Eigen::Vector3d anchor_offset = Eigen::Vector3d::Zero();
-  // The contact point in the frame of B (of A when B is fixed) at the start of the step: warm
-  // starts match contacts of a pair by it.
-  Eigen::Vector3d anchor_point = Eigen::Vector3d::Zero();
-};
-
-struct ExplicitStepRecord : StepRecord {
-  std::vector<ExplicitContact> contacts;
 };
 
 // Steps the bodies: free velocities nu_f = nu + h M^-1 (m g, -omega x I omega); the contacts of
@@ -126,15 +104,16 @@ class ExplicitStepper : public Stepper {
   // laws.Get(a, b).restitution (the other fields of the law are the implicit stepper's).
   // Throws InputError for invalid options, bodies or laws, a solver that does not take the
   // model's problem, or a pair of shapes without an explicit distance.
-  ExplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
+  ExplicitStepper(std::vector<Body> bodies, const ContactLawTable& laws,
                   const ExplicitStepperOptions& options);
+  ~ExplicitStepper() override;
 
   const StepRecord& Step(const std::vector<Vector6d>& applied_impulses) override;
   using Stepper::Step;
   double time() const override { return time_; }
   double h() const override { return options_.h; }
   const std::vector<Body>& bodies() const override { return bodies_; }
-  const ComplementaritySolver& solver() const override { return *solver_; }
+  const ComplementaritySolver& solver() const override;
   std::string variant() const override;
   bool has_velocities() const override { return true; }
   Eigen::Vector3d gravity() const override { return options_.gravity; }
@@ -144,37 +123,41 @@ class ExplicitStepper : public Stepper {
   const ExplicitStepRecord& record() const { return record_; }
 
  private:
+  // Throws InputError for a pair of shape kinds that may meet without an explicit distance.
+  void CheckShapePairs() const;
+  // Stage 1: mass blocks and free velocities nu_f = nu + h M^-1 (m g, -omega x I omega) + M^-1 p.
+  void ComputeFreeVelocities(const std::vector<Vector6d>& applied_impulses);
+  // How far each body's surface can move in the step at its free velocity.
   void ComputeReach();
-  // The contacts of the pairs the broad phase keeps into record_.contacts; `only_grown`: pairs
-  // with neither body in grown_ take the first search's contacts from previous_.
+  // Whether the end-of-step velocities reach further than the free ones (by half the margin):
+  // then those bodies are marked in grown_ and their reaches enlarged.
+  bool GrowReaches();
+  // Stage 2: the contacts of the pairs the broad phase keeps into record_.contacts; `only_grown`:
+  // pairs with neither body in grown_ take the first search's contacts from the workspace's
+  // previous list.
   void FindContacts(bool only_grown = false);
-  void AssembleAndSolve();
-  void SolveCone();
-  void ComputeDelassusBlocks();
-  double NormalOffset(const ExplicitContact& contact, const Eigen::Matrix<double, 3, 6>& rows_a,
-                      const Eigen::Matrix<double, 3, 6>& rows_b, const ContactLaw& law) const;
+  void UpdateBounds();
+  void AddPairContacts(int i, int j, std::pair<int, int> previous_range);
+  // Stages 3-5: rows, the model's solve, the impulses into the velocities.
+  void SolveContacts();
+  void ComputeFrameRows();
+  double NormalOffset(const ExplicitContact& contact, const internal::Matrix36& rows_a,
+                      const internal::Matrix36& rows_b, const ContactLaw& law) const;
+  // Where the impulses sped a body up, its pairs searched again and the step solved again if a
+  // new contact would close (at most kMaxReachPasses times).
+  void SearchWithEndVelocities();
   bool NewContactViolated(const std::vector<Vector6d>& end_velocity) const;
-  void SolveLinear();
-  void BuildGenerators();
-  void AssembleLinear(int per_contact);
-  void WarmStartLinear(int c, int per_contact, const Eigen::Vector3d& r);
-  void ApplySoftForces();
+  // Stage 6: poses by the exact rotation update with the end-of-step twists.
   void Advance();
-  // The previous step's contact of the same pair nearest to contact `index` in the moving
-  // body's frame (ExplicitContact::anchor_point), within kMatchRadius of that body's bounding
-  // radius, or null.
-  const ExplicitContact* Previous(int index) const;
-  // A quarter of the body's size: a box's corners are further apart, a rolling sphere's point
-  // moves less in a step at a few metres a second.
-  static constexpr double kMatchRadius = 0.25;
+  internal::ExplicitStepContext Context();
+
   // Contact searches of a step at most after the first (see Step()).
   static constexpr int kMaxReachPasses = 2;
 
   std::vector<Body> bodies_;
-  ContactLawTable laws_;
+  ContactLawsByIndex laws_;
   ExplicitStepperOptions options_;
-  std::unique_ptr<ComplementaritySolver> solver_;
-  std::unique_ptr<ProximalPointSolver> proximal_;  // pyramid, relaxed
+  std::unique_ptr<internal::ExplicitContactModel> model_;
   ExplicitContactGeometry geometry_;
   BroadPhase broad_phase_;
   std::vector<BoundingSphere> spheres_;
@@ -183,37 +166,7 @@ class ExplicitStepper : public Stepper {
   std::vector<Eigen::Matrix3d> rotations_;
   std::vector<std::pair<int, int>> pairs_;
   std::vector<ContactPoint> points_;
-  std::vector<ExplicitContact> previous_;  // sorted by pair
-  // Per contact of record_.contacts: the range of previous_ holding its pair's contacts.
-  std::vector<std::pair<int, int>> previous_range_;
-  // The step's Delassus blocks W_ij = J_i M^-1 J_j^T (3 x 3, contact frames), by block row,
-  // and the contact-frame velocities J nu_f plus the normal offset b_N (phi / h or restitution).
-  struct Block {
-    int row, col;
-    Eigen::Matrix3d value;
-  };
-  std::vector<Block> blocks_;
-  Eigen::VectorXd contact_velocity_;
-  std::vector<Eigen::Matrix<double, 3, 6>> rows_a_, rows_b_;
-  LinearComplementarityProblem lcp_;
-  GlobalFrictionContactProblem global_;
-  std::vector<int> block_of_body_;  // global_'s block of each moving body, -1 for fixed ones
-  std::vector<int> order_;          // the problem's contacts, highest first along gravity
-  std::vector<std::pair<double, int>> ranked_;  // (-height against gravity, contact) to sort
-  std::vector<Vector6d> body_impulse_;          // per body: J^T r summed over its contacts
-  std::vector<double> normal_offset_;  // b_N per contact: phi / h, or the restitution target
-  // Step-to-step storage: the triplets of W (or the LCP's matrix) and their assembly, which
-  // writes into the last pattern when the contacts did not change.
-  std::vector<Eigen::Triplet<double>> triplets_;
-  Eigen::SparseMatrix<double> matrix_;
-  internal::TripletAssembly<Eigen::SparseMatrix<double>> assembly_;
-  std::vector<Eigen::Matrix<double, 3, Eigen::Dynamic>> generators_;
-  Eigen::VectorXd z_, q_, mu_;
-  std::vector<std::vector<std::pair<int, int>>> by_body_;
-  std::vector<Eigen::Matrix<double, 6, 6>> inverse_mass_, mass_matrix_;  // zero for fixed bodies
-  std::vector<Vector6d> free_velocity_;  // the free velocities, then the end-of-step ones
-  std::vector<Vector6d> start_velocity_, end_velocity_;  // the free ones kept; a pass's end ones
-  Eigen::VectorXd r_;
+  internal::ExplicitWorkspace workspace_;
   ExplicitStepRecord record_;
   double time_ = 0.0;
 };

@@ -8,14 +8,14 @@
 #include <sstream>
 
 #include "integrators/limits.h"
-#include "solvers/base/internal/enum_names.h"
 #include "solvers/base/input_error.h"
+#include "solvers/base/internal/enum_names.h"
 #include "solvers/lcp/linear_problem.h"
+#include "solvers/linalg/internal/sparse_assembly.h"
+#include "solvers/linalg/sparse_cholesky.h"
 #include "solvers/mcp/mcp.h"
 #include "solvers/registry/proximal_point.h"
 #include "solvers/registry/solver_registry.h"
-#include "solvers/linalg/internal/sparse_assembly.h"
-#include "solvers/linalg/sparse_cholesky.h"
 
 namespace ncpkit {
 namespace {
@@ -289,6 +289,28 @@ QuasistaticStepper::QuasistaticStepper(std::vector<Body> scene_bodies, const Con
   }
   const int nb = static_cast<int>(bodies_.size());
   actuated_ = ActuatedBodies(nb, actuators_);
+  ReadFriction(laws);
+  for (const Body& body : bodies_) base_pose_.push_back(body.state);
+  balance_ = QuasistaticBalance(bodies_, actuated_, actuators_);
+  for (const Actuator& actuator : actuators_) q_actuated_.push_back(actuator.command(0.0));
+  bool unactuated = false;
+  for (int b = 0; b < nb; ++b) unactuated = unactuated || balance_.unactuated(b);
+  if (options_.model == QuasistaticModel::QpLcp && unactuated && options_.regularization == 0.0) {
+    throw InputError(
+        "qp-lcp eliminates the displacements with a Cholesky factorization of the stiffness, "
+        "which needs regularization > 0 when a body is unactuated");
+  }
+  CheckContactPairs();
+  CreateSolvers();
+  cholesky_ = std::make_unique<SparseCholesky>();
+  UpdateActuatedPoses();
+}
+
+QuasistaticStepper::~QuasistaticStepper() = default;
+
+// The friction coefficient of every ordered pair of bodies.
+void QuasistaticStepper::ReadFriction(const ContactLawTable& laws) {
+  const int nb = static_cast<int>(bodies_.size());
   friction_.assign(nb * nb, 0.0);
   for (int a = 0; a < nb; ++a) {
     for (int b = 0; b < nb; ++b) {
@@ -301,17 +323,11 @@ QuasistaticStepper::QuasistaticStepper(std::vector<Body> scene_bodies, const Con
       friction_[a * nb + b] = law.mu;
     }
   }
-  for (const Body& body : bodies_) base_pose_.push_back(body.state);
-  balance_ = QuasistaticBalance(bodies_, actuated_, actuators_);
-  for (const Actuator& actuator : actuators_) q_actuated_.push_back(actuator.command(0.0));
-  bool unactuated = false;
-  for (int b = 0; b < nb; ++b) unactuated = unactuated || balance_.unactuated(b);
-  if (options_.model == QuasistaticModel::QpLcp && unactuated && options_.regularization == 0.0) {
-    throw InputError(
-        "qp-lcp eliminates the displacements with a Cholesky factorization of the stiffness, "
-        "which needs regularization > 0 when a body is unactuated");
-  }
-  // Every pair that can enter a step's problem (FindLinearizedContacts) needs a contact model.
+}
+
+// Every pair that can enter a step's problem (FindLinearizedContacts) needs a contact model.
+void QuasistaticStepper::CheckContactPairs() const {
+  const int nb = static_cast<int>(bodies_.size());
   std::vector<bool> has_unknowns(nb, false);
   for (int b = 0; b < nb; ++b) has_unknowns[b] = balance_.unactuated(b);
   for (const Actuator& actuator : actuators_) {
@@ -328,6 +344,9 @@ QuasistaticStepper::QuasistaticStepper(std::vector<Body> scene_bodies, const Con
       }
     }
   }
+}
+
+void QuasistaticStepper::CreateSolvers() {
   SolverOptions solver_options;
   solver_options.tolerance = options_.tolerance;
   solver_options.max_iterations = options_.max_iterations;
@@ -350,11 +369,7 @@ QuasistaticStepper::QuasistaticStepper(std::vector<Body> scene_bodies, const Con
     solver_ = CreateSolver(options_.solver, ProblemKind::Linear, solver_options);
     proximal_ = std::make_unique<ProximalPointSolver>(solver_.get(), proximal);
   }
-  cholesky_ = std::make_unique<SparseCholesky>();
-  UpdateActuatedPoses();
 }
-
-QuasistaticStepper::~QuasistaticStepper() = default;
 
 void QuasistaticStepper::set_contact_geometry(std::shared_ptr<const ContactGeometry> geometry) {
   geometry_ = std::move(geometry);

@@ -59,8 +59,8 @@ struct QuasistaticOptions {
   Eigen::Vector3d gravity = DefaultGravity();
   // The step's contact model (see the top of this file). Default qp-lcp.
   QuasistaticModel model = QuasistaticModel::QpLcp;
-  // A registry name (solvers/registry/solver_registry.h) taking ProblemKind::Mixed for dqc, Linear for
-  // the others. Default "lemke".
+  // A registry name (solvers/registry/solver_registry.h) taking ProblemKind::Mixed for dqc, Linear
+  // for the others. Default "lemke".
   std::string solver = "lemke";
   // Start each step from the previous step's solution when the sizes match. Default true.
   bool warm_start = true;
@@ -82,9 +82,9 @@ struct QuasistaticOptions {
   // and there is one tangent direction per contact. Default zero: 3D.
   Eigen::Vector3d plane_normal = Eigen::Vector3d::Zero();
   // Linear models: when the solver fails on the step's LCP, proximal-point iterations on it
-  // (solvers/registry/proximal_point.h, Rockafellar 1976) with gamma = this * (largest dual diagonal);
-  // each iterate is checked against the original problem, so the answer is not changed, only
-  // found. Default 1e-3 (dimensionless); >= 0; 0 disables.
+  // (solvers/registry/proximal_point.h, Rockafellar 1976) with gamma = this * (largest dual
+  // diagonal); each iterate is checked against the original problem, so the answer is not changed,
+  // only found. Default 1e-3 (dimensionless); >= 0; 0 disables.
   double proximal_regularization = 1e-3;
   // Most regularized problems per step. Default 30; >= 0.
   int max_proximal_iterations = 30;
@@ -152,6 +152,10 @@ class QuasistaticStepper : public Stepper {
   void set_contact_geometry(std::shared_ptr<const ContactGeometry> geometry);
 
  private:
+  void ReadFriction(const ContactLawTable& laws);
+  void CheckContactPairs() const;
+  // The model's solver under proximal-point iterations, and for dqc the Lemke start.
+  void CreateSolvers();
   const QuasistaticStepRecord& DoStep(const Eigen::VectorXd* initial_guess);
   void UpdateActuatedPoses();
   void AssembleStep();

@@ -1,0 +1,39 @@
+// The explicit stepper's Coulomb-cone model: the frictional contact problem in FCLib's global
+// form, M nu+ = M nu_f + J^T r, u = J nu+ + [b_N, 0, 0] (one block of M per moving body,
+// H = J^T), for nsgs-velocity and, through its local form W = J M^-1 J^T, every friction solver;
+// 3 unknowns per contact (Acary, Bremond & Huber 2018).
+#ifndef NCPKIT_INTEGRATORS_EXPLICIT_CONE_H_
+#define NCPKIT_INTEGRATORS_EXPLICIT_CONE_H_
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "integrators/explicit/model.h"
+#include "solvers/friction/global_friction_problem.h"
+
+namespace ncpkit::internal {
+
+class ConeModel : public ExplicitContactModel {
+ public:
+  // InputError if the solver does not take ProblemKind::GlobalFriction.
+  explicit ConeModel(const ExplicitStepperOptions& options);
+  void Solve(const ExplicitStepContext& step, ExplicitStepRecord* record) override;
+  const ComplementaritySolver& solver() const override { return *solver_; }
+
+ private:
+  // The contacts highest first along gravity into order_.
+  void Order(const Eigen::Vector3d& gravity, const std::vector<ExplicitContact>& contacts);
+  void Assemble(const ExplicitStepContext& step, const std::vector<ExplicitContact>& contacts);
+
+  std::unique_ptr<ComplementaritySolver> solver_;
+  GlobalFrictionContactProblem problem_;
+  std::vector<int> block_of_body_;  // problem_'s block of each moving body, -1 for fixed ones
+  std::vector<int> order_;          // the problem's contacts, highest first along gravity
+  std::vector<std::pair<double, int>> ranked_;  // (-height against gravity, contact) to sort
+  Eigen::VectorXd r_;
+};
+
+}  // namespace ncpkit::internal
+
+#endif  // NCPKIT_INTEGRATORS_EXPLICIT_CONE_H_

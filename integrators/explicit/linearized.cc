@@ -1,0 +1,128 @@
+#include "integrators/explicit/linearized.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "integrators/explicit_stepper.h"
+
+namespace ncpkit::internal {
+
+Eigen::Vector2d PyramidEdge(int k, int n) {
+  const double angle = 2.0 * M_PI * k / n;
+  return Eigen::Vector2d(std::cos(angle), std::sin(angle));
+}
+
+int SplitOverEdges(const Eigen::Vector2d& t, int n, Eigen::Vector2d* ab) {
+  const double step = 2.0 * M_PI / n;
+  double angle = std::atan2(t.y(), t.x());
+  if (angle < 0.0) angle += 2.0 * M_PI;
+  const int k = std::min(n - 1, static_cast<int>(angle / step));
+  const Eigen::Vector2d d0 = PyramidEdge(k, n), d1 = PyramidEdge((k + 1) % n, n);
+  Eigen::Matrix2d D;
+  D << d0, d1;
+  *ab = D.inverse() * t;
+  *ab = ab->cwiseMax(0.0);
+  return k;
+}
+
+LinearizedConeModel::LinearizedConeModel(const ExplicitStepperOptions& options, int unknowns,
+                                         int impulse_columns, const char* problem_name)
+    : directions_(options.friction_directions),
+      unknowns_(unknowns),
+      impulse_columns_(impulse_columns),
+      problem_name_(problem_name),
+      warm_start_(options.warm_start) {
+  // The proximal solver hands every attempt its start (or an empty one for cold).
+  SolverOptions linear = options.solver_options;
+  linear.warm_start = true;
+  solver_ = CreateSolver(options.solver, ProblemKind::Linear, linear);
+  ProximalPointSolver::Options proximal;
+  proximal.relative_regularization = options.proximal_regularization;
+  proximal.max_outer_iterations = options.max_proximal_iterations;
+  proximal_ = std::make_unique<ProximalPointSolver>(solver_.get(), proximal);
+}
+
+void LinearizedConeModel::ComputeDelassusBlocks(const ExplicitStepContext& step) {
+  const ExplicitWorkspace& w = step.workspace;
+  blocks_.clear();
+  for (size_t body = 0; body < step.bodies.size(); ++body) {
+    const auto& list = w.by_body[body];
+    for (const auto& [c1, side1] : list) {
+      const Matrix36& J1 = side1 == 0 ? w.rows_a[c1] : w.rows_b[c1];
+      const Matrix36 J1_Minv = J1 * w.inverse_mass[body];
+      for (const auto& [c2, side2] : list) {
+        const Matrix36& J2 = side2 == 0 ? w.rows_a[c2] : w.rows_b[c2];
+        blocks_.push_back({c1, c2, J1_Minv * J2.transpose()});
+      }
+    }
+  }
+}
+
+void LinearizedConeModel::Assemble(const ExplicitStepContext& step, int num_contacts) {
+  const ExplicitWorkspace& w = step.workspace;
+  const int n = unknowns_, g = impulse_columns_;
+  triplets_.clear();
+  ComputeDelassusBlocks(step);
+  triplets_.reserve(blocks_.size() * g * g + 3 * (n - g) * directions_ * num_contacts);
+  Generator half(3, g);
+  Eigen::MatrixXd value(g, g);
+  for (const Block& block : blocks_) {
+    half.noalias() = block.value * generators_[block.col];
+    value.noalias() = generators_[block.row].transpose() * half;
+    for (int i = 0; i < g; ++i)
+      for (int j = 0; j < g; ++j)
+        triplets_.emplace_back(n * block.row + i, n * block.col + j, value(i, j));
+  }
+  q_.resize(n * num_contacts);
+  for (int c = 0; c < num_contacts; ++c) {
+    q_.segment(n * c, g) = generators_[c].transpose() * w.contact_velocity.segment<3>(3 * c);
+    AddCouplings(n * c, w.mu[c], &triplets_, &q_);
+  }
+  assembly_.Assemble(n * num_contacts, n * num_contacts, triplets_, &matrix_);
+  lcp_.AssignLcp(matrix_, q_);
+  lcp_.name = problem_name_;
+}
+
+void LinearizedConeModel::StartFromPrevious(const ExplicitStepContext& step,
+                                            const std::vector<ExplicitContact>& contacts) {
+  const int nc = static_cast<int>(contacts.size());
+  z_.setZero(unknowns_ * nc);
+  if (!warm_start_) {
+    z_.resize(0);
+    return;
+  }
+  for (int c = 0; c < nc; ++c) {
+    const ExplicitContact* old = step.workspace.Previous(step.bodies, contacts, c);
+    if (old == nullptr) continue;
+    const Eigen::Vector3d r = ImpulseInFrame(*old, contacts[c]);
+    if (r[0] > 0.0) WarmStart(r, step.workspace.mu[c], z_.segment(unknowns_ * c, unknowns_));
+  }
+}
+
+void LinearizedConeModel::Solve(const ExplicitStepContext& step, ExplicitStepRecord* record) {
+  std::vector<ExplicitContact>& contacts = record->contacts;
+  const int nc = static_cast<int>(contacts.size());
+  if (nc == 0) {
+    record->summary = NoContactSummary(step.options.solver);
+    return;
+  }
+  generators_.resize(nc);
+  for (int c = 0; c < nc; ++c) BuildGenerator(step.workspace.mu[c], &generators_[c]);
+  Assemble(step, nc);
+  StartFromPrevious(step, contacts);
+  const SolverSummary* summary = &proximal_->Solve(lcp_, &z_);
+  record->attempts = 1;
+  if (!summary->IsSolved() && warm_start_) {
+    z_.resize(0);
+    record->attempts = 2;
+    summary = &proximal_->Solve(lcp_, &z_);
+  }
+  record->summary = *summary;
+  if (z_.size() != unknowns_ * nc || !z_.allFinite()) z_.setZero(unknowns_ * nc);
+  for (int c = 0; c < nc; ++c) {
+    contacts[c].impulse = generators_[c] * z_.segment(unknowns_ * c, impulse_columns_);
+  }
+  record->problem_size = unknowns_ * nc;
+}
+
+}  // namespace ncpkit::internal

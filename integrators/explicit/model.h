@@ -1,0 +1,61 @@
+// The explicit stepper's contact models as strategies (integrators/explicit_stepper.h): each
+// turns the step's contacts, with their rows and frame velocities in the workspace, into contact
+// impulses, posing and solving its own problem. A new model is one file pair deriving from
+// ExplicitContactModel, a value of ExplicitModel and a case in MakeExplicitContactModel().
+#ifndef NCPKIT_INTEGRATORS_EXPLICIT_MODEL_H_
+#define NCPKIT_INTEGRATORS_EXPLICIT_MODEL_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dynamics/body.h"
+#include "integrators/explicit/workspace.h"
+#include "solvers/registry/solver_registry.h"
+
+namespace ncpkit {
+
+struct ExplicitStepperOptions;
+
+namespace internal {
+
+// What a model sees of the step: the bodies at the start of the step, the options, and the
+// workspace its stages filled.
+struct ExplicitStepContext {
+  const std::vector<Body>& bodies;
+  const ExplicitStepperOptions& options;
+  ExplicitWorkspace& workspace;
+};
+
+class ExplicitContactModel {
+ public:
+  virtual ~ExplicitContactModel() = default;
+  // Sets every contact's impulse and the record's summary, problem_size and attempts (the step
+  // may have no contacts: NoContactSummary). A step whose problem is not solved keeps the best
+  // impulses found and says so in the summary.
+  virtual void Solve(const ExplicitStepContext& step, ExplicitStepRecord* record) = 0;
+  // nu = nu_f + M^-1 J^T r into workspace.velocity: the impulses summed per body first.
+  virtual void ApplyImpulses(const ExplicitStepContext& step,
+                             const std::vector<ExplicitContact>& contacts);
+  // The solver the model hands its problems to.
+  virtual const ComplementaritySolver& solver() const = 0;
+  // Whether the impulses hold the end-of-step velocities to the contacts (then a body they sped
+  // up has its pairs searched again); false for forces from the start of the step.
+  virtual bool ConstrainsEndVelocities() const { return true; }
+
+ private:
+  std::vector<Vector6d> body_impulse_;
+};
+
+// A model's summary of a step without contacts: converged, residual 0, "no contact".
+SolverSummary NoContactSummary(const std::string& solver);
+
+// The model `options.model` names, with the registry solver `options.solver` (InputError if it
+// does not take the model's problem).
+std::unique_ptr<ExplicitContactModel> MakeExplicitContactModel(
+    const ExplicitStepperOptions& options);
+
+}  // namespace internal
+}  // namespace ncpkit
+
+#endif  // NCPKIT_INTEGRATORS_EXPLICIT_MODEL_H_

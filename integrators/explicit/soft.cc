@@ -1,0 +1,86 @@
+#include "integrators/explicit/soft.h"
+
+#include <algorithm>
+
+#include "integrators/explicit_stepper.h"
+
+namespace ncpkit::internal {
+namespace {
+
+// Stands in for the solver of a model that poses no problem.
+class NoSolver : public ComplementaritySolver {
+ public:
+  explicit NoSolver(const SolverOptions& options) : ComplementaritySolver("none", options) {
+    summary_.solver = "none";
+    summary_.status = Status::Converged;
+    summary_.natural_residual = 0.0;
+    summary_.message = "soft contact: no complementarity problem";
+  }
+  const SolverSummary& Solve(const LinearComplementarityProblem&, Eigen::VectorXd*) override {
+    return summary_;
+  }
+  const SolverSummary& Solve(const MixedComplementarityProblem&, Eigen::VectorXd*) override {
+    return summary_;
+  }
+  const SolverSummary& summary() const override { return summary_; }
+
+ private:
+  SolverSummary summary_;
+};
+
+}  // namespace
+
+SoftModel::SoftModel(const ExplicitStepperOptions& options)
+    : solver_(std::make_unique<NoSolver>(options.solver_options)) {}
+
+// The normal force K_p depth - K_d v_N (never pulling), the tangential one -K_p s - K_d v_T with
+// s the offset from the anchor, kept inside the Coulomb cone by moving the anchor. Start-of-step
+// velocities, impulses h F.
+void SoftModel::Solve(const ExplicitStepContext& step, ExplicitStepRecord* record) {
+  const ExplicitWorkspace& w = step.workspace;
+  std::vector<ExplicitContact>& contacts = record->contacts;
+  const double k = step.options.soft_stiffness, d = step.options.soft_damping;
+  const double h = step.options.h;
+  for (size_t c = 0; c < contacts.size(); ++c) {
+    ExplicitContact& contact = contacts[c];
+    const Eigen::Vector3d v = w.rows_a[c] * StartTwist(step.bodies[contact.body_a]) +
+                              w.rows_b[c] * StartTwist(step.bodies[contact.body_b]);
+    contact.impulse.setZero();
+    contact.anchor_offset.setZero();
+    const double depth = -contact.point.distance;
+    if (depth <= 0.0) continue;
+    const double normal = std::max(0.0, k * depth - d * v[0]);
+    // The anchor offset carried from the previous step, in this step's tangent plane, moved by
+    // this step's tangential velocity.
+    Eigen::Vector2d s = Eigen::Vector2d::Zero();
+    if (const ExplicitContact* old = w.Previous(step.bodies, contacts, static_cast<int>(c))) {
+      s = Eigen::Vector2d(old->anchor_offset.dot(contact.tangent1),
+                          old->anchor_offset.dot(contact.tangent2));
+    }
+    const Eigen::Vector2d v_t(v[1], v[2]);
+    s += h * v_t;
+    Eigen::Vector2d tangential = -k * s - d * v_t;
+    const double limit = w.mu[c] * normal;
+    if (tangential.norm() > limit) {
+      // Slip: the force on the cone, the anchor where the spring alone would give it.
+      tangential *= limit / tangential.norm();
+      s = k > 0.0 ? Eigen::Vector2d(-(tangential + d * v_t) / k) : s;
+    }
+    contact.anchor_offset = s.x() * contact.tangent1 + s.y() * contact.tangent2;
+    contact.impulse = h * Eigen::Vector3d(normal, tangential.x(), tangential.y());
+  }
+  record->summary = solver_->summary();
+}
+
+void SoftModel::ApplyImpulses(const ExplicitStepContext& step,
+                              const std::vector<ExplicitContact>& contacts) {
+  ExplicitWorkspace& w = step.workspace;
+  for (size_t c = 0; c < contacts.size(); ++c) {
+    const Eigen::Vector3d& r = contacts[c].impulse;
+    const int a = contacts[c].body_a, b = contacts[c].body_b;
+    w.velocity[a] += w.inverse_mass[a] * (w.rows_a[c].transpose() * r);
+    w.velocity[b] += w.inverse_mass[b] * (w.rows_b[c].transpose() * r);
+  }
+}
+
+}  // namespace ncpkit::internal
