@@ -9,8 +9,8 @@
 #include "contact/overlap.h"
 #include "integrators/json_reader.h"
 #include "readers/text_scanner.h"
-#include "solvers/base/internal/enum_names.h"
 #include "solvers/base/input_error.h"
+#include "solvers/base/internal/enum_names.h"
 #include "solvers/registry/solver_registry.h"
 
 namespace ncpkit {
@@ -749,14 +749,8 @@ std::vector<std::string> CollectDefaultVariants(StepperKind kind) {
 
 }  // namespace
 
-const std::vector<std::string>& DefaultVariants(StepperKind kind) {
-  static const std::vector<std::string> kImplicit = CollectDefaultVariants(StepperKind::Implicit);
-  static const std::vector<std::string> kQuasistatic =
-      CollectDefaultVariants(StepperKind::Quasistatic);
-  static const std::vector<std::string> kExplicit = CollectDefaultVariants(StepperKind::Explicit);
-  if (kind == StepperKind::Explicit) return kExplicit;
-  return kind == StepperKind::Implicit ? kImplicit : kQuasistatic;
-}
+// Collected on each call: solvers registered at run time join the comparisons.
+std::vector<std::string> DefaultVariants(StepperKind kind) { return CollectDefaultVariants(kind); }
 
 // ---------------------------------------------------------------------------------------------
 // Variants: each grammar is read by one function that fills the options or says why the text is

@@ -83,8 +83,9 @@ Scene LoadScene(const std::string& path);
 // The scene's stepper, with its settings (Scene::ApplyVariant to change them first).
 std::unique_ptr<Stepper> MakeStepper(const Scene& scene);
 
-// The variants `compare` and the demo run by default for a kind of stepper.
-const std::vector<std::string>& DefaultVariants(StepperKind kind);
+// The variants `compare` and the demo run by default for a kind of stepper: every registry row
+// compared by default on the stepper's problem kinds, run-time registered ones included.
+std::vector<std::string> DefaultVariants(StepperKind kind);
 
 // The implicit variants: "<solver>[-cold]" with a registry solver taking ProblemKind::Mixed.
 bool IsSolverVariant(const std::string& variant);

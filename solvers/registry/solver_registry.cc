@@ -1,12 +1,15 @@
 #include "solvers/registry/solver_registry.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstddef>
 #include <sstream>
 #include <type_traits>
 #include <utility>
 
-#include "solvers/base/internal/enum_names.h"
 #include "solvers/base/input_error.h"
+#include "solvers/base/internal/enum_names.h"
 
 namespace ncpkit {
 namespace {
@@ -207,6 +210,11 @@ std::unique_ptr<ComplementaritySolver> Create(SolverClasses<Solvers...>, const S
   using Factory =
       std::unique_ptr<ComplementaritySolver> (*)(const SolverEntry&, const SolverOptions&);
   static constexpr Factory kFactories[] = {&Make<Solvers>...};
+  if (const auto* external = std::get_if<ExternalSolver>(&entry.configuration)) {
+    std::unique_ptr<ComplementaritySolver> solver = external->make(entry.name, options);
+    if (solver == nullptr) throw InputError("solver " + entry.name + ": its factory made none");
+    return solver;
+  }
   return kFactories[entry.configuration.index()](entry, options);
 }
 
@@ -300,7 +308,9 @@ bool AutoSolvers::Options::IsValid(std::string* why) const {
   return complementarity.IsValid(why) && friction.IsValid(why);
 }
 
-const std::vector<SolverEntry>& SolverRegistry() {
+namespace {
+
+std::deque<SolverEntry> LibraryRows() {
   using Kind = ProblemKind;
   using LinearSolver = FischerBurmeisterNewton::LinearSolver;
   using Ordering = NonsmoothGaussSeidel::Ordering;
@@ -309,7 +319,7 @@ const std::vector<SolverEntry>& SolverRegistry() {
   constexpr ProblemKinds kGlobal = KindBit(Kind::GlobalFriction);
   // name, description, kinds taken, kinds compared by default, needs a positive diagonal, the
   // configuration.
-  static const std::vector<SolverEntry> kSolvers = {
+  return {
       {"lemke", "Lemke's complementary pivoting, lexicographic (lemke.h)", kLinear, kLinear, false,
        LemkeSolver::Options()},
       {"pgs", "projected Gauss-Seidel / SOR (projected_gauss_seidel.h)", kLinear, kLinear, true,
@@ -351,7 +361,62 @@ const std::vector<SolverEntry>& SolverRegistry() {
        "only (velocity_gauss_seidel.h)",
        kGlobal, kGlobal, false, VelocityGaussSeidel::Options()},
   };
-  return kSolvers;
+}
+
+// The library's rows first, then the registered ones.
+struct Registry {
+  std::deque<SolverEntry> rows = LibraryRows();
+  const size_t library_rows = rows.size();
+};
+
+Registry& TheRegistry() {
+  static Registry registry;
+  return registry;
+}
+
+std::string RegistrationProblem(const SolverEntry& entry) {
+  const std::string& name = entry.name;
+  const bool well_formed =
+      !name.empty() && std::isalnum(static_cast<unsigned char>(name[0])) &&
+      std::all_of(name.begin(), name.end(),
+                  [](char c) {
+                    return (std::islower(static_cast<unsigned char>(c)) != 0) ||
+                           (std::isdigit(static_cast<unsigned char>(c)) != 0) || c == '-' ||
+                           c == '.';
+                  }) &&
+      !(name.size() >= 5 && name.compare(name.size() - 5, 5, "-cold") == 0);
+  if (!well_formed) {
+    return "a solver's name is [a-z0-9][a-z0-9.-]* without a '-cold' end";
+  }
+  if (FindSolver(name) != nullptr) return "the name is taken";
+  if ((entry.kinds & kEveryKind) == 0) return "it takes no problem kind";
+  if ((entry.compared & ~entry.kinds) != 0) return "it is compared on kinds it does not take";
+  const auto* external = std::get_if<ExternalSolver>(&entry.configuration);
+  if (external != nullptr && !external->make) return "its ExternalSolver has no factory";
+  return "";
+}
+
+}  // namespace
+
+const std::deque<SolverEntry>& SolverRegistry() { return TheRegistry().rows; }
+
+void RegisterSolver(SolverEntry entry) {
+  const std::string problem = RegistrationProblem(entry);
+  if (!problem.empty()) {
+    throw InputError("cannot register solver '" + entry.name + "': " + problem);
+  }
+  TheRegistry().rows.push_back(std::move(entry));
+}
+
+bool UnregisterSolver(const std::string& name) {
+  std::deque<SolverEntry>& rows = TheRegistry().rows;
+  for (size_t k = TheRegistry().library_rows; k < rows.size(); ++k) {
+    if (rows[k].name == name) {
+      rows.erase(rows.begin() + static_cast<std::ptrdiff_t>(k));
+      return true;
+    }
+  }
+  return false;
 }
 
 const SolverEntry* FindSolver(const std::string& name) {

@@ -11,25 +11,27 @@
 #define NCPKIT_SOLVERS_REGISTRY_SOLVER_REGISTRY_H_
 
 #include <Eigen/Dense>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <variant>
 #include <vector>
 
-#include "solvers/mcp/auto_solve.h"
+#include "solvers/base/status.h"
 #include "solvers/friction/friction_auto.h"
 #include "solvers/friction/friction_newton.h"
 #include "solvers/friction/friction_problem.h"
 #include "solvers/friction/global_friction_problem.h"
-#include "solvers/mcp/josephy_newton.h"
+#include "solvers/friction/nonsmooth_gauss_seidel.h"
+#include "solvers/friction/velocity_gauss_seidel.h"
 #include "solvers/lcp/lemke.h"
 #include "solvers/lcp/linear_problem.h"
-#include "solvers/mcp/mcp.h"
-#include "solvers/friction/nonsmooth_gauss_seidel.h"
 #include "solvers/lcp/projected_gauss_seidel.h"
+#include "solvers/mcp/auto_solve.h"
+#include "solvers/mcp/josephy_newton.h"
+#include "solvers/mcp/mcp.h"
 #include "solvers/mcp/semismooth_newton.h"
-#include "solvers/base/status.h"
-#include "solvers/friction/velocity_gauss_seidel.h"
 
 namespace ncpkit {
 
@@ -139,9 +141,17 @@ class AutoSolvers {
   FrictionAuto friction_;
 };
 
+// A row whose solver the library does not build: an embedding project's or a test's class,
+// made by `make` from the row and the settings every solver takes (RegisterSolver).
+struct ExternalSolver {
+  std::function<std::unique_ptr<ComplementaritySolver>(const std::string& name,
+                                                       const SolverOptions& options)>
+      make;
+};
+
 template <class... Solvers>
 struct SolverClasses {
-  using Configuration = std::variant<typename Solvers::Options...>;
+  using Configuration = std::variant<typename Solvers::Options..., ExternalSolver>;
 };
 // Every solver class behind a registry row, in one list.
 using RegisteredSolverClasses =
@@ -169,8 +179,19 @@ struct SolverEntry {
   bool Compared(ProblemKind kind) const { return (compared & KindBit(kind)) != 0; }
 };
 
-// The table, in the order comparison tables list the solvers.
-const std::vector<SolverEntry>& SolverRegistry();
+// The table, in the order comparison tables list the solvers: the library's rows, then those
+// registered at run time.
+const std::deque<SolverEntry>& SolverRegistry();
+// Adds a row after the others: a configuration of a library class (e.g. NonsmoothGaussSeidel
+// with another relaxation) or an ExternalSolver. From then on CreateSolver, the name lists and
+// the default comparisons (for the kinds in `compared`) include it, in this process. Throws
+// InputError for a name already taken or not of the form [a-z0-9][a-z0-9.-]* (no "-cold" end:
+// that suffix names a cold start), no kinds, compared kinds it does not take, or an
+// ExternalSolver without `make`. Not thread-safe: register before solving.
+void RegisterSolver(SolverEntry entry);
+// Removes a row RegisterSolver added (false if there is none of that name); solvers created
+// from it live on. Pointers from FindSolver are invalid afterwards.
+bool UnregisterSolver(const std::string& name);
 // The row of that name, or nullptr.
 const SolverEntry* FindSolver(const std::string& name);
 // The kinds' names, "linear, mixed, ...", for messages and docs.
