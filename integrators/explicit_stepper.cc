@@ -40,12 +40,8 @@ bool ParseExplicitModel(const std::string& name, ExplicitModel* model) {
 }
 
 bool ExplicitStepperOptions::IsValid(std::string* why) const {
-  std::string solver_why;
-  const bool solver_ok = solver_options.IsValid(&solver_why);
   const bool soft = model == ExplicitModel::Soft;
-  return internal::OptionChecks()
-      .Require(h > 0.0 && std::isfinite(h), "h", h, "must be positive and finite")
-      .Require(gravity.allFinite(), "gravity", gravity.norm(), "must be finite")
+  return Check()
       .Require(contact_margin > 0.0 && std::isfinite(contact_margin), "contact_margin",
                contact_margin, "must be positive and finite")
       .Require(friction_directions >= 3 && friction_directions <= 64, "friction_directions",
@@ -62,8 +58,19 @@ bool ExplicitStepperOptions::IsValid(std::string* why) const {
                "proximal_regularization", proximal_regularization, "must be >= 0 and finite")
       .Require(max_proximal_iterations >= 0, "max_proximal_iterations", max_proximal_iterations,
                "must be >= 0")
-      .Require(solver_ok, "solver_options", 0.0, solver_why.c_str())
+      .Require(solver_time_limit >= 0.0 && std::isfinite(solver_time_limit), "solver_time_limit",
+               solver_time_limit, "must be >= 0 and finite")
       .Done(why);
+}
+
+// The solver starts from the impulses matched to the previous step's (zero for new contacts).
+SolverOptions ExplicitStepperOptions::SolverSettings() const {
+  SolverOptions settings;
+  settings.tolerance = tolerance;
+  settings.max_iterations = max_iterations;
+  settings.warm_start = warm_start;
+  settings.time_limit_seconds = solver_time_limit;
+  return settings;
 }
 
 ExplicitStepper::ExplicitStepper(std::vector<Body> bodies, const ContactLawTable& laws,
@@ -76,8 +83,6 @@ ExplicitStepper::ExplicitStepper(std::vector<Body> bodies, const ContactLawTable
   std::vector<std::string> names;
   for (const Body& body : bodies_) names.push_back(body.name);
   laws_ = ContactLawsByIndex(laws, names);
-  // The solver starts from the impulses matched to the previous step's (zero for new contacts).
-  options_.solver_options.warm_start = options_.warm_start;
   model_ = internal::MakeExplicitContactModel(options_);
   CheckShapePairs();
 }

@@ -47,9 +47,13 @@ enum class ExplicitModel { Cone, Pyramid, Relaxed, Soft };
 const char* ToString(ExplicitModel model);
 bool ParseExplicitModel(const std::string& name, ExplicitModel* model);
 
-struct ExplicitStepperOptions {
-  double h = 0.01;                             // time step (s); > 0
-  Eigen::Vector3d gravity = DefaultGravity();  // m/s^2, world frame
+// The shared settings (StepperSettings): solver a registry name taking the model's problem,
+// ProblemKind::GlobalFriction for cone, Linear for pyramid and relaxed (unused by soft), default
+// "auto"; tolerance the FCLib error for cone, the natural residual of the LCP otherwise;
+// max_iterations default 0, the solver's own; warm_start from the previous step's impulses,
+// matched by pair and contact point (within the margin).
+struct ExplicitStepperOptions : StepperSettings {
+  ExplicitStepperOptions() { solver = "auto"; }
   // Contacts whose gap at the start of the step is below this, plus how far both bodies can
   // move in the step at their free velocities, enter its problem (m); > 0. The phi / h term
   // lets such a contact close but not overshoot. Where the impulses speed a body up beyond half
@@ -62,14 +66,8 @@ struct ExplicitStepperOptions {
   // Edges of the friction pyramid per contact (pyramid, relaxed), evenly spaced from the first
   // tangent. Default 4; in [3, 64].
   int friction_directions = 4;
-  // A registry solver taking the model's problem: ProblemKind::GlobalFriction for cone, Linear for
-  // pyramid and relaxed (unused by soft), and its options (tolerance: the FCLib error for cone,
-  // the natural residual of the LCP otherwise).
-  std::string solver = "auto";
-  SolverOptions solver_options;
-  // Start each step's solve from the previous step's impulses, matched by pair and contact
-  // point (within the margin). Default true.
-  bool warm_start = true;
+  // Frictional contact solvers: wall-time limit of each solve (s). Default 0: none; >= 0.
+  double solver_time_limit = 0.0;
   // Newton restitution (ContactLaw::restitution = e > 0): a contact approaching faster than
   // this (m/s) at the start of a step that would close it leaves at e times that speed, from
   // where it is (the gap of that step stays open). Slower approaches are inelastic, so resting
@@ -88,6 +86,8 @@ struct ExplicitStepperOptions {
   double soft_stiffness = 0.0;
   double soft_damping = 0.0;
   bool IsValid(std::string* why) const;
+  // The settings the model's solver is created with.
+  SolverOptions SolverSettings() const;
 };
 
 // Steps the bodies: free velocities nu_f = nu + h M^-1 (m g, -omega x I omega); the contacts of

@@ -110,22 +110,14 @@ struct ImplicitStepper::StepProblem {
 };
 
 bool ImplicitStepperOptions::IsValid(std::string* why) const {
-  std::ostringstream os;
-  if (!(std::isfinite(h) && h > 0.0)) {
-    os << "h = " << h << " must be positive and finite";
-  } else if (!gravity.allFinite()) {
-    os << "gravity must be finite";
-  } else if (!IsSolverName(solver, ProblemKind::Mixed)) {
-    os << "unknown solver '" << solver << "'";
-  } else if (!(tolerance > 0.0)) {
-    os << "tolerance = " << tolerance << " must be positive";
-  } else if (max_iterations < 1) {
-    os << "max_iterations = " << max_iterations << " must be >= 1";
-  } else if (!(std::isfinite(contact_margin) && contact_margin >= 0.0)) {
-    os << "contact_margin = " << contact_margin << " must be >= 0";
-  }
-  if (why) *why = os.str();
-  return os.str().empty();
+  return Check()
+      .Require(IsSolverName(solver, ProblemKind::Mixed),
+               "unknown solver '" + solver + "' (expected one of " +
+                   SolverNameList(ProblemKind::Mixed) + ")")
+      .Require(max_iterations >= 1, "max_iterations", max_iterations, "must be >= 1")
+      .Require(std::isfinite(contact_margin) && contact_margin >= 0.0, "contact_margin",
+               contact_margin, "must be >= 0 and finite")
+      .Done(why);
 }
 
 ImplicitStepper::ImplicitStepper(std::vector<Body> bodies, ContactLawTable laws,

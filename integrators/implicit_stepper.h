@@ -20,21 +20,15 @@ namespace ncpkit {
 
 // Every option: meaning, default, units, valid range and source. IsValid() says which one is
 // out of range; the stepper's constructor throws InputError for it (RequireValidOptions).
-struct ImplicitStepperOptions {
-  // Time step (s). Default 0.01; > 0, finite. Xie & Chakraborty 2016 eq. 18 (backward Euler).
-  double h = 0.01;
-  // Gravity (m/s^2, world frame). Default DefaultGravity(); finite.
-  Eigen::Vector3d gravity = DefaultGravity();
-  // A registry name (solvers/registry/solver_registry.h) taking ProblemKind::Mixed. Default
-  // "fb-newton".
-  std::string solver = "fb-newton";
-  // Start each step from the previous step's solution; false: every step starts from the
-  // shapes' support points. Default true.
-  bool warm_start = true;
-  // Natural residual of each step's MCP. Default 1e-10; > 0.
-  double tolerance = 1e-10;
-  // Solver iterations per start (a step tries up to four starts). Default 100; >= 1.
-  int max_iterations = 100;
+// The shared settings (StepperSettings): h by Xie & Chakraborty 2016 eq. 18 (backward Euler);
+// solver a registry name taking ProblemKind::Mixed, default "fb-newton"; tolerance on the natural
+// residual of each step's MCP; max_iterations per start (a step tries up to four starts),
+// default 100, >= 1; warm_start false: every step starts from the shapes' support points.
+struct ImplicitStepperOptions : StepperSettings {
+  ImplicitStepperOptions() {
+    solver = "fb-newton";
+    max_iterations = 100;
+  }
   // A pair enters the step's problem when its bounding spheres (a half-space: its plane) are
   // closer than this (m) plus the distance both bodies can travel in two steps. Default 0.01;
   // >= 0.

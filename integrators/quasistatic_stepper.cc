@@ -245,34 +245,25 @@ bool ParseQuasistaticModel(const std::string& name, QuasistaticModel* model) {
 }
 
 bool QuasistaticOptions::IsValid(std::string* why) const {
-  if (!(h > 0.0) || !std::isfinite(h)) {
-    *why = "h must be positive, got " + NumberText(h);
-  } else if (!gravity.allFinite()) {
-    *why = "gravity must be finite";
-  } else if (!(tolerance > 0.0)) {
-    *why = "tolerance must be positive, got " + NumberText(tolerance);
-  } else if (max_iterations < 0) {
-    *why = "max_iterations must be >= 0";
-  } else if (!(contact_threshold >= 0.0)) {
-    *why = "contact_threshold must be >= 0, got " + NumberText(contact_threshold);
-  } else if (friction_directions < 3 || friction_directions > kMaxFrictionDirections) {
-    *why = "friction_directions must be in [3, " + std::to_string(kMaxFrictionDirections) +
-           "], got " + std::to_string(friction_directions);
-  } else if (!(regularization >= 0.0) || !std::isfinite(regularization)) {
-    *why = "regularization must be >= 0 and finite, got " + NumberText(regularization);
-  } else if (!(proximal_regularization >= 0.0) || !std::isfinite(proximal_regularization)) {
-    *why = "proximal_regularization must be >= 0, got " + NumberText(proximal_regularization);
-  } else if (max_proximal_iterations < 0) {
-    *why = "max_proximal_iterations must be >= 0";
-  } else if (!plane_normal.allFinite()) {
-    *why = "plane_normal must be finite";
-  } else if (!IsSolverName(solver, model == QuasistaticModel::Dqc ? ProblemKind::Mixed
-                                                                  : ProblemKind::Linear)) {
-    *why = "unknown solver '" + solver + "' for the " + ToString(model) + " model";
-  } else {
-    return true;
-  }
-  return false;
+  const ProblemKind kind =
+      model == QuasistaticModel::Dqc ? ProblemKind::Mixed : ProblemKind::Linear;
+  return Check()
+      .Require(std::isfinite(contact_threshold) && contact_threshold >= 0.0, "contact_threshold",
+               contact_threshold, "must be >= 0 and finite")
+      .Require(friction_directions >= 3 && friction_directions <= kMaxFrictionDirections,
+               "friction_directions", friction_directions,
+               ("must be in [3, " + std::to_string(kMaxFrictionDirections) + "]").c_str())
+      .Require(std::isfinite(regularization) && regularization >= 0.0, "regularization",
+               regularization, "must be >= 0 and finite")
+      .Require(std::isfinite(proximal_regularization) && proximal_regularization >= 0.0,
+               "proximal_regularization", proximal_regularization, "must be >= 0 and finite")
+      .Require(max_proximal_iterations >= 0, "max_proximal_iterations", max_proximal_iterations,
+               "must be >= 0")
+      .Require(plane_normal.allFinite(), "plane_normal", plane_normal.norm(), "must be finite")
+      .Require(IsSolverName(solver, kind), "unknown solver '" + solver + "' for the " +
+                                               ToString(model) + " model (expected one of " +
+                                               SolverNameList(kind) + ")")
+      .Done(why);
 }
 
 QuasistaticStepper::QuasistaticStepper(std::vector<Body> scene_bodies, const ContactLawTable& laws,

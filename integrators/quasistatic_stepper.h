@@ -52,22 +52,14 @@ bool ParseQuasistaticModel(const std::string& name, QuasistaticModel* model);
 
 // Every option: meaning, default, units, valid range and source. IsValid() says which one is
 // out of range; the stepper's constructor throws InputError for it (RequireValidOptions).
-struct QuasistaticOptions {
-  // Time step (s). Default 0.01; > 0, finite. Trinkle, Berard & Pang 2005 eq. 19.
-  double h = 0.01;
-  // Gravity (m/s^2, world frame). Default DefaultGravity(); finite.
-  Eigen::Vector3d gravity = DefaultGravity();
+// The shared settings (StepperSettings): h by Trinkle, Berard & Pang 2005 eq. 19; solver a
+// registry name taking ProblemKind::Mixed for dqc, Linear for the others, default "lemke";
+// max_iterations default 0, the solver's own (dqc: 100 Newton iterations); warm_start when the
+// sizes match.
+struct QuasistaticOptions : StepperSettings {
+  QuasistaticOptions() { solver = "lemke"; }
   // The step's contact model (see the top of this file). Default qp-lcp.
   QuasistaticModel model = QuasistaticModel::QpLcp;
-  // A registry name (solvers/registry/solver_registry.h) taking ProblemKind::Mixed for dqc, Linear
-  // for the others. Default "lemke".
-  std::string solver = "lemke";
-  // Start each step from the previous step's solution when the sizes match. Default true.
-  bool warm_start = true;
-  // Natural residual of each step's problem (the solver's tolerance). Default 1e-10; > 0.
-  double tolerance = 1e-10;
-  // The solver's iteration cap; default 0: the solver's own (dqc: 100 Newton iterations).
-  int max_iterations = 0;
   // Contact selection A(q, eps) of Pang & Tedrake 2021: pairs closer than this enter the step (m).
   // Default 0.01; >= 0.
   double contact_threshold = 0.01;

@@ -157,20 +157,31 @@ void CheckInitialOverlap(const Reader& in, const Json& root, const std::vector<B
 // ---------------------------------------------------------------------------------------------
 // Implicit scenes
 
-void ReadImplicitOptions(const Reader& in, const Json& root, ImplicitStepperOptions* options) {
-  options->h = in.Positive(root, "scene", "h");
-  options->gravity = in.Vector3(root, "scene", "gravity", options->gravity);
-  if (root.contains("solver")) {
-    options->solver = in.String(root.at("solver"), "solver");
-    if (!IsSolverName(options->solver, ProblemKind::Mixed)) {
-      in.Fail("solver", "unknown solver '" + options->solver + "'");
-    }
+// The settings every stepper shares (StepperSettings), spelled the same for each: in `object`
+// (the scene's top level, or its "quasistatic" object, `path`), field paths `prefix` + key.
+// `min_iterations`: the stepper's least max_iterations.
+void ReadSettings(const Reader& in, const Json& object, const std::string& path,
+                  const std::string& prefix, int min_iterations, StepperSettings* settings) {
+  settings->h = in.Number(object, path, "h", settings->h);
+  if (!(settings->h > 0.0)) in.Fail(prefix + "h", "must be positive");
+  settings->gravity = in.Vector3(object, path, "gravity", settings->gravity);
+  if (object.contains("solver")) {
+    settings->solver = in.String(object.at("solver"), prefix + "solver");
   }
-  options->tolerance = in.Number(root, "scene", "tolerance", options->tolerance);
-  if (!(options->tolerance > 0.0)) in.Fail("tolerance", "must be positive");
-  options->max_iterations = static_cast<int>(in.Integer(
-      root, "scene", "max_iterations", options->max_iterations, 1, kMaxSolverIterations));
-  options->warm_start = in.Bool(root, "scene", "warm_start", options->warm_start);
+  settings->tolerance = in.Number(object, path, "tolerance", settings->tolerance);
+  if (!(settings->tolerance > 0.0)) in.Fail(prefix + "tolerance", "must be positive");
+  settings->max_iterations =
+      static_cast<int>(in.Integer(object, path, "max_iterations", settings->max_iterations,
+                                  min_iterations, kMaxSolverIterations));
+  settings->warm_start = in.Bool(object, path, "warm_start", settings->warm_start);
+}
+
+void ReadImplicitOptions(const Reader& in, const Json& root, ImplicitStepperOptions* options) {
+  in.Positive(root, "scene", "h");  // required in these files
+  ReadSettings(in, root, "scene", "", 1, options);
+  if (!IsSolverName(options->solver, ProblemKind::Mixed)) {
+    in.Fail("solver", "unknown solver '" + options->solver + "'");
+  }
   options->contact_margin = in.Number(root, "scene", "contact_margin", options->contact_margin);
   if (options->contact_margin < 0.0) in.Fail("contact_margin", "must be >= 0");
 }
@@ -179,8 +190,8 @@ void ReadImplicitOptions(const Reader& in, const Json& root, ImplicitStepperOpti
 // "friction_directions", "restitution_velocity", "soft": {"stiffness", "damping"}; "solver"
 // names a solver of the model's problem (frictional contact for cone, linear otherwise).
 void ReadExplicitOptions(const Reader& in, const Json& root, ExplicitStepperOptions* options) {
-  options->h = in.Positive(root, "scene", "h");
-  options->gravity = in.Vector3(root, "scene", "gravity", options->gravity);
+  in.Positive(root, "scene", "h");  // required in these files
+  ReadSettings(in, root, "scene", "", 0, options);
   if (root.contains("model")) {
     const std::string model = in.String(root.at("model"), "model");
     if (!ParseExplicitModel(model, &options->model)) {
@@ -189,7 +200,6 @@ void ReadExplicitOptions(const Reader& in, const Json& root, ExplicitStepperOpti
     }
   }
   if (root.contains("solver")) {
-    options->solver = in.String(root.at("solver"), "solver");
     const ProblemKind kind =
         options->model == ExplicitModel::Cone ? ProblemKind::GlobalFriction : ProblemKind::Linear;
     if (!IsSolverName(options->solver, kind)) {
@@ -200,12 +210,6 @@ void ReadExplicitOptions(const Reader& in, const Json& root, ExplicitStepperOpti
                   " solver: " + SolverNameList(kind) + ")");
     }
   }
-  options->solver_options.tolerance =
-      in.Number(root, "scene", "tolerance", options->solver_options.tolerance);
-  if (!(options->solver_options.tolerance > 0.0)) in.Fail("tolerance", "must be positive");
-  options->solver_options.max_iterations =
-      static_cast<int>(in.Integer(root, "scene", "max_iterations", 0, 0, kMaxSolverIterations));
-  options->warm_start = in.Bool(root, "scene", "warm_start", options->warm_start);
   options->contact_margin = in.Number(root, "scene", "contact_margin", options->contact_margin);
   if (!(options->contact_margin > 0.0)) in.Fail("contact_margin", "must be > 0");
   options->friction_directions = static_cast<int>(
@@ -425,13 +429,7 @@ void ReadQuasistaticOptions(const Reader& in, const Json& root, QuasistaticOptio
       in.Fail("quasistatic.model", "unknown model '" + model + "' (expected dqc, dlc, qp, qp-lcp)");
     }
   }
-  if (q.contains("solver")) o->solver = in.String(q.at("solver"), "quasistatic.solver");
-  o->h = in.Number(q, "quasistatic", "h", o->h);
-  o->gravity = in.Vector3(q, "quasistatic", "gravity", o->gravity);
-  o->tolerance = in.Number(q, "quasistatic", "tolerance", o->tolerance);
-  o->max_iterations = static_cast<int>(
-      in.Integer(q, "quasistatic", "max_iterations", o->max_iterations, 0, kMaxSolverIterations));
-  o->warm_start = in.Bool(q, "quasistatic", "warm_start", o->warm_start);
+  ReadSettings(in, q, "quasistatic", "quasistatic.", 0, o);
   o->contact_threshold = in.Number(q, "quasistatic", "contact_threshold", o->contact_threshold);
   o->friction_directions = static_cast<int>(in.Integer(
       q, "quasistatic", "friction_directions", o->friction_directions, 3, kMaxFrictionDirections));
@@ -619,28 +617,20 @@ void ReadQuasistaticScene(const Reader& in, const Json& root, const std::string&
 
 const char* ToString(StepperKind kind) { return internal::NameIn(kStepperKindNames, kind); }
 
-Eigen::Vector3d Scene::gravity() const {
+const StepperSettings& Scene::settings() const {
   switch (stepper) {
     case StepperKind::Implicit:
-      return implicit.gravity;
+      return implicit;
     case StepperKind::Quasistatic:
-      return quasistatic.gravity;
+      return quasistatic;
     case StepperKind::Explicit:
-      return explicit_stepper.gravity;
+      return explicit_stepper;
   }
-  return implicit.gravity;
+  return implicit;
 }
 
-double Scene::h() const {
-  switch (stepper) {
-    case StepperKind::Implicit:
-      return implicit.h;
-    case StepperKind::Quasistatic:
-      return quasistatic.h;
-    case StepperKind::Explicit:
-      return explicit_stepper.h;
-  }
-  return implicit.h;
+StepperSettings& Scene::mutable_settings() {
+  return const_cast<StepperSettings&>(static_cast<const Scene&>(*this).settings());
 }
 
 std::string Scene::variant() const {

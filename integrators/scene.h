@@ -59,8 +59,11 @@ struct Scene {
   QuasistaticOptions quasistatic;           // when stepper == Quasistatic
   ExplicitStepperOptions explicit_stepper;  // when stepper == Explicit
 
-  double h() const;
-  Eigen::Vector3d gravity() const;
+  // The scene's stepper's shared settings (its options' StepperSettings).
+  const StepperSettings& settings() const;
+  StepperSettings& mutable_settings();
+  double h() const { return settings().h; }
+  Eigen::Vector3d gravity() const { return settings().gravity; }
   // The variant the scene's settings name: "<solver>[-cold]" (implicit) or
   // "<model>/<solver>[-cold]" (quasistatic; explicit: cone, pyramid, relaxed, or "soft").
   std::string variant() const;

@@ -1,6 +1,18 @@
 #include "integrators/stepper.h"
 
+#include <cmath>
+
 namespace ncpkit {
+
+internal::OptionChecks StepperSettings::Check() const {
+  internal::OptionChecks checks;
+  checks.Require(std::isfinite(h) && h > 0.0, "h", h, "must be positive and finite")
+      .Require(gravity.allFinite(), "gravity", gravity.norm(), "must be finite")
+      .Require(std::isfinite(tolerance) && tolerance > 0.0, "tolerance", tolerance,
+               "must be positive and finite")
+      .Require(max_iterations >= 0, "max_iterations", max_iterations, "must be >= 0");
+  return checks;
+}
 
 const std::vector<Vector6d> Stepper::kNoImpulses;
 const std::vector<Actuator> Stepper::kNoActuators;

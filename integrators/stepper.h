@@ -9,14 +9,38 @@
 
 #include "dynamics/actuators.h"
 #include "dynamics/body.h"
-#include "solvers/registry/solver_registry.h"
+#include "solvers/base/input_error.h"
 #include "solvers/base/status.h"
+#include "solvers/registry/solver_registry.h"
 
 namespace ncpkit {
 
 // Gravity when a scene names none, for every stepper (m/s^2, world frame): 9.8 m/s^2 down z, the
 // value of the papers the scenes come from (docs/references.md).
 inline Eigen::Vector3d DefaultGravity() { return Eigen::Vector3d(0.0, 0.0, -9.8); }
+
+// The settings every stepper shares. Each stepper's options derive from it, give `solver` and
+// `max_iterations` their defaults and add the stepper's own fields; a scene file spells them the
+// same way for every stepper (docs/steppers.md).
+struct StepperSettings {
+  // Time step (s). Default 0.01; > 0, finite.
+  double h = 0.01;
+  // Gravity (m/s^2, world frame). Default DefaultGravity(); finite.
+  Eigen::Vector3d gravity = DefaultGravity();
+  // A registry solver (solvers/registry/solver_registry.h) taking the problem kind of the
+  // stepper's model.
+  std::string solver;
+  // The solver's tolerance on each step's problem: its natural residual, or the FCLib error for
+  // a frictional contact problem. Default 1e-10; > 0, finite.
+  double tolerance = 1e-10;
+  // The solver's iteration cap; 0: the solver's own default. >= 0.
+  int max_iterations = 0;
+  // Start each step from the previous step's solution. Default true.
+  bool warm_start = true;
+  // The checks of these fields, first failure first, for a stepper's IsValid to continue with
+  // its own.
+  internal::OptionChecks Check() const;
+};
 
 // What every step reports. Steppers derive their own records with their contact quantities.
 struct StepRecord {

@@ -8,7 +8,8 @@
 namespace ncpkit::internal {
 
 ConeModel::ConeModel(const ExplicitStepperOptions& options)
-    : solver_(CreateSolver(options.solver, ProblemKind::GlobalFriction, options.solver_options)) {}
+    : solver_(CreateSolver(options.solver, ProblemKind::GlobalFriction, options.SolverSettings())) {
+}
 
 // The contacts go to the solver highest first along gravity: the load flows down, so a
 // Gauss-Seidel sweep in this order carries a stack's weight to the ground in one pass (on the

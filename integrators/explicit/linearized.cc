@@ -33,7 +33,7 @@ LinearizedConeModel::LinearizedConeModel(const ExplicitStepperOptions& options, 
       problem_name_(problem_name),
       warm_start_(options.warm_start) {
   // The proximal solver hands every attempt its start (or an empty one for cold).
-  SolverOptions linear = options.solver_options;
+  SolverOptions linear = options.SolverSettings();
   linear.warm_start = true;
   solver_ = CreateSolver(options.solver, ProblemKind::Linear, linear);
   ProximalPointSolver::Options proximal;

@@ -31,7 +31,7 @@ class NoSolver : public ComplementaritySolver {
 }  // namespace
 
 SoftModel::SoftModel(const ExplicitStepperOptions& options)
-    : solver_(std::make_unique<NoSolver>(options.solver_options)) {}
+    : solver_(std::make_unique<NoSolver>(options.SolverSettings())) {}
 
 // The normal force K_p depth - K_d v_N (never pulling), the tangential one -K_p s - K_d v_T with
 // s the offset from the anchor, kept inside the Coulomb cone by moving the anchor. Start-of-step

@@ -55,6 +55,11 @@ class OptionChecks {
       message_ = std::string(name) + " = " + NumberText(value) + " " + rule;
     return *this;
   }
+  // A rule on a field that is not a number: `message` says which and why.
+  OptionChecks& Require(bool ok, const std::string& message) {
+    if (!ok && message_.empty()) message_ = message;
+    return *this;
+  }
   bool Done(std::string* why) const {
     if (why) *why = message_;
     return message_.empty();

@@ -114,14 +114,11 @@ void SceneFile(const uint8_t* data, size_t size) {
     Scene scene = ParseScene(Text(data, size), "fuzz.json");
     if (scene.bodies.size() > kMaxSceneBodies) return;
     // Bounded work per input: a few steps, a few iterations each.
-    int& iterations = scene.stepper == StepperKind::Implicit ? scene.implicit.max_iterations
-                      : scene.stepper == StepperKind::Quasistatic
-                          ? scene.quasistatic.max_iterations
-                          : scene.explicit_stepper.solver_options.max_iterations;
+    int& iterations = scene.mutable_settings().max_iterations;
     iterations = scene.stepper == StepperKind::Implicit ? std::min(iterations, 30)
                  : iterations == 0                      ? 200
                                                         : std::min(iterations, 200);
-    scene.explicit_stepper.solver_options.time_limit_seconds = 1.0;
+    scene.explicit_stepper.solver_time_limit = 1.0;
     scene.duration = std::min(scene.duration, kMaxSteps * scene.h());
     SceneRunner runner(scene);
     while (!runner.Done()) CheckSummary(runner.Step().summary, scene.name);

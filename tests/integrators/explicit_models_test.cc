@@ -59,7 +59,7 @@ ExplicitStepperOptions Options(const std::string& variant) {
   ExplicitStepperOptions options;
   options.h = 0.01;
   ApplyExplicitVariant(variant, &options);
-  options.solver_options.tolerance = 1e-10;
+  options.tolerance = 1e-10;
   return options;
 }
 
@@ -89,9 +89,9 @@ TEST_CASE("explicit models: a resting 10-box stack drifts less than 1e-6 m over 
         "cone/nsgs-velocity", "cone/fc-newton-fb"}) {
     CAPTURE(variant);
     ExplicitStepperOptions options = Options(variant);
-    options.solver_options.max_iterations = 200000;  // PGS, NSGS: to the tolerance
+    options.max_iterations = 200000;  // PGS, NSGS: to the tolerance
     if (options.solver != "pgs" && options.solver != "nsgs" && options.solver != "nsgs-velocity") {
-      options.solver_options.max_iterations = 0;
+      options.max_iterations = 0;
     }
     ExplicitStepper stepper(bodies, Laws(), options);
     int failed = 0;
@@ -208,7 +208,7 @@ TEST_CASE("explicit models: PGS stalls where the spinning box stops sliding (exp
   box.state.linear_velocity = Eigen::Vector3d(1.5, 0.5, 0);
   box.state.angular_velocity = Eigen::Vector3d(0, 0, 2.0);
   ExplicitStepperOptions options = Options("relaxed/pgs");
-  options.solver_options.max_iterations = 20000;
+  options.max_iterations = 20000;
   options.max_proximal_iterations = 0;
   ExplicitStepper pgs({Ground(), box}, Laws(), options);
   ExplicitStepper lemke({Ground(), box}, Laws(), Options("relaxed/lemke"));

@@ -45,7 +45,7 @@ ExplicitStepperOptions Options(const std::string& solver) {
   ExplicitStepperOptions options;
   options.h = 0.01;
   options.solver = solver;
-  options.solver_options.tolerance = 1e-10;
+  options.tolerance = 1e-10;
   return options;
 }
 
