@@ -4,6 +4,10 @@ should not move any result can be checked to do so.
 
   tools/trajectories.py record BINARY DIR   # runs `BINARY simulate SCENE --out DIR/NAME.csv`
                                             # for every scenes/*.json with its default solver
+  tools/trajectories.py record BINARY DIR --explicit
+                                            # the explicit stepper: the scenes of
+                                            # explicit_scenes() with every variant of
+                                            # EXPLICIT_VARIANTS (about 110 runs, 2 minutes)
   tools/trajectories.py compare OLD NEW [--tol 1e-12]
 
 `compare` matches every CSV of OLD with the one of the same name in NEW: same header, same
@@ -13,8 +17,10 @@ difference per file and exits 1 if any file differs beyond tol (or is missing), 
 """
 import argparse
 import csv
+import json
 import math
 import pathlib
+import random
 import subprocess
 import sys
 
@@ -34,6 +40,80 @@ def record(binary, out_dir):
         print(f"{scene.stem:24s} exit {run.returncode}")
         if run.returncode not in (0, 1):
             status = 1
+    return status
+
+
+EXPLICIT_VARIANTS = [
+    "cone/nsgs", "cone/nsgs-shuffled", "cone/fc-newton", "cone/fc-newton-fb", "cone/fc-proximal",
+    "cone/fc-proximal-fb", "cone/nsgs-velocity", "cone/auto", "pyramid/lemke", "pyramid/fb-newton",
+    "relaxed/lemke", "relaxed/pgs", "relaxed/fb-newton", "cone/nsgs-cold", "pyramid/lemke-cold",
+    "relaxed/pgs-cold"]
+ENGINE_VARIANTS = ["cone/auto", "cone/nsgs", "cone/nsgs-velocity", "relaxed/pgs"]
+
+
+def random_boxes(seed):
+    """Six boxes of unequal sizes and masses, turned and offset a little, dropped on a plane with
+    restitution 0.3 and two per-pair laws."""
+    rng = random.Random(seed)
+    bodies = []
+    for i in range(6):
+        q = [1.0] + [rng.uniform(-0.02, 0.02) for _ in range(2)] + [rng.uniform(-0.05, 0.05)]
+        norm = math.sqrt(sum(x * x for x in q))
+        bodies.append({"name": f"b{i}", "shape": "box",
+                       "size": [rng.uniform(0.3, 0.8) for _ in range(3)],
+                       "mass": rng.uniform(0.5, 3.0),
+                       "position": [rng.uniform(-0.1, 0.1) + 0.2 * (i % 2),
+                                    rng.uniform(-0.1, 0.1), 0.45 + 0.9 * i],
+                       "orientation": [x / norm for x in q],
+                       "velocity": [rng.uniform(-0.5, 0.5), 0.0, -1.0]})
+    return {"name": "random-boxes", "stepper": "explicit", "h": 0.01, "duration": 1.0,
+            "contact": {"mu": 0.5, "restitution": 0.3},
+            "pairs": [{"bodies": ["ground", "b0"], "mu": 0.2},
+                      {"bodies": ["b1", "b2"], "mu": 0.9, "restitution": 0.0}],
+            "fixed": [{"name": "ground", "shape": "plane", "normal": [0, 0, 1]}],
+            "bodies": bodies}
+
+
+def explicit_scenes():
+    """(name, scene, variants): explicit copies of the dynamic paper scenes, three boxes, random
+    boxes (also with the soft model), and the engine scenes cut short."""
+    scenes = []
+    for name in ("sliding_cube", "toppling_cube", "rolling_cylinder", "cylinder_manipulation"):
+        scene = json.loads((ROOT / "scenes" / f"{name}.json").read_text())
+        scene["stepper"] = "explicit"
+        scene.pop("solver", None)
+        scenes.append((f"x_{name}", scene, EXPLICIT_VARIANTS))
+    boxes = json.loads((ROOT / "tests" / "data" / "explicit_boxes.json").read_text())
+    scenes.append(("explicit_boxes", boxes, EXPLICIT_VARIANTS))
+    scenes.append(("random_boxes", random_boxes(3), EXPLICIT_VARIANTS))
+    soft = random_boxes(3)
+    soft.update({"name": "random-boxes-soft", "model": "soft", "h": 0.002,
+                 "soft": {"stiffness": 20000, "damping": 40}, "contact": {"mu": 0.5},
+                 "pairs": [{"bodies": ["ground", "b0"], "mu": 0.2}]})
+    scenes.append(("random_boxes_soft", soft, ["soft"]))
+    for name, duration in (("stack50", 0.15), ("pile200", 0.05), ("wall100", 0.15)):
+        scene = json.loads((ROOT / "scenes" / "engine" / f"{name}.json").read_text())
+        scene["duration"] = duration
+        scenes.append((f"e_{name}", scene, ENGINE_VARIANTS))
+    return scenes
+
+
+def record_explicit(binary, out_dir):
+    out = pathlib.Path(out_dir)
+    (out / "scenes").mkdir(parents=True, exist_ok=True)
+    status = 0
+    for name, scene, variants in explicit_scenes():
+        path = out / "scenes" / f"{name}.json"
+        path.write_text(json.dumps(scene))
+        for variant in variants:
+            stem = f"{name}__{variant.replace('/', '_')}"
+            run = subprocess.run([binary, "simulate", str(path), "--solver", variant, "--out",
+                                  str(out / f"{stem}.csv"), "--quiet"],
+                                 capture_output=True, text=True)
+            (out / f"{stem}.log").write_text(run.stdout + run.stderr)
+            print(f"{stem:44s} exit {run.returncode}")
+            if run.returncode not in (0, 1):
+                status = 1
     return status
 
 
@@ -108,12 +188,16 @@ def main():
     rec = sub.add_parser("record")
     rec.add_argument("binary")
     rec.add_argument("dir")
+    rec.add_argument("--explicit", action="store_true",
+                     help="the explicit stepper's scenes and variants instead")
     cmp_ = sub.add_parser("compare")
     cmp_.add_argument("old")
     cmp_.add_argument("new")
     cmp_.add_argument("--tol", type=float, default=1e-12)
     args = parser.parse_args()
     if args.command == "record":
+        if args.explicit:
+            return record_explicit(args.binary, args.dir)
         return record(args.binary, args.dir)
     return compare(args.old, args.new, args.tol)
 
