@@ -2,6 +2,7 @@
 // a step reuses its solver's symbolic analyses and allocates nothing on the heap.
 #include <doctest/doctest.h>
 
+#include <iostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -98,6 +99,48 @@ TEST_CASE("a step with the same active contacts as the last allocates nothing") 
                                          << gripper.steady_steps << " steady steps, at most "
                                          << gripper.worst << " in one");
   CHECK(gripper.allocations == 0);
+}
+
+// The explicit stepper does not reach zero yet: its solvers return their summaries by value, so
+// a summary's message is built anew in each solve (NSGS: one string per step, in
+// SetSweepOutcome), and the LCP models' proximal wrapper and Lemke allocate more; not yet traced
+// one by one. Recorded as expected failures with today's counts over the 55 steady steps of a
+// resting tower of five boxes, so that a step that allocates more fails here.
+TEST_CASE("expected failure: explicit steps with unchanged contacts still allocate") {
+  if (!testing::CountsMalloc()) {
+    MESSAGE("the sanitizer owns malloc in this build: allocations are counted in Release only");
+    return;
+  }
+  Scene tower = Tower();
+  tower.stepper = StepperKind::Explicit;
+  tower.duration = 0.6;
+  struct Recorded {
+    const char* variant;
+    int64_t today;
+    const char* reason;
+  };
+  const char* kMessage = "the solver builds its summary's message anew in each solve";
+  const char* kUntraced = "not yet traced";
+  const Recorded recorded[] = {
+      {"cone/nsgs", 55, kMessage},        {"cone/nsgs-velocity", 55, kMessage},
+      {"cone/fc-newton", 275, kUntraced}, {"cone/auto", 527, kUntraced},
+      {"pyramid/lemke", 1210, kUntraced}, {"relaxed/lemke", 1301, kUntraced},
+      {"relaxed/pgs", 1210, kUntraced}};
+  for (const auto& [variant, today, reason] : recorded) {
+    Scene scene = tower;
+    scene.ApplyVariant(variant);
+    const AllocationCount count = CountSteadyAllocations(scene, 5);
+    INFO(variant << ": " << count.allocations << " allocations in " << count.steady_steps
+                 << " steady steps, at most " << count.worst << " in one");
+    CHECK(count.steady_steps == 55);
+    CHECK(count.allocations <= today);
+    if (count.allocations > 0) {
+      std::cout << "expected failure: explicit stepper " << variant << " allocates "
+                << count.allocations << " times in " << count.steady_steps
+                << " steps with unchanged contacts (a resting tower of 5 boxes; at most "
+                << count.worst << " a step): " << reason << "\n";
+    }
+  }
 }
 
 // Runs a scene and sums the KLU symbolic analyses of the steps solved in one attempt (the
