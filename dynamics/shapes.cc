@@ -5,8 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "solvers/base/internal/enum_names.h"
 #include "solvers/base/input_error.h"
+#include "solvers/base/internal/enum_names.h"
 
 namespace ncpkit {
 

@@ -5,10 +5,10 @@
 #include <Eigen/Dense>
 #include <string>
 
+#include "solvers/base/status.h"
 #include "solvers/friction/friction_newton.h"
 #include "solvers/friction/friction_problem.h"
 #include "solvers/friction/nonsmooth_gauss_seidel.h"
-#include "solvers/base/status.h"
 
 namespace ncpkit {
 

@@ -7,8 +7,8 @@
 #include <limits>
 #include <sstream>
 
-#include "solvers/friction/internal/friction_functions.h"
 #include "solvers/base/input_error.h"
+#include "solvers/friction/internal/friction_functions.h"
 
 namespace ncpkit {
 namespace {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "solvers/base/status.h"
 #include "solvers/friction/friction_problem.h"
 #include "solvers/linalg/sparse_lu.h"
-#include "solvers/base/status.h"
 
 namespace ncpkit {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "solvers/lcp/linear_problem.h"
 #include "solvers/base/status.h"
+#include "solvers/lcp/linear_problem.h"
 
 namespace ncpkit {
 

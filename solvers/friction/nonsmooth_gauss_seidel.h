@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "solvers/friction/friction_problem.h"
 #include "solvers/base/status.h"
+#include "solvers/friction/friction_problem.h"
 
 namespace ncpkit {
 

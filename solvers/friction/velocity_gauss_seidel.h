@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "solvers/base/status.h"
 #include "solvers/friction/friction_problem.h"
 #include "solvers/friction/global_friction_problem.h"
-#include "solvers/base/status.h"
 
 namespace ncpkit {
 

@@ -9,8 +9,8 @@
 #include <memory>
 #include <sstream>
 
-#include "solvers/linalg/internal/dense_lu.h"
 #include "solvers/base/input_error.h"
+#include "solvers/linalg/internal/dense_lu.h"
 #include "solvers/linalg/internal/pivots.h"
 
 namespace ncpkit {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "solvers/lcp/linear_problem.h"
 #include "solvers/base/status.h"
+#include "solvers/lcp/linear_problem.h"
 
 namespace ncpkit {
 namespace internal {

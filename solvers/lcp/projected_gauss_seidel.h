@@ -5,8 +5,8 @@
 #include <Eigen/Dense>
 #include <string>
 
-#include "solvers/lcp/linear_problem.h"
 #include "solvers/base/status.h"
+#include "solvers/lcp/linear_problem.h"
 
 namespace ncpkit {
 

@@ -6,8 +6,8 @@
 #include <sstream>
 #include <vector>
 
-#include "solvers/mcp/josephy_newton.h"
 #include "solvers/lcp/lemke.h"
+#include "solvers/mcp/josephy_newton.h"
 #include "solvers/mcp/semismooth_newton.h"
 
 namespace ncpkit {

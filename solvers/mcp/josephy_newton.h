@@ -6,10 +6,10 @@
 #include <Eigen/Dense>
 #include <string>
 
+#include "solvers/base/status.h"
 #include "solvers/lcp/lemke.h"
 #include "solvers/lcp/linear_problem.h"
 #include "solvers/mcp/mcp.h"
-#include "solvers/base/status.h"
 
 namespace ncpkit {
 

@@ -8,10 +8,10 @@
 #include <limits>
 #include <sstream>
 
-#include "solvers/linalg/internal/dense_lu.h"
-#include "solvers/mcp/equilibration.h"
 #include "solvers/base/input_error.h"
+#include "solvers/linalg/internal/dense_lu.h"
 #include "solvers/linalg/sparse_lu.h"
+#include "solvers/mcp/equilibration.h"
 
 namespace ncpkit {
 namespace internal {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "solvers/base/status.h"
 #include "solvers/mcp/mcp.h"
 #include "solvers/mcp/ncp_functions.h"
-#include "solvers/base/status.h"
 
 namespace ncpkit {
 

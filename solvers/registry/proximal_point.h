@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "solvers/base/status.h"
 #include "solvers/lcp/linear_problem.h"
 #include "solvers/registry/solver_registry.h"
-#include "solvers/base/status.h"
 
 namespace ncpkit {
 

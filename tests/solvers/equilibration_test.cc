@@ -7,8 +7,8 @@
 #include <random>
 
 #include "fixtures/problem_generators.h"
-#include "solvers/mcp/jacobian_check.h"
 #include "solvers/lcp/lemke.h"
+#include "solvers/mcp/jacobian_check.h"
 #include "solvers/mcp/semismooth_newton.h"
 #include "solvers/registry/solver_registry.h"
 

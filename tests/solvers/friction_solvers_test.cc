@@ -5,11 +5,11 @@
 #include <cmath>
 #include <random>
 
+#include "solvers/base/input_error.h"
 #include "solvers/friction/friction_auto.h"
-#include "solvers/friction/internal/friction_functions.h"
 #include "solvers/friction/friction_newton.h"
 #include "solvers/friction/friction_problem.h"
-#include "solvers/base/input_error.h"
+#include "solvers/friction/internal/friction_functions.h"
 #include "solvers/friction/nonsmooth_gauss_seidel.h"
 #include "solvers/registry/solver_registry.h"
 

@@ -10,8 +10,8 @@
 
 #include "solvers/base/input_error.h"
 #include "solvers/friction/nonsmooth_gauss_seidel.h"
-#include "solvers/registry/solver_registry.h"
 #include "solvers/friction/velocity_gauss_seidel.h"
+#include "solvers/registry/solver_registry.h"
 
 namespace ncpkit {
 namespace {
