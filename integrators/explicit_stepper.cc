@@ -194,27 +194,24 @@ void ExplicitStepper::ComputeFreeVelocities(const std::vector<Vector6d>& applied
 
 // Pairs within the margin plus both reaches enter the problem, so a fast body meets the ground
 // in the step it would pass it (speculative contact; the phi / h term lets the gap close).
+double ExplicitStepper::Reach(int i) const {
+  if (bodies_[i].fixed) return 0.0;
+  const Vector6d& v = workspace_.velocity[i];
+  return options_.h * (v.head<3>().norm() + v.tail<3>().norm() * bodies_[i].shape.BoundingRadius());
+}
+
 void ExplicitStepper::ComputeReach() {
   const int n = static_cast<int>(bodies_.size());
   reach_.resize(n);
-  for (int i = 0; i < n; ++i) {
-    const Vector6d& v = workspace_.velocity[i];
-    reach_[i] = bodies_[i].fixed
-                    ? 0.0
-                    : options_.h * (v.head<3>().norm() +
-                                    v.tail<3>().norm() * bodies_[i].shape.BoundingRadius());
-  }
+  for (int i = 0; i < n; ++i) reach_[i] = Reach(i);
 }
 
 bool ExplicitStepper::GrowReaches() {
   bool grew = false;
   grown_.assign(bodies_.size(), 0);
-  for (size_t i = 0; i < bodies_.size(); ++i) {
-    if (bodies_[i].fixed) continue;
-    const Vector6d& v = workspace_.velocity[i];
-    const double end =
-        options_.h * (v.head<3>().norm() + v.tail<3>().norm() * bodies_[i].shape.BoundingRadius());
-    if (end > reach_[i] + 0.5 * options_.contact_margin) {
+  for (int i = 0; i < static_cast<int>(bodies_.size()); ++i) {
+    const double end = Reach(i);
+    if (!bodies_[i].fixed && end > reach_[i] + 0.5 * options_.contact_margin) {
       reach_[i] = end;
       grown_[i] = 1;
       grew = true;
@@ -306,12 +303,12 @@ void ExplicitStepper::AddPairContacts(int i, int j, std::pair<int, int> previous
 }
 
 // b_N of a contact: phi / h, which lets the gap close within the step but not overshoot; with
-// restitution, a contact approaching faster than restitution_velocity that the step would close
-// leaves at e times that speed instead.
+// restitution (for models whose impulses set the end-of-step velocities), a contact approaching
+// faster than restitution_velocity that the step would close leaves at e times that speed instead.
 double ExplicitStepper::NormalOffset(const ExplicitContact& contact, const Matrix36& rows_a,
                                      const Matrix36& rows_b, const ContactLaw& law) const {
   double offset = contact.point.distance / options_.h;
-  if (law.restitution > 0.0 && options_.model != ExplicitModel::Soft) {
+  if (law.restitution > 0.0 && model_->ConstrainsEndVelocities()) {
     // The normal velocity before the step, from the bodies' start twists.
     const double approach = rows_a.row(0).dot(internal::StartTwist(bodies_[contact.body_a])) +
                             rows_b.row(0).dot(internal::StartTwist(bodies_[contact.body_b]));

@@ -127,7 +127,10 @@ class ExplicitStepper : public Stepper {
   void CheckShapePairs() const;
   // Stage 1: mass blocks and free velocities nu_f = nu + h M^-1 (m g, -omega x I omega) + M^-1 p.
   void ComputeFreeVelocities(const std::vector<Vector6d>& applied_impulses);
-  // How far each body's surface can move in the step at its free velocity.
+  // How far body i's surface can move in the step at its velocity in the workspace:
+  // h (|v| + |omega| R), 0 for a fixed body.
+  double Reach(int i) const;
+  // Every body's reach at its free velocity.
   void ComputeReach();
   // Whether the end-of-step velocities reach further than the free ones (by half the margin):
   // then those bodies are marked in grown_ and their reaches enlarged.
@@ -161,7 +164,7 @@ class ExplicitStepper : public Stepper {
   ExplicitContactGeometry geometry_;
   BroadPhase broad_phase_;
   std::vector<BoundingSphere> spheres_;
-  std::vector<double> reach_;  // h (|v_f| + |omega_f| R) per body
+  std::vector<double> reach_;  // Reach() per body at the free velocities (grown by passes)
   std::vector<char> grown_;    // bodies whose reach the impulses enlarged
   std::vector<Eigen::Matrix3d> rotations_;
   std::vector<std::pair<int, int>> pairs_;

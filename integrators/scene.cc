@@ -159,10 +159,13 @@ void CheckInitialOverlap(const Reader& in, const Json& root, const std::vector<B
 
 // The settings every stepper shares (StepperSettings), spelled the same for each: in `object`
 // (the scene's top level, or its "quasistatic" object, `path`), field paths `prefix` + key.
-// `min_iterations`: the stepper's least max_iterations.
+// `h_required`: the schema has no default step; `min_iterations`: the stepper's least
+// max_iterations.
 void ReadSettings(const Reader& in, const Json& object, const std::string& path,
-                  const std::string& prefix, int min_iterations, StepperSettings* settings) {
-  settings->h = in.Number(object, path, "h", settings->h);
+                  const std::string& prefix, bool h_required, int min_iterations,
+                  StepperSettings* settings) {
+  settings->h =
+      h_required ? in.Positive(object, path, "h") : in.Number(object, path, "h", settings->h);
   if (!(settings->h > 0.0)) in.Fail(prefix + "h", "must be positive");
   settings->gravity = in.Vector3(object, path, "gravity", settings->gravity);
   if (object.contains("solver")) {
@@ -177,8 +180,7 @@ void ReadSettings(const Reader& in, const Json& object, const std::string& path,
 }
 
 void ReadImplicitOptions(const Reader& in, const Json& root, ImplicitStepperOptions* options) {
-  in.Positive(root, "scene", "h");  // required in these files
-  ReadSettings(in, root, "scene", "", 1, options);
+  ReadSettings(in, root, "scene", "", /*h_required=*/true, 1, options);
   if (!IsSolverName(options->solver, ProblemKind::Mixed)) {
     in.Fail("solver", "unknown solver '" + options->solver + "'");
   }
@@ -190,8 +192,7 @@ void ReadImplicitOptions(const Reader& in, const Json& root, ImplicitStepperOpti
 // "friction_directions", "restitution_velocity", "soft": {"stiffness", "damping"}; "solver"
 // names a solver of the model's problem (frictional contact for cone, linear otherwise).
 void ReadExplicitOptions(const Reader& in, const Json& root, ExplicitStepperOptions* options) {
-  in.Positive(root, "scene", "h");  // required in these files
-  ReadSettings(in, root, "scene", "", 0, options);
+  ReadSettings(in, root, "scene", "", /*h_required=*/true, 0, options);
   if (root.contains("model")) {
     const std::string model = in.String(root.at("model"), "model");
     if (!ParseExplicitModel(model, &options->model)) {
@@ -429,7 +430,7 @@ void ReadQuasistaticOptions(const Reader& in, const Json& root, QuasistaticOptio
       in.Fail("quasistatic.model", "unknown model '" + model + "' (expected dqc, dlc, qp, qp-lcp)");
     }
   }
-  ReadSettings(in, q, "quasistatic", "quasistatic.", 0, o);
+  ReadSettings(in, q, "quasistatic", "quasistatic.", /*h_required=*/false, 0, o);
   o->contact_threshold = in.Number(q, "quasistatic", "contact_threshold", o->contact_threshold);
   o->friction_directions = static_cast<int>(in.Integer(
       q, "quasistatic", "friction_directions", o->friction_directions, 3, kMaxFrictionDirections));

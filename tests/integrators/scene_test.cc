@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -142,6 +143,36 @@ TEST_CASE("condition events fire when the quantity reaches the value, again with
   REQUIRE(fired.size() == 1);
   CHECK(fired[0].time == doctest::Approx(0.0));
   CHECK(runner.stepper().bodies()[0].state.linear_velocity.x() == doctest::Approx(1.5));
+}
+
+TEST_CASE("the shared settings of a scene file reach its stepper's solver, for every stepper") {
+  const std::string settings =
+      R"("h": 0.005, "gravity": [0, 0, -3], "tolerance": 1e-7, "max_iterations": 7,
+         "warm_start": false, "duration")";
+  const std::string implicit = Replace(kGood, R"("h": 0.01, "duration")", settings);
+  const std::string explicit_cone =
+      Replace(implicit, R"("name": "probe",)", R"("name": "probe", "stepper": "explicit",)");
+  const std::string explicit_relaxed = Replace(explicit_cone, R"("stepper": "explicit",)",
+                                               R"("stepper": "explicit", "model": "relaxed",)");
+  for (const std::string& text : {implicit, explicit_cone, explicit_relaxed}) {
+    const Scene scene = ParseScene(text, "probe.json");
+    INFO(ToString(scene.stepper) << " " << scene.variant());
+    CHECK(scene.h() == 0.005);
+    CHECK(scene.gravity() == Eigen::Vector3d(0, 0, -3));
+    CHECK(scene.settings().warm_start == false);
+    const std::unique_ptr<Stepper> stepper = MakeStepper(scene);
+    CHECK(stepper->h() == 0.005);
+    CHECK(stepper->gravity() == Eigen::Vector3d(0, 0, -3));
+    CHECK(stepper->solver().options().tolerance == 1e-7);
+    CHECK(stepper->solver().options().max_iterations == 7);
+  }
+  // The quasistatic schema spells them in its "quasistatic" object.
+  Scene gripper = LoadScene(std::string(NCPKIT_SOURCE_DIR) + "/scenes/gripper_sphere.json");
+  CHECK(gripper.settings().solver == gripper.quasistatic.solver);
+  CHECK(&gripper.mutable_settings() == &static_cast<StepperSettings&>(gripper.quasistatic));
+  // A non-positive step is refused by the one reader with the field's path.
+  CHECK_THROWS_WITH_AS(ParseScene(Replace(implicit, "0.005", "-1"), "probe.json"),
+                       doctest::Contains("h"), InputError);
 }
 
 }  // namespace
