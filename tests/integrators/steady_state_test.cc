@@ -126,7 +126,12 @@ TEST_CASE("expected failure: explicit steps with unchanged contacts still alloca
       {"cone/fc-newton", 275, kUntraced}, {"cone/auto", 527, kUntraced},
       {"pyramid/lemke", 1210, kUntraced}, {"relaxed/lemke", 1301, kUntraced},
       {"relaxed/pgs", 1210, kUntraced}};
-  for (const auto& [variant, today, reason] : recorded) {
+  // Plain members, not a structured binding: doctest's INFO captures in a lambda, which C++17
+  // does not allow for a binding.
+  for (const Recorded& row : recorded) {
+    const std::string variant = row.variant;
+    const int64_t today = row.today;
+    const char* reason = row.reason;
     Scene scene = tower;
     scene.ApplyVariant(variant);
     const AllocationCount count = CountSteadyAllocations(scene, 5);
