@@ -16,8 +16,7 @@ std::vector<SimulationStats> CompareScenes(const std::vector<Scene>& scenes,
                                            std::ostream& progress) {
   std::vector<std::pair<const Scene*, std::string>> runs;
   for (const Scene& scene : scenes) {
-    for (const std::string& variant :
-         variants.empty() ? DefaultVariants(scene.stepper) : variants) {
+    for (const std::string& variant : variants.empty() ? scene.DefaultVariants() : variants) {
       if (!scene.TakesVariant(variant)) continue;
       // A variant the scene cannot be stepped with (qp-lcp without regularization) is skipped,
       // saying why.

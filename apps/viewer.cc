@@ -79,10 +79,7 @@ std::string HtmlText(const std::string& text) {
 }  // namespace
 
 ViewerRun::ViewerRun(const Scene& scene, const std::string& variant)
-    : scene_(scene.name),
-      stepper_(ToString(scene.stepper)),
-      variant_(variant),
-      bodies_(scene.bodies) {
+    : scene_(scene.name), stepper_(scene.stepper()), variant_(variant), bodies_(scene.bodies) {
   const Eigen::Vector3d g = scene.gravity();
   if (g.norm() > 0.0 && g.allFinite()) up_ = -g.normalized();
   for (size_t b = 0; b < bodies_.size(); ++b) {

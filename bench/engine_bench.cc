@@ -95,7 +95,7 @@ class Runner {
       const size_t at = who.find('@');
       scene_.ApplyVariant(who.substr(0, at));
       if (at != std::string::npos) {
-        scene_.explicit_stepper.max_iterations = std::stoi(who.substr(at + 1));
+        scene_.options<ExplicitStepperOptions>().max_iterations = std::stoi(who.substr(at + 1));
       }
       runner_ = std::make_unique<SceneRunner>(scene_);
     }

@@ -197,12 +197,12 @@ int RegisterSceneBenchmarks() {
         ->Unit(benchmark::kMicrosecond);
   };
   for (const char* file : kImplicitScenes) {
-    for (const std::string& variant : DefaultVariants(StepperKind::Implicit)) {
+    for (const std::string& variant : DefaultVariants("implicit")) {
       add("BM_PaperScene", file, variant);
     }
   }
   for (const char* file : kQuasistaticScenes) {
-    for (const std::string& variant : DefaultVariants(StepperKind::Quasistatic)) {
+    for (const std::string& variant : DefaultVariants("quasistatic")) {
       add("BM_Quasistatic", file, variant);
     }
   }

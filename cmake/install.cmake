@@ -36,7 +36,7 @@ file(RELATIVE_PATH pc_to_prefix ${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/
      ${CMAKE_INSTALL_PREFIX})
 string(REGEX REPLACE "/$" "" pc_to_prefix "${pc_to_prefix}")
 set(pc_cflags "-I\${includedir}/ncpkit -I\${includedir}")
-foreach(dir ${NCPKIT_SUITESPARSE_INCLUDE_DIR} ${NCPKIT_CERES_INCLUDE_DIR})
+foreach(dir ${NCPKIT_SUITESPARSE_INCLUDE_DIR} ${NCPKIT_CERES_INCLUDE_DIR} ${NCPKIT_JSON_INCLUDE_DIR})
   if(NOT dir IN_LIST CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES)  # never -I/usr/include
     string(APPEND pc_cflags " -I${dir}")
   endif()

@@ -4,6 +4,8 @@
 #   ncpkit::suitesparse  KLU, UMFPACK, CHOLMOD and SuiteSparse_config (headers and libraries)
 #   ncpkit::jet          the header-only Jet type of Ceres (no Ceres library is linked)
 #   ncpkit::hdf5         the HDF5 C library (libhdf5-dev, serial), for the FCLib reader
+#   ncpkit::json         nlohmann-json's headers (nlohmann-json3-dev): scene files, and the
+#                        stepper registry's reader interface (nlohmann/json_fwd.hpp)
 # Sets ncpkit_DEPENDENCIES_FOUND and, when something is missing, ncpkit_DEPENDENCIES_MISSING.
 
 function(ncpkit_find_dependencies)
@@ -29,6 +31,10 @@ function(ncpkit_find_dependencies)
   if(NOT NCPKIT_HDF5_INCLUDE_DIR OR NOT NCPKIT_HDF5_LIBRARY)
     list(APPEND missing "hdf5.h and libhdf5 (libhdf5-dev)")
   endif()
+  find_path(NCPKIT_JSON_INCLUDE_DIR nlohmann/json_fwd.hpp)
+  if(NOT NCPKIT_JSON_INCLUDE_DIR)
+    list(APPEND missing "nlohmann/json_fwd.hpp (nlohmann-json3-dev)")
+  endif()
   if(missing)
     set(ncpkit_DEPENDENCIES_FOUND FALSE PARENT_SCOPE)
     set(ncpkit_DEPENDENCIES_MISSING "${missing}" PARENT_SCOPE)
@@ -50,6 +56,11 @@ function(ncpkit_find_dependencies)
     set_target_properties(ncpkit::hdf5 PROPERTIES
       INTERFACE_INCLUDE_DIRECTORIES "${NCPKIT_HDF5_INCLUDE_DIR}"
       INTERFACE_LINK_LIBRARIES "${NCPKIT_HDF5_LIBRARY}")
+  endif()
+  if(NOT TARGET ncpkit::json)
+    add_library(ncpkit::json INTERFACE IMPORTED ${ARGN})
+    set_target_properties(ncpkit::json PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${NCPKIT_JSON_INCLUDE_DIR}")
   endif()
   set(ncpkit_DEPENDENCIES_FOUND TRUE PARENT_SCOPE)
 endfunction()

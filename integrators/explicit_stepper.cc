@@ -9,6 +9,7 @@
 
 #include "contact/contact_frame.h"
 #include "integrators/explicit/model.h"
+#include "integrators/json_reader.h"
 #include "solvers/base/input_error.h"
 #include "solvers/base/internal/enum_names.h"
 
@@ -449,6 +450,147 @@ const StepRecord& ExplicitStepper::Step(const std::vector<Vector6d>& applied_imp
   record_.step_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return record_;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scene files and variants
+
+namespace {
+
+ProblemKind ModelProblemKind(ExplicitModel model) {
+  return model == ExplicitModel::Cone ? ProblemKind::GlobalFriction : ProblemKind::Linear;
+}
+
+std::string ReadExplicitVariant(const std::string& variant, ExplicitStepperOptions* options) {
+  if (variant == "soft") {
+    options->model = ExplicitModel::Soft;
+    return "";
+  }
+  SolverVariant parsed;
+  std::string why;
+  ExplicitModel model = ExplicitModel::Cone;
+  const bool known = SplitSolverVariant(variant, &parsed, &why) &&
+                     ParseExplicitModel(parsed.model, &model) && model != ExplicitModel::Soft;
+  if (!known || !IsSolverName(parsed.solver, ModelProblemKind(model))) {
+    return "unknown explicit variant '" + variant +
+           "' (expected cone/<solver>[-cold] with one of " +
+           SolverNameList(ProblemKind::GlobalFriction) +
+           ", pyramid/<solver> or relaxed/<solver> with one of " +
+           SolverNameList(ProblemKind::Linear) + ", or soft; e.g. cone/nsgs)";
+  }
+  if (model == ExplicitModel::Pyramid && FindSolver(parsed.solver)->needs_positive_diagonal) {
+    return "explicit variant '" + variant + "': " + parsed.solver +
+           " cannot take the pyramid model's LCP (its gamma rows have a zero diagonal); use "
+           "relaxed/" +
+           parsed.solver;
+  }
+  options->model = model;
+  options->solver = parsed.solver;
+  options->warm_start = !parsed.cold;
+  return "";
+}
+
+// "model" first: it says which problem kind "solver" must take.
+void ReadModelAndSolver(const internal::Reader& in, const internal::Json& object,
+                        const std::string& prefix, ExplicitStepperOptions* options) {
+  if (object.contains("model")) {
+    const std::string model = in.String(object.at("model"), prefix + "model");
+    if (!ParseExplicitModel(model, &options->model)) {
+      in.Fail(prefix + "model",
+              "must be \"cone\", \"pyramid\", \"relaxed\" or \"soft\", not \"" + model + "\"");
+    }
+  }
+  if (!object.contains("solver")) return;
+  const ProblemKind kind = ModelProblemKind(options->model);
+  if (!IsSolverName(options->solver, kind)) {
+    in.Fail(prefix + "solver",
+            "unknown solver '" + options->solver + "' for the " + ToString(options->model) +
+                " model (expected a " +
+                (kind == ProblemKind::GlobalFriction ? "frictional contact" : "linear") +
+                " solver: " + SolverNameList(kind) + ")");
+  }
+}
+
+void ReadSoft(const internal::Reader& in, const internal::Json& object, const std::string& prefix,
+              ExplicitStepperOptions* options) {
+  if (object.contains("soft")) {
+    const internal::Json& soft = object.at("soft");
+    const std::string path = prefix + "soft";
+    in.OnlyKeys(soft, path, {"stiffness", "damping"});
+    options->soft_stiffness = in.Positive(soft, path, "stiffness");
+    options->soft_damping = in.Number(soft, path, "damping", 0.0);
+    if (!(options->soft_damping >= 0.0)) in.Fail(path + ".damping", "must be >= 0");
+  }
+  if (options->model == ExplicitModel::Soft && !(options->soft_stiffness > 0.0)) {
+    in.Fail(prefix + "soft",
+            "the soft model needs \"soft\": {\"stiffness\": K_p, \"damping\": K_d}");
+  }
+}
+
+class ExplicitConfig final : public StepperConfigOf<ExplicitStepperOptions> {
+ public:
+  std::unique_ptr<StepperConfig> Clone() const override {
+    return std::make_unique<ExplicitConfig>(*this);
+  }
+  std::vector<std::string> OwnKeys() const override {
+    return {"model", "contact_margin", "friction_directions", "restitution_velocity", "soft"};
+  }
+  void Read(const internal::Reader& in, const internal::Json& object, const std::string& path,
+            const std::string& prefix) override {
+    ExplicitStepperOptions& o = options;
+    internal::ReadStepperSettings(in, object, path, prefix, /*h_required=*/true, 0, &o);
+    ReadModelAndSolver(in, object, prefix, &o);
+    o.contact_margin = in.Number(object, path, "contact_margin", o.contact_margin);
+    if (!(o.contact_margin > 0.0)) in.Fail(prefix + "contact_margin", "must be > 0");
+    o.friction_directions = static_cast<int>(
+        in.Integer(object, path, "friction_directions", o.friction_directions, 3, 64));
+    o.restitution_velocity =
+        in.Number(object, path, "restitution_velocity", o.restitution_velocity);
+    if (!(o.restitution_velocity >= 0.0)) in.Fail(prefix + "restitution_velocity", "must be >= 0");
+    ReadSoft(in, object, prefix, &o);
+    std::string why;
+    if (!o.IsValid(&why)) in.Fail(path, why);
+  }
+  std::string variant() const override {
+    if (options.model == ExplicitModel::Soft) return "soft";
+    return SolverVariant{ToString(options.model), options.solver, !options.warm_start}.ToString();
+  }
+  std::string SetVariant(const std::string& variant) override {
+    return ReadExplicitVariant(variant, &options);
+  }
+  std::string VariantGrammar() const override {
+    return "cone/<solver>[-cold] with one of " + SolverNameList(ProblemKind::GlobalFriction) +
+           ", pyramid/<solver> or relaxed/<solver> with one of " +
+           SolverNameList(ProblemKind::Linear) + ", or soft";
+  }
+  // The pyramid's gamma rows have a zero diagonal; the relaxed cone's LCP takes every solver.
+  std::vector<std::string> DefaultVariants() const override {
+    std::vector<std::string> variants;
+    internal::AppendComparedVariants("cone/", ProblemKind::GlobalFriction, false, &variants);
+    internal::AppendComparedVariants("pyramid/", ProblemKind::Linear, true, &variants);
+    internal::AppendComparedVariants("relaxed/", ProblemKind::Linear, false, &variants);
+    return variants;
+  }
+  std::unique_ptr<Stepper> MakeStepper(const std::vector<Body>& bodies, const ContactLawTable& laws,
+                                       const std::vector<Actuator>& /*actuators*/) const override {
+    return std::make_unique<ExplicitStepper>(bodies, laws, options);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<StepperConfig> MakeExplicitConfig() { return std::make_unique<ExplicitConfig>(); }
+
+bool IsExplicitVariant(const std::string& variant) {
+  ExplicitStepperOptions scratch;
+  return ReadExplicitVariant(variant, &scratch).empty();
+}
+
+void ApplyExplicitVariant(const std::string& variant, ExplicitStepperOptions* options) {
+  ExplicitStepperOptions changed = *options;
+  const std::string why = ReadExplicitVariant(variant, &changed);
+  if (!why.empty()) throw InputError(why);
+  *options = changed;
 }
 
 }  // namespace ncpkit

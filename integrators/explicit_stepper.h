@@ -34,6 +34,7 @@
 #include "dynamics/body.h"
 #include "integrators/explicit/workspace.h"
 #include "integrators/stepper.h"
+#include "integrators/stepper_registry.h"
 #include "solvers/registry/solver_registry.h"
 
 namespace ncpkit {
@@ -173,6 +174,20 @@ class ExplicitStepper : public Stepper {
   ExplicitStepRecord record_;
   double time_ = 0.0;
 };
+
+// The explicit stepper's row in the stepper registry: its configuration with the default
+// options. Scene-file keys: the shared settings (h required) and "model", "contact_margin",
+// "friction_directions", "restitution_velocity", "soft": {"stiffness", "damping"}.
+std::unique_ptr<StepperConfig> MakeExplicitConfig();
+
+// The explicit variants "cone/<solver>[-cold]" with a registry solver taking
+// ProblemKind::Friction (e.g. "cone/nsgs"), "pyramid/<solver>[-cold]" and
+// "relaxed/<solver>[-cold]" with one taking ProblemKind::Linear (no PGS for the pyramid), and
+// "soft" (needs the scene's soft stiffness).
+bool IsExplicitVariant(const std::string& variant);
+// Sets the model, solver and warm start a variant names; throws InputError, naming the grammar,
+// for one that is not an explicit variant.
+void ApplyExplicitVariant(const std::string& variant, ExplicitStepperOptions* options);
 
 }  // namespace ncpkit
 

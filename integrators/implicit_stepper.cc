@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 
+#include "integrators/json_reader.h"
 #include "solvers/base/input_error.h"
 #include "solvers/mcp/problem_builder.h"
 
@@ -517,6 +518,79 @@ const ImplicitStepRecord& ImplicitStepper::Step(const std::vector<Vector6d>& app
   ApplySolution();
   FinishStep(seconds());
   return record_;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scene files and variants
+
+namespace {
+
+std::string ReadImplicitVariant(const std::string& variant, ImplicitStepperOptions* options) {
+  SolverVariant parsed;
+  std::string why;
+  if (!SplitSolverVariant(variant, &parsed, &why) || !parsed.model.empty() ||
+      !IsSolverName(parsed.solver, ProblemKind::Mixed)) {
+    return "unknown solver '" + variant + "' (expected one of " +
+           SolverNameList(ProblemKind::Mixed) + ", or any of them with -cold: no warm start)";
+  }
+  options->solver = parsed.solver;
+  options->warm_start = !parsed.cold;
+  return "";
+}
+
+class ImplicitConfig final : public StepperConfigOf<ImplicitStepperOptions> {
+ public:
+  std::unique_ptr<StepperConfig> Clone() const override {
+    return std::make_unique<ImplicitConfig>(*this);
+  }
+  std::vector<std::string> OwnKeys() const override { return {"contact_margin"}; }
+  void Read(const internal::Reader& in, const internal::Json& object, const std::string& path,
+            const std::string& prefix) override {
+    internal::ReadStepperSettings(in, object, path, prefix, /*h_required=*/true, 1, &options);
+    if (!IsSolverName(options.solver, ProblemKind::Mixed)) {
+      in.Fail(prefix + "solver", "unknown solver '" + options.solver + "'");
+    }
+    options.contact_margin = in.Number(object, path, "contact_margin", options.contact_margin);
+    if (options.contact_margin < 0.0) in.Fail(prefix + "contact_margin", "must be >= 0");
+    std::string why;
+    if (!options.IsValid(&why)) in.Fail(path, why);
+  }
+  std::string variant() const override {
+    return SolverVariant{"", options.solver, !options.warm_start}.ToString();
+  }
+  std::string SetVariant(const std::string& variant) override {
+    return ReadImplicitVariant(variant, &options);
+  }
+  std::string VariantGrammar() const override {
+    return "<solver>[-cold] with one of " + SolverNameList(ProblemKind::Mixed);
+  }
+  // Every solver of mixed problems compared by default, and the first one cold.
+  std::vector<std::string> DefaultVariants() const override {
+    std::vector<std::string> variants;
+    internal::AppendComparedVariants("", ProblemKind::Mixed, false, &variants);
+    if (!variants.empty()) variants.push_back(variants.front() + "-cold");
+    return variants;
+  }
+  std::unique_ptr<Stepper> MakeStepper(const std::vector<Body>& bodies, const ContactLawTable& laws,
+                                       const std::vector<Actuator>& /*actuators*/) const override {
+    return std::make_unique<ImplicitStepper>(bodies, laws, options);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<StepperConfig> MakeImplicitConfig() { return std::make_unique<ImplicitConfig>(); }
+
+bool IsSolverVariant(const std::string& variant) {
+  ImplicitStepperOptions scratch;
+  return ReadImplicitVariant(variant, &scratch).empty();
+}
+
+void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* options) {
+  ImplicitStepperOptions changed = *options;
+  const std::string why = ReadImplicitVariant(variant, &changed);
+  if (!why.empty()) throw InputError(why);
+  *options = changed;
 }
 
 }  // namespace ncpkit

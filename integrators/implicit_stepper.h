@@ -15,6 +15,7 @@
 #include "contact/implicit_pair.h"
 #include "dynamics/body.h"
 #include "integrators/stepper.h"
+#include "integrators/stepper_registry.h"
 
 namespace ncpkit {
 
@@ -107,6 +108,17 @@ class ImplicitStepper : public Stepper {
   Eigen::VectorXd z_, best_z_;
   ImplicitStepRecord record_;
 };
+
+// The implicit stepper's row in the stepper registry: its configuration with the default
+// options. Scene-file keys: the shared settings (h required, max_iterations >= 1) and
+// "contact_margin".
+std::unique_ptr<StepperConfig> MakeImplicitConfig();
+
+// The implicit variants: "<solver>[-cold]" with a registry solver taking ProblemKind::Mixed.
+bool IsSolverVariant(const std::string& variant);
+// Sets the solver and warm start a variant names; throws InputError, naming the grammar, for one
+// that is not an implicit variant.
+void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* options);
 
 }  // namespace ncpkit
 

@@ -32,12 +32,16 @@ class Reader {
 
   void OnlyKeys(const Json& object, const std::string& path,
                 std::initializer_list<const char*> keys) const {
+    OnlyKeys(object, path, std::vector<std::string>(keys.begin(), keys.end()));
+  }
+  void OnlyKeys(const Json& object, const std::string& path,
+                const std::vector<std::string>& keys) const {
     if (!object.is_object()) Fail(path, "expected an object");
-    std::set<std::string> allowed(keys.begin(), keys.end());
+    const std::set<std::string> allowed(keys.begin(), keys.end());
     for (const auto& item : object.items()) {
-      if (!allowed.count(item.key())) {
+      if (allowed.count(item.key()) == 0) {
         std::string list;
-        for (const char* k : keys) list += std::string(list.empty() ? "" : ", ") + k;
+        for (const std::string& k : keys) list += (list.empty() ? "" : ", ") + k;
         Fail(path, "unknown field '" + item.key() + "' (expected: " + list + ")");
       }
     }

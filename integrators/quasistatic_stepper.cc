@@ -7,6 +7,7 @@
 #include <limits>
 #include <sstream>
 
+#include "integrators/json_reader.h"
 #include "integrators/limits.h"
 #include "solvers/base/input_error.h"
 #include "solvers/base/internal/enum_names.h"
@@ -757,6 +758,106 @@ void QuasistaticStepper::FinishStep(double seconds) {
   for (const Actuator& a : actuators_) record.actuator_commands.push_back(a.command(time_));
   record.num_contacts = nc;
   record.step_seconds = seconds;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scene files and variants
+
+namespace {
+
+std::string ReadQuasistaticVariant(const std::string& variant, QuasistaticOptions* options) {
+  SolverVariant parsed;
+  std::string why;
+  QuasistaticModel model = QuasistaticModel::Dqc;
+  if (!SplitSolverVariant(variant, &parsed, &why) || parsed.model.empty() ||
+      !ParseQuasistaticModel(parsed.model, &model)) {
+    return "unknown quasistatic variant '" + variant +
+           "' (expected <model>/<solver>[-cold], model dqc, dlc, qp or qp-lcp, e.g. "
+           "qp-lcp/lemke)";
+  }
+  const ProblemKind kind =
+      model == QuasistaticModel::Dqc ? ProblemKind::Mixed : ProblemKind::Linear;
+  if (!IsSolverName(parsed.solver, kind)) {
+    return "unknown solver '" + parsed.solver + "' for the " + ToString(model) +
+           " model in variant '" + variant + "'";
+  }
+  options->model = model;
+  options->solver = parsed.solver;
+  options->warm_start = !parsed.cold;
+  return "";
+}
+
+class QuasistaticConfig final : public StepperConfigOf<QuasistaticOptions> {
+ public:
+  std::unique_ptr<StepperConfig> Clone() const override {
+    return std::make_unique<QuasistaticConfig>(*this);
+  }
+  std::vector<std::string> OwnKeys() const override {
+    return {"model", "contact_threshold", "friction_directions", "regularization", "plane_normal"};
+  }
+  void Read(const internal::Reader& in, const internal::Json& object, const std::string& path,
+            const std::string& prefix) override {
+    QuasistaticOptions& o = options;
+    if (object.contains("model")) {
+      const std::string model = in.String(object.at("model"), prefix + "model");
+      if (!ParseQuasistaticModel(model, &o.model)) {
+        in.Fail(prefix + "model", "unknown model '" + model + "' (expected dqc, dlc, qp, qp-lcp)");
+      }
+    }
+    internal::ReadStepperSettings(in, object, path, prefix, /*h_required=*/false, 0, &o);
+    o.contact_threshold = in.Number(object, path, "contact_threshold", o.contact_threshold);
+    o.friction_directions = static_cast<int>(in.Integer(
+        object, path, "friction_directions", o.friction_directions, 3, kMaxFrictionDirections));
+    o.regularization = in.Number(object, path, "regularization", o.regularization);
+    o.plane_normal = in.Vector3(object, path, "plane_normal", o.plane_normal);
+    std::string why;
+    if (!o.IsValid(&why)) in.Fail(path, why);
+  }
+  std::string variant() const override {
+    return SolverVariant{ToString(options.model), options.solver, !options.warm_start}.ToString();
+  }
+  std::string SetVariant(const std::string& variant) override {
+    return ReadQuasistaticVariant(variant, &options);
+  }
+  std::string VariantGrammar() const override {
+    return "<model>/<solver>[-cold] with model dqc (one of " + SolverNameList(ProblemKind::Mixed) +
+           ") or dlc, qp, qp-lcp (one of " + SolverNameList(ProblemKind::Linear) + ")";
+  }
+  // Each model with the solvers its problem fits: dlc and qp have free rows with a zero
+  // diagonal.
+  std::vector<std::string> DefaultVariants() const override {
+    std::vector<std::string> variants;
+    for (QuasistaticModel model : {QuasistaticModel::Dqc, QuasistaticModel::Dlc,
+                                   QuasistaticModel::Qp, QuasistaticModel::QpLcp}) {
+      internal::AppendComparedVariants(
+          std::string(ToString(model)) + "/",
+          model == QuasistaticModel::Dqc ? ProblemKind::Mixed : ProblemKind::Linear,
+          model == QuasistaticModel::Dlc || model == QuasistaticModel::Qp, &variants);
+    }
+    return variants;
+  }
+  std::unique_ptr<Stepper> MakeStepper(const std::vector<Body>& bodies, const ContactLawTable& laws,
+                                       const std::vector<Actuator>& actuators) const override {
+    return std::make_unique<QuasistaticStepper>(bodies, laws, actuators, options);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<StepperConfig> MakeQuasistaticConfig() {
+  return std::make_unique<QuasistaticConfig>();
+}
+
+bool IsQuasistaticVariant(const std::string& variant) {
+  QuasistaticOptions scratch;
+  return ReadQuasistaticVariant(variant, &scratch).empty();
+}
+
+void ApplyQuasistaticVariant(const std::string& variant, QuasistaticOptions* options) {
+  QuasistaticOptions changed = *options;
+  const std::string why = ReadQuasistaticVariant(variant, &changed);
+  if (!why.empty()) throw InputError(why);
+  *options = changed;
 }
 
 }  // namespace ncpkit

@@ -37,6 +37,7 @@
 #include "dynamics/body.h"
 #include "dynamics/quasistatic_balance.h"
 #include "integrators/stepper.h"
+#include "integrators/stepper_registry.h"
 #include "solvers/lcp/linear_problem.h"
 
 namespace ncpkit {
@@ -203,6 +204,18 @@ class QuasistaticStepper : public Stepper {
   std::vector<double> normal_force_;
   std::vector<Eigen::Vector3d> friction_force_;
 };
+
+// The quasistatic stepper's row in the stepper registry: its configuration with the default
+// options. Scene-file keys: the shared settings (h optional) and "model", "contact_threshold",
+// "friction_directions", "regularization", "plane_normal".
+std::unique_ptr<StepperConfig> MakeQuasistaticConfig();
+
+// The quasistatic variants "<model>/<solver>[-cold]": model dqc (solvers taking
+// ProblemKind::Mixed) or dlc, qp, qp-lcp (ProblemKind::Linear), e.g. "qp-lcp/lemke".
+bool IsQuasistaticVariant(const std::string& variant);
+// Sets the model, solver and warm start a variant names; throws InputError, naming the grammar,
+// for one that is not a quasistatic variant.
+void ApplyQuasistaticVariant(const std::string& variant, QuasistaticOptions* options);
 
 }  // namespace ncpkit
 

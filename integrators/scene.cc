@@ -1,28 +1,19 @@
 #include "integrators/scene.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <unordered_set>
+#include <utility>
 
 #include "contact/overlap.h"
 #include "integrators/json_reader.h"
 #include "readers/text_scanner.h"
 #include "solvers/base/input_error.h"
-#include "solvers/base/internal/enum_names.h"
-#include "solvers/registry/solver_registry.h"
 
 namespace ncpkit {
-namespace {
-
-constexpr internal::EnumName<StepperKind> kStepperKindNames[] = {
-    {StepperKind::Implicit, "implicit"},
-    {StepperKind::Quasistatic, "quasistatic"},
-    {StepperKind::Explicit, "explicit"}};
-
-}  // namespace
-
 namespace {
 
 using internal::ApplyInitialOverlapPolicy;
@@ -33,6 +24,8 @@ using internal::ReadShape;
 
 const char* const kQuantities[] = {"x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz"};
 const char* const kDofs[] = {"x", "y", "z", "rx", "ry", "rz"};
+// Every contact-law field a scene file may set; each stepper reads those of its row's law_keys.
+const char* const kLawKeys[] = {"mu", "e_t", "e_o", "e_r", "torsion", "compliance", "restitution"};
 
 Json ParseJson(const std::string& text, const std::string& source) {
   try {
@@ -51,13 +44,13 @@ int BodyIndex(const Reader& in, const Scene& scene, const Json& value, const std
 
 // Adds a body, checked as ValidateBodies does (`names`: those of the bodies before it), errors
 // at `path`.
-void AddBody(const Reader& in, const std::string& path, Body body, Scene* scene,
+void AddBody(const Reader& in, const std::string& path, Body body, bool velocities, Scene* scene,
              std::unordered_set<std::string>* names) {
   if (!names->insert(body.name).second) {
     in.Fail(path, "the body name '" + body.name + "' is used twice");
   }
   try {
-    ValidateBody(body, scene->stepper != StepperKind::Quasistatic);
+    ValidateBody(body, velocities);
   } catch (const InputError& e) {
     in.Fail(path, e.what());
   }
@@ -72,16 +65,266 @@ void ReadHeader(const Reader& in, const Json& root, const std::string& source, S
   scene->duration = in.Positive(root, "scene", "duration");
 }
 
+bool Contains(const std::vector<std::string>& list, const std::string& key) {
+  return std::find(list.begin(), list.end(), key) != list.end();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The stepper and the scene's keys
+
+// The stepper's row: "stepper" (default implicit); a file with a "quasistatic" object gives the
+// quasistatic stepper's settings there.
+const StepperEntry& ReadStepperRow(const Reader& in, const Json& root, bool settings_object) {
+  std::string name = settings_object ? "quasistatic" : "implicit";
+  if (root.contains("stepper")) name = in.String(root.at("stepper"), "stepper");
+  const StepperEntry* row = FindStepper(name);
+  if (row == nullptr) {
+    in.Fail("stepper",
+            "unknown stepper '" + name + "' (expected one of " + StepperNameList() + ")");
+  }
+  if (settings_object && row->name != "quasistatic") {
+    in.Fail("quasistatic",
+            "a \"quasistatic\" object holds the quasistatic stepper's settings; "
+            "the " +
+                row->name + " stepper reads its own at the top level");
+  }
+  return *row;
+}
+
+std::vector<std::string> SceneKeys(const StepperEntry& row, const StepperConfig& config,
+                                   bool settings_object) {
+  std::vector<std::string> keys = {"name",  "description", "duration", "stepper",        "bodies",
+                                   "fixed", "contact",     "pairs",    "initial_overlap"};
+  if (settings_object) {
+    keys.insert(keys.end(), {"quasistatic", "friction"});
+  } else {
+    keys.insert(keys.end(), std::begin(kSharedSettingKeys), std::end(kSharedSettingKeys));
+    for (const std::string& key : config.OwnKeys()) keys.push_back(key);
+  }
+  if (row.actuators) keys.insert(keys.end(), {"actuators", "commands"});
+  if (row.velocities) keys.emplace_back("impulses");
+  return keys;
+}
+
+// The steppers, other than `row`, whose scenes take `key` ("quasistatic or explicit"), or "".
+std::string StepperTakingKey(const StepperEntry& row, const std::string& key) {
+  std::string takers;
+  for (const StepperEntry& other : StepperRegistry()) {
+    if (other.name == row.name) continue;
+    const std::unique_ptr<StepperConfig> config = other.make_config();
+    if (Contains(SceneKeys(other, *config, false), key)) {
+      takers += (takers.empty() ? "" : " or ") + other.name;
+    }
+  }
+  return takers;
+}
+
+// Unknown top-level keys fail; a key another stepper reads says which.
+void CheckSceneKeys(const Reader& in, const Json& root, const StepperEntry& row,
+                    const StepperConfig& config, bool settings_object) {
+  if (!root.is_object()) in.Fail("scene", "expected an object");
+  const std::vector<std::string> keys = SceneKeys(row, config, settings_object);
+  for (const auto& item : root.items()) {
+    if (Contains(keys, item.key())) continue;
+    const std::string takers = StepperTakingKey(row, item.key());
+    if (!takers.empty()) {
+      in.Fail(item.key(), "is not a key of the " + row.name + " stepper's scenes (the " + takers +
+                              " stepper's: \"stepper\": \"" + takers.substr(0, takers.find(' ')) +
+                              "\")");
+    }
+  }
+  in.OnlyKeys(root, "scene", keys);
+}
+
+// The stepper's settings: at the top level, or in an older file's "quasistatic" object.
+void ReadStepperSettings(const Reader& in, const Json& root, bool settings_object,
+                         StepperConfig* config) {
+  if (!settings_object) {
+    config->Read(in, root, "scene", "");
+    return;
+  }
+  const Json& object = root.at("quasistatic");
+  std::vector<std::string> keys(std::begin(kSharedSettingKeys), std::end(kSharedSettingKeys));
+  for (const std::string& key : config->OwnKeys()) keys.push_back(key);
+  in.OnlyKeys(object, "quasistatic", keys);
+  config->Read(in, object, "quasistatic", "quasistatic.");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bodies
+
+void ReadInertia(const Reader& in, const Json& b, const std::string& path, Body* body) {
+  if (!b.contains("inertia")) return;
+  const Json& inertia = b.at("inertia");
+  if (inertia.is_array() && inertia.size() == 3 && inertia[0].is_number()) {
+    body->mass.body_inertia = in.Vector(inertia, path + ".inertia", 3).asDiagonal();
+  } else if (inertia.is_array() && inertia.size() == 3) {
+    for (int r = 0; r < 3; ++r) {
+      body->mass.body_inertia.row(r) =
+          in.Vector(inertia[r], path + ".inertia[" + std::to_string(r) + "]", 3).transpose();
+    }
+  } else {
+    in.Fail(path + ".inertia", "expected [Ixx, Iyy, Izz] or a 3 x 3 array");
+  }
+}
+
+void ReadDofs(const Reader& in, const Json& object, const std::string& path, Body* body) {
+  if (!object.contains("dofs")) return;
+  const Json& dofs = object.at("dofs");
+  if (!dofs.is_array()) in.Fail(path + ".dofs", "expected an array of x, y, z, rx, ry, rz");
+  body->free_dofs.fill(false);
+  for (size_t k = 0; k < dofs.size(); ++k) {
+    const std::string name = in.String(dofs[k], path + ".dofs[" + std::to_string(k) + "]");
+    int found = -1;
+    for (int j = 0; j < 6; ++j) {
+      if (name == kDofs[j]) found = j;
+    }
+    if (found < 0) {
+      in.Fail(path + ".dofs[" + std::to_string(k) + "]",
+              "unknown degree of freedom '" + name + "' (expected x, y, z, rx, ry, rz)");
+    }
+    body->free_dofs[found] = true;
+  }
+}
+
+// A plane's pose: "normal" (and "point", default the origin), or "position" and
+// "orientation" (the plane z = 0 of its frame; defaults: the origin, identity).
+void ReadPlanePose(const Reader& in, const Json& b, const std::string& path, Body* body) {
+  if (b.contains("normal")) {
+    if (b.contains("position") || b.contains("orientation")) {
+      in.Fail(path,
+              "give a plane's \"normal\" and \"point\", or its \"position\" and "
+              "\"orientation\", not both");
+    }
+    const Eigen::Vector3d normal = in.Vector(b.at("normal"), path + ".normal", 3);
+    if (normal.norm() < 1e-12) in.Fail(path + ".normal", "must not be zero");
+    body->state.orientation =
+        Eigen::Quaterniond::FromTwoVectors(Eigen::Vector3d::UnitZ(), normal.normalized());
+    body->state.position = in.Vector3(b, path, "point", Eigen::Vector3d::Zero());
+    return;
+  }
+  if (b.contains("point")) in.Fail(path + ".point", "a plane's \"point\" goes with its \"normal\"");
+  body->state.position = in.Vector3(b, path, "position", Eigen::Vector3d::Zero());
+  body->state.orientation = ReadOrientation(in, b, path);
+}
+
+// The keys a body entry takes: listed under "fixed" or not, fixed or moving, with the row's
+// kind of bodies.
+std::vector<std::string> BodyKeys(const StepperEntry& row, bool listed_fixed, bool fixed,
+                                  bool plane) {
+  std::vector<std::string> keys = {"name", "shape", "size", "position", "orientation"};
+  if (!listed_fixed) keys.emplace_back("fixed");
+  if (plane) keys.insert(keys.end(), {"normal", "point"});
+  if (!row.velocities) {
+    keys.insert(keys.end(), {"mass", "dofs"});
+  } else if (!fixed) {
+    keys.insert(keys.end(), {"mass", "inertia", "velocity", "angular_velocity"});
+  }
+  return keys;
+}
+
+// Mass, inertia and velocities: required mass > 0 for a moving body with velocities; mass >= 0
+// (default 0) and free dofs for a posed one; none for a fixed body with velocities.
+void ReadMass(const Reader& in, const Json& b, const std::string& path, const StepperEntry& row,
+              Body* body) {
+  if (!row.velocities) {
+    const double mass = in.Number(b, path, "mass", 0.0);
+    if (mass < 0.0) in.Fail(path + ".mass", "must be >= 0, got " + Reader::Format(mass));
+    body->mass = SolidMassProperties(body->shape, mass);
+    ReadDofs(in, b, path, body);
+    return;
+  }
+  if (body->fixed) return;
+  const double mass = in.Number(in.Required(b, path, "mass"), path + ".mass");
+  if (!(mass > 0.0)) in.Fail(path + ".mass", "must be positive, got " + Reader::Format(mass));
+  body->mass = SolidMassProperties(body->shape, mass);
+  ReadInertia(in, b, path, body);
+  std::string why;
+  if (!body->mass.IsValid(&why)) in.Fail(path, why);
+  body->state.linear_velocity = in.Vector3(b, path, "velocity", Eigen::Vector3d::Zero());
+  body->state.angular_velocity = in.Vector3(b, path, "angular_velocity", Eigen::Vector3d::Zero());
+}
+
+// A body of "bodies" (`listed_fixed` false: "fixed" says, default true for a plane) or of the
+// "fixed" array.
+Body ReadBody(const Reader& in, const Json& b, const std::string& path, const StepperEntry& row,
+              bool listed_fixed) {
+  if (!b.is_object()) in.Fail(path, "expected an object");
+  Body body;
+  body.name = in.String(in.Required(b, path, "name"), path + ".name");
+  if (body.name.empty()) in.Fail(path + ".name", "must not be empty");
+  if (!row.velocities && b.contains("shape") && b.at("shape") == "point") {
+    body.shape.kind = ShapeKind::Sphere;
+    body.shape.size.setZero();
+  } else {
+    body.shape = ReadShape(in, b, path);
+  }
+  const bool plane = body.shape.kind == ShapeKind::HalfSpace;
+  body.fixed = listed_fixed || in.Bool(b, path, "fixed", plane);
+  if (plane && !body.fixed && row.velocities) {
+    in.Fail(path + ".shape", "a plane cannot move: list it under \"fixed\"");
+  }
+  in.OnlyKeys(b, path, BodyKeys(row, listed_fixed, body.fixed, plane));
+  if (plane) {
+    ReadPlanePose(in, b, path, &body);
+  } else {
+    const bool required = row.velocities;
+    body.state.position =
+        required
+            ? Eigen::Vector3d(in.Vector(in.Required(b, path, "position"), path + ".position", 3))
+            : in.Vector3(b, path, "position", Eigen::Vector3d::Zero());
+    body.state.orientation = ReadOrientation(in, b, path);
+  }
+  ReadMass(in, b, path, row, &body);
+  return body;
+}
+
+// "bodies" (moving, or fixed by their "fixed" flag), then "fixed".
+void ReadBodies(const Reader& in, const Json& root, const StepperEntry& row, Scene* scene) {
+  const Json& bodies = in.Required(root, "scene", "bodies");
+  if (!bodies.is_array() || bodies.empty()) in.Fail("bodies", "expected a non-empty array");
+  std::unordered_set<std::string> names;
+  for (size_t k = 0; k < bodies.size(); ++k) {
+    const std::string path = "bodies[" + std::to_string(k) + "]";
+    AddBody(in, path, ReadBody(in, bodies[k], path, row, false), row.velocities, scene, &names);
+  }
+  if (!root.contains("fixed")) return;
+  const Json& fixed = root.at("fixed");
+  if (!fixed.is_array()) in.Fail("fixed", "expected an array");
+  for (size_t k = 0; k < fixed.size(); ++k) {
+    const std::string path = "fixed[" + std::to_string(k) + "]";
+    AddBody(in, path, ReadBody(in, fixed[k], path, row, true), row.velocities, scene, &names);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Contact laws
 
-void ReadLawFields(const Reader& in, const Json& object, const std::string& path,
-                   StepperKind stepper, ContactLaw* law) {
-  if (object.contains("restitution") && stepper != StepperKind::Explicit) {
-    in.Fail(path + ".restitution",
-            "restitution is the explicit stepper's (\"stepper\": "
-            "\"explicit\"); the implicit stepper has none");
+// The steppers, other than `row`, that read the law field `key` ("implicit or explicit"), or
+// "".
+std::string StepperTakingLaw(const StepperEntry& row, const std::string& key) {
+  std::string takers;
+  for (const StepperEntry& other : StepperRegistry()) {
+    if (other.name != row.name && Contains(other.law_keys, key)) {
+      takers += (takers.empty() ? "" : " or ") + other.name;
+    }
   }
+  return takers;
+}
+
+// The law fields of `object` (besides `extra` keys) that the row's stepper reads; a field only
+// another stepper reads says so.
+void ReadLawFields(const Reader& in, const Json& object, const std::string& path,
+                   const StepperEntry& row, std::vector<std::string> extra, ContactLaw* law) {
+  for (const char* key : kLawKeys) {
+    if (object.is_object() && object.contains(key) && !Contains(row.law_keys, key)) {
+      const std::string takers = StepperTakingLaw(row, key);
+      in.Fail(path + "." + key, std::string("the ") + row.name + " stepper reads no " + key +
+                                    (takers.empty() ? "" : " (the " + takers + " stepper does)"));
+    }
+  }
+  extra.insert(extra.end(), row.law_keys.begin(), row.law_keys.end());
+  in.OnlyKeys(object, path, extra);
   law->mu = in.Number(object, path, "mu", law->mu);
   law->e_t = in.Number(object, path, "e_t", law->e_t);
   law->e_o = in.Number(object, path, "e_o", law->e_o);
@@ -104,209 +347,37 @@ void ReadLawFields(const Reader& in, const Json& object, const std::string& path
   if (!law->IsValid(&why)) in.Fail(path, why);
 }
 
-// "pairs": per-pair laws (implicit: every law field; quasistatic: mu, required).
-void ReadPairs(const Reader& in, const Json& root, Scene* scene) {
+// "contact": the default law (an older quasistatic file gives its mu as "friction").
+void ReadDefaultLaw(const Reader& in, const Json& root, const StepperEntry& row, Scene* scene) {
+  ContactLaw& law = scene->laws.default_law;
+  if (root.contains("contact")) ReadLawFields(in, root.at("contact"), "contact", row, {}, &law);
+  if (!root.contains("friction")) return;
+  if (root.contains("contact")) in.Fail("friction", "give the friction as \"contact\": {\"mu\"}");
+  law.mu = in.Number(root.at("friction"), "friction");
+  if (!(law.mu >= 0.0)) in.Fail("friction", "must be >= 0, got " + Reader::Format(law.mu));
+}
+
+// "pairs": per-pair laws over the default one.
+void ReadPairs(const Reader& in, const Json& root, const StepperEntry& row, Scene* scene) {
   if (!root.contains("pairs")) return;
   const Json& pairs = root.at("pairs");
   if (!pairs.is_array()) in.Fail("pairs", "expected an array");
-  const bool quasistatic = scene->stepper == StepperKind::Quasistatic;
   for (size_t k = 0; k < pairs.size(); ++k) {
     const std::string path = "pairs[" + std::to_string(k) + "]";
     const Json& p = pairs[k];
-    if (quasistatic) {
-      in.OnlyKeys(p, path, {"bodies", "mu"});
-      in.Required(p, path, "mu");
-    } else {
-      in.OnlyKeys(p, path,
-                  {"bodies", "mu", "e_t", "e_o", "e_r", "torsion", "compliance", "restitution"});
-    }
+    ContactLaw law = scene->laws.default_law;
+    ReadLawFields(in, p, path, row, {"bodies"}, &law);
     const Json& two = in.Required(p, path, "bodies");
     if (!two.is_array() || two.size() != 2) in.Fail(path + ".bodies", "expected two names");
     const int a = BodyIndex(in, *scene, two[0], path + ".bodies[0]");
     const int b = BodyIndex(in, *scene, two[1], path + ".bodies[1]");
     if (a == b) in.Fail(path + ".bodies", "a body cannot touch itself");
-    ContactLaw law = scene->laws.default_law;
-    ReadLawFields(in, p, path, scene->stepper, &law);
     scene->laws.Set(scene->bodies[a].name, scene->bodies[b].name, law);
   }
 }
 
-// Bodies overlapping at the start would be pushed apart in the first step at any speed (a cube
-// 0.5 m into the ground leaves at 50 m/s): see ApplyInitialOverlapPolicy(). `posed`: the
-// bodies where the stepper starts them (actuated ones where their commands put them);
-// `movable`: which of them "separate" may move.
-void CheckInitialOverlap(const Reader& in, const Json& root, const std::vector<Body>& posed,
-                         const std::vector<char>& movable, std::vector<Body>* bodies) {
-  std::vector<PlacedShape> placed;
-  for (size_t i = 0; i < posed.size(); ++i) {
-    const Body& b = posed[i];
-    PlacedShape p;
-    p.name = b.name;
-    p.shape = b.shape;
-    p.pose.position = b.state.position;
-    p.pose.rotation = b.state.orientation.toRotationMatrix();
-    p.inverse_mass = movable[i] ? 1.0 / b.mass.mass : 0.0;
-    placed.push_back(p);
-  }
-  ApplyInitialOverlapPolicy(in, root, &placed);
-  for (size_t i = 0; i < placed.size(); ++i) {
-    if (movable[i]) (*bodies)[i].state.position = placed[i].pose.position;
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
-// Implicit scenes
-
-// The settings every stepper shares (StepperSettings), spelled the same for each: in `object`
-// (the scene's top level, or its "quasistatic" object, `path`), field paths `prefix` + key.
-// `h_required`: the schema has no default step; `min_iterations`: the stepper's least
-// max_iterations.
-void ReadSettings(const Reader& in, const Json& object, const std::string& path,
-                  const std::string& prefix, bool h_required, int min_iterations,
-                  StepperSettings* settings) {
-  settings->h =
-      h_required ? in.Positive(object, path, "h") : in.Number(object, path, "h", settings->h);
-  if (!(settings->h > 0.0)) in.Fail(prefix + "h", "must be positive");
-  settings->gravity = in.Vector3(object, path, "gravity", settings->gravity);
-  if (object.contains("solver")) {
-    settings->solver = in.String(object.at("solver"), prefix + "solver");
-  }
-  settings->tolerance = in.Number(object, path, "tolerance", settings->tolerance);
-  if (!(settings->tolerance > 0.0)) in.Fail(prefix + "tolerance", "must be positive");
-  settings->max_iterations =
-      static_cast<int>(in.Integer(object, path, "max_iterations", settings->max_iterations,
-                                  min_iterations, kMaxSolverIterations));
-  settings->warm_start = in.Bool(object, path, "warm_start", settings->warm_start);
-}
-
-void ReadImplicitOptions(const Reader& in, const Json& root, ImplicitStepperOptions* options) {
-  ReadSettings(in, root, "scene", "", /*h_required=*/true, 1, options);
-  if (!IsSolverName(options->solver, ProblemKind::Mixed)) {
-    in.Fail("solver", "unknown solver '" + options->solver + "'");
-  }
-  options->contact_margin = in.Number(root, "scene", "contact_margin", options->contact_margin);
-  if (options->contact_margin < 0.0) in.Fail("contact_margin", "must be >= 0");
-}
-
-// The same keys for the explicit stepper, and its own: "model" (cone, pyramid, relaxed, soft),
-// "friction_directions", "restitution_velocity", "soft": {"stiffness", "damping"}; "solver"
-// names a solver of the model's problem (frictional contact for cone, linear otherwise).
-void ReadExplicitOptions(const Reader& in, const Json& root, ExplicitStepperOptions* options) {
-  ReadSettings(in, root, "scene", "", /*h_required=*/true, 0, options);
-  if (root.contains("model")) {
-    const std::string model = in.String(root.at("model"), "model");
-    if (!ParseExplicitModel(model, &options->model)) {
-      in.Fail("model",
-              "must be \"cone\", \"pyramid\", \"relaxed\" or \"soft\", not \"" + model + "\"");
-    }
-  }
-  if (root.contains("solver")) {
-    const ProblemKind kind =
-        options->model == ExplicitModel::Cone ? ProblemKind::GlobalFriction : ProblemKind::Linear;
-    if (!IsSolverName(options->solver, kind)) {
-      in.Fail("solver",
-              "unknown solver '" + options->solver + "' for the " + ToString(options->model) +
-                  " model (expected a " +
-                  (kind == ProblemKind::GlobalFriction ? "frictional contact" : "linear") +
-                  " solver: " + SolverNameList(kind) + ")");
-    }
-  }
-  options->contact_margin = in.Number(root, "scene", "contact_margin", options->contact_margin);
-  if (!(options->contact_margin > 0.0)) in.Fail("contact_margin", "must be > 0");
-  options->friction_directions = static_cast<int>(
-      in.Integer(root, "scene", "friction_directions", options->friction_directions, 3, 64));
-  options->restitution_velocity =
-      in.Number(root, "scene", "restitution_velocity", options->restitution_velocity);
-  if (!(options->restitution_velocity >= 0.0)) in.Fail("restitution_velocity", "must be >= 0");
-  if (root.contains("soft")) {
-    const Json& soft = root.at("soft");
-    in.OnlyKeys(soft, "soft", {"stiffness", "damping"});
-    options->soft_stiffness = in.Positive(soft, "soft", "stiffness");
-    options->soft_damping = in.Number(soft, "soft", "damping", 0.0);
-    if (!(options->soft_damping >= 0.0)) in.Fail("soft.damping", "must be >= 0");
-  }
-  if (options->model == ExplicitModel::Soft && !(options->soft_stiffness > 0.0)) {
-    in.Fail("soft", "the soft model needs \"soft\": {\"stiffness\": K_p, \"damping\": K_d}");
-  }
-}
-
-void ReadInertia(const Reader& in, const Json& b, const std::string& path, Body* body) {
-  if (!b.contains("inertia")) return;
-  const Json& inertia = b.at("inertia");
-  if (inertia.is_array() && inertia.size() == 3 && inertia[0].is_number()) {
-    body->mass.body_inertia = in.Vector(inertia, path + ".inertia", 3).asDiagonal();
-  } else if (inertia.is_array() && inertia.size() == 3) {
-    for (int r = 0; r < 3; ++r) {
-      body->mass.body_inertia.row(r) =
-          in.Vector(inertia[r], path + ".inertia[" + std::to_string(r) + "]", 3).transpose();
-    }
-  } else {
-    in.Fail(path + ".inertia", "expected [Ixx, Iyy, Izz] or a 3 x 3 array");
-  }
-}
-
-Body ReadMovingBody(const Reader& in, const Json& b, const std::string& path) {
-  in.OnlyKeys(b, path,
-              {"name", "shape", "size", "mass", "inertia", "position", "orientation", "velocity",
-               "angular_velocity"});
-  Body body;
-  body.name = in.String(in.Required(b, path, "name"), path + ".name");
-  if (body.name.empty()) in.Fail(path + ".name", "must not be empty");
-  body.shape = ReadShape(in, b, path);
-  if (body.shape.kind == ShapeKind::HalfSpace) {
-    in.Fail(path + ".shape", "a plane cannot move: list it under \"fixed\"");
-  }
-  const double mass = in.Number(in.Required(b, path, "mass"), path + ".mass");
-  if (!(mass > 0.0)) in.Fail(path + ".mass", "must be positive, got " + Reader::Format(mass));
-  body.mass = SolidMassProperties(body.shape, mass);
-  ReadInertia(in, b, path, &body);
-  std::string why;
-  if (!body.mass.IsValid(&why)) in.Fail(path, why);
-  body.state.position =
-      Eigen::Vector3d(in.Vector(in.Required(b, path, "position"), path + ".position", 3));
-  body.state.orientation = ReadOrientation(in, b, path);
-  body.state.linear_velocity = in.Vector3(b, path, "velocity", Eigen::Vector3d::Zero());
-  body.state.angular_velocity = in.Vector3(b, path, "angular_velocity", Eigen::Vector3d::Zero());
-  return body;
-}
-
-Body ReadFixedBody(const Reader& in, const Json& b, const std::string& path) {
-  in.OnlyKeys(b, path, {"name", "shape", "size", "normal", "point", "position", "orientation"});
-  Body body;
-  body.fixed = true;
-  body.name = in.String(in.Required(b, path, "name"), path + ".name");
-  if (body.name.empty()) in.Fail(path + ".name", "must not be empty");
-  body.shape = ReadShape(in, b, path);
-  if (body.shape.kind == ShapeKind::HalfSpace) {
-    const Eigen::Vector3d normal = in.Vector(in.Required(b, path, "normal"), path + ".normal", 3);
-    if (normal.norm() < 1e-12) in.Fail(path + ".normal", "must not be zero");
-    body.state.orientation =
-        Eigen::Quaterniond::FromTwoVectors(Eigen::Vector3d::UnitZ(), normal.normalized());
-    body.state.position = in.Vector3(b, path, "point", Eigen::Vector3d::Zero());
-  } else {
-    body.state.position =
-        Eigen::Vector3d(in.Vector(in.Required(b, path, "position"), path + ".position", 3));
-    body.state.orientation = ReadOrientation(in, b, path);
-  }
-  return body;
-}
-
-void ReadImplicitBodies(const Reader& in, const Json& root, Scene* scene) {
-  const Json& bodies = in.Required(root, "scene", "bodies");
-  if (!bodies.is_array() || bodies.empty()) in.Fail("bodies", "expected a non-empty array");
-  std::unordered_set<std::string> names;
-  for (size_t k = 0; k < bodies.size(); ++k) {
-    const std::string path = "bodies[" + std::to_string(k) + "]";
-    AddBody(in, path, ReadMovingBody(in, bodies[k], path), scene, &names);
-  }
-  if (!root.contains("fixed")) return;
-  const Json& fixed = root.at("fixed");
-  if (!fixed.is_array()) in.Fail("fixed", "expected an array");
-  for (size_t k = 0; k < fixed.size(); ++k) {
-    const std::string path = "fixed[" + std::to_string(k) + "]";
-    AddBody(in, path, ReadFixedBody(in, fixed[k], path), scene, &names);
-  }
-}
+// Impulses and actuators
 
 void ReadCondition(const Reader& in, const Scene& scene, const Json& e, const std::string& path,
                    ImpulseEvent* event) {
@@ -353,131 +424,6 @@ void ReadImpulses(const Reader& in, const Json& root, Scene* scene) {
     }
     scene->impulses.push_back(event);
   }
-}
-
-void ReadImplicitScene(const Reader& in, const Json& root, const std::string& source,
-                       Scene* scene) {
-  in.OnlyKeys(root, "scene",
-              {"name",
-               "description",
-               "h",
-               "duration",
-               "gravity",
-               "solver",
-               "tolerance",
-               "max_iterations",
-               "warm_start",
-               "contact_margin",
-               "bodies",
-               "fixed",
-               "contact",
-               "pairs",
-               "impulses",
-               "initial_overlap",
-               "stepper",
-               "model",
-               "friction_directions",
-               "restitution_velocity",
-               "soft"});
-  scene->stepper = StepperKind::Implicit;
-  if (root.contains("stepper")) {
-    // (A quasistatic scene is one with a "quasistatic" object, read elsewhere.)
-    const std::string stepper = in.String(root.at("stepper"), "stepper");
-    if (!internal::ValueIn(kStepperKindNames, stepper, &scene->stepper) ||
-        scene->stepper == StepperKind::Quasistatic) {
-      in.Fail("stepper", "must be \"implicit\" or \"explicit\", not \"" + stepper + "\"");
-    }
-  }
-  ReadHeader(in, root, source, scene);
-  if (scene->stepper == StepperKind::Explicit) {
-    ReadExplicitOptions(in, root, &scene->explicit_stepper);
-  } else {
-    for (const char* key : {"model", "friction_directions", "restitution_velocity", "soft"}) {
-      if (root.contains(key)) {
-        in.Fail(key, "is an explicit stepper's key (\"stepper\": \"explicit\")");
-      }
-    }
-    ReadImplicitOptions(in, root, &scene->implicit);
-  }
-  ReadImplicitBodies(in, root, scene);
-  std::vector<char> movable;
-  for (const Body& body : scene->bodies) movable.push_back(body.fixed ? 0 : 1);
-  CheckInitialOverlap(in, root, scene->bodies, movable, &scene->bodies);
-  if (root.contains("contact")) {
-    in.OnlyKeys(root.at("contact"), "contact",
-                {"mu", "e_t", "e_o", "e_r", "torsion", "compliance", "restitution"});
-    ReadLawFields(in, root.at("contact"), "contact", scene->stepper, &scene->laws.default_law);
-  }
-  ReadPairs(in, root, scene);
-  ReadImpulses(in, root, scene);
-  std::string why;
-  const bool valid = scene->stepper == StepperKind::Explicit ? scene->explicit_stepper.IsValid(&why)
-                                                             : scene->implicit.IsValid(&why);
-  if (!valid) in.Fail("scene", why);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Quasistatic scenes
-
-void ReadQuasistaticOptions(const Reader& in, const Json& root, QuasistaticOptions* o) {
-  const Json& q = in.Required(root, "scene", "quasistatic");
-  in.OnlyKeys(q, "quasistatic",
-              {"model", "solver", "h", "gravity", "tolerance", "max_iterations", "warm_start",
-               "contact_threshold", "friction_directions", "regularization", "plane_normal"});
-  if (q.contains("model")) {
-    const std::string model = in.String(q.at("model"), "quasistatic.model");
-    if (!ParseQuasistaticModel(model, &o->model)) {
-      in.Fail("quasistatic.model", "unknown model '" + model + "' (expected dqc, dlc, qp, qp-lcp)");
-    }
-  }
-  ReadSettings(in, q, "quasistatic", "quasistatic.", /*h_required=*/false, 0, o);
-  o->contact_threshold = in.Number(q, "quasistatic", "contact_threshold", o->contact_threshold);
-  o->friction_directions = static_cast<int>(in.Integer(
-      q, "quasistatic", "friction_directions", o->friction_directions, 3, kMaxFrictionDirections));
-  o->regularization = in.Number(q, "quasistatic", "regularization", o->regularization);
-  o->plane_normal = in.Vector3(q, "quasistatic", "plane_normal", o->plane_normal);
-  std::string why;
-  if (!o->IsValid(&why)) in.Fail("quasistatic", why);
-}
-
-void ReadDofs(const Reader& in, const Json& object, const std::string& path, Body* body) {
-  if (!object.contains("dofs")) return;
-  const Json& dofs = object.at("dofs");
-  if (!dofs.is_array()) in.Fail(path + ".dofs", "expected an array of x, y, z, rx, ry, rz");
-  body->free_dofs.fill(false);
-  for (size_t k = 0; k < dofs.size(); ++k) {
-    const std::string name = in.String(dofs[k], path + ".dofs[" + std::to_string(k) + "]");
-    int found = -1;
-    for (int j = 0; j < 6; ++j) {
-      if (name == kDofs[j]) found = j;
-    }
-    if (found < 0) {
-      in.Fail(path + ".dofs[" + std::to_string(k) + "]",
-              "unknown degree of freedom '" + name + "' (expected x, y, z, rx, ry, rz)");
-    }
-    body->free_dofs[found] = true;
-  }
-}
-
-Body ReadQuasistaticBody(const Reader& in, const Json& object, const std::string& path) {
-  in.OnlyKeys(object, path,
-              {"name", "shape", "size", "mass", "position", "orientation", "fixed", "dofs"});
-  Body body;
-  body.name = in.String(in.Required(object, path, "name"), path + ".name");
-  if (object.contains("shape") && object.at("shape") == "point") {
-    body.shape.kind = ShapeKind::Sphere;
-    body.shape.size.setZero();
-  } else {
-    body.shape = ReadShape(in, object, path);
-  }
-  body.fixed = in.Bool(object, path, "fixed", body.shape.kind == ShapeKind::HalfSpace);
-  body.state.position = in.Vector3(object, path, "position", Eigen::Vector3d::Zero());
-  body.state.orientation = ReadOrientation(in, object, path);
-  const double mass = in.Number(object, path, "mass", 0.0);
-  if (mass < 0.0) in.Fail(path + ".mass", "must be >= 0, got " + Reader::Format(mass));
-  body.mass = SolidMassProperties(body.shape, mass);
-  ReadDofs(in, object, path, &body);
-  return body;
 }
 
 ActuatorCommand ReadCommand(const Reader& in, const Json& value, const std::string& path) {
@@ -571,30 +517,36 @@ void ReadActuators(const Reader& in, const Json& root, Scene* scene) {
   }
 }
 
-void ReadQuasistaticScene(const Reader& in, const Json& root, const std::string& source,
-                          Scene* scene) {
-  in.OnlyKeys(root, "scene",
-              {"name", "description", "duration", "quasistatic", "friction", "pairs", "bodies",
-               "actuators", "commands", "initial_overlap"});
-  scene->stepper = StepperKind::Quasistatic;
-  ReadHeader(in, root, source, scene);
-  ReadQuasistaticOptions(in, root, &scene->quasistatic);
-  scene->laws.default_law.mu = in.Number(root, "scene", "friction", scene->laws.default_law.mu);
-  if (!(scene->laws.default_law.mu >= 0.0)) {
-    in.Fail("quasistatic",
-            "friction must be >= 0, got " + Reader::Format(scene->laws.default_law.mu));
+// ---------------------------------------------------------------------------------------------
+// The whole scene
+
+// Bodies overlapping at the start would be pushed apart in the first step at any speed (a cube
+// 0.5 m into the ground leaves at 50 m/s): see ApplyInitialOverlapPolicy(). `posed`: the
+// bodies where the stepper starts them (actuated ones where their commands put them);
+// `movable`: which of them "separate" may move.
+void CheckInitialOverlap(const Reader& in, const Json& root, const std::vector<Body>& posed,
+                         const std::vector<char>& movable, std::vector<Body>* bodies) {
+  std::vector<PlacedShape> placed;
+  for (size_t i = 0; i < posed.size(); ++i) {
+    const Body& b = posed[i];
+    PlacedShape p;
+    p.name = b.name;
+    p.shape = b.shape;
+    p.pose.position = b.state.position;
+    p.pose.rotation = b.state.orientation.toRotationMatrix();
+    p.inverse_mass = movable[i] ? 1.0 / b.mass.mass : 0.0;
+    placed.push_back(p);
   }
-  const Json& bodies = in.Required(root, "scene", "bodies");
-  if (!bodies.is_array() || bodies.empty()) in.Fail("bodies", "expected a non-empty array");
-  std::unordered_set<std::string> names;
-  for (size_t k = 0; k < bodies.size(); ++k) {
-    const std::string path = "bodies[" + std::to_string(k) + "]";
-    AddBody(in, path, ReadQuasistaticBody(in, bodies[k], path), scene, &names);
+  ApplyInitialOverlapPolicy(in, root, &placed);
+  for (size_t i = 0; i < placed.size(); ++i) {
+    if (movable[i]) (*bodies)[i].state.position = placed[i].pose.position;
   }
-  ReadActuators(in, root, scene);
-  ReadPairs(in, root, scene);
-  // Building the stepper checks what only the whole system shows (unsupported pairs, qp-lcp
-  // without regularization) and poses the actuated bodies where their commands start them.
+}
+
+// Building the stepper checks what only the whole system shows (unsupported pairs, qp-lcp
+// without regularization) and poses actuated bodies where their commands start them; the
+// initial-overlap policy then sees the bodies where the first step does.
+void CheckStepper(const Reader& in, const Json& root, const std::string& source, Scene* scene) {
   std::unique_ptr<Stepper> check;
   try {
     check = MakeStepper(*scene);
@@ -616,52 +568,29 @@ void ReadQuasistaticScene(const Reader& in, const Json& root, const std::string&
 // ---------------------------------------------------------------------------------------------
 // Scene
 
-const char* ToString(StepperKind kind) { return internal::NameIn(kStepperKindNames, kind); }
+Scene::Scene() { SetStepper("implicit"); }
 
-const StepperSettings& Scene::settings() const {
-  switch (stepper) {
-    case StepperKind::Implicit:
-      return implicit;
-    case StepperKind::Quasistatic:
-      return quasistatic;
-    case StepperKind::Explicit:
-      return explicit_stepper;
+void Scene::SetStepper(const std::string& name) {
+  const StepperEntry* row = FindStepper(name);
+  if (row == nullptr) {
+    throw InputError("unknown stepper '" + name + "' (expected one of " + StepperNameList() + ")");
   }
-  return implicit;
+  config_ = ConfigHolder(row->make_config());
+  stepper_ = row->name;
 }
 
-StepperSettings& Scene::mutable_settings() {
-  return const_cast<StepperSettings&>(static_cast<const Scene&>(*this).settings());
-}
-
-std::string Scene::variant() const {
-  if (stepper == StepperKind::Explicit) {
-    if (explicit_stepper.model == ExplicitModel::Soft) return "soft";
-    return SolverVariant{ToString(explicit_stepper.model), explicit_stepper.solver,
-                         !explicit_stepper.warm_start}
-        .ToString();
-  }
-  if (stepper == StepperKind::Implicit) {
-    return SolverVariant{"", implicit.solver, !implicit.warm_start}.ToString();
-  }
-  return SolverVariant{ToString(quasistatic.model), quasistatic.solver, !quasistatic.warm_start}
-      .ToString();
+void Scene::ThrowOtherOptions() const {
+  throw InputError("scene '" + name + "' is stepped by the " + stepper_ +
+                   " stepper, whose options are of another type");
 }
 
 bool Scene::TakesVariant(const std::string& variant) const {
-  if (stepper == StepperKind::Explicit) return IsExplicitVariant(variant);
-  return stepper == StepperKind::Implicit ? IsSolverVariant(variant)
-                                          : IsQuasistaticVariant(variant);
+  return config_.get()->Clone()->SetVariant(variant).empty();
 }
 
 void Scene::ApplyVariant(const std::string& variant) {
-  if (stepper == StepperKind::Explicit) {
-    ApplyExplicitVariant(variant, &explicit_stepper);
-  } else if (stepper == StepperKind::Implicit) {
-    ApplySolverVariant(variant, &implicit);
-  } else {
-    ApplyQuasistaticVariant(variant, &quasistatic);
-  }
+  const std::string why = config_.get()->SetVariant(variant);
+  if (!why.empty()) throw InputError(why);
 }
 
 int Scene::FindActuator(const std::string& name) const {
@@ -679,190 +608,47 @@ void Scene::SetCommand(const std::string& actuator, const ActuatorCommand& comma
 Scene ParseScene(const std::string& text, const std::string& source) {
   const Reader in(source);
   const Json root = ParseJson(text, source);
+  if (!root.is_object()) in.Fail("scene", "expected an object");
+  const bool settings_object = root.contains("quasistatic");
+  const StepperEntry& row = ReadStepperRow(in, root, settings_object);
   Scene scene;
-  if (root.is_object() && root.contains("quasistatic")) {
-    ReadQuasistaticScene(in, root, source, &scene);
-  } else {
-    ReadImplicitScene(in, root, source, &scene);
-  }
+  scene.SetStepper(row.name);
+  CheckSceneKeys(in, root, row, scene.config(), settings_object);
+  ReadHeader(in, root, source, &scene);
+  ReadStepperSettings(in, root, settings_object, &scene.mutable_config());
+  ReadDefaultLaw(in, root, row, &scene);
+  ReadBodies(in, root, row, &scene);
+  if (row.actuators) ReadActuators(in, root, &scene);
+  ReadPairs(in, root, row, &scene);
+  if (row.velocities) ReadImpulses(in, root, &scene);
+  CheckStepper(in, root, source, &scene);
   return scene;
 }
 
 Scene LoadScene(const std::string& path) { return ParseScene(internal::ReadTextFile(path), path); }
 
 std::unique_ptr<Stepper> MakeStepper(const Scene& scene) {
-  if (scene.stepper == StepperKind::Explicit) {
-    return std::make_unique<ExplicitStepper>(scene.bodies, scene.laws, scene.explicit_stepper);
-  }
-  if (scene.stepper == StepperKind::Implicit) {
-    return std::make_unique<ImplicitStepper>(scene.bodies, scene.laws, scene.implicit);
-  }
-  return std::make_unique<QuasistaticStepper>(scene.bodies, scene.laws, scene.actuators,
-                                              scene.quasistatic);
+  return scene.config().MakeStepper(scene.bodies, scene.laws, scene.actuators);
 }
-
-namespace {
-
-// "<prefix><solver>" for every registry solver compared by default on `kind`, leaving out those
-// that need a positive diagonal when the model's problem has rows with a zero one.
-void AppendCompared(const std::string& prefix, ProblemKind kind, bool zero_diagonal_rows,
-                    std::vector<std::string>* variants) {
-  for (const SolverEntry& e : SolverRegistry()) {
-    if (!e.Takes(kind) || !e.Compared(kind)) continue;
-    if (zero_diagonal_rows && e.needs_positive_diagonal) continue;
-    variants->push_back(prefix + e.name);
-  }
-}
-
-// Every registry solver of the kind compared by default; the implicit stepper adds its first
-// one cold (no warm start), the quasistatic ones take the solvers their model's problem fits.
-std::vector<std::string> CollectDefaultVariants(StepperKind kind) {
-  std::vector<std::string> variants;
-  if (kind == StepperKind::Explicit) {
-    // The pyramid's gamma rows have a zero diagonal; the relaxed cone's LCP takes every solver.
-    AppendCompared("cone/", ProblemKind::GlobalFriction, false, &variants);
-    AppendCompared("pyramid/", ProblemKind::Linear, true, &variants);
-    AppendCompared("relaxed/", ProblemKind::Linear, false, &variants);
-  } else if (kind == StepperKind::Implicit) {
-    AppendCompared("", ProblemKind::Mixed, false, &variants);
-    if (!variants.empty()) variants.push_back(variants.front() + "-cold");
-  } else {
-    // dlc and qp have free rows with a zero diagonal.
-    for (QuasistaticModel model : {QuasistaticModel::Dqc, QuasistaticModel::Dlc,
-                                   QuasistaticModel::Qp, QuasistaticModel::QpLcp}) {
-      AppendCompared(std::string(ToString(model)) + "/",
-                     model == QuasistaticModel::Dqc ? ProblemKind::Mixed : ProblemKind::Linear,
-                     model == QuasistaticModel::Dlc || model == QuasistaticModel::Qp, &variants);
-    }
-  }
-  return variants;
-}
-
-}  // namespace
 
 // Collected on each call: solvers registered at run time join the comparisons.
-std::vector<std::string> DefaultVariants(StepperKind kind) { return CollectDefaultVariants(kind); }
-
-// ---------------------------------------------------------------------------------------------
-// Variants: each grammar is read by one function that fills the options or says why the text is
-// not one of its variants; the Is* tests and the Apply* setters both call it.
-
-namespace {
-
-std::string ReadImplicitVariant(const std::string& variant, ImplicitStepperOptions* options) {
-  SolverVariant parsed;
-  std::string why;
-  if (!SplitSolverVariant(variant, &parsed, &why) || !parsed.model.empty() ||
-      !IsSolverName(parsed.solver, ProblemKind::Mixed)) {
-    return "unknown solver '" + variant + "' (expected one of " +
-           SolverNameList(ProblemKind::Mixed) + ", or any of them with -cold: no warm start)";
+std::vector<std::string> DefaultVariants(const std::string& stepper) {
+  const StepperEntry* row = FindStepper(stepper);
+  if (row == nullptr) {
+    throw InputError("unknown stepper '" + stepper + "' (expected one of " + StepperNameList() +
+                     ")");
   }
-  options->solver = parsed.solver;
-  options->warm_start = !parsed.cold;
-  return "";
-}
-
-std::string ReadExplicitVariant(const std::string& variant, ExplicitStepperOptions* options) {
-  if (variant == "soft") {
-    options->model = ExplicitModel::Soft;
-    return "";
-  }
-  SolverVariant parsed;
-  std::string why;
-  ExplicitModel model = ExplicitModel::Cone;
-  const bool known = SplitSolverVariant(variant, &parsed, &why) &&
-                     ParseExplicitModel(parsed.model, &model) && model != ExplicitModel::Soft;
-  const ProblemKind kind =
-      known && model == ExplicitModel::Cone ? ProblemKind::GlobalFriction : ProblemKind::Linear;
-  if (!known || !IsSolverName(parsed.solver, kind)) {
-    return "unknown explicit variant '" + variant +
-           "' (expected cone/<solver>[-cold] with one of " +
-           SolverNameList(ProblemKind::GlobalFriction) +
-           ", pyramid/<solver> or relaxed/<solver> with one of " +
-           SolverNameList(ProblemKind::Linear) + ", or soft; e.g. cone/nsgs)";
-  }
-  if (model == ExplicitModel::Pyramid && FindSolver(parsed.solver)->needs_positive_diagonal) {
-    return "explicit variant '" + variant + "': " + parsed.solver +
-           " cannot take the pyramid model's LCP (its gamma rows have a zero diagonal); use "
-           "relaxed/" +
-           parsed.solver;
-  }
-  options->model = model;
-  options->solver = parsed.solver;
-  options->warm_start = !parsed.cold;
-  return "";
-}
-
-std::string ReadQuasistaticVariant(const std::string& variant, QuasistaticOptions* options) {
-  SolverVariant parsed;
-  std::string why;
-  QuasistaticModel model = QuasistaticModel::Dqc;
-  if (!SplitSolverVariant(variant, &parsed, &why) || parsed.model.empty() ||
-      !ParseQuasistaticModel(parsed.model, &model)) {
-    return "unknown quasistatic variant '" + variant +
-           "' (expected <model>/<solver>[-cold], model dqc, dlc, qp or qp-lcp, e.g. "
-           "qp-lcp/lemke)";
-  }
-  const ProblemKind kind =
-      model == QuasistaticModel::Dqc ? ProblemKind::Mixed : ProblemKind::Linear;
-  if (!IsSolverName(parsed.solver, kind)) {
-    return "unknown solver '" + parsed.solver + "' for the " + ToString(model) +
-           " model in variant '" + variant + "'";
-  }
-  options->model = model;
-  options->solver = parsed.solver;
-  options->warm_start = !parsed.cold;
-  return "";
-}
-
-template <class Options>
-void ApplyOrThrow(std::string (*read)(const std::string&, Options*), const std::string& variant,
-                  Options* options) {
-  Options changed = *options;
-  const std::string why = read(variant, &changed);
-  if (!why.empty()) throw InputError(why);
-  *options = changed;
-}
-
-template <class Options>
-bool Reads(std::string (*read)(const std::string&, Options*), const std::string& variant) {
-  Options scratch;
-  return read(variant, &scratch).empty();
-}
-
-}  // namespace
-
-bool IsSolverVariant(const std::string& variant) { return Reads(&ReadImplicitVariant, variant); }
-
-void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* options) {
-  ApplyOrThrow(&ReadImplicitVariant, variant, options);
-}
-
-bool IsExplicitVariant(const std::string& variant) { return Reads(&ReadExplicitVariant, variant); }
-
-void ApplyExplicitVariant(const std::string& variant, ExplicitStepperOptions* options) {
-  ApplyOrThrow(&ReadExplicitVariant, variant, options);
-}
-
-bool IsQuasistaticVariant(const std::string& variant) {
-  return Reads(&ReadQuasistaticVariant, variant);
-}
-
-void ApplyQuasistaticVariant(const std::string& variant, QuasistaticOptions* options) {
-  ApplyOrThrow(&ReadQuasistaticVariant, variant, options);
+  return row->make_config()->DefaultVariants();
 }
 
 void RequireKnownVariant(const std::string& variant) {
-  if (IsSolverVariant(variant) || IsQuasistaticVariant(variant) || IsExplicitVariant(variant)) {
-    return;
+  std::string grammars;
+  for (const StepperEntry& row : StepperRegistry()) {
+    const std::unique_ptr<StepperConfig> config = row.make_config();
+    if (config->SetVariant(variant).empty()) return;
+    grammars += (grammars.empty() ? "" : "; ") + row.name + " scenes: " + config->VariantGrammar();
   }
-  throw InputError("unknown solver '" + variant + "' (expected <solver>[-cold] with one of " +
-                   SolverNameList(ProblemKind::Mixed) +
-                   ", or <model>/<solver>[-cold] with model dqc, dlc, qp or qp-lcp, cone "
-                   "(explicit scenes) with one of " +
-                   SolverNameList(ProblemKind::GlobalFriction) +
-                   ", pyramid or relaxed (explicit scenes) with one of " +
-                   SolverNameList(ProblemKind::Linear) + ", or soft)");
+  throw InputError("unknown solver '" + variant + "' (expected, for " + grammars + ")");
 }
 
 }  // namespace ncpkit

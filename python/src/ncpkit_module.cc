@@ -270,14 +270,14 @@ py::dict SceneInfo(const Scene& scene) {
   py::dict d;
   d["name"] = scene.name;
   d["description"] = scene.description;
-  d["stepper"] = ToString(scene.stepper);
+  d["stepper"] = scene.stepper();
   d["duration"] = scene.duration;
   d["h"] = scene.h();
   d["solver"] = scene.variant();
   std::vector<std::string> bodies;
   for (const Body& b : scene.bodies) bodies.push_back(b.name);
   d["bodies"] = bodies;
-  d["default_variants"] = DefaultVariants(scene.stepper);
+  d["default_variants"] = scene.DefaultVariants();
   return d;
 }
 

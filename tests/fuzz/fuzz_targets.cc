@@ -115,10 +115,10 @@ void SceneFile(const uint8_t* data, size_t size) {
     if (scene.bodies.size() > kMaxSceneBodies) return;
     // Bounded work per input: a few steps, a few iterations each.
     int& iterations = scene.mutable_settings().max_iterations;
-    iterations = scene.stepper == StepperKind::Implicit ? std::min(iterations, 30)
-                 : iterations == 0                      ? 200
-                                                        : std::min(iterations, 200);
-    scene.explicit_stepper.solver_time_limit = 1.0;
+    iterations = scene.stepper() == "implicit" ? std::min(iterations, 30)
+                 : iterations == 0             ? 200
+                                               : std::min(iterations, 200);
+    scene.options<ExplicitStepperOptions>().solver_time_limit = 1.0;
     scene.duration = std::min(scene.duration, kMaxSteps * scene.h());
     SceneRunner runner(scene);
     while (!runner.Done()) CheckSummary(runner.Step().summary, scene.name);

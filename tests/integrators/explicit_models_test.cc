@@ -393,7 +393,7 @@ TEST_CASE("explicit models: the paper's sliding cube, explicit against the analy
     CAPTURE(c.directions);
     Scene scene = base;
     scene.ApplyVariant(c.variant);
-    scene.explicit_stepper.friction_directions = c.directions;
+    scene.options<ExplicitStepperOptions>().friction_directions = c.directions;
     std::unique_ptr<Stepper> stepper = MakeStepper(scene);
     double error = 0.0, yaw = 0.0;
     while (stepper->time() < scene.duration - 1e-9) {
@@ -662,10 +662,10 @@ TEST_CASE("scene files: the explicit models, restitution and soft contact") {
                       "\"model\": \"pyramid\", \"solver\": \"lemke\", \"friction_directions\": 8"),
                  "x.json");
   CHECK(scene.variant() == "pyramid/lemke");
-  CHECK(scene.explicit_stepper.friction_directions == 8);
+  CHECK(scene.options<ExplicitStepperOptions>().friction_directions == 8);
   CHECK(scene.TakesVariant("relaxed/pgs"));
   CHECK_FALSE(scene.TakesVariant("pyramid/pgs"));
-  const std::vector<std::string>& defaults = DefaultVariants(StepperKind::Explicit);
+  const std::vector<std::string>& defaults = DefaultVariants("explicit");
   CHECK(std::find(defaults.begin(), defaults.end(), "relaxed/pgs") != defaults.end());
   CHECK(std::find(defaults.begin(), defaults.end(), "pyramid/pgs") == defaults.end());
   scene = ParseScene(with("\"contact\": {\"mu\": 0.5}",
@@ -674,7 +674,7 @@ TEST_CASE("scene files: the explicit models, restitution and soft contact") {
                      "x.json");
   CHECK(scene.variant() == "soft");
   CHECK(scene.laws.default_law.restitution == 0.4);
-  CHECK(scene.explicit_stepper.soft_stiffness == 1e4);
+  CHECK(scene.options<ExplicitStepperOptions>().soft_stiffness == 1e4);
   CHECK_THROWS_WITH_AS(ParseScene(with("\"solver\": \"auto\"",
                                        "\"model\": \"pyramid\", "
                                        "\"solver\": \"nsgs\""),

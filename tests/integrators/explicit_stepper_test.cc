@@ -161,8 +161,8 @@ const std::string kExplicitScene =
 
 TEST_CASE("scene files: \"stepper\": \"explicit\" runs the explicit stepper with cone variants") {
   Scene scene = LoadScene(kExplicitScene);
-  CHECK(scene.stepper == StepperKind::Explicit);
-  CHECK(std::string(ToString(scene.stepper)) == "explicit");
+  CHECK(scene.stepper() == "explicit");
+  CHECK(std::string(scene.stepper()) == "explicit");
   CHECK(scene.variant() == "cone/auto");
   CHECK(scene.h() == 0.01);
   CHECK(scene.TakesVariant("cone/nsgs"));
@@ -171,7 +171,7 @@ TEST_CASE("scene files: \"stepper\": \"explicit\" runs the explicit stepper with
   CHECK_FALSE(scene.TakesVariant("cone/lemke"));
   CHECK_FALSE(scene.TakesVariant("qp-lcp/lemke"));
   CHECK_NOTHROW(RequireKnownVariant("cone/nsgs"));
-  const std::vector<std::string>& defaults = DefaultVariants(StepperKind::Explicit);
+  const std::vector<std::string>& defaults = DefaultVariants("explicit");
   CHECK(std::find(defaults.begin(), defaults.end(), "cone/fc-proximal") != defaults.end());
   for (const std::string variant :
        {"cone/auto", "cone/nsgs-velocity", "cone/fc-newton-fb", "cone/fc-proximal"}) {

@@ -274,7 +274,7 @@ TEST_CASE("the stepper rejects bad bodies and impulses with a message") {
 TEST_CASE("every solver variant steps the sliding cube; free flight is exact") {
   for (const char* solver : {"fb-newton", "fb-newton-dense", "penalized-fb"}) {
     Scene scene = PaperScene("sliding_cube.json");
-    scene.implicit.solver = solver;
+    scene.options<ImplicitStepperOptions>().solver = solver;
     scene.duration = 0.5;
     const Trajectory t = Run(scene);
     INFO(solver);

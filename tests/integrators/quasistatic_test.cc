@@ -21,12 +21,12 @@ std::string ScenePath(const std::string& name) {
 
 Scene Load(const std::string& name, const std::string& variant = "") {
   Scene scene = LoadScene(ScenePath(name));
-  if (!variant.empty()) ApplyQuasistaticVariant(variant, &scene.quasistatic);
+  if (!variant.empty()) ApplyQuasistaticVariant(variant, &scene.options<QuasistaticOptions>());
   return scene;
 }
 
 int StepsOf(const Scene& scene) {
-  return static_cast<int>(std::lround(scene.duration / scene.quasistatic.h));
+  return static_cast<int>(std::lround(scene.duration / scene.options<QuasistaticOptions>().h));
 }
 
 Shape MakeShape(ShapeKind kind, Eigen::Vector3d size) {
@@ -139,7 +139,8 @@ TEST_CASE("Model-DQC Jacobian matches finite differences") {
   for (const char* name : {"gripper_sphere.json", "fence_particle.json"}) {
     CAPTURE(name);
     Scene scene = Load(name, "dqc/fb-newton");
-    QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators, scene.quasistatic);
+    QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators,
+                               scene.options<QuasistaticOptions>());
     for (int k = 0; k < 6; ++k) stepper.Step();
     const auto problem = stepper.DqcProblem();
     std::mt19937 rng(7);
@@ -164,7 +165,8 @@ TEST_CASE(
     // from different initial guesses: zero, and a displacement of (0.05, 0.03, 0).
     Eigen::Vector3d moved[2];
     for (int guess = 0; guess < 2; ++guess) {
-      QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators, scene.quasistatic);
+      QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators,
+                                 scene.options<QuasistaticOptions>());
       Eigen::VectorXd z = Eigen::VectorXd::Zero(stepper.DqcProblem()->size());
       if (guess == 1) z.head(2) << 0.05, 0.03;
       const QuasistaticStepRecord record = stepper.StepFrom(z);
@@ -182,7 +184,7 @@ TEST_CASE(
   }
   // With friction, the whole run: every step solves.
   Scene warm = Load("fence_particle.json", "dqc/fb-newton");
-  QuasistaticStepper a(warm.bodies, warm.laws, warm.actuators, warm.quasistatic);
+  QuasistaticStepper a(warm.bodies, warm.laws, warm.actuators, warm.options<QuasistaticOptions>());
   const int particle = warm.FindBody("particle");
   for (int k = 0; k < StepsOf(warm); ++k) REQUIRE(a.Step().summary.IsSolved());
   // The fence pushes the particle to its farthest x, 0.9, and drags it along y.
@@ -193,11 +195,12 @@ TEST_CASE(
 TEST_CASE("DQC and DLC agree when the motion is along a cone direction, and measure the error") {
   const auto run = [](const std::string& variant, double fence_speed_y, int directions) {
     Scene scene = Load("fence_particle.json", variant);
-    scene.quasistatic.friction_directions = directions;
+    scene.options<QuasistaticOptions>().friction_directions = directions;
     ActuatorCommand y;
     y.rate = fence_speed_y;
     scene.SetCommand("y_fence", y);
-    QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators, scene.quasistatic);
+    QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators,
+                               scene.options<QuasistaticOptions>());
     const int particle = scene.FindBody("particle");
     std::vector<Eigen::Vector3d> path;
     for (int k = 0; k < StepsOf(scene); ++k) {
@@ -268,7 +271,8 @@ TEST_CASE(
   for (const char* variant : {"dlc/lemke", "dqc/fb-newton", "qp-lcp/lemke", "qp/fb-newton"}) {
     CAPTURE(variant);
     Scene scene = Load("gripper_sphere.json", variant);
-    QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators, scene.quasistatic);
+    QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators,
+                               scene.options<QuasistaticOptions>());
     const int sphere = scene.FindBody("sphere");
     const int left = scene.FindBody("left_finger");
     const int y = scene.FindActuator("y");
@@ -293,7 +297,8 @@ TEST_CASE("QP stepper: Lemke, PGS and FB Newton reach the same per-step solution
        {"qp-lcp/lemke", "qp-lcp/pgs", "qp-lcp/fb-newton", "qp/lemke", "qp/fb-newton"}) {
     CAPTURE(variant);
     Scene scene = Load("gripper_sphere.json", variant);
-    QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators, scene.quasistatic);
+    QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators,
+                               scene.options<QuasistaticOptions>());
     std::vector<double> trajectory;
     for (int k = 0; k < StepsOf(scene); ++k) {
       const QuasistaticStepRecord r = stepper.Step();
@@ -319,7 +324,8 @@ TEST_CASE("expected failure on the gripper: DLC with PGS") {
   // PGS needs a positive diagonal; the DLC's complementarity rows have zeros there.
   for (const char* variant : {"dlc/pgs"}) {
     Scene scene = Load("gripper_sphere.json", variant);
-    QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators, scene.quasistatic);
+    QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators,
+                               scene.options<QuasistaticOptions>());
     int failed = 0;
     for (int k = 0; k < StepsOf(scene); ++k) failed += stepper.Step().summary.IsSolved() ? 0 : 1;
     std::cout << "expected failure: " << variant << " on gripper_sphere: " << failed << " of "
@@ -333,8 +339,9 @@ TEST_CASE("cube stacking stays up for h from 0.01 s to 0.2 s (Pang & Tedrake 202
   for (const double h : {0.01, 0.05, 0.1, 0.2}) {
     CAPTURE(h);
     Scene scene = Load("cube_stacking.json", "qp/fb-newton");
-    scene.quasistatic.h = h;
-    QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators, scene.quasistatic);
+    scene.options<QuasistaticOptions>().h = h;
+    QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators,
+                               scene.options<QuasistaticOptions>());
     CHECK(stepper.num_coordinates() == 64);
     const auto start = scene.bodies;
     int failed = 0;
@@ -408,11 +415,11 @@ TEST_CASE("bad quasistatic input is rejected with a clear message") {
   soft.stiffness = 0.0;
   CHECK_THROWS_WITH_AS(ValidateActuator(scene.bodies, scene.actuators, &soft),
                        doctest::Contains("stiffness must be positive"), std::invalid_argument);
-  QuasistaticOptions options = scene.quasistatic;
+  QuasistaticOptions options = scene.options<QuasistaticOptions>();
   options.solver = "path";
   CHECK_THROWS_WITH_AS(QuasistaticStepper(scene.bodies, scene.laws, scene.actuators, options),
                        doctest::Contains("unknown solver 'path'"), std::invalid_argument);
-  options = scene.quasistatic;
+  options = scene.options<QuasistaticOptions>();
   options.regularization = 0.0;
   CHECK_THROWS_WITH_AS(QuasistaticStepper(scene.bodies, scene.laws, scene.actuators, options),
                        doctest::Contains("needs regularization > 0"), std::invalid_argument);
@@ -430,14 +437,16 @@ TEST_CASE("a DQC step Newton cannot solve is solved from the step's DLC solution
   // (it stalled at natural residual 9.4e-3 on every step before the regularized direction).
   Scene scene = Load("cube_stacking.json", "dqc/fb-newton");
   {
-    QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators, scene.quasistatic);
+    QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators,
+                               scene.options<QuasistaticOptions>());
     const QuasistaticStepRecord first = stepper.Step();
     CHECK(first.summary.IsSolved());
     CHECK(first.attempts == 1);
     for (int k = 0; k < 4; ++k) CHECK(stepper.Step().summary.IsSolved());
   }
-  scene.quasistatic.max_iterations = 8;
-  QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators, scene.quasistatic);
+  scene.options<QuasistaticOptions>().max_iterations = 8;
+  QuasistaticStepper stepper(scene.bodies, scene.laws, scene.actuators,
+                             scene.options<QuasistaticOptions>());
   const QuasistaticStepRecord first = stepper.Step();
   CHECK(first.summary.IsSolved());
   CHECK(first.attempts == 3);

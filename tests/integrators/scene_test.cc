@@ -105,16 +105,15 @@ TEST_CASE("every stepper falls under the same gravity when the scene names none"
 
 TEST_CASE("the default variants of each stepper: the solvers compared by default on its problems") {
   using Variants = std::vector<std::string>;
-  CHECK(DefaultVariants(StepperKind::Implicit) == Variants{"fb-newton", "fb-newton-dense",
-                                                           "penalized-fb", "minmap-newton",
-                                                           "fb-newton-cold"});
+  CHECK(DefaultVariants("implicit") == Variants{"fb-newton", "fb-newton-dense", "penalized-fb",
+                                                "minmap-newton", "fb-newton-cold"});
   // The pyramid's LCP has zero-diagonal rows (no PGS); auto is not compared by default.
-  CHECK(DefaultVariants(StepperKind::Explicit) ==
+  CHECK(DefaultVariants("explicit") ==
         Variants{"cone/nsgs", "cone/nsgs-shuffled", "cone/fc-newton", "cone/fc-newton-fb",
                  "cone/fc-proximal", "cone/fc-proximal-fb", "cone/nsgs-velocity", "pyramid/lemke",
                  "pyramid/fb-newton", "relaxed/lemke", "relaxed/pgs", "relaxed/fb-newton"});
   // dlc and qp have free rows of zero diagonal (no PGS).
-  CHECK(DefaultVariants(StepperKind::Quasistatic) ==
+  CHECK(DefaultVariants("quasistatic") ==
         Variants{"dqc/fb-newton", "dqc/fb-newton-dense", "dqc/penalized-fb", "dqc/minmap-newton",
                  "dlc/lemke", "dlc/fb-newton", "qp/lemke", "qp/fb-newton", "qp-lcp/lemke",
                  "qp-lcp/pgs", "qp-lcp/fb-newton"});
@@ -156,7 +155,7 @@ TEST_CASE("the shared settings of a scene file reach its stepper's solver, for e
                                                R"("stepper": "explicit", "model": "relaxed",)");
   for (const std::string& text : {implicit, explicit_cone, explicit_relaxed}) {
     const Scene scene = ParseScene(text, "probe.json");
-    INFO(ToString(scene.stepper) << " " << scene.variant());
+    INFO(scene.stepper() << " " << scene.variant());
     CHECK(scene.h() == 0.005);
     CHECK(scene.gravity() == Eigen::Vector3d(0, 0, -3));
     CHECK(scene.settings().warm_start == false);
@@ -166,14 +165,117 @@ TEST_CASE("the shared settings of a scene file reach its stepper's solver, for e
     CHECK(stepper->solver().options().tolerance == 1e-7);
     CHECK(stepper->solver().options().max_iterations == 7);
   }
-  // The quasistatic schema spells them in its "quasistatic" object.
+  // The quasistatic stepper reads the same keys (its scene file's top level).
   Scene gripper = LoadScene(std::string(NCPKIT_SOURCE_DIR) + "/scenes/gripper_sphere.json");
-  CHECK(gripper.settings().solver == gripper.quasistatic.solver);
-  CHECK(&gripper.mutable_settings() == &static_cast<StepperSettings&>(gripper.quasistatic));
+  gripper = ParseScene(Replace(internal::ReadTextFile(std::string(NCPKIT_SOURCE_DIR) +
+                                                      "/scenes/gripper_sphere.json"),
+                               R"("h": 0.01,)", settings.substr(0, settings.size() - 10)),
+                       "probe.json");
+  CHECK(gripper.h() == 0.005);
+  CHECK(gripper.settings().tolerance == 1e-7);
+  CHECK(gripper.settings().solver == gripper.options<QuasistaticOptions>().solver);
+  CHECK(&gripper.mutable_settings() ==
+        &static_cast<StepperSettings&>(gripper.options<QuasistaticOptions>()));
+  const std::unique_ptr<Stepper> quasistatic = MakeStepper(gripper);
+  CHECK(quasistatic->h() == 0.005);
+  CHECK(quasistatic->gravity() == gripper.gravity());
+  CHECK(quasistatic->solver().options().max_iterations == 7);
   // A non-positive step is refused by the one reader with the field's path.
   CHECK_THROWS_WITH_AS(ParseScene(Replace(implicit, "0.005", "-1"), "probe.json"),
                        doctest::Contains("h"), InputError);
 }
 
+// The bodies' states after `steps` steps of the scene (stopping early at its end).
+std::vector<RigidBodyState> StatesAfter(const Scene& scene, int steps) {
+  SceneRunner runner(scene);
+  for (int k = 0; k < steps && !runner.Done(); ++k) runner.Step();
+  std::vector<RigidBodyState> states;
+  for (const Body& body : runner.stepper().bodies()) states.push_back(body.state);
+  return states;
+}
+
+bool SameStates(const std::vector<RigidBodyState>& a, const std::vector<RigidBodyState>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].position != b[i].position || a[i].orientation.coeffs() != b[i].orientation.coeffs() ||
+        a[i].linear_velocity != b[i].linear_velocity ||
+        a[i].angular_velocity != b[i].angular_velocity) {
+      return false;
+    }
+  }
+  return true;
+}
+
+TEST_CASE("quasistatic files with a \"quasistatic\" object and \"friction\" load as before") {
+  // tests/data/legacy holds the bundled quasistatic scenes as they were written before every
+  // stepper read one schema; each steps bitwise as the scene in today's schema.
+  for (const char* name : {"fence_particle", "gripper_sphere", "cube_stacking"}) {
+    INFO(name);
+    const Scene legacy =
+        LoadScene(std::string(NCPKIT_SOURCE_DIR) + "/tests/data/legacy/" + name + ".json");
+    const Scene today = LoadScene(std::string(NCPKIT_SOURCE_DIR) + "/scenes/" + name + ".json");
+    CHECK(legacy.stepper() == "quasistatic");
+    CHECK(legacy.variant() == today.variant());
+    CHECK(legacy.laws.default_law.mu == today.laws.default_law.mu);
+    CHECK(legacy.options<QuasistaticOptions>().regularization ==
+          today.options<QuasistaticOptions>().regularization);
+    CHECK(SameStates(StatesAfter(legacy, 40), StatesAfter(today, 40)));
+  }
+}
+
+TEST_CASE("one schema: fixed bodies listed under \"fixed\" or flagged in \"bodies\"") {
+  // The post moves from "fixed" to "bodies" with "fixed": true; bodies keep the file's order.
+  const std::string in_bodies = Replace(Replace(kGood,
+                                                R"(,
+            {"name": "post", "shape": "box", "size": [0.2, 0.2, 1], "position": [3, 0, 0.5]}],)",
+                                                "],"),
+                                        R"("velocity": [1, 0, 0]}],)",
+                                        R"("velocity": [1, 0, 0]},
+             {"name": "post", "shape": "box", "size": [0.2, 0.2, 1], "position": [3, 0, 0.5],
+              "fixed": true}],)");
+  const Scene scene = ParseScene(in_bodies, "probe.json");
+  REQUIRE(scene.bodies.size() == 3);
+  CHECK(scene.bodies[1].name == "post");
+  CHECK(scene.bodies[1].fixed);
+  CHECK(scene.laws.Get("post", "ball").mu == doctest::Approx(0.9));
+  // A plane in "bodies" is fixed unless it says otherwise; a moving plane is refused.
+  const std::string plane_in_bodies = Replace(
+      kGood, R"("velocity": [1, 0, 0]}],)",
+      R"("velocity": [1, 0, 0]}, {"name": "floor2", "shape": "plane", "point": [0, 0, -1], "normal": [0, 0, 1]}],)");
+  CHECK(ParseScene(plane_in_bodies, "probe.json").bodies[1].fixed);
+  CheckRejected(Replace(plane_in_bodies, R"("normal": [0, 0, 1]})",
+                        R"("normal": [0, 0, 1], "fixed": false})"),
+                "a plane cannot move");
+  // A fixed body carries no mass or velocity with a stepper that has velocities.
+  CheckRejected(Replace(in_bodies, R"("fixed": true})", R"("fixed": true, "mass": 1})"),
+                "unknown field 'mass'");
+}
+
+TEST_CASE("one schema: a key of another stepper's scenes is refused, naming that stepper") {
+  CheckRejected(Replace(kGood, R"("name": "probe",)", R"("name": "probe", "model": "cone",)"),
+                "is not a key of the implicit stepper's scenes (the quasistatic or explicit");
+  CheckRejected(
+      Replace(kGood, R"("contact": {"mu": 0.3})", R"("contact": {"mu": 0.3, "restitution": 0.5})"),
+      "the implicit stepper reads no restitution (the explicit stepper does)");
+  CheckRejected(Replace(kGood, R"("name": "probe",)", R"("name": "probe", "stepper": "rk4",)"),
+                "unknown stepper 'rk4' (expected one of implicit, quasistatic, explicit)");
+  CheckRejected(Replace(kGood, R"("name": "probe",)", R"("name": "probe", "commands": {},)"),
+                "(the quasistatic stepper's: \"stepper\": \"quasistatic\")");
+  const std::string gripper =
+      internal::ReadTextFile(std::string(NCPKIT_SOURCE_DIR) + "/scenes/gripper_sphere.json");
+  CheckRejected(
+      Replace(gripper, R"("contact": {"mu": 0.5},)", R"("contact": {"mu": 0.5}, "impulses": [],)"),
+      "is not a key of the quasistatic stepper's scenes (the implicit or explicit");
+  CheckRejected(
+      Replace(gripper, R"("contact": {"mu": 0.5})", R"("contact": {"mu": 0.5, "e_t": 1})"),
+      "the quasistatic stepper reads no e_t (the implicit or explicit stepper does)");
+  const std::string legacy = internal::ReadTextFile(std::string(NCPKIT_SOURCE_DIR) +
+                                                    "/tests/data/legacy/gripper_sphere.json");
+  CheckRejected(Replace(legacy, R"("friction": 0.5,)", R"("friction": 0.5, "contact": {"mu": 1},)"),
+                "give the friction as \"contact\"");
+  CheckRejected(
+      Replace(legacy, R"("duration": 0.3,)", R"("duration": 0.3, "stepper": "explicit",)"),
+      "a \"quasistatic\" object holds the quasistatic stepper's settings");
+}
 }  // namespace
 }  // namespace ncpkit

@@ -112,7 +112,7 @@ TEST_CASE("expected failure: explicit steps with unchanged contacts still alloca
     return;
   }
   Scene tower = Tower();
-  tower.stepper = StepperKind::Explicit;
+  tower.SetStepper("explicit");
   tower.duration = 0.6;
   struct Recorded {
     const char* variant;
