@@ -13,10 +13,6 @@ namespace {
 using Eigen::Matrix3d;
 using Eigen::Vector3d;
 
-bool IsPlane(ShapeKind k) { return k == ShapeKind::HalfSpace; }
-bool IsRound(ShapeKind k) { return k == ShapeKind::Sphere; }
-bool IsBox(ShapeKind k) { return k == ShapeKind::Box; }
-
 void Add(const Vector3d& point_a, const Vector3d& normal, double distance,
          std::vector<ContactPoint>* out) {
   ContactPoint c;
@@ -737,48 +733,90 @@ void SupportContact(const Shape& a, const ShapePose& pa, const Shape& b, const S
   }
 }
 
+// ---- The collision table ----
+
+using PairContacts = void (*)(const Shape& a, const ShapePose& pa, const Shape& b,
+                              const ShapePose& pb, double threshold,
+                              std::vector<ContactPoint>* out);
+
+// The half-space functions take no shape for the plane; these give them the table's signature.
+template <void (*kPlaneFunction)(const ShapePose&, const Shape&, const ShapePose&, double,
+                                 std::vector<ContactPoint>*)>
+void WithPlane(const Shape& /*plane*/, const ShapePose& pa, const Shape& b, const ShapePose& pb,
+               double threshold, std::vector<ContactPoint>* out) {
+  kPlaneFunction(pa, b, pb, threshold, out);
+}
+
+// One cell per ordered pair of kinds: the function and whether it takes the pair swapped (its
+// points are then flipped back: A and B exchanged, the normal reversed).
+struct PairEntry {
+  PairContacts contacts = nullptr;  // nullptr: not supported (two half-spaces)
+  bool swapped = false;
+};
+
+constexpr int kNumShapeKinds = 5;
+
+int KindIndex(ShapeKind kind) { return static_cast<int>(kind); }
+
+// Rows and columns in ShapeKind's order: half-space, box, sphere, ellipsoid, cylinder. Closed
+// forms where there is one; support-point contact (SupportContact) for the rest.
+struct CollisionTable {
+  PairEntry cells[kNumShapeKinds][kNumShapeKinds];
+
+  CollisionTable() {
+    using K = ShapeKind;
+    Set(K::HalfSpace, K::Box, &WithPlane<PlaneBox>);
+    Set(K::HalfSpace, K::Sphere, &WithPlane<PlaneSphere>);
+    Set(K::HalfSpace, K::Ellipsoid, &WithPlane<PlaneEllipsoid>);
+    Set(K::HalfSpace, K::Cylinder, &WithPlane<PlaneCylinder>);
+    Set(K::Box, K::Box, &BoxBox);
+    Set(K::Box, K::Sphere, &BoxSphere);
+    Set(K::Sphere, K::Sphere, &SphereSphere);
+    for (const K a : {K::Box, K::Sphere, K::Ellipsoid, K::Cylinder}) {
+      for (const K b : {K::Ellipsoid, K::Cylinder}) Set(a, b, &SupportContact);
+    }
+  }
+
+  // Sets (a, b) and, for two kinds, (b, a) swapped; a pair of curved kinds (ellipsoid,
+  // cylinder) is taken in the order given, both ways.
+  void Set(ShapeKind a, ShapeKind b, PairContacts contacts) {
+    cells[KindIndex(a)][KindIndex(b)] = {contacts, false};
+    const bool curved_pair = (a == ShapeKind::Ellipsoid || a == ShapeKind::Cylinder) &&
+                             (b == ShapeKind::Ellipsoid || b == ShapeKind::Cylinder);
+    if (a != b && !curved_pair) cells[KindIndex(b)][KindIndex(a)] = {contacts, true};
+  }
+};
+
+const PairEntry& Entry(ShapeKind a, ShapeKind b) {
+  static const CollisionTable table;
+  return table.cells[KindIndex(a)][KindIndex(b)];
+}
+
 }  // namespace
 
 bool ExplicitContactGeometry::Supports(ShapeKind a, ShapeKind b) const {
-  return !(IsPlane(a) && IsPlane(b));
+  return Entry(a, b).contacts != nullptr;
 }
 
 void ExplicitContactGeometry::FindContacts(const Shape& a, const ShapePose& pose_a, const Shape& b,
                                            const ShapePose& pose_b, double threshold,
                                            std::vector<ContactPoint>* contacts) const {
-  if (!Supports(a.kind, b.kind)) {
+  const PairEntry& entry = Entry(a.kind, b.kind);
+  if (entry.contacts == nullptr) {
     throw InputError("explicit contact between a " + a.Name() + " and a " + b.Name() +
                      " is not implemented");
   }
-  // Canonical order: plane < box < sphere < cylinder, ellipsoid; a swapped pair is reported
-  // flipped back.
-  const auto rank = [](ShapeKind k) {
-    return IsPlane(k) ? 0 : (IsBox(k) ? 1 : (IsRound(k) ? 2 : 3));
-  };
-  if (rank(a.kind) > rank(b.kind)) {
-    // The points of (b, a), appended and then flipped in place.
-    const size_t first = contacts->size();
-    FindContacts(b, pose_b, a, pose_a, threshold, contacts);
-    for (size_t k = first; k < contacts->size(); ++k) {
-      ContactPoint& c = (*contacts)[k];
-      std::swap(c.point_a, c.point_b);
-      c.normal = -c.normal;
-    }
+  if (!entry.swapped) {
+    entry.contacts(a, pose_a, b, pose_b, threshold, contacts);
     return;
   }
-  if (IsPlane(a.kind)) {
-    if (IsRound(b.kind)) PlaneSphere(pose_a, b, pose_b, threshold, contacts);
-    if (IsBox(b.kind)) PlaneBox(pose_a, b, pose_b, threshold, contacts);
-    if (b.kind == ShapeKind::Ellipsoid) PlaneEllipsoid(pose_a, b, pose_b, threshold, contacts);
-    if (b.kind == ShapeKind::Cylinder) PlaneCylinder(pose_a, b, pose_b, threshold, contacts);
-  } else if (IsBox(a.kind) && IsRound(b.kind)) {
-    BoxSphere(a, pose_a, b, pose_b, threshold, contacts);
-  } else if (IsBox(a.kind) && IsBox(b.kind)) {
-    BoxBox(a, pose_a, b, pose_b, threshold, contacts);
-  } else if (IsRound(a.kind) && IsRound(b.kind)) {
-    SphereSphere(a, pose_a, b, pose_b, threshold, contacts);
-  } else {
-    SupportContact(a, pose_a, b, pose_b, threshold, contacts);
+  // The points of (b, a), appended and then flipped in place.
+  const size_t first = contacts->size();
+  entry.contacts(b, pose_b, a, pose_a, threshold, contacts);
+  for (size_t k = first; k < contacts->size(); ++k) {
+    ContactPoint& c = (*contacts)[k];
+    std::swap(c.point_a, c.point_b);
+    c.normal = -c.normal;
   }
 }
 

@@ -52,7 +52,9 @@ class ContactGeometry {
 // other. The other pairs (cylinders and ellipsoids against boxes, spheres, cylinders and
 // ellipsoids) by support points: the separating direction maximizing the support separation
 // (pattern search down to 1e-9 rad), then the facing features along it (a box face, a flat cap)
-// clipped against each other, or a curved body's support point.
+// clipped against each other, or a curved body's support point. FindContacts dispatches through
+// a table indexed by the two shape kinds (CollisionTable in distance.cc: one function per
+// ordered pair, a swapped pair's points flipped back), so a new pair function is one cell.
 class ExplicitContactGeometry : public ContactGeometry {
  public:
   bool Supports(ShapeKind a, ShapeKind b) const override;
