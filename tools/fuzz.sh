@@ -33,24 +33,45 @@ seed siconos_mlcp "$shared"/data/mlcp/*.dat
 seed siconos_fc3d tests/fuzz/seeds/*_fc3d.dat
 seed matrix_market tests/fuzz/seeds/*.mtx
 seed vector_file tests/fuzz/seeds/*.txt
-seed scene scenes/*.json tests/data/hostile/*.json tests/data/explicit_boxes.json
+seed scene scenes/*.json tests/data/hostile/*.json tests/data/legacy/*.json \
+  tests/data/explicit_boxes.json
 seed trajectory_csv tests/fuzz/seeds/trajectory.csv
 
 mkdir -p "$build"/findings
-status=0
-for target in siconos_lcp siconos_mlcp siconos_fc3d matrix_market vector_file scene trajectory_csv; do
-  echo "== fuzz_$target for $seconds s"
-  log=$build/findings/$target.log
+# fuzz_one <target>: one target for the time given; its verdict in findings/<target>.verdict.
+fuzz_one() {
+  local target=$1 log=$build/findings/$1.log verdict=$build/findings/$1.verdict
   if ! "$build"/tests/fuzz/fuzz_$target "$build"/corpus/$target -max_total_time="$seconds" \
       -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=65536 \
       -artifact_prefix="$build"/findings/"$target"- -print_final_stats=1 >"$log" 2>&1; then
-    status=1
-    echo "FINDING in $target: $(grep -m1 -E 'ERROR|SUMMARY|fuzz finding|Test unit written' "$log" || true)"
-    grep -E 'Test unit written to' "$log" | sed 's/^/  /' || true
-    echo "  (keep the input in tests/fuzz/regressions/$target/; full log: $log)"
-  else
-    grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$log" | tr '\n' ' '
-    echo
+    {
+      echo "FINDING in $target: $(grep -m1 -E 'ERROR|SUMMARY|fuzz finding|Test unit written' "$log" || true)"
+      grep -E 'Test unit written to' "$log" | sed 's/^/  /' || true
+      echo "  (keep the input in tests/fuzz/regressions/$target/; full log: $log)"
+    } >"$verdict"
+    return 1
   fi
+  echo "$(grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$log" | tr '\n' ' ')" >"$verdict"
+}
+
+# The targets run side by side, one per core (each libFuzzer process is single-threaded), so the
+# suite's time is the targets' total over the cores.
+targets="siconos_lcp siconos_mlcp siconos_fc3d matrix_market vector_file scene trajectory_csv"
+status=0
+running=0
+for target in $targets; do
+  fuzz_one "$target" &
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || status=1
+  running=$((running - 1))
+done
+for target in $targets; do
+  echo "== fuzz_$target for $seconds s: $(cat "$build"/findings/$target.verdict)"
 done
 exit "$status"

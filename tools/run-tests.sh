@@ -10,22 +10,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
+# Minutes and seconds since the start, in each section's heading: where the suite's time goes.
+elapsed() { printf '%d:%02d' $((SECONDS / 60)) $((SECONDS % 60)); }
 
-echo "== Release build"
+echo "== [$(elapsed)] Release build"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 cmake --build build -j "$jobs"
 
-echo "== Function size: no function over the .clang-tidy limits (cognitive complexity 40; 60 lines in integrators/)"
+echo "== [$(elapsed)] Function size: no function over the .clang-tidy limits (cognitive complexity 40; 60 lines in integrators/)"
 bash tools/check-complexity.sh build
 
-echo "== Installed package: find_package, pkg-config and add_subdirectory consumers"
+echo "== [$(elapsed)] Installed package: find_package, pkg-config and add_subdirectory consumers"
 bash tools/check-install.sh
 
-echo "== Benchmark smoke run (small sizes, so that the benchmarks never rot)"
+echo "== [$(elapsed)] Benchmark smoke run (small sizes, so that the benchmarks never rot)"
 build/bench/ncpkit_bench --benchmark_filter='/(10|100)$|Mcp|Josephy|sliding_cube.json/fb-newton$|Quasistatic/gripper|(FCLib|SiconosFC3D)/[a-z-]+/Rover|Engine/sliding_cube' \
   --benchmark_min_time=0.01
 
-echo "== AddressSanitizer + UndefinedBehaviorSanitizer build (Clang, fuzzer-instrumented) and tests"
+echo "== [$(elapsed)] AddressSanitizer + UndefinedBehaviorSanitizer build (Clang, fuzzer-instrumented) and tests"
 # A tree configured with another compiler cannot be switched in place.
 if [ -f build-sanitize/CMakeCache.txt ] && ! grep -q 'CMAKE_CXX_COMPILER:.*clang' build-sanitize/CMakeCache.txt; then
   rm -rf build-sanitize
@@ -37,19 +39,20 @@ CC=clang CXX=clang++ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebI
 cmake --build build-sanitize -j "$jobs"
 (cd build-sanitize && ctest -j "$jobs" --output-on-failure)
 
-echo "== Fuzzing every reader and parser (libFuzzer, ${FUZZ_SECONDS:-60} s each)"
+echo "== [$(elapsed)] Fuzzing every reader and parser (libFuzzer, ${FUZZ_SECONDS:-60} s each)"
 FUZZ_BUILD_DIR=build-sanitize bash tools/fuzz.sh
 
-echo "== Soak, shortened (every scene at twice its duration)"
+echo "== [$(elapsed)] Soak, shortened (every scene at twice its duration)"
 /usr/bin/python3 tools/soak.py --factor 2
 
-echo "== Release tests"
+echo "== [$(elapsed)] Release tests"
 status=0
 (cd build && ctest -j "$jobs" --output-on-failure) | tee build/ctest-summary.txt || status=$?
 
-echo "== Expected failures recorded by the tests (solver, problem, reason)"
+echo "== [$(elapsed)] Expected failures recorded by the tests (solver, problem, reason)"
 grep -h "^expected failure:" build/Testing/Temporary/LastTest.log | sort -u | sed 's/^/  /' || true
 echo "  total: $(grep -h '^expected failure:' build/Testing/Temporary/LastTest.log | sort -u | wc -l)"
 
+echo "== [$(elapsed)] Done"
 tail -n 4 build/ctest-summary.txt
 exit "$status"
