@@ -582,15 +582,11 @@ class ExplicitConfig final : public StepperConfigOf<ExplicitStepperOptions> {
 std::unique_ptr<StepperConfig> MakeExplicitConfig() { return std::make_unique<ExplicitConfig>(); }
 
 bool IsExplicitVariant(const std::string& variant) {
-  ExplicitStepperOptions scratch;
-  return ReadExplicitVariant(variant, &scratch).empty();
+  return internal::ReadsVariant(&ReadExplicitVariant, variant);
 }
 
 void ApplyExplicitVariant(const std::string& variant, ExplicitStepperOptions* options) {
-  ExplicitStepperOptions changed = *options;
-  const std::string why = ReadExplicitVariant(variant, &changed);
-  if (!why.empty()) throw InputError(why);
-  *options = changed;
+  internal::ApplyVariantOrThrow(&ReadExplicitVariant, variant, options);
 }
 
 }  // namespace ncpkit

@@ -582,15 +582,11 @@ class ImplicitConfig final : public StepperConfigOf<ImplicitStepperOptions> {
 std::unique_ptr<StepperConfig> MakeImplicitConfig() { return std::make_unique<ImplicitConfig>(); }
 
 bool IsSolverVariant(const std::string& variant) {
-  ImplicitStepperOptions scratch;
-  return ReadImplicitVariant(variant, &scratch).empty();
+  return internal::ReadsVariant(&ReadImplicitVariant, variant);
 }
 
 void ApplySolverVariant(const std::string& variant, ImplicitStepperOptions* options) {
-  ImplicitStepperOptions changed = *options;
-  const std::string why = ReadImplicitVariant(variant, &changed);
-  if (!why.empty()) throw InputError(why);
-  *options = changed;
+  internal::ApplyVariantOrThrow(&ReadImplicitVariant, variant, options);
 }
 
 }  // namespace ncpkit

@@ -849,15 +849,11 @@ std::unique_ptr<StepperConfig> MakeQuasistaticConfig() {
 }
 
 bool IsQuasistaticVariant(const std::string& variant) {
-  QuasistaticOptions scratch;
-  return ReadQuasistaticVariant(variant, &scratch).empty();
+  return internal::ReadsVariant(&ReadQuasistaticVariant, variant);
 }
 
 void ApplyQuasistaticVariant(const std::string& variant, QuasistaticOptions* options) {
-  QuasistaticOptions changed = *options;
-  const std::string why = ReadQuasistaticVariant(variant, &changed);
-  if (!why.empty()) throw InputError(why);
-  *options = changed;
+  internal::ApplyVariantOrThrow(&ReadQuasistaticVariant, variant, options);
 }
 
 }  // namespace ncpkit

@@ -121,6 +121,22 @@ void ReadStepperSettings(const Reader& in, const nlohmann::json& object, const s
 void AppendComparedVariants(const std::string& prefix, ProblemKind kind, bool zero_diagonal_rows,
                             std::vector<std::string>* variants);
 
+// A stepper's variant reader (it fills the options or returns why the text is not one of its
+// variants) as a test and as a setter that throws InputError and leaves the options unchanged.
+template <class Options>
+bool ReadsVariant(std::string (*read)(const std::string&, Options*), const std::string& variant) {
+  Options scratch;
+  return read(variant, &scratch).empty();
+}
+template <class Options>
+void ApplyVariantOrThrow(std::string (*read)(const std::string&, Options*),
+                         const std::string& variant, Options* options) {
+  Options changed = *options;
+  const std::string why = read(variant, &changed);
+  if (!why.empty()) throw InputError(why);
+  *options = changed;
+}
+
 }  // namespace internal
 
 }  // namespace ncpkit
