@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "contact/gjk.h"
 #include "solvers/base/input_error.h"
 
 namespace ncpkit {
@@ -524,73 +525,49 @@ Feature SupportFeature(const Shape& shape, const ShapePose& pose, const Vector3d
   return feature;
 }
 
-// The separating direction from A to B maximizing s(d): the best of the line of centres, the
-// boxes' face normals, the cylinders' axes and radial directions, the crossings of those axes,
-// and 256 directions spread over the sphere, refined by a pattern search with a shrinking step
-// down to 1e-9 rad. Returns false (and s in *separation) as soon as some direction separates
-// them by at least the threshold.
+// The separating direction from A to B maximizing s(d), and s there (the signed distance), by
+// GJK/EPA (contact/gjk.h). Where flat features meet (a face on a face, a cylinder lying on a face
+// or beside another) s has a kink or ridge at its maximum, and GJK's normal holds there to about
+// 1e-10 rad; the directions those contacts have exactly are tried too and taken when one does at
+// least as well to within 1e-12 of the shapes' size: the shapes' own axes (a box's face normals,
+// a cylinder's axis), a cylinder's radial direction towards the other body, and the crossings of
+// those axes. So a face resting on a face keeps its exact normal from step to step. Returns false
+// (and s in *separation) when the shapes are at least the threshold apart.
 bool SeparatingDirection(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
                          double threshold, Vector3d* direction, double* separation) {
+  const ConvexSeparation found = GetSeparation(a, pa, b, pb, threshold);
+  *direction = found.normal;
+  *separation = found.distance;
+  if (found.beyond || found.distance >= threshold) return false;
   Vector3d axes[8];
   int num_axes = 0;
   for (const auto& [shape, pose] : {std::make_pair(&a, &pa), std::make_pair(&b, &pb)}) {
     if (shape->kind == ShapeKind::Box) {
       for (int k = 0; k < 3; ++k) axes[num_axes++] = pose->rotation.col(k);
     } else if (shape->kind == ShapeKind::Cylinder) {
-      axes[num_axes++] = pose->rotation.col(0);
+      axes[num_axes++] = pose->rotation.col(0);  // its axis is the body x axis
     }
   }
-  double best = -std::numeric_limits<double>::infinity();
-  Vector3d best_d = Vector3d::UnitZ();
-  const auto consider = [&](Vector3d d) {
+  const double slack = 1e-12 * std::max(a.BoundingRadius(), b.BoundingRadius());
+  double best = found.distance - slack;
+  const auto consider = [&](const Vector3d& d) {
     const double length = d.norm();
-    if (!(length > 1e-12)) return false;
-    d /= length;
-    for (const double sign : {1.0, -1.0}) {
-      const double s = SupportSeparation(a, pa, b, pb, sign * d);
-      if (s > best) {
-        best = s;
-        best_d = sign * d;
-      }
+    if (!(length > 1e-12)) return;
+    const Vector3d unit = d.dot(found.normal) >= 0.0 ? Vector3d(d / length) : Vector3d(-d / length);
+    const double s = SupportSeparation(a, pa, b, pb, unit);
+    if (s >= best) {
+      best = s;
+      *direction = unit;
+      *separation = s;
     }
-    return best >= threshold;
   };
   const Vector3d between = pb.position - pa.position;
-  bool beyond = consider(between);
-  for (int i = 0; i < num_axes && !beyond; ++i) {
-    beyond = consider(axes[i]);
-    // A cylinder's radial direction towards the other body, and the crossings with the others.
-    beyond = beyond || consider(between - between.dot(axes[i]) * axes[i]);
-    for (int j = i + 1; j < num_axes && !beyond; ++j) beyond = consider(axes[i].cross(axes[j]));
+  for (int i = 0; i < num_axes; ++i) {
+    consider(axes[i]);
+    consider(between - between.dot(axes[i]) * axes[i]);
+    for (int j = i + 1; j < num_axes; ++j) consider(axes[i].cross(axes[j]));
   }
-  const int count = 256;
-  const double golden = M_PI * (3.0 - std::sqrt(5.0));
-  for (int k = 0; k < count && !beyond; ++k) {
-    const double z = 1.0 - 2.0 * (k + 0.5) / count;
-    const double r = std::sqrt(1.0 - z * z);
-    beyond = consider(Vector3d(r * std::cos(golden * k), r * std::sin(golden * k), z));
-  }
-  for (double step = 0.1; step > 1e-9 && !beyond; step *= 0.5) {
-    bool improved = true;
-    // (At most 64 moves a step size: each raises s, but a ridge could take tiny raises.)
-    for (int moves = 0; improved && !beyond && moves < 64; ++moves) {
-      improved = false;
-      const Vector3d u = best_d.unitOrthogonal(), v = best_d.cross(u);
-      for (const Vector3d& t : {u, Vector3d(-u), v, Vector3d(-v)}) {
-        const Vector3d d = (best_d + step * t).normalized();
-        const double s = SupportSeparation(a, pa, b, pb, d);
-        if (s > best) {
-          best = s;
-          best_d = d;
-          improved = true;
-        }
-      }
-      beyond = best >= threshold;
-    }
-  }
-  *direction = best_d;
-  *separation = best;
-  return !beyond;
+  return *separation < threshold;
 }
 
 // Clips the polygon `points` to the prism over the convex polygon `reference` (ordered) along n.

@@ -50,8 +50,8 @@ class ContactGeometry {
 // faces get up to 8 points (4 when aligned) and an edge axis gives the closest points of the two
 // edges. Distances of separated boxes are the separating-axis value, exact when faces face each
 // other. The other pairs (cylinders and ellipsoids against boxes, spheres, cylinders and
-// ellipsoids) by support points: the separating direction maximizing the support separation
-// (pattern search down to 1e-9 rad), then the facing features along it (a box face, a flat cap)
+// ellipsoids) by support points: the signed distance and its direction by GJK/EPA (gjk.h),
+// then the facing features along that direction (a box face, a flat cap)
 // clipped against each other, or a curved body's support point. FindContacts dispatches through
 // a table indexed by the two shape kinds (CollisionTable in distance.cc: one function per
 // ordered pair, a swapped pair's points flipped back), so a new pair function is one cell.

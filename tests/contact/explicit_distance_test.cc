@@ -340,5 +340,48 @@ TEST_CASE("support-point contact: line and surface contact of cylinders on boxes
   }
 }
 
+TEST_CASE("support-point contact: resting line contact at gaps down to rounding, any frame") {
+  // What a resting cylinder sees step after step: gaps and overlaps from 1e-8 down to 1e-16, the
+  // whole scene turned and moved at random. A cylinder lying on a box face, and one beside a
+  // parallel cylinder, keep their two line-end points, the exact normal and the gap.
+  const ExplicitContactGeometry geometry;
+  const Shape box = Make(ShapeKind::Box, Eigen::Vector3d(4.0, 6.0, 0.2));
+  const Shape cylinder = Make(ShapeKind::Cylinder, Eigen::Vector3d(0.5, 1.0, 0.0));
+  std::mt19937 random(23);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int trial = 0; trial < 300; ++trial) {
+    const Eigen::Matrix3d frame = Eigen::Quaterniond(u(random), u(random), u(random), u(random))
+                                      .normalized()
+                                      .toRotationMatrix();
+    const Eigen::Vector3d origin(u(random), u(random), u(random));
+    const double gap = (trial % 2 ? 1.0 : -1.0) * std::pow(10.0, -12.0 + 4.0 * u(random));
+    const Eigen::Matrix3d turn =
+        frame * Eigen::AngleAxisd(M_PI * u(random), Eigen::Vector3d::UnitZ()).toRotationMatrix();
+    const Eigen::Vector3d offset(u(random), u(random), 0.0);
+    CAPTURE(trial);
+    CAPTURE(gap);
+    std::vector<ContactPoint> points;
+    geometry.FindContacts(box, Pose(origin + frame * Eigen::Vector3d(0, 0, -0.1), frame), cylinder,
+                          Pose(origin + frame * (offset + Eigen::Vector3d(0, 0, 0.5 + gap)), turn),
+                          0.01, &points);
+    REQUIRE(points.size() == 2);
+    for (const ContactPoint& p : points) {
+      CHECK((p.normal - frame.col(2)).norm() <= 1e-15);
+      CHECK(std::abs(p.distance - gap) <= 1e-14);
+    }
+    // A parallel cylinder beside it, touching along the line between their sides.
+    const Eigen::Vector3d across = turn.col(1);
+    points.clear();
+    geometry.FindContacts(cylinder, Pose(origin, turn), cylinder,
+                          Pose(origin + (1.0 + gap) * across + 0.3 * u(random) * turn.col(0), turn),
+                          0.01, &points);
+    REQUIRE(points.size() == 2);
+    for (const ContactPoint& p : points) {
+      CHECK((p.normal - across).norm() <= 1e-15);
+      CHECK(std::abs(p.distance - gap) <= 1e-14);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ncpkit
