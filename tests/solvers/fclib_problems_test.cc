@@ -13,6 +13,7 @@
 
 #include "readers/fclib_reader.h"
 #include "solvers/registry/solver_registry.h"
+#include "tests/allocation_counter.h"
 #include "tests/test_support.h"
 
 namespace ncpkit {
@@ -60,7 +61,12 @@ const std::map<std::string, std::map<std::string, std::string>>& ExpectedFailure
 
 TEST_CASE("every shared FCLib problem: auto solves it, single-solver failures are named") {
   std::map<std::string, int> solved_by_solver;
+  // Under the sanitizers, the problems of at most 60 contacts: every solver's code runs on them
+  // (the sanitizers look for memory and undefined-behaviour errors, not results), and the
+  // Release build's run checks all twelve.
+  const bool sanitized = testing::SanitizedBuild();
   for (const SharedFclibProblem& shared : SharedFclibProblems()) {
+    if (sanitized && shared.contacts > 60) continue;
     const FclibFile data = ReadFclibFile(testing::SharedData("fclib/" + shared.path));
     const FrictionContactProblem& problem = data.problem;
     CAPTURE(problem.name);
@@ -89,7 +95,7 @@ TEST_CASE("every shared FCLib problem: auto solves it, single-solver failures ar
   }
   int best = 0;
   for (const auto& entry : solved_by_solver) best = std::max(best, entry.second);
-  CHECK(best >= 11);
+  if (!sanitized) CHECK(best >= 11);
 }
 
 }  // namespace
