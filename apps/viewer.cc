@@ -1,5 +1,6 @@
 #include "apps/viewer.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -8,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "dynamics/shape_registry.h"
 #include "readers/text_scanner.h"
 #include "solvers/base/input_error.h"
 
@@ -23,6 +25,19 @@ bool ViewerAvailable() { return kViewerBundle_size > 0; }
 namespace {
 
 const char* const kPoseColumns[] = {"x", "y", "z", "qw", "qx", "qy", "qz"};
+
+// A shape's mesh for the page: flat arrays of vertex coordinates (rounded to 0.1 micrometre,
+// which keeps the page small) and of triangle corners.
+nlohmann::json MeshJson(const ShapeMesh& mesh) {
+  nlohmann::json vertices = nlohmann::json::array(), triangles = nlohmann::json::array();
+  for (const Eigen::Vector3d& v : mesh.vertices) {
+    for (int k = 0; k < 3; ++k) vertices.push_back(std::round(v[k] * 1e7) / 1e7);
+  }
+  for (const std::array<int, 3>& t : mesh.triangles) {
+    for (const int corner : t) triangles.push_back(corner);
+  }
+  return {{"vertices", vertices}, {"triangles", triangles}};
+}
 
 // One CSV record (RFC 4180: quoted fields with doubled quotes) of a line.
 std::vector<std::string> CsvRecord(const std::string& line) {
@@ -200,12 +215,31 @@ void ViewerRun::WriteHtml(std::ostream& out) const {
   data["moving"] = moving_;
   data["up"] = {up_.x(), up_.y(), up_.z()};
   data["bodies"] = json::array();
+  data["meshes"] = json::array();
+  // One mesh per kind and size, shared by the bodies that have it.
+  std::map<std::pair<int, std::array<double, 3>>, int> mesh_of;
   for (const Body& b : bodies_) {
     const RigidBodyState& s = b.state;
+    const ShapeType* type = FindShapeType(b.shape.kind);
+    int mesh = -1;
+    if (type != nullptr && type->mesh != nullptr) {
+      const auto key = std::make_pair(
+          static_cast<int>(b.shape.kind),
+          std::array<double, 3>{b.shape.size.x(), b.shape.size.y(), b.shape.size.z()});
+      const auto found = mesh_of.find(key);
+      if (found != mesh_of.end()) {
+        mesh = found->second;
+      } else {
+        mesh = static_cast<int>(data["meshes"].size());
+        mesh_of.emplace(key, mesh);
+        data["meshes"].push_back(MeshJson(type->mesh(b.shape.size)));
+      }
+    }
     data["bodies"].push_back(
         {{"name", b.name},
          {"shape", b.shape.Name()},
          {"size", {b.shape.size.x(), b.shape.size.y(), b.shape.size.z()}},
+         {"mesh", mesh},
          {"fixed", b.fixed},
          {"radius", b.shape.kind == ShapeKind::HalfSpace ? 0.0 : b.shape.BoundingRadius()},
          {"pose",

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "contact/gjk.h"
+#include "dynamics/shape_registry.h"
 #include "solvers/base/input_error.h"
 
 namespace ncpkit {
@@ -459,56 +460,28 @@ void OrderPolygon(const Vector3d& n, Polygon* polygon) {
 
 // What a shape shows in direction n (world, unit).
 struct Feature {
-  // Surface points that may come within the threshold (within `band` of the support plane):
-  // a box's vertices; a cylinder's extreme rim point on each cap, and the rest of a cap's rim
-  // (sampled every 22.5 degrees) where that cap lies flat against n; a round body's support
-  // point.
+  // Surface points that may come within the threshold (within `band` of the support plane),
+  // from the kind's candidates (ShapeType::candidates): a box's vertices; a cylinder's extreme
+  // rim point on each cap, and the rest of a cap's rim (sampled every 22.5 degrees) where that
+  // cap lies flat against n; otherwise the support point.
   Polygon points;
-  // A flat face against n, ordered, when there is one (a box face, a cylinder cap): the
-  // vertices or rim samples within `flat` of the support plane, at least three.
+  // A flat face against n, ordered, when the kind has faces and one lies against n (a box face,
+  // a cylinder cap): the candidates within `flat` of the support plane, at least three.
   Polygon face;
 };
 
 Feature SupportFeature(const Shape& shape, const ShapePose& pose, const Vector3d& n, double band,
                        double flat) {
+  const ShapeType& type = *FindShapeType(shape.kind);
   Polygon candidates;
-  const Vector3d local = pose.rotation.transpose() * n;
-  bool cylinder = false;
-  switch (shape.kind) {
-    case ShapeKind::Box: {
-      const Vector3d half = 0.5 * shape.size;
-      for (int k = 0; k < 8; ++k) {
-        const Vector3d corner(k & 1 ? half[0] : -half[0], k & 2 ? half[1] : -half[1],
-                              k & 4 ? half[2] : -half[2]);
-        candidates.Push(pose.position + pose.rotation * corner);
-      }
-      break;
-    }
-    case ShapeKind::Cylinder: {
-      cylinder = true;
-      const double radius = shape.size[0], half = 0.5 * shape.size[1];
-      Vector3d radial(0.0, local[1], local[2]);
-      const double length = radial.norm();
-      radial = length > 1e-12 ? Vector3d(radial / length) : Vector3d::UnitY();
-      const Vector3d across = Vector3d::UnitX().cross(radial);
-      // The rim of a cap lies flat against n when n is along the axis to within `flat` over
-      // the radius (the rim's height varies by 2 r sin(tilt)).
-      const bool cap_flat = 2.0 * radius * length <= flat * local.norm();
-      for (const double side : {-1.0, 1.0}) {
-        const Vector3d centre(side * half, 0.0, 0.0);
-        const bool facing = cap_flat && side * local[0] > 0.0;
-        for (int k = 0; k < (facing ? 16 : 1); ++k) {  // k = 0: the exact extreme rim point
-          const double angle = M_PI / 8.0 * k;
-          candidates.Push(pose.position +
-                          pose.rotation * (centre + radius * (std::cos(angle) * radial +
-                                                              std::sin(angle) * across)));
-        }
-      }
-      break;
-    }
-    default:
-      candidates.Push(WorldSupport(shape, pose, n));
-      break;
+  if (type.candidates != nullptr) {
+    Vector3d local_points[kMaxSupportCandidates];
+    const int count =
+        type.candidates(shape.size, pose.rotation.transpose() * n, flat, local_points);
+    for (int k = 0; k < count; ++k)
+      candidates.Push(pose.position + pose.rotation * local_points[k]);
+  } else {
+    candidates.Push(WorldSupport(shape, pose, n));
   }
   double top = -std::numeric_limits<double>::infinity();
   for (int k = 0; k < candidates.size; ++k) top = std::max(top, candidates.points[k].dot(n));
@@ -516,9 +489,7 @@ Feature SupportFeature(const Shape& shape, const ShapePose& pose, const Vector3d
   for (int k = 0; k < candidates.size; ++k) {
     const double below = top - candidates.points[k].dot(n);
     if (below <= band) feature.points.Push(candidates.points[k]);
-    if (below <= flat && (shape.kind == ShapeKind::Box || cylinder)) {
-      feature.face.Push(candidates.points[k]);
-    }
+    if (below <= flat && type.has_faces) feature.face.Push(candidates.points[k]);
   }
   if (feature.face.size < 3) feature.face.size = 0;
   OrderPolygon(n, &feature.face);
@@ -542,10 +513,8 @@ bool SeparatingDirection(const Shape& a, const ShapePose& pa, const Shape& b, co
   Vector3d axes[8];
   int num_axes = 0;
   for (const auto& [shape, pose] : {std::make_pair(&a, &pa), std::make_pair(&b, &pb)}) {
-    if (shape->kind == ShapeKind::Box) {
-      for (int k = 0; k < 3; ++k) axes[num_axes++] = pose->rotation.col(k);
-    } else if (shape->kind == ShapeKind::Cylinder) {
-      axes[num_axes++] = pose->rotation.col(0);  // its axis is the body x axis
+    for (const Vector3d& normal : FindShapeType(shape->kind)->face_normals) {
+      if (num_axes < 8) axes[num_axes++] = pose->rotation * normal;
     }
   }
   const double slack = 1e-12 * std::max(a.BoundingRadius(), b.BoundingRadius());
@@ -731,7 +700,7 @@ struct PairEntry {
   bool swapped = false;
 };
 
-constexpr int kNumShapeKinds = 5;
+constexpr int kNumShapeKinds = 5;  // the built-in kinds
 
 int KindIndex(ShapeKind kind) { return static_cast<int>(kind); }
 
@@ -764,9 +733,44 @@ struct CollisionTable {
   }
 };
 
-const PairEntry& Entry(ShapeKind a, ShapeKind b) {
+// A half-space A and a shape B of any kind: B's candidate points along -n (ShapeType), each
+// closer than the threshold, or its support point alone.
+void PlaneSupport(const ShapePose& pa, const Shape& b, const ShapePose& pb, double threshold,
+                  std::vector<ContactPoint>* out) {
+  const Vector3d n = pa.rotation.col(2);
+  const ShapeType& type = *FindShapeType(b.kind);
+  Vector3d local_points[kMaxSupportCandidates];
+  const Vector3d down = pb.rotation.transpose() * -n;
+  int count = 1;
+  if (type.candidates != nullptr) {
+    count = type.candidates(b.size, down, 1e-6 * b.BoundingRadius(), local_points);
+  } else {
+    local_points[0] = b.SupportPoint(down, 0.0);
+  }
+  for (int k = 0; k < count; ++k) {
+    const Vector3d x = pb.position + pb.rotation * local_points[k];
+    const double distance = n.dot(x - pa.position);
+    if (distance < threshold) Add(x - distance * n, n, distance, out);
+  }
+}
+
+// A registered kind (shape_registry.h) has no closed form with any other: support-point contact
+// against every shape, the candidates against a half-space.
+PairEntry GenericEntry(ShapeKind a, ShapeKind b) {
+  if (FindShapeType(a) == nullptr || FindShapeType(b) == nullptr) return {};
+  const bool plane_a = a == ShapeKind::HalfSpace, plane_b = b == ShapeKind::HalfSpace;
+  if (plane_a && plane_b) return {};
+  if (plane_a) return {&WithPlane<PlaneSupport>, false};
+  if (plane_b) return {&WithPlane<PlaneSupport>, true};
+  return {&SupportContact, false};
+}
+
+PairEntry Entry(ShapeKind a, ShapeKind b) {
   static const CollisionTable table;
-  return table.cells[KindIndex(a)][KindIndex(b)];
+  if (KindIndex(a) < kNumShapeKinds && KindIndex(b) < kNumShapeKinds) {
+    return table.cells[KindIndex(a)][KindIndex(b)];
+  }
+  return GenericEntry(a, b);
 }
 
 }  // namespace
@@ -778,7 +782,7 @@ bool ExplicitContactGeometry::Supports(ShapeKind a, ShapeKind b) const {
 void ExplicitContactGeometry::FindContacts(const Shape& a, const ShapePose& pose_a, const Shape& b,
                                            const ShapePose& pose_b, double threshold,
                                            std::vector<ContactPoint>* contacts) const {
-  const PairEntry& entry = Entry(a.kind, b.kind);
+  const PairEntry entry = Entry(a.kind, b.kind);
   if (entry.contacts == nullptr) {
     throw InputError("explicit contact between a " + a.Name() + " and a " + b.Name() +
                      " is not implemented");

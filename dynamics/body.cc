@@ -4,6 +4,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "dynamics/shape_registry.h"
 #include "solvers/base/input_error.h"
 
 namespace ncpkit {
@@ -12,20 +13,9 @@ MassProperties SolidMassProperties(const Shape& shape, double mass) {
   MassProperties properties;
   properties.mass = mass;
   if (mass == 0.0) return properties;
-  switch (shape.kind) {
-    case ShapeKind::Box:
-      return MassProperties::Box(mass, shape.size);
-    case ShapeKind::Cylinder:
-      return MassProperties::Cylinder(mass, shape.size[0], shape.size[1]);
-    case ShapeKind::Sphere:
-      return MassProperties::Ellipsoid(
-          mass, Eigen::Vector3d::Constant(shape.size[0] > 0.0 ? shape.size[0] : 1e-3));
-    case ShapeKind::Ellipsoid:
-      return MassProperties::Ellipsoid(mass, shape.size);
-    case ShapeKind::HalfSpace:
-      break;
-  }
-  return properties;
+  const ShapeType* type = FindShapeType(shape.kind);
+  if (type == nullptr) throw InputError("SolidMassProperties: " + shape.Name());
+  return type->solid_mass(shape.size, mass);
 }
 
 int FindBody(const std::vector<Body>& bodies, const std::string& name) {

@@ -33,10 +33,11 @@ struct Body {
   bool IsPoint() const { return shape.kind == ShapeKind::Sphere && shape.size[0] == 0.0; }
 };
 
-// Mass properties of a solid of the shape and mass (kg): box, cylinder (axis along body x) and
-// ellipsoid by their formulas, a sphere as the ellipsoid with equal semi-axes, a point as a
-// sphere of radius 1 mm (so that rotations of a point, if free, stay well posed). Mass 0 gives
-// mass 0 (an actuated body that only carries a shape). A half-space has no solid: unit inertia.
+// Mass properties of a solid of the shape and mass (kg), from its kind's row of the shape
+// registry: box, cylinder (axis along body x) and ellipsoid by their formulas, a sphere as the
+// ellipsoid with equal semi-axes, a point as a sphere of radius 1 mm (so that rotations of a
+// point, if free, stay well posed). Mass 0 gives mass 0 (an actuated body that only carries a
+// shape). A half-space has no solid: unit inertia.
 MassProperties SolidMassProperties(const Shape& shape, double mass);
 
 // Index of the named body, -1 if none.

@@ -126,6 +126,16 @@ ImplicitStepper::ImplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
     : bodies_(std::move(bodies)), laws_(std::move(laws)), options_(options) {
   RequireValidOptions(options_, "implicit stepper");
   ValidateBodies(bodies_, /*dynamic=*/true);
+  for (const Body& body : bodies_) {
+    // The contact formulation intersects each shape's smooth inequalities (shapes.h), which
+    // only the built-in kinds have.
+    if (body.shape.NumInequalities() == 0) {
+      throw InputError("implicit stepper: body '" + body.name + "' is a " + body.shape.Name() +
+                       ", which has no inequality form (the implicit stepper takes planes, "
+                       "boxes, spheres, ellipsoids and cylinders; the explicit and quasistatic "
+                       "steppers take every registered shape)");
+    }
+  }
   std::string why;
   if (bodies_.size() > 1 && !laws_.IsValid(&why)) throw InputError(why);
   SolverOptions solver_options;

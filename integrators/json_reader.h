@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "contact/overlap.h"
+#include "dynamics/shape_registry.h"
 #include "dynamics/shapes.h"
 #include "solvers/base/input_error.h"
 
@@ -136,18 +137,16 @@ inline Shape ReadShape(const Reader& in, const Json& object, const std::string& 
   Shape shape;
   const std::string kind = in.String(in.Required(object, path, "shape"), path + ".shape");
   if (!ParseShapeKind(kind, &shape.kind)) {
-    in.Fail(path + ".shape",
-            "unknown shape '" + kind + "' (expected box, sphere, ellipsoid, cylinder or plane)");
+    std::string known;
+    for (const std::string& name : ShapeNames()) known += (known.empty() ? "" : ", ") + name;
+    in.Fail(path + ".shape", "unknown shape '" + kind + "' (expected one of " + known + ")");
   }
-  if (shape.kind == ShapeKind::HalfSpace) return shape;
-  const int count = shape.kind == ShapeKind::Sphere ? 1 : shape.kind == ShapeKind::Cylinder ? 2 : 3;
-  const char* meaning = shape.kind == ShapeKind::Sphere     ? "[radius]"
-                        : shape.kind == ShapeKind::Cylinder ? "[radius, length]"
-                        : shape.kind == ShapeKind::Box      ? "[x, y, z] side lengths"
-                                                            : "[a, b, c] semi-axes";
+  const ShapeType& type = *FindShapeType(shape.kind);
+  const int count = type.size_count;
+  if (count == 0) return shape;
   const Json& size = in.Required(object, path, "size");
   if (!size.is_array() || static_cast<int>(size.size()) != count) {
-    in.Fail(path + ".size", std::string("a ") + kind + " takes " + meaning);
+    in.Fail(path + ".size", "a " + kind + " takes " + type.size_meaning);
   }
   const Eigen::VectorXd v = in.Vector(size, path + ".size", count);
   shape.size.head(count) = v;

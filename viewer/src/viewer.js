@@ -4,7 +4,8 @@
 // shown. Bundled with three.js into one script at build time (esbuild).
 //
 // Data: { scene, stepper, solver, up: [3] (against gravity),
-//         bodies: [{name, shape, size: [3], radius, fixed, pose: [x y z qw qx qy qz]}],
+//         bodies: [{name, shape, size: [3], mesh, radius, fixed, pose: [x y z qw qx qy qz]}],
+//         meshes: [{vertices: [x y z ...], triangles: [i j k ...]}],
 //         moving: [body indices whose poses the frames hold, in order],
 //         frames: [{t, poses: [7 per moving body], markers: [[px py pz nx ny nz magnitude]...],
 //                   iterations, residual, us, status}] }
@@ -32,40 +33,31 @@ scene.add(sun);
 
 const palette = [0x4e79a7, 0xf28e2b, 0x59a14f, 0xe15759, 0x76b7b2, 0xedc948, 0xb07aa1, 0x9c755f];
 
-// A mesh for a body's shape, in its body frame (shapes.h: box full sides, sphere radius,
-// ellipsoid semi-axes, cylinder radius and length along x, plane: the half-space z <= 0).
+// A mesh for a body's shape, in its body frame: the triangles the page was given for its kind
+// and size (data.meshes, from the shape's row in ncpkit's shape registry); a plane (the
+// half-space z <= 0) as a square with a grid.
 function shapeMesh(body, index, extent) {
-  const s = body.size;
-  let geometry;
   const color = body.fixed ? 0xb8b8b0 : palette[index % palette.length];
-  switch (body.shape) {
-    case "box":
-      geometry = new THREE.BoxGeometry(s[0], s[1], s[2]);
-      break;
-    case "sphere":
-      geometry = new THREE.SphereGeometry(s[0], 32, 16);
-      break;
-    case "ellipsoid":
-      geometry = new THREE.SphereGeometry(1, 32, 16);
-      geometry.scale(s[0], s[1], s[2]);
-      break;
-    case "cylinder":
-      geometry = new THREE.CylinderGeometry(s[0], s[0], s[1], 32);
-      geometry.rotateZ(Math.PI / 2);  // three's cylinders run along y; ncpkit's along x
-      break;
-    case "plane": {
-      const group = new THREE.Group();
-      const plane = new THREE.Mesh(new THREE.PlaneGeometry(extent, extent),
-        new THREE.MeshStandardMaterial({ color, side: THREE.DoubleSide, transparent: true,
-                                         opacity: 0.8 }));
-      const grid = new THREE.GridHelper(extent, 20, 0x909090, 0xc8c8c0);
-      grid.rotateX(Math.PI / 2);
-      grid.position.z = 1e-4;
-      group.add(plane, grid);
-      return group;
-    }
-    default:
-      geometry = new THREE.SphereGeometry(0.01, 8, 8);
+  if (body.shape === "plane") {
+    const group = new THREE.Group();
+    const plane = new THREE.Mesh(new THREE.PlaneGeometry(extent, extent),
+      new THREE.MeshStandardMaterial({ color, side: THREE.DoubleSide, transparent: true,
+                                       opacity: 0.8 }));
+    const grid = new THREE.GridHelper(extent, 20, 0x909090, 0xc8c8c0);
+    grid.rotateX(Math.PI / 2);
+    grid.position.z = 1e-4;
+    group.add(plane, grid);
+    return group;
+  }
+  let geometry;
+  const given = body.mesh >= 0 ? data.meshes[body.mesh] : null;
+  if (given) {
+    geometry = new THREE.BufferGeometry();
+    geometry.setAttribute("position", new THREE.Float32BufferAttribute(given.vertices, 3));
+    geometry.setIndex(given.triangles);
+    geometry.computeVertexNormals();
+  } else {
+    geometry = new THREE.SphereGeometry(Math.max(body.radius, 0.01), 8, 8);
   }
   const mesh = new THREE.Mesh(geometry, new THREE.MeshStandardMaterial({ color, roughness: 0.6 }));
   const edges = new THREE.LineSegments(new THREE.EdgesGeometry(geometry, 30),

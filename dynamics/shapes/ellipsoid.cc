@@ -1,0 +1,67 @@
+#include "dynamics/shapes/ellipsoid.h"
+
+#include <cmath>
+
+#include "dynamics/shape_registry.h"
+
+namespace ncpkit {
+namespace {
+
+using Eigen::Vector3d;
+
+// x = A^2 d / sqrt(d^T A^2 d), A = diag(semi-axes): exact.
+Vector3d Support(const Vector3d& size, const Vector3d& d, double /*flat*/) {
+  const Vector3d a2d = size.cwiseProduct(size).cwiseProduct(d);
+  const double s = std::sqrt(d.dot(a2d));
+  return s > 0.0 ? Vector3d(a2d / s) : Vector3d::Zero();
+}
+
+double BoundingRadius(const Vector3d& size) { return size.maxCoeff(); }
+
+// max of e_k . x over the ellipsoid: ||diag(a) R^T e_k||.
+Vector3d BoundingHalfExtents(const Vector3d& size, const Eigen::Matrix3d& R) {
+  return (R * size.asDiagonal()).rowwise().norm();
+}
+
+MassProperties SolidMass(const Vector3d& size, double mass) {
+  return MassProperties::Ellipsoid(mass, size);
+}
+
+}  // namespace
+
+ShapeMesh EllipsoidMesh(const Vector3d& semi_axes) {
+  constexpr int kAround = 24, kUp = 12;
+  ShapeMesh mesh;
+  for (int i = 0; i <= kUp; ++i) {
+    const double polar = M_PI * i / kUp;
+    for (int j = 0; j <= kAround; ++j) {
+      const double azimuth = 2.0 * M_PI * j / kAround;
+      mesh.vertices.push_back(
+          semi_axes.cwiseProduct(Vector3d(std::sin(polar) * std::cos(azimuth),
+                                          std::sin(polar) * std::sin(azimuth), std::cos(polar))));
+    }
+  }
+  for (int i = 0; i < kUp; ++i) {
+    for (int j = 0; j < kAround; ++j) {
+      const int a = i * (kAround + 1) + j, b = a + kAround + 1;
+      mesh.triangles.push_back({a, b, a + 1});
+      mesh.triangles.push_back({a + 1, b, b + 1});
+    }
+  }
+  return mesh;
+}
+
+ShapeType EllipsoidShapeType() {
+  ShapeType type;
+  type.name = "ellipsoid";
+  type.size_count = 3;
+  type.size_meaning = "[a, b, c] semi-axes";
+  type.support = &Support;
+  type.bounding_radius = &BoundingRadius;
+  type.bounding_half_extents = &BoundingHalfExtents;
+  type.solid_mass = &SolidMass;
+  type.mesh = &EllipsoidMesh;
+  return type;
+}
+
+}  // namespace ncpkit

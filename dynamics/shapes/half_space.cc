@@ -1,0 +1,46 @@
+#include "dynamics/shapes/half_space.h"
+
+#include <limits>
+
+#include "dynamics/shape_registry.h"
+#include "solvers/base/input_error.h"
+
+namespace ncpkit {
+namespace {
+
+using Eigen::Vector3d;
+
+// Bounded along +z only: the point of the plane below the origin.
+Vector3d Support(const Vector3d& /*size*/, const Vector3d& d, double flat) {
+  if (d.head<2>().norm() <= flat * d.norm() && d[2] > 0.0) return Vector3d::Zero();
+  throw InputError("a half-space has no support point in this direction");
+}
+
+double BoundingRadius(const Vector3d& /*size*/) { return std::numeric_limits<double>::infinity(); }
+
+Vector3d BoundingHalfExtents(const Vector3d& /*size*/, const Eigen::Matrix3d& /*R*/) {
+  return Vector3d::Constant(std::numeric_limits<double>::infinity());
+}
+
+// No solid: unit mass and inertia (a plane is always fixed).
+MassProperties SolidMass(const Vector3d& /*size*/, double mass) {
+  MassProperties properties;
+  properties.mass = mass;
+  return properties;
+}
+
+}  // namespace
+
+ShapeType HalfSpaceShapeType() {
+  ShapeType type;
+  type.name = "plane";
+  type.support = &Support;
+  type.bounding_radius = &BoundingRadius;
+  type.bounding_half_extents = &BoundingHalfExtents;
+  type.solid_mass = &SolidMass;
+  type.has_faces = true;
+  type.face_normals = {Vector3d::UnitZ()};
+  return type;
+}
+
+}  // namespace ncpkit
