@@ -517,8 +517,10 @@ bool SeparatingDirection(const Shape& a, const ShapePose& pa, const Shape& b, co
       if (num_axes < 8) axes[num_axes++] = pose->rotation * normal;
     }
   }
+  // GJK's distance |v| is an upper bound of the true one, s at its normal a lower bound: a
+  // candidate doing at least as well as the lower bound is as good a separating direction.
   const double slack = 1e-12 * std::max(a.BoundingRadius(), b.BoundingRadius());
-  double best = found.distance - slack;
+  double best = std::min(found.distance, SupportSeparation(a, pa, b, pb, found.normal)) - slack;
   const auto consider = [&](const Vector3d& d) {
     const double length = d.norm();
     if (!(length > 1e-12)) return;

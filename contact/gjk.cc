@@ -582,8 +582,14 @@ ConvexSeparation GetSeparation(const Shape& a, const ShapePose& pose_a, const Sh
       // B - A (a face on a face, a straight edge or line on a face), and its plane's normal,
       // from differences of support points, is exact to rounding; otherwise the local search
       // finds the normal.
-      if (length - difference.Separation(out.normal) > kStallFactor * tolerance &&
-          !TakeTriangleNormal(&difference, simplex, tolerance, &out)) {
+      // The same gap certifies the distance: GJK may also end at its iteration cap crawling
+      // towards a tolerance that rounding keeps it from (the result is then as good as a
+      // converged one when the gap is small).
+      if (length - difference.Separation(out.normal) <= kStallFactor * tolerance) {
+        out.converged = true;
+      } else if (TakeTriangleNormal(&difference, simplex, tolerance, &out)) {
+        out.converged = true;
+      } else {
         RefineNormal(&difference, &out);
       }
     }
