@@ -236,5 +236,32 @@ TEST_CASE("a registered shape loads from scene files and rests on planes and box
   CHECK_THROWS_WITH_AS(MakeStepper(implicit), doctest::Contains("no inequality form"), InputError);
 }
 
+TEST_CASE("a registered shape in the quasistatic stepper: a capsule settles on the ground") {
+  Registration registration;
+  Scene scene = ParseScene(R"({
+    "stepper": "quasistatic", "model": "qp-lcp", "solver": "lemke", "h": 0.01, "duration": 0.5,
+    "contact_threshold": 0.01, "contact": {"mu": 0.5},
+    "bodies": [
+      {"name": "ground", "shape": "plane"},
+      {"name": "capsule", "shape": "test-capsule", "size": [0.1, 0.6], "mass": 1,
+       "position": [0, 0, 0.105], "orientation": [0.9950042, 0, 0, 0.0998334]}
+    ]
+  })",
+                           "capsule_quasistatic.json");
+  std::vector<Body> end;
+  const SimulationStats stats =
+      RunScene(scene, "qp-lcp/lemke", [&](const StepRecord&, const SceneRunner& runner) {
+        if (runner.Done()) end = runner.stepper().bodies();
+      });
+  CHECK(stats.failed_steps == 0);
+  REQUIRE(end.size() == 2);
+  const RigidBodyState& state = end[1].state;
+  // Down onto both end balls, level, its heading kept.
+  CHECK(state.position.z() == doctest::Approx(0.1).epsilon(1e-4));
+  const Vector3d axis = state.orientation * Vector3d::UnitX();
+  CHECK(std::abs(axis.z()) <= 1e-6);
+  CHECK(std::atan2(axis.y(), axis.x()) == doctest::Approx(0.2).epsilon(1e-6));
+}
+
 }  // namespace
 }  // namespace ncpkit
