@@ -17,6 +17,7 @@
 
 #include "contact/distance.h"
 #include "dynamics/shape_registry.h"
+#include "dynamics/shapes/ellipsoid.h"
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
 #include "solvers/base/input_error.h"
@@ -62,27 +63,10 @@ int CapsuleCandidates(const Vector3d& size, const Vector3d& d, double /*flat*/, 
   return 2;
 }
 
-// A sphere's facets stretched apart at the equator x = 0.
+// The library's sphere mesh of radius r, its halves moved apart along x to the segment's ends.
 ShapeMesh CapsuleMesh(const Vector3d& size) {
-  constexpr int kAround = 16, kUp = 8;
-  ShapeMesh mesh;
-  for (int i = 0; i <= kUp; ++i) {
-    const double polar = M_PI * i / kUp;
-    for (int j = 0; j <= kAround; ++j) {
-      const double azimuth = 2.0 * M_PI * j / kAround;
-      const Vector3d p(std::cos(polar), std::sin(polar) * std::cos(azimuth),
-                       std::sin(polar) * std::sin(azimuth));
-      mesh.vertices.push_back(size[0] * p +
-                              Vector3d((i <= kUp / 2 ? 0.5 : -0.5) * size[1], 0.0, 0.0));
-    }
-  }
-  for (int i = 0; i < kUp; ++i) {
-    for (int j = 0; j < kAround; ++j) {
-      const int a = i * (kAround + 1) + j, b = a + kAround + 1;
-      mesh.triangles.push_back({a, b, a + 1});
-      mesh.triangles.push_back({a + 1, b, b + 1});
-    }
-  }
+  ShapeMesh mesh = EllipsoidMesh(Vector3d::Constant(size[0]));
+  for (Vector3d& v : mesh.vertices) v.x() += (v.x() >= 0.0 ? 0.5 : -0.5) * size[1];
   return mesh;
 }
 
@@ -138,9 +122,9 @@ TEST_CASE("a registered shape has a row, a kind and a name; registration refuses
     CHECK(shape.IsValid(nullptr));
     CHECK(shape.NumInequalities() == 0);
     CHECK(shape.BoundingRadius() == doctest::Approx(0.4));
-    CHECK((shape.SupportPoint(Vector3d(1, 0, 1)) - Vector3d(0.3, 0, 0.1 / std::sqrt(2.0) * 1.0) -
-           Vector3d(0.1 / std::sqrt(2.0), 0, 0))
-              .norm() < 1e-12);
+    // The segment's end (0.3, 0, 0) plus r along the unit direction.
+    const Vector3d expected = Vector3d(0.3, 0, 0) + 0.1 * Vector3d(1, 0, 1).normalized();
+    CHECK((shape.SupportPoint(Vector3d(1, 0, 1)) - expected).norm() < 1e-12);
     CHECK_THROWS_AS(RegisterShape(CapsuleType()), InputError);  // taken
   }
   CHECK(FindShapeType("test-capsule") == nullptr);
