@@ -31,9 +31,9 @@ struct ConvexSeparation {
   // Support-function evaluations of the Minkowski difference, GJK's and EPA's together.
   int iterations = 0;
   // Apart: GJK's upper bound |v| and the separation s at the normal agree to 1e3 times the
-  // tolerance (also when GJK's iteration cap ended it). Overlapping or refined: the local search
-  // ended within its step cap. False otherwise (the best normal found is returned). Always true
-  // when `beyond` stopped it.
+  // tolerance (also when GJK's iteration cap ended it). Overlapping: EPA reached its tolerance
+  // and the local search ended within its step cap; refined: the local search did. False otherwise
+  // (the best normal found is returned). Always true when `beyond` stopped it.
   bool converged = false;
   // The shapes are at least `stop_beyond` apart (GetSeparation's argument): the search stopped
   // early and `distance` is only a lower bound.

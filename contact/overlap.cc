@@ -1,12 +1,12 @@
 #include "contact/overlap.h"
 
-#include <cmath>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
 
 #include "contact/broad_phase.h"
+#include "contact/gjk.h"
 #include "solvers/base/input_error.h"
 
 namespace ncpkit {
@@ -65,14 +65,12 @@ Overlap MeasureOverlap(const Shape& a, const ShapePose& pose_a, const Shape& b,
   const bool exact = (a.kind == ShapeKind::Box && b.kind == ShapeKind::Box) ||
                      (a.kind == ShapeKind::Sphere && b.kind == ShapeKind::Sphere);
   if (!exact) {
-    // Directions spread evenly over the sphere (Fibonacci lattice).
-    const int count = 2000;
-    const double golden = M_PI * (3.0 - std::sqrt(5.0));
-    for (int k = 0; k < count; ++k) {
-      const double z = 1.0 - 2.0 * (k + 0.5) / count;
-      const double r = std::sqrt(1.0 - z * z);
-      axes.emplace_back(r * std::cos(golden * k), r * std::sin(golden * k), z);
-    }
+    // GJK/EPA's normal points from A towards B; the overlap's direction is the other way. Its s
+    // is evaluated here again so that whatever wins below is a value s(d) of a direction, never
+    // more than the true largest separation.
+    const ConvexSeparation found =
+        GetSeparation(a, pose_a, b, pose_b, std::numeric_limits<double>::infinity());
+    axes.push_back(-found.normal);
   }
   double best = -std::numeric_limits<double>::infinity();
   Eigen::Vector3d best_axis = Eigen::Vector3d::UnitZ();
@@ -81,25 +79,6 @@ Overlap MeasureOverlap(const Shape& a, const ShapePose& pose_a, const Shape& b,
     if (s > best) {
       best = s;
       best_axis = d;
-    }
-  }
-  if (!exact) {
-    // Local refinement on the sphere: pattern search with a shrinking angle.
-    for (double step = 0.05; step > 1e-7; step *= 0.5) {
-      bool improved = true;
-      while (improved) {
-        improved = false;
-        const Eigen::Vector3d u = best_axis.unitOrthogonal(), v = best_axis.cross(u);
-        for (const Eigen::Vector3d& t : {u, Eigen::Vector3d(-u), v, Eigen::Vector3d(-v)}) {
-          const Eigen::Vector3d d = (best_axis + step * t).normalized();
-          const double s = Separation(a, pose_a, b, pose_b, d);
-          if (s > best) {
-            best = s;
-            best_axis = d;
-            improved = true;
-          }
-        }
-      }
     }
   }
   result.depth = -best;

@@ -20,11 +20,11 @@ struct Overlap {
   Eigen::Vector3d direction = Eigen::Vector3d::UnitZ();  // unit, from B towards A
 };
 
-// Separation of A and B found by searching directions: exact for a half-space (its normal),
-// for box-box (the 15 axes) and sphere pairs (the line of centres), and otherwise a search over
-// face normals, the line of centres, 2000 directions spread over the sphere and a local
-// refinement of the best, so `depth` is an upper bound of the true depth, within about 1e-6
-// of the larger bounding radius. A half-space must be B.
+// Separation of A and B: exact for a half-space (its normal), for box-box (the 15 axes) and
+// sphere pairs (the line of centres); otherwise the best of GJK/EPA's normal (contact/gjk.h),
+// the line of centres and the boxes' and cylinders' face normals, so `depth` is never below
+// the true depth and exceeds it by at most GJK/EPA's tolerance (about 1e-10 of the larger
+// bounding radius). A half-space must be B.
 Overlap MeasureOverlap(const Shape& a, const ShapePose& pose_a, const Shape& b,
                        const ShapePose& pose_b);
 

@@ -5,35 +5,16 @@
 #include <cmath>
 #include <random>
 
+#include "tests/contact/convex_pairs.h"
+
 namespace ncpkit {
 namespace {
 
 using Eigen::Vector3d;
 
-Shape MakeShape(ShapeKind kind, const Vector3d& size) {
-  Shape s;
-  s.kind = kind;
-  s.size = size;
-  return s;
-}
-
-ShapePose RandomPose(std::mt19937* rng, double spread) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  ShapePose pose;
-  pose.position = spread * Vector3d(u(*rng), u(*rng), u(*rng));
-  pose.rotation =
-      Eigen::Quaterniond(u(*rng), u(*rng), u(*rng), u(*rng)).normalized().toRotationMatrix();
-  return pose;
-}
-
-// s(n) = min over B of n . y - max over A of n . x: the separating-axis value of a unit n.
-double Separation(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
-                  const Vector3d& n) {
-  const auto world = [](const Shape& s, const ShapePose& p, const Vector3d& d) {
-    return Vector3d(p.position + p.rotation * s.SupportPoint(p.rotation.transpose() * d, 0.0));
-  };
-  return n.dot(world(b, pb, -n)) - n.dot(world(a, pa, n));
-}
+using testing::MakeShape;
+using testing::RandomPose;
+using testing::Separation;
 
 // The signed distance is max over unit n of s(n): GJK's and EPA's normal attains the distance
 // they report, and no direction of a dense set does better.
@@ -44,16 +25,7 @@ void CheckAgainstDirections(const Shape& a, const ShapePose& pa, const Shape& b,
   CHECK(std::abs(s.normal.norm() - 1.0) < 1e-12);
   CHECK(std::abs(Separation(a, pa, b, pb, s.normal) - s.distance) < 1e-9 * scale);
   CHECK(((s.point_b - s.point_a) - s.distance * s.normal).norm() < 1e-7 * scale);
-  const int count = 4000;
-  const double golden = M_PI * (3.0 - std::sqrt(5.0));
-  double best = -1e300;
-  for (int k = 0; k < count; ++k) {
-    const double z = 1.0 - 2.0 * (k + 0.5) / count;
-    const double r = std::sqrt(1.0 - z * z);
-    best = std::max(
-        best,
-        Separation(a, pa, b, pb, Vector3d(r * std::cos(golden * k), r * std::sin(golden * k), z)));
-  }
+  const double best = testing::LargestSeparationOverDirections(a, pa, b, pb);
   CHECK(best <= s.distance + 1e-9 * scale);
 }
 
@@ -121,6 +93,34 @@ TEST_CASE("GJK/EPA: curved and flat shapes in every pairing, apart and overlappi
   }
   CHECK(apart > 50);
   CHECK(overlapping > 50);
+}
+
+TEST_CASE("EPA: a sphere deep in an ellipsoid finds the deeper of two near-equal directions") {
+  // Two nearly equally deep directions: EPA's polytope needs over 100 vertices here before its
+  // nearest face lies over the deeper one (the local search after EPA cannot cross between
+  // them). A random pair of the kind 17 000 random deep overlaps found.
+  const auto pose = [](const Vector3d& p, const Eigen::Quaterniond& q) {
+    ShapePose out;
+    out.position = p;
+    out.rotation = q.normalized().toRotationMatrix();
+    return out;
+  };
+  const Shape ellipsoid =
+      MakeShape(ShapeKind::Ellipsoid,
+                Vector3d(0.38083559497466551, 0.60458656617356255, 0.52429705055329945));
+  const Shape sphere = MakeShape(ShapeKind::Sphere, Vector3d(0.83197243673505161, 0.0, 0.0));
+  const ShapePose pa =
+      pose(Vector3d(-0.10369163547832766, 0.03380364227818855, 0.033915602631628294),
+           Eigen::Quaterniond(0.37678940193334659, 0.40943814680243906, 0.73131489947556694,
+                              -0.39442194200974251));
+  const ShapePose pb =
+      pose(Vector3d(-0.37709695049323116, -0.077151687845953831, 0.12101527627913145),
+           Eigen::Quaterniond(0.090196756812148893, -0.30363764645973296, 0.72005128979475852,
+                              0.61740980294927994));
+  const ConvexSeparation s = GetSeparation(ellipsoid, pa, sphere, pb, INFINITY);
+  INFO("distance " << s.distance << " after " << s.iterations << " evaluations");
+  CHECK(s.distance < -1.1);
+  CheckAgainstDirections(ellipsoid, pa, sphere, pb, s);
 }
 
 TEST_CASE("GJK: a cylinder all but touching a box face along a line keeps the face normal") {
