@@ -64,18 +64,19 @@ void LinearizedConeModel::Assemble(const ExplicitStepContext& step, int num_cont
   triplets_.clear();
   ComputeDelassusBlocks(step);
   triplets_.reserve(blocks_.size() * g * g + 3 * (n - g) * directions_ * num_contacts);
-  Generator half(3, g);
-  Eigen::MatrixXd value(g, g);
+  half_.resize(3, g);
+  block_value_.resize(g, g);
   for (const Block& block : blocks_) {
-    half.noalias() = block.value * generators_[block.col];
-    value.noalias() = generators_[block.row].transpose() * half;
+    half_.noalias() = block.value * generators_[block.col];
+    block_value_.noalias() = generators_[block.row].transpose() * half_;
     for (int i = 0; i < g; ++i)
       for (int j = 0; j < g; ++j)
-        triplets_.emplace_back(n * block.row + i, n * block.col + j, value(i, j));
+        triplets_.emplace_back(n * block.row + i, n * block.col + j, block_value_(i, j));
   }
   q_.resize(n * num_contacts);
   for (int c = 0; c < num_contacts; ++c) {
-    q_.segment(n * c, g) = generators_[c].transpose() * w.contact_velocity.segment<3>(3 * c);
+    q_.segment(n * c, g).noalias() =
+        generators_[c].transpose() * w.contact_velocity.segment<3>(3 * c);
     AddCouplings(n * c, w.mu[c], &triplets_, &q_);
   }
   assembly_.Assemble(n * num_contacts, n * num_contacts, triplets_, &matrix_);

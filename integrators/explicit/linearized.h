@@ -75,6 +75,9 @@ class LinearizedConeModel : public ExplicitContactModel {
   TripletAssembly<Eigen::SparseMatrix<double>> assembly_;
   LinearComplementarityProblem lcp_;
   Eigen::VectorXd z_, q_;
+  // A block's W G and G^T W G, kept so that a step with as many columns allocates nothing.
+  Generator half_;
+  Eigen::MatrixXd block_value_;
 };
 
 }  // namespace ncpkit::internal

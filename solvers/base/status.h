@@ -4,6 +4,7 @@
 
 #include <limits>
 #include <string>
+#include <utility>
 
 namespace ncpkit {
 
@@ -56,6 +57,20 @@ bool AcceptOptions(const Options& options, SolverSummary* summary) {
   summary->status = Status::InvalidInput;
   summary->message = "invalid options: " + why;
   return false;
+}
+
+// Sets *summary to a fresh Summary's fields but keeps the storage of its solver name and
+// message: a solver that keeps its summary from one solve to the next then writes the new
+// message without allocating (a time-stepper's steady state allocates nothing).
+template <class Summary>
+void ResetSummaryKeepingStorage(Summary* summary) {
+  std::string solver = std::move(summary->solver);
+  std::string message = std::move(summary->message);
+  *summary = Summary();
+  solver.clear();
+  message.clear();
+  summary->solver = std::move(solver);
+  summary->message = std::move(message);
 }
 
 // Formats the common fields as "name: value" lines, for FullReport() implementations.

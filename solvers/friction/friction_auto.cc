@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 #include "solvers/base/input_error.h"
@@ -24,23 +25,29 @@ std::string FrictionAuto::Summary::FullReport() const {
   return os.str();
 }
 
-FrictionAuto::Summary FrictionAuto::Solve(const FrictionContactProblem& problem,
-                                          Eigen::VectorXd* r) {
+const FrictionAuto::Summary& FrictionAuto::Solve(const FrictionContactProblem& problem,
+                                                 Eigen::VectorXd* r) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   const auto elapsed = [&]() {
     return std::chrono::duration<double>(Clock::now() - start).count();
   };
-  Summary summary;
+  ResetSummaryKeepingStorage(&summary_);
+  Summary& summary = summary_;
+  summary.path.clear();
+  summary.solved_by.clear();
   summary.solver = "auto";
   summary.tolerance = options_.tolerance;
   if (!AcceptOptions(options_, &summary)) return summary;
   const int m = problem.size();
   if (!(options_.warm_start && r->size() == m && r->allFinite())) r->setZero(m);
-  Eigen::VectorXd best = *r, x;
-  double best_error = FclibError(problem, best);
+  Eigen::VectorXd& best = best_;
+  Eigen::VectorXd& x = x_;
+  best = *r;
+  problem.Velocity(best, &u_);
+  double best_error = ComputeFrictionErrors(problem, best, u_).fclib;
   // Runs one attempt from the best point; true when it solved the problem.
-  const auto attempt = [&](const std::string& name, auto& solver, auto configure) -> bool {
+  const auto attempt = [&](const char* name, auto& solver, auto configure) -> bool {
     double left = 0.0;
     if (options_.time_limit_seconds > 0.0) {
       left = options_.time_limit_seconds - elapsed();
@@ -52,12 +59,13 @@ FrictionAuto::Summary FrictionAuto::Solve(const FrictionContactProblem& problem,
     o.time_limit_seconds = left;
     configure(o);
     x = best;
-    const FrictionSolverSummary step = solver.Solve(problem, &x);
+    const FrictionSolverSummary& step = solver.Solve(problem, &x);
     ++summary.attempts;
     summary.iterations += step.iterations;
     summary.factorizations += step.factorizations;
-    summary.path += (summary.path.empty() ? "" : "; ") + name + ": " + ToString(step.status) +
-                    " (" + step.message + ")";
+    if (!summary.path.empty()) summary.path += "; ";
+    summary.path.append(name).append(": ").append(ToString(step.status));
+    summary.path.append(" (").append(step.message).append(")");
     if (step.natural_residual < best_error) {
       best_error = step.natural_residual;
       best = x;
@@ -98,22 +106,29 @@ FrictionAuto::Summary FrictionAuto::Solve(const FrictionContactProblem& problem,
                         o.ordering = Ordering::Shuffled;
                       });
   *r = best;
-  DescribeFrictionPoint(problem, *r, &summary);
-  std::ostringstream os;
+  problem.Velocity(*r, &u_);
+  DescribeFrictionPoint(problem, *r, u_, &summary);
+  // snprintf, not a stream: the kept message is rewritten in place.
+  char text[256];
   if (summary.natural_residual <= options_.tolerance) {
     summary.status = Status::Converged;
-    os << "solved by " << (solved ? summary.solved_by : "the start point") << " after "
-       << summary.attempts << " attempt(s): FCLib error " << summary.natural_residual;
+    std::snprintf(text, sizeof(text), " after %d attempt(s): FCLib error %g", summary.attempts,
+                  summary.natural_residual);
+    summary.message.assign("solved by ")
+        .append(solved ? summary.solved_by.c_str() : "the start point")
+        .append(text);
   } else {
     summary.status =
         std::isfinite(summary.natural_residual) ? Status::Failed : Status::NumericalFailure;
-    os << "no attempt solved it: best FCLib error " << summary.natural_residual << " > tolerance "
-       << options_.tolerance << " after " << summary.attempts << " attempts";
+    std::snprintf(text, sizeof(text),
+                  "no attempt solved it: best FCLib error %g > tolerance %g after %d attempts",
+                  summary.natural_residual, options_.tolerance, summary.attempts);
+    summary.message.assign(text);
     if (options_.time_limit_seconds > 0.0 && elapsed() >= options_.time_limit_seconds) {
-      os << " (time limit " << options_.time_limit_seconds << " s reached)";
+      std::snprintf(text, sizeof(text), " (time limit %g s reached)", options_.time_limit_seconds);
+      summary.message.append(text);
     }
   }
-  summary.message = os.str();
   summary.wall_time_seconds = elapsed();
   return summary;
 }

@@ -39,10 +39,15 @@ class FrictionAuto {
 
   const Options& options() const { return options_; }
   Options& mutable_options() { return options_; }
-  Summary Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r);
+  // The summary stays valid until the next Solve. It is kept with the attempts' solvers and
+  // vectors, so that a solve no larger than the last, solved by the same attempt, allocates
+  // nothing.
+  const Summary& Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r);
 
  private:
   Options options_;
+  Summary summary_;
+  Eigen::VectorXd best_, x_, u_;
   NonsmoothGaussSeidel nsgs_;
   FrictionNewton newton_;
   FrictionProximalPoint proximal_;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <deque>
+#include <cstdio>
 #include <limits>
 #include <sstream>
 
@@ -51,6 +51,8 @@ struct FrictionNewton::Workspace {
   std::vector<Eigen::Matrix3d> A, B;
   KluLu lu;
   Eigen::VectorXd u, phi, direction, trial, trial_u, trial_phi, best, diagonal;
+  // The merits of the last nonmonotone_memory iterates, oldest first.
+  std::vector<double> merits;
 };
 
 FrictionNewton::FrictionNewton() : work_(std::make_unique<Workspace>()) {}
@@ -200,8 +202,8 @@ void FrictionNewton::AssembleJacobian(const FrictionContactProblem& problem,
   }
 }
 
-FrictionNewton::Summary FrictionNewton::Solve(const FrictionContactProblem& problem,
-                                              Eigen::VectorXd* r) {
+const FrictionNewton::Summary& FrictionNewton::Solve(const FrictionContactProblem& problem,
+                                                     Eigen::VectorXd* r) {
   static const Eigen::VectorXd kNoCenter;
   return SolveShifted(problem, 0.0, kNoCenter, r);
 }
@@ -267,31 +269,38 @@ bool FrictionNewton::LineSearch(const FrictionContactProblem& problem, const Eig
 }
 
 void FrictionNewton::SetOutcome(const std::string& stop, bool timed_out, Summary* summary) const {
-  std::ostringstream os;
+  // snprintf into a buffer, not a stream: the summary's message keeps its storage, so a solve
+  // in a time-stepper's steady state allocates nothing here.
+  char text[512];
   const int iteration = summary->iterations;
-  if (summary->natural_residual <= options_.tolerance) {
+  const double error = summary->natural_residual, tolerance = options_.tolerance;
+  if (error <= tolerance) {
     summary->status = Status::Converged;
-    os << "FCLib error " << summary->natural_residual << " <= tolerance " << options_.tolerance
-       << " after " << iteration << " Newton iterations";
+    std::snprintf(text, sizeof(text), "FCLib error %g <= tolerance %g after %d Newton iterations",
+                  error, tolerance, iteration);
   } else if (!stop.empty()) {
-    summary->status =
-        !std::isfinite(summary->natural_residual) ? Status::NumericalFailure : Status::Failed;
-    os << stop << " (FCLib error " << summary->natural_residual << " > tolerance "
-       << options_.tolerance << " after " << iteration << " iterations)";
+    summary->status = !std::isfinite(error) ? Status::NumericalFailure : Status::Failed;
+    std::snprintf(text, sizeof(text), "%s (FCLib error %g > tolerance %g after %d iterations)",
+                  stop.c_str(), error, tolerance, iteration);
   } else {
     summary->status = Status::MaxIterations;
-    os << "FCLib error " << summary->natural_residual << " > tolerance " << options_.tolerance
-       << " after " << iteration << " Newton iterations";
-    if (timed_out) os << " (time limit " << options_.time_limit_seconds << " s reached)";
+    std::snprintf(text, sizeof(text), "FCLib error %g > tolerance %g after %d Newton iterations",
+                  error, tolerance, iteration);
   }
-  summary->message = os.str();
+  summary->message.assign(text);
+  if (timed_out && summary->status == Status::MaxIterations) {
+    std::snprintf(text, sizeof(text), " (time limit %g s reached)", options_.time_limit_seconds);
+    summary->message.append(text);
+  }
 }
 
-FrictionNewton::Summary FrictionNewton::SolveShifted(const FrictionContactProblem& problem,
-                                                     double sigma, const Eigen::VectorXd& center,
-                                                     Eigen::VectorXd* r) {
+const FrictionNewton::Summary& FrictionNewton::SolveShifted(const FrictionContactProblem& problem,
+                                                            double sigma,
+                                                            const Eigen::VectorXd& center,
+                                                            Eigen::VectorXd* r) {
   const auto start = Clock::now();
-  Summary summary;
+  ResetSummaryKeepingStorage(&summary_);
+  Summary& summary = summary_;
   summary.solver = options_.function == Function::AlartCurnier ? "fc-newton" : "fc-newton-fb";
   summary.tolerance = options_.tolerance;
   if (!AcceptOptions(options_, &summary)) return summary;
@@ -315,7 +324,8 @@ FrictionNewton::Summary FrictionNewton::SolveShifted(const FrictionContactProble
   double error = error_at(*r, w.u);
   double best_error = error;
   w.best = *r;
-  std::deque<double> merits(1, merit);
+  std::vector<double>& merits = w.merits;
+  merits.assign(1, merit);
   int iteration = 0;
   bool timed_out = false;
   std::string stop;
@@ -343,7 +353,7 @@ FrictionNewton::Summary FrictionNewton::SolveShifted(const FrictionContactProble
     w.phi.swap(w.trial_phi);
     merit = trial_merit;
     merits.push_back(merit);
-    if (static_cast<int>(merits.size()) > options_.nonmonotone_memory) merits.pop_front();
+    if (static_cast<int>(merits.size()) > options_.nonmonotone_memory) merits.erase(merits.begin());
     error = error_at(*r, w.u);
     if (error < best_error) {
       best_error = error;
@@ -357,7 +367,8 @@ FrictionNewton::Summary FrictionNewton::SolveShifted(const FrictionContactProble
     summary.natural_residual = error_at(*r, w.u);
     summary.siconos_error = ComputeFrictionErrors(problem, *r, w.u).siconos;
   } else {
-    DescribeFrictionPoint(problem, *r, &summary);
+    problem.Velocity(*r, &w.u);
+    DescribeFrictionPoint(problem, *r, w.u, &summary);
   }
   summary.iterations = iteration;
   SetOutcome(stop, timed_out, &summary);
@@ -423,7 +434,7 @@ FrictionProximalPoint::Summary FrictionProximalPoint::Solve(const FrictionContac
         options_.sigma_scale * adapt * mean_diagonal * std::min(1.0, std::sqrt(error));
     inner.tolerance = std::max(0.1 * options_.tolerance, 0.1 * error);
     center_ = *r;
-    const FrictionNewton::Summary step = newton_.SolveShifted(problem, sigma, center_, r);
+    const FrictionNewton::Summary& step = newton_.SolveShifted(problem, sigma, center_, r);
     inner_total += step.iterations;
     summary.factorizations += step.factorizations;
     if (!step.IsSolved()) {

@@ -64,13 +64,15 @@ class FrictionNewton {
   const Options& options() const { return options_; }
   Options& mutable_options() { return options_; }
 
-  // Solves FC(W, q, mu); *r receives the best point found.
-  Summary Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r);
+  // Solves FC(W, q, mu); *r receives the best point found. The summary stays valid until the
+  // next solve; with the workspace it is kept, so that a solve of a problem no larger than the
+  // last allocates nothing.
+  const Summary& Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r);
   // Solves the proximal subproblem FC(W + sigma I, q - sigma center, mu) (sigma >= 0): u is
   // replaced by W r + q + sigma (r - center) throughout, and the FCLib error reported and
   // tested is the subproblem's.
-  Summary SolveShifted(const FrictionContactProblem& problem, double sigma,
-                       const Eigen::VectorXd& center, Eigen::VectorXd* r);
+  const Summary& SolveShifted(const FrictionContactProblem& problem, double sigma,
+                              const Eigen::VectorXd& center, Eigen::VectorXd* r);
 
  private:
   struct Workspace;
@@ -87,6 +89,7 @@ class FrictionNewton {
 
   Options options_;
   std::unique_ptr<Workspace> work_;
+  Summary summary_;
   double sigma_ = 0.0;
   const Eigen::VectorXd* center_ = nullptr;
 };

@@ -65,11 +65,12 @@ void NonsmoothGaussSeidel::UpdateContact(const FrictionContactProblem& problem, 
   }
 }
 
-NonsmoothGaussSeidel::Summary NonsmoothGaussSeidel::Solve(const FrictionContactProblem& problem,
-                                                          Eigen::VectorXd* r) {
+const NonsmoothGaussSeidel::Summary& NonsmoothGaussSeidel::Solve(
+    const FrictionContactProblem& problem, Eigen::VectorXd* r) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  Summary summary;
+  ResetSummaryKeepingStorage(&summary_);
+  Summary& summary = summary_;
   summary.solver = options_.ordering == Ordering::Shuffled    ? "nsgs-shuffled"
                    : options_.ordering == Ordering::Symmetric ? "nsgs-symmetric"
                                                               : "nsgs";

@@ -59,7 +59,8 @@ class NonsmoothGaussSeidel {
 
   // Solves the problem; *r receives the best point found (contact by contact, [normal,
   // tangent, tangent]).
-  Summary Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r);
+  // The summary stays valid until the next Solve.
+  const Summary& Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r);
 
  private:
   void PrepareBlocks(const FrictionContactProblem& problem);
@@ -73,6 +74,7 @@ class NonsmoothGaussSeidel {
   std::vector<Eigen::Vector2d> directions_;
   std::vector<int> order_;
   Eigen::VectorXd u_, best_;
+  Summary summary_;  // kept, so that its message is rewritten in place
 };
 
 }  // namespace ncpkit

@@ -229,11 +229,12 @@ void VelocityGaussSeidel::Sweep(const GlobalFrictionContactProblem& problem, Eig
   }
 }
 
-VelocityGaussSeidel::Summary VelocityGaussSeidel::Solve(const GlobalFrictionContactProblem& problem,
-                                                        Eigen::VectorXd* r) {
+const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
+    const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  Summary summary;
+  ResetSummaryKeepingStorage(&summary_);
+  Summary& summary = summary_;
   summary.solver = "nsgs-velocity";
   summary.tolerance = options_.tolerance;
   const auto elapsed = [&]() {

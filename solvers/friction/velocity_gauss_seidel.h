@@ -54,7 +54,8 @@ class VelocityGaussSeidel {
 
   // Solves the problem; *r receives the best point found. Allocates nothing once its
   // workspace has grown to the problem's size.
-  Summary Solve(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r);
+  // The summary stays valid until the next Solve.
+  const Summary& Solve(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r);
 
  private:
   void Prepare(const GlobalFrictionContactProblem& problem);
@@ -89,6 +90,7 @@ class VelocityGaussSeidel {
   std::vector<char> invertible_;
   std::vector<Eigen::Vector2d> directions_;
   Eigen::VectorXd v_, u_, best_;
+  Summary summary_;  // kept, so that its message is rewritten in place
 };
 
 }  // namespace ncpkit

@@ -743,7 +743,11 @@ void LemkeSolver::RunLcp(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
   M_ = &M;
   PrepareWorkspace(n);
   const int max_pivots = options_.max_pivots > 0 ? options_.max_pivots : 10000 + 100 * n;
-  eta_columns_.resize(n, options_.refactorization_interval);
+  // At least as many columns as the interval: the recovery's re-run (interval 1) leaves the
+  // wider buffer in place, so the next ordinary solve does not allocate it again.
+  if (eta_columns_.rows() != n || eta_columns_.cols() < options_.refactorization_interval) {
+    eta_columns_.resize(n, options_.refactorization_interval);
+  }
   bool warm = StartFromWarmBasis(q, warm_basis);
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (!warm) {

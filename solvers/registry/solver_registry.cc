@@ -298,8 +298,8 @@ AutoSolver::Summary AutoSolvers::Solve(const MixedComplementarityProblem& proble
   return AutoSolver(options_.complementarity).Solve(problem, z);
 }
 
-FrictionAuto::Summary AutoSolvers::Solve(const FrictionContactProblem& problem,
-                                         Eigen::VectorXd* r) {
+const FrictionAuto::Summary& AutoSolvers::Solve(const FrictionContactProblem& problem,
+                                                Eigen::VectorXd* r) {
   friction_.mutable_options() = options_.friction;
   return friction_.Solve(problem, r);
 }

@@ -134,7 +134,7 @@ class AutoSolvers {
   const Options& options() const { return options_; }
   AutoSolver::Summary Solve(const LinearComplementarityProblem& problem, Eigen::VectorXd* z) const;
   AutoSolver::Summary Solve(const MixedComplementarityProblem& problem, Eigen::VectorXd* z) const;
-  FrictionAuto::Summary Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r);
+  const FrictionAuto::Summary& Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r);
 
  private:
   Options options_;
