@@ -3,11 +3,13 @@
 them on one machine in one run (old, new, old, new, ...) so that both see the same load.
 
   tools/bench_compare.py OLD_BENCH NEW_BENCH [--filter REGEX] [--repetitions 3]
-                         [--min-time 0.2] [--json OUT]
+                         [--min-time 0.2] [--statistic median|min] [--json OUT]
   tools/bench_compare.py --scenes OLD_NCPKIT NEW_NCPKIT [--repetitions 5] [--variants all]
 
 Prints per benchmark the median time per iteration of each binary and the ratio new / old
 (below 1: the new one is faster), then the geometric mean of the ratios and the worst one.
+On a shared host other work only ever adds time: --statistic min compares the fastest of the
+repetitions, which with enough of them is the least disturbed figure of each binary.
 With --scenes the two `ncpkit` programs run every bundled scene whole (`simulate`, its own
 solver, or with --variants all every default variant of its stepper), alternately, and the
 wall time of each run is compared; each scene runs for its duration times a whole factor that
@@ -108,6 +110,7 @@ def main():
     parser.add_argument("--filter", default="^BM_(PaperScene|Quasistatic|BoxesSideBySide|BoxTower)")
     parser.add_argument("--repetitions", type=int, default=3)
     parser.add_argument("--min-time", type=float, default=0.2)
+    parser.add_argument("--statistic", choices=("median", "min"), default="median")
     parser.add_argument("--json")
     parser.add_argument("--scenes", action="store_true")
     parser.add_argument("--variants", default="own")
@@ -130,7 +133,8 @@ def main():
         if not times["old"] or not times["new"]:
             print(f"{name:60s} skipped (an error in one of the binaries)")
             continue
-        old, new = statistics.median(times["old"]), statistics.median(times["new"])
+        pick = min if args.statistic == "min" else statistics.median
+        old, new = pick(times["old"]), pick(times["new"])
         rows.append({"name": name, "old": old, "new": new, "unit": unit, "ratio": new / old})
         print(f"{name:60s} old {old:10.2f} {unit}  new {new:10.2f} {unit}  new/old {new / old:5.3f}",
               flush=True)
