@@ -26,25 +26,23 @@ int FindBody(const std::vector<Body>& bodies, const std::string& name) {
 }
 
 void ValidateBody(const Body& body, bool dynamic) {
+  // The body's label is built only for an error (a scene of thousands of bodies is checked
+  // body by body when read and when its stepper is built).
+  const auto fail = [&body](const std::string& why) {
+    throw InputError("", 0, "body '" + body.name + "'", why);
+  };
   std::string why;
-  const std::string who = "body '" + body.name + "'";
-  if (!(!dynamic && body.IsPoint()) && !body.shape.IsValid(&why)) {
-    throw InputError("", 0, who, why);
-  }
-  if (!body.fixed && dynamic && !body.mass.IsValid(&why)) {
-    throw InputError("", 0, who, why);
-  }
+  if (!(!dynamic && body.IsPoint()) && !body.shape.IsValid(&why)) fail(why);
+  if (!body.fixed && dynamic && !body.mass.IsValid(&why)) fail(why);
   if (!body.fixed && dynamic && body.shape.kind == ShapeKind::HalfSpace) {
-    throw InputError("", 0, who, "a plane must be fixed");
+    fail("a plane must be fixed");
   }
   const RigidBodyState& s = body.state;
   if (!s.position.allFinite() || !s.orientation.coeffs().allFinite() ||
       !s.linear_velocity.allFinite() || !s.angular_velocity.allFinite()) {
-    throw InputError("", 0, who, "initial state has a non-finite value");
+    fail("initial state has a non-finite value");
   }
-  if (std::abs(s.orientation.norm() - 1.0) > 1e-6) {
-    throw InputError("", 0, who, "orientation is not a unit quaternion");
-  }
+  if (std::abs(s.orientation.norm() - 1.0) > 1e-6) fail("orientation is not a unit quaternion");
 }
 
 void ValidateBodies(const std::vector<Body>& bodies, bool dynamic) {

@@ -5,21 +5,31 @@
 namespace ncpkit {
 
 bool MassProperties::IsValid(std::string* why) const {
-  std::ostringstream os;
-  if (!(std::isfinite(mass) && mass > 0.0)) {
-    os << "mass = " << mass << " must be positive and finite";
+  // The message is formatted only when a check fails (a stream costs more than the checks).
+  const bool mass_ok = std::isfinite(mass) && mass > 0.0;
+  const char* problem = nullptr;
+  if (!mass_ok) {
+    problem = "mass";
   } else if (!body_inertia.allFinite()) {
-    os << "inertia has a non-finite entry";
+    problem = "inertia has a non-finite entry";
   } else if ((body_inertia - body_inertia.transpose()).cwiseAbs().maxCoeff() >
              1e-12 * body_inertia.cwiseAbs().maxCoeff()) {
-    os << "inertia is not symmetric";
+    problem = "inertia is not symmetric";
   } else if (Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(body_inertia)
                  .eigenvalues()
                  .minCoeff() <= 0.0) {
-    os << "inertia is not positive definite";
+    problem = "inertia is not positive definite";
   }
-  if (why) *why = os.str();
-  return os.str().empty();
+  if (why != nullptr && problem == nullptr) {
+    why->clear();
+  } else if (why != nullptr && !mass_ok) {
+    std::ostringstream os;
+    os << "mass = " << mass << " must be positive and finite";
+    *why = os.str();
+  } else if (why != nullptr) {
+    *why = problem;
+  }
+  return problem == nullptr;
 }
 
 MassProperties MassProperties::Box(double mass, const Eigen::Vector3d& size) {

@@ -37,19 +37,26 @@ int Shape::NumInequalities() const {
 }
 
 bool Shape::IsValid(std::string* why) const {
+  // A stream only for a shape that fails: a scene of thousands of bodies checks each of them
+  // when it is read and when its stepper is built, and a stream's construction costs more than
+  // the checks.
   const ShapeType* type = FindShapeType(kind);
+  int bad = -1;
+  for (int k = 0; type != nullptr && k < type->size_count && bad < 0; ++k) {
+    if (!(std::isfinite(size[k]) && size[k] > 0.0)) bad = k;
+  }
+  if (type != nullptr && bad < 0) {
+    if (why) why->clear();
+    return true;
+  }
   std::ostringstream os;
   if (type == nullptr) {
     os << "shape kind " << static_cast<int>(kind) << " is not registered";
   } else {
-    for (int k = 0; k < type->size_count && os.str().empty(); ++k) {
-      if (!(std::isfinite(size[k]) && size[k] > 0.0)) {
-        os << "size[" << k << "] = " << size[k] << " must be positive and finite";
-      }
-    }
+    os << "size[" << bad << "] = " << size[bad] << " must be positive and finite";
   }
   if (why) *why = os.str();
-  return os.str().empty();
+  return false;
 }
 
 Eigen::Vector3d Shape::SupportPoint(const Eigen::Vector3d& d, double flat) const {
