@@ -34,8 +34,6 @@ const FrictionAuto::Summary& FrictionAuto::Solve(const FrictionContactProblem& p
   };
   ResetSummaryKeepingStorage(&summary_);
   Summary& summary = summary_;
-  summary.path.clear();
-  summary.solved_by.clear();
   summary.solver = "auto";
   summary.tolerance = options_.tolerance;
   if (!AcceptOptions(options_, &summary)) return summary;

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <random>
+#include <sstream>
+#include <string>
 
 #include "solvers/base/input_error.h"
 #include "solvers/friction/friction_auto.h"
@@ -124,6 +126,34 @@ TEST_CASE("random well-posed problems: every solver converges and they agree") {
         CHECK((r - reference).norm() <= 1e-6 * (1.0 + reference.norm()));
       }
     }
+  }
+}
+
+TEST_CASE("a kept solver's second solve reports afresh, not on top of the first") {
+  // The solvers keep their summary from one solve to the next (its strings' storage): every
+  // field must still describe the latest solve alone, e.g. auto's path of attempts.
+  const FrictionContactProblem problem = RandomContactProblem(12, 6, 0.3, 0.5, 3);
+  for (const char* name : kFrictionSolvers) {
+    CAPTURE(name);
+    SolverOptions options;
+    options.tolerance = 1e-10;
+    const std::unique_ptr<ComplementaritySolver> solver =
+        CreateSolver(name, ProblemKind::Friction, options);
+    Eigen::VectorXd r;
+    const std::string first = solver->Solve(problem, &r).FullReport();
+    r.resize(0);
+    const std::string second = solver->Solve(problem, &r).FullReport();
+    // The reports differ only in their wall time line.
+    const auto without_time = [](const std::string& report) {
+      std::string kept;
+      std::istringstream lines(report);
+      for (std::string line; std::getline(lines, line);) {
+        if (line.find("time") == std::string::npos) kept += line + "\n";
+      }
+      return kept;
+    };
+    CHECK(without_time(first) == without_time(second));
+    CHECK(!without_time(first).empty());
   }
 }
 
