@@ -22,6 +22,7 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -70,6 +71,13 @@ def scratch(build):
 
 def run(language, text, build):
     repo = scratch(build)
+    try:
+        return run_in(repo, language, text, build)
+    finally:
+        shutil.rmtree(repo.parent)
+
+
+def run_in(repo, language, text, build):
     env = dict(os.environ, PYTHONPATH=str(build / "python"), MPLBACKEND="Agg")
     if language == "python":
         command = ["/usr/bin/python3", "-c", text]
