@@ -4,12 +4,17 @@ them on one machine in one run (old, new, old, new, ...) so that both see the sa
 
   tools/bench_compare.py OLD_BENCH NEW_BENCH [--filter REGEX] [--repetitions 3]
                          [--min-time 0.2] [--statistic median|min] [--json OUT]
+  tools/bench_compare.py OLD_BENCH NEW_BENCH --instructions [--filter REGEX] [--jobs 2]
   tools/bench_compare.py --scenes OLD_NCPKIT NEW_NCPKIT [--repetitions 5] [--variants all]
 
 Prints per benchmark the median time per iteration of each binary and the ratio new / old
 (below 1: the new one is faster), then the geometric mean of the ratios and the worst one.
 On a shared host other work only ever adds time: --statistic min compares the fastest of the
 repetitions, which with enough of them is the least disturbed figure of each binary.
+With --instructions each benchmark runs one iteration under valgrind's callgrind in each
+binary and the instructions executed inside the benchmark's timed loop are compared: a count
+that other work on the host does not move (nor code placement, which moves times at equal
+counts), so that small differences are real; the runs go --jobs at a time.
 With --scenes the two `ncpkit` programs run every bundled scene whole (`simulate`, its own
 solver, or with --variants all every default variant of its stepper), alternately, and the
 wall time of each run is compared; each scene runs for its duration times a whole factor that
@@ -17,6 +22,7 @@ makes the old program take about --target-seconds (default 1.5), so that startin
 program does not weigh.
 """
 import argparse
+import concurrent.futures
 import json
 import math
 import pathlib
@@ -24,6 +30,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -51,6 +58,47 @@ def run_once(binary, name, min_time):
         if b["name"] == name:
             return b["real_time"], b["time_unit"]
     return None
+
+
+def count_once(binary, name):
+    """Instructions executed in one iteration of the benchmark's timed loop (callgrind dumps
+    its counts when the loop starts and again when it ends), or None if the benchmark fails."""
+    with tempfile.TemporaryDirectory() as work:
+        out = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--dump-instr=no",
+             "--callgrind-out-file=" + work + "/cg",
+             "--dump-after=benchmark::State::StartKeepRunning()",
+             "--dump-before=benchmark::State::FinishKeepRunning()",
+             binary, "--benchmark_filter=^" + escape(name) + "$",
+             "--benchmark_min_time=1e-9", "--benchmark_format=json"],
+            capture_output=True, text=True, env={"OPENBLAS_NUM_THREADS": "1"})
+        if out.returncode != 0:
+            return None
+        reported = json.loads(out.stdout)["benchmarks"]
+        if not reported or any(b.get("error_occurred") for b in reported):
+            return None
+        for dump in pathlib.Path(work).glob("cg.*"):
+            text = dump.read_text()
+            if "Trigger: --dump-before=benchmark::State::FinishKeepRunning" in text:
+                return int(re.search(r"^totals: (\d+)", text, re.M).group(1))
+    return None
+
+
+def compare_instructions(args, common):
+    def both(name):
+        return name, count_once(args.old, name), count_once(args.new, name)
+
+    rows = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for name, old, new in pool.map(both, common):
+            if old is None or new is None:
+                print(f"{name:60s} skipped (an error in one of the binaries)", flush=True)
+                continue
+            rows.append({"name": name, "old": old, "new": new, "unit": "instructions",
+                         "ratio": new / old})
+            print(f"{name:60s} old {old:13,d}  new {new:13,d} instructions  "
+                  f"new/old {new / old:5.3f}", flush=True)
+    return rows
 
 
 SCENE_VARIANTS = {
@@ -112,6 +160,8 @@ def main():
     parser.add_argument("--min-time", type=float, default=0.2)
     parser.add_argument("--statistic", choices=("median", "min"), default="median")
     parser.add_argument("--json")
+    parser.add_argument("--instructions", action="store_true")
+    parser.add_argument("--jobs", type=int, default=2, help="--instructions: runs at a time")
     parser.add_argument("--scenes", action="store_true")
     parser.add_argument("--variants", default="own")
     parser.add_argument("--target-seconds", type=float, default=1.5)
@@ -120,6 +170,8 @@ def main():
     if args.scenes:
         return report(compare_scenes(args), args)
     common = [n for n in names(args.new, args.filter) if n in set(names(args.old, args.filter))]
+    if args.instructions:
+        return report(compare_instructions(args, common), args)
     rows = []
     for name in common:
         times = {"old": [], "new": []}
