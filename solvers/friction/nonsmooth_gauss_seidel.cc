@@ -42,25 +42,29 @@ void NonsmoothGaussSeidel::PrepareBlocks(const FrictionContactProblem& problem) 
   }
 }
 
-// Contact a's local problem solved exactly (relaxed by omega), r_a and u updated.
-void NonsmoothGaussSeidel::UpdateContact(const FrictionContactProblem& problem, int a,
-                                         Eigen::VectorXd* r) {
+// One sweep in order_: each contact's local problem solved exactly (relaxed by omega), r_a and u
+// updated. The contacts' loop is here rather than a call per contact: with that call, and the
+// single-contact solve behind one more, NSGS ran 4.6 % more instructions (callgrind,
+// FCLib/nsgs/Spheres-i099-356-679_reduced: 29.2 million against 27.9).
+void NonsmoothGaussSeidel::Sweep(const FrictionContactProblem& problem, Eigen::VectorXd* r) {
   const double omega = options_.relaxation;
-  const double mu = problem.mu()[a];
-  const Eigen::Vector3d old = r->segment<3>(3 * a);
-  const Eigen::Vector3d q_local = u_.segment<3>(3 * a) - blocks_[a] * old;
-  const SingleContactSolution local = SolveSingleContactCarried(
-      blocks_[a], inverses_[a], invertible_[a], q_local, mu, old, &directions_[a]);
-  Eigen::Vector3d next = omega == 1.0 ? local.r : Eigen::Vector3d(old + omega * (local.r - old));
-  if (omega > 1.0) next = ProjectOntoCone(mu, next);
-  const Eigen::Vector3d change = next - old;
-  if (change.isZero(0.0)) return;
-  r->segment<3>(3 * a) = next;
   const Eigen::SparseMatrix<double>& columns = problem.W_columns();
-  for (int k = 0; k < 3; ++k) {
-    if (change[k] == 0.0) continue;
-    for (Eigen::SparseMatrix<double>::InnerIterator it(columns, 3 * a + k); it; ++it) {
-      u_[it.row()] += it.value() * change[k];
+  for (const int a : order_) {
+    const double mu = problem.mu()[a];
+    const Eigen::Vector3d old = r->segment<3>(3 * a);
+    const Eigen::Vector3d q_local = u_.segment<3>(3 * a) - blocks_[a] * old;
+    const SingleContactSolution local = SolveSingleContactCarried(
+        blocks_[a], inverses_[a], invertible_[a], q_local, mu, old, &directions_[a]);
+    Eigen::Vector3d next = omega == 1.0 ? local.r : Eigen::Vector3d(old + omega * (local.r - old));
+    if (omega > 1.0) next = ProjectOntoCone(mu, next);
+    const Eigen::Vector3d change = next - old;
+    if (change.isZero(0.0)) continue;
+    r->segment<3>(3 * a) = next;
+    for (int k = 0; k < 3; ++k) {
+      if (change[k] == 0.0) continue;
+      for (Eigen::SparseMatrix<double>::InnerIterator it(columns, 3 * a + k); it; ++it) {
+        u_[it.row()] += it.value() * change[k];
+      }
     }
   }
 }
@@ -105,7 +109,7 @@ const NonsmoothGaussSeidel::Summary& NonsmoothGaussSeidel::Solve(
     } else if (options_.ordering == Ordering::Symmetric) {
       std::reverse(order_.begin(), order_.end());
     }
-    for (const int a : order_) UpdateContact(problem, a, r);
+    Sweep(problem, r);
     double error = ComputeFrictionErrors(problem, *r, u_).fclib;
     if (error <= options_.tolerance) {
       problem.Velocity(*r, &u_);  // without the updates' rounding

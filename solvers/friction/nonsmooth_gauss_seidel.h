@@ -64,7 +64,7 @@ class NonsmoothGaussSeidel {
 
  private:
   void PrepareBlocks(const FrictionContactProblem& problem);
-  void UpdateContact(const FrictionContactProblem& problem, int a, Eigen::VectorXd* r);
+  void Sweep(const FrictionContactProblem& problem, Eigen::VectorXd* r);
 
   Options options_;
   // Per contact: the diagonal block, its inverse and whether it has one; the last sliding

@@ -229,18 +229,4 @@ SingleContactSolution SolveSingleContact(const Eigen::Matrix3d& W, const Eigen::
   return solution;
 }
 
-SingleContactSolution SolveSingleContactCarried(const Eigen::Matrix3d& W,
-                                                const Eigen::Matrix3d& W_inverse, bool invertible,
-                                                const Eigen::Vector3d& q, double mu,
-                                                const Eigen::Vector3d& r_start,
-                                                Eigen::Vector2d* direction) {
-  const Eigen::Vector2d* warm = std::isnan(direction->x()) ? nullptr : direction;
-  const SingleContactSolution local =
-      SolveSingleContact(W, W_inverse, invertible, q, mu, r_start, warm);
-  *direction = local.state == ContactState::Sliding
-                   ? local.direction
-                   : Eigen::Vector2d::Constant(std::numeric_limits<double>::quiet_NaN());
-  return local;
-}
-
 }  // namespace ncpkit

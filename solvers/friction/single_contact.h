@@ -4,6 +4,8 @@
 #define NCPKIT_SOLVERS_FRICTION_SINGLE_CONTACT_H_
 
 #include <Eigen/Dense>
+#include <cmath>
+#include <limits>
 
 namespace ncpkit {
 
@@ -46,12 +48,19 @@ SingleContactSolution SolveSingleContact(const Eigen::Matrix3d& W, const Eigen::
 
 // The same for a contact of a Gauss-Seidel sweep that carries its sliding direction from sweep to
 // sweep: *direction is the warm direction (NaN in x: none) and becomes the new one (NaN unless
-// the contact slides).
-SingleContactSolution SolveSingleContactCarried(const Eigen::Matrix3d& W,
-                                                const Eigen::Matrix3d& W_inverse, bool invertible,
-                                                const Eigen::Vector3d& q, double mu,
-                                                const Eigen::Vector3d& r_start,
-                                                Eigen::Vector2d* direction);
+// the contact slides). Inline: the Gauss-Seidel sweeps call it once per contact.
+inline SingleContactSolution SolveSingleContactCarried(const Eigen::Matrix3d& W,
+                                                       const Eigen::Matrix3d& W_inverse,
+                                                       bool invertible, const Eigen::Vector3d& q,
+                                                       double mu, const Eigen::Vector3d& r_start,
+                                                       Eigen::Vector2d* direction) {
+  const Eigen::Vector2d* warm = std::isnan(direction->x()) ? nullptr : direction;
+  SingleContactSolution local = SolveSingleContact(W, W_inverse, invertible, q, mu, r_start, warm);
+  *direction = local.state == ContactState::Sliding
+                   ? local.direction
+                   : Eigen::Vector2d::Constant(std::numeric_limits<double>::quiet_NaN());
+  return local;
+}
 
 }  // namespace ncpkit
 

@@ -190,8 +190,8 @@ void VelocityGaussSeidel::ScatterChange(const GlobalFrictionContactProblem& prob
 // Contact a's local solution for q_local: sticking (r = -W^-1 q inside the cone, the common
 // case at rest) tested here, the other cases by the single-contact solver, started from `old`
 // and the contact's last sliding direction.
-Eigen::Vector3d VelocityGaussSeidel::LocalSolve(int a, const Eigen::Vector3d& q_local, double mu,
-                                                const Eigen::Vector3d& old) {
+inline Eigen::Vector3d VelocityGaussSeidel::LocalSolve(int a, const Eigen::Vector3d& q_local,
+                                                       double mu, const Eigen::Vector3d& old) {
   Eigen::Vector3d solved;
   if (q_local[0] < 0.0 && invertible_[a] &&
       (solved = -(inverses_[a] * q_local), solved[0] >= 0.0) &&
