@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "solvers/base/constants.h"
+
 namespace ncpkit {
 namespace {
 
@@ -38,7 +40,6 @@ std::string Number(double x) {
 }  // namespace
 
 PerformanceProfile ComputePerformanceProfile(const std::vector<ProfileResult>& results) {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
   PerformanceProfile profile;
   std::vector<std::string> problems;
   for (const ProfileResult& r : results) {

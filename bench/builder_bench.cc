@@ -9,12 +9,12 @@
 #include <memory>
 #include <vector>
 
+#include "solvers/base/constants.h"
 #include "solvers/mcp/problem_builder.h"
 
 namespace ncpkit {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kLambda = 1.0;
 
 // Rows first .. first + count - 1 of Bratu's F(x) = A x / h^2 - lambda exp(x), A =

@@ -271,7 +271,7 @@ int RegisterEngineBenchmarks() {
   }
   return 0;
 }
-const int kRegistered = RegisterEngineBenchmarks();
+const int kEngineRegistered = RegisterEngineBenchmarks();
 
 }  // namespace
 }  // namespace ncpkit::bench

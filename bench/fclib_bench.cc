@@ -22,7 +22,7 @@
 namespace ncpkit {
 namespace {
 
-constexpr double kTolerance = 1e-6;
+constexpr double kFclibTolerance = 1e-6;
 
 // The problem of a shared file, read once.
 const FrictionContactProblem& Problem(const std::string& relative) {
@@ -39,7 +39,7 @@ void BM_Ncpkit(benchmark::State& state, const std::string& solver_name,
                const std::string& relative) {
   const FrictionContactProblem& problem = Problem(relative);
   SolverOptions options;
-  options.tolerance = kTolerance;
+  options.tolerance = kFclibTolerance;
   const std::unique_ptr<ComplementaritySolver> solver =
       CreateSolver(solver_name, ProblemKind::Friction, options);
   Eigen::VectorXd r;
@@ -68,12 +68,12 @@ void BM_Siconos(benchmark::State& state, SiconosFrictionSolver solver,
   // to end within them, again here, so that the timed runs start as warm as any other.
   Eigen::VectorXd r, u;
   const auto calibrate = [&]() {
-    double tolerance = kTolerance;
+    double tolerance = kFclibTolerance;
     for (; tolerance >= 1e-13; tolerance /= 10.0) {
       const bench::SiconosResult tried =
           bench::SiconosSolveFrictionContact(solver, problem.W_columns(), problem.q(), problem.mu(),
                                              tolerance, max_iterations, &r, &u);
-      if (tried.info != 0 || FclibError(problem, r) <= kTolerance) break;
+      if (tried.info != 0 || FclibError(problem, r) <= kFclibTolerance) break;
     }
     return tolerance;
   };
@@ -93,14 +93,14 @@ void BM_Siconos(benchmark::State& state, SiconosFrictionSolver solver,
   state.counters["iterations"] = result.iterations;
   state.counters["fclib_error"] = FclibError(problem, r);
   state.counters["siconos_tolerance"] = tolerance;
-  if (result.info != 0 || !(FclibError(problem, r) <= kTolerance)) {
+  if (result.info != 0 || !(FclibError(problem, r) <= kFclibTolerance)) {
     state.SkipWithError("Siconos did not reach FCLib error 1e-6");
   }
 }
 #endif
 
 // Registered at start-up: one benchmark per problem and solver.
-const bool kRegistered = [] {
+const bool kFclibRegistered = [] {
   for (const SharedFclibProblem& shared : SharedFclibProblems()) {
     const std::string relative = shared.path;
     for (const std::string& solver : SolverNames(ProblemKind::Friction)) {

@@ -209,7 +209,7 @@ int RegisterSceneBenchmarks() {
   // The explicit stepper's scenes run in BM_Engine (engine_bench.cc), beside the peer engines.
   return 0;
 }
-const int kRegistered = RegisterSceneBenchmarks();
+const int kSceneRegistered = RegisterSceneBenchmarks();
 
 BENCHMARK(BM_BoxesSideBySide)->Arg(1)->Arg(10)->Arg(30)->Arg(100)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_BoxTower)->Arg(2)->Arg(5)->Arg(10)->Arg(20)->Unit(benchmark::kMicrosecond);

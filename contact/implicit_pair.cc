@@ -5,10 +5,11 @@
 #include <limits>
 #include <vector>
 
+#include "solvers/base/constants.h"
+
 namespace ncpkit {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 // A multiplier l_i (i != k1) above this counts as positive: the l_i are ratios of gradient
 // weights, of order 1 when the inequality is active.
 constexpr double kActiveMultiplier = 1e-6;

@@ -19,8 +19,8 @@ namespace {
 using internal::Matrix36;
 
 // The contact's rows for the body whose centre is `centre` and whose point is `point`.
-Matrix36 ContactRows(const ExplicitContact& c, const Eigen::Vector3d& point,
-                     const Eigen::Vector3d& centre) {
+Matrix36 BodyFrameRows(const ExplicitContact& c, const Eigen::Vector3d& point,
+                       const Eigen::Vector3d& centre) {
   return ContactFrameRows(c.point.normal, c.tangent1, c.tangent2, point, centre);
 }
 
@@ -333,8 +333,8 @@ bool ExplicitStepper::NewContactViolated(const std::vector<Vector6d>& end_veloci
     if (known) continue;
     const Body& a = bodies_[c.body_a];
     const Body& b = bodies_[c.body_b];
-    const Matrix36 rows_a = -ContactRows(c, c.point.point_a, a.state.position);
-    const Matrix36 rows_b = ContactRows(c, c.point.point_b, b.state.position);
+    const Matrix36 rows_a = -BodyFrameRows(c, c.point.point_a, a.state.position);
+    const Matrix36 rows_b = BodyFrameRows(c, c.point.point_b, b.state.position);
     const double normal_velocity =
         rows_a.row(0).dot(end_velocity[c.body_a]) + rows_b.row(0).dot(end_velocity[c.body_b]);
     if (normal_velocity + NormalOffset(c, rows_a, rows_b, laws_.Get(c.body_a, c.body_b)) < 0.0) {
@@ -361,8 +361,8 @@ void ExplicitStepper::ComputeFrameRows() {
     const ExplicitContact& contact = contacts[c];
     const Body& a = bodies_[contact.body_a];
     const Body& b = bodies_[contact.body_b];
-    w.rows_a[c] = -ContactRows(contact, contact.point.point_a, a.state.position);
-    w.rows_b[c] = ContactRows(contact, contact.point.point_b, b.state.position);
+    w.rows_a[c] = -BodyFrameRows(contact, contact.point.point_a, a.state.position);
+    w.rows_b[c] = BodyFrameRows(contact, contact.point.point_b, b.state.position);
     w.contact_velocity.segment<3>(3 * c) =
         w.rows_a[c] * w.velocity[contact.body_a] + w.rows_b[c] * w.velocity[contact.body_b];
     const ContactLaw& law = laws_.Get(contact.body_a, contact.body_b);

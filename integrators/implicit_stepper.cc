@@ -7,13 +7,13 @@
 #include <sstream>
 
 #include "integrators/json_reader.h"
+#include "solvers/base/constants.h"
 #include "solvers/base/input_error.h"
 #include "solvers/mcp/problem_builder.h"
 
 namespace ncpkit {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 // Fraction of the tolerance below which a warm start is accepted without a Newton step.
 constexpr double kWarmStartAcceptance = 1e-2;
 

@@ -9,6 +9,7 @@
 
 #include "integrators/json_reader.h"
 #include "integrators/limits.h"
+#include "solvers/base/constants.h"
 #include "solvers/base/input_error.h"
 #include "solvers/base/internal/enum_names.h"
 #include "solvers/lcp/linear_problem.h"
@@ -23,7 +24,6 @@ namespace {
 
 using Eigen::Vector3d;
 using Triplet = Eigen::Triplet<double>;
-constexpr double kInf = std::numeric_limits<double>::infinity();
 // Natural residual below which a step's unconverged best iterate is still applied.
 constexpr double kUsableResidual = 1e-4;
 

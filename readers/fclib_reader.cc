@@ -17,8 +17,7 @@
 namespace ncpkit {
 namespace {
 
-// Largest matrix dimension and entry count a file may declare.
-constexpr int64_t kMaxDim = 50'000'000;
+// Largest entry count a file may declare (internal::kMaxDim: the largest dimension).
 constexpr int64_t kMaxEntries = 500'000'000;
 
 // An HDF5 identifier closed on destruction.
@@ -191,8 +190,8 @@ class Hdf5Reader {
 // struct fclib_matrix under `group` (FORMAT.md §4): triplets (nz >= 0; p = column and i = row
 // of each entry, duplicates summed), compressed columns (nz = -1) or rows (nz = -2).
 Eigen::SparseMatrix<double> ReadMatrix(Hdf5Reader& in, const std::string& group) {
-  const int64_t m = in.Integer(group + "/m", 0, kMaxDim);
-  const int64_t n = in.Integer(group + "/n", 0, kMaxDim);
+  const int64_t m = in.Integer(group + "/m", 0, internal::kMaxDim);
+  const int64_t n = in.Integer(group + "/n", 0, internal::kMaxDim);
   const int64_t nz = in.Integer(group + "/nz", -2, kMaxEntries);
   const int64_t nzmax = in.Integer(group + "/nzmax", 0, kMaxEntries);
   // Every dimension comes with a vector of that size in the file (q, f, w); one the file could
@@ -259,11 +258,6 @@ Eigen::SparseMatrix<double> ReadMatrix(Hdf5Reader& in, const std::string& group)
 
 Eigen::VectorXd ToVector(const std::vector<double>& values) {
   return Eigen::Map<const Eigen::VectorXd>(values.data(), static_cast<Eigen::Index>(values.size()));
-}
-
-std::string BaseName(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 FrictionContactProblem MakeProblem(Hdf5Reader& in, const std::string& group,
@@ -376,7 +370,7 @@ FclibFile ReadFclibFile(const std::string& path) {
       file.guesses_r.push_back(ToVector(in.Doubles(name, m, m)));
     }
   }
-  file.problem.name = BaseName(path);
+  file.problem.name = internal::BaseName(path);
   return file;
 }
 

@@ -7,13 +7,12 @@
 #include <vector>
 
 #include "readers/matrix_market.h"
+#include "solvers/base/constants.h"
 
 namespace ncpkit {
 namespace {
 
 using internal::TextScanner;
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr int64_t kMaxDim = 50'000'000;
 
 // A NumericsMatrix as read: dense (column-major storage) or sparse.
 struct NumericsMatrix {
@@ -26,8 +25,8 @@ struct NumericsMatrix {
 // A dense NumericsMatrix after its storage type and sizes: the repeated sizes, then the
 // entries column by column.
 void ReadDenseValues(TextScanner& in, NumericsMatrix* m) {
-  const int rows = static_cast<int>(in.ReadInt("repeated row count", 0, kMaxDim));
-  const int cols = static_cast<int>(in.ReadInt("repeated column count", 0, kMaxDim));
+  const int rows = static_cast<int>(in.ReadInt("repeated row count", 0, internal::kMaxDim));
+  const int cols = static_cast<int>(in.ReadInt("repeated column count", 0, internal::kMaxDim));
   if (rows != m->rows || cols != m->cols) {
     std::ostringstream os;
     os << "dense matrix header says " << m->rows << " x " << m->cols << " then " << rows << " x "
@@ -84,9 +83,9 @@ void ReadBlockRow(TextScanner& in, const std::vector<int64_t>& row_ptr,
 // A sparse block NumericsMatrix after its storage type and sizes.
 void ReadSparseBlockValues(TextScanner& in, NumericsMatrix* m) {
   m->dense = false;
-  const int64_t nbblocks = in.ReadInt("number of stored blocks", 0, kMaxDim);
-  const int64_t nbr = in.ReadInt("number of block rows", 0, kMaxDim);
-  const int64_t nbc = in.ReadInt("number of block columns", 0, kMaxDim);
+  const int64_t nbblocks = in.ReadInt("number of stored blocks", 0, internal::kMaxDim);
+  const int64_t nbr = in.ReadInt("number of block rows", 0, internal::kMaxDim);
+  const int64_t nbc = in.ReadInt("number of block columns", 0, internal::kMaxDim);
   in.RequireTokens(nbr + nbc + 2 + nbr + 1 + nbblocks, "sparse block structure");
   const std::vector<int> row_end = ReadBlockEnds(in, nbr, m->rows, "row");
   const std::vector<int> col_end = ReadBlockEnds(in, nbc, m->cols, "column");
@@ -119,8 +118,8 @@ NumericsMatrix ReadNumericsMatrix(TextScanner& in, int expected_rows, int expect
   NumericsMatrix m;
   const int storage =
       static_cast<int>(in.ReadInt("matrix storage type (0 dense, 1 sparse block)", 0, 2));
-  m.rows = static_cast<int>(in.ReadInt("matrix row count size0", 0, kMaxDim));
-  m.cols = static_cast<int>(in.ReadInt("matrix column count size1", 0, kMaxDim));
+  m.rows = static_cast<int>(in.ReadInt("matrix row count size0", 0, internal::kMaxDim));
+  m.cols = static_cast<int>(in.ReadInt("matrix column count size1", 0, internal::kMaxDim));
   if (m.rows != expected_rows || m.cols != expected_cols) {
     std::ostringstream os;
     os << "M is " << m.rows << " x " << m.cols << " but " << context;
@@ -144,11 +143,6 @@ Eigen::VectorXd ReadVector(TextScanner& in, int64_t size, const std::string& nam
     v[i] = in.ReadDouble(what.str());
   }
   return v;
-}
-
-std::string BaseName(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 LinearComplementarityProblem MakeProblem(const NumericsMatrix& m, Eigen::VectorXd q,
@@ -223,7 +217,7 @@ LinearComplementarityProblem ReadSiconosMlcp(const std::string& path) {
 
 LinearComplementarityProblem ParseSiconosLcp(const std::string& text, const std::string& path) {
   TextScanner in(path, text);
-  const int n = static_cast<int>(in.ReadInt("problem size n", 1, kMaxDim));
+  const int n = static_cast<int>(in.ReadInt("problem size n", 1, internal::kMaxDim));
   // q alone takes n values: a size the file cannot hold is refused before any allocation.
   in.RequireTokens(n, "an LCP of size n");
   std::ostringstream context;
@@ -233,7 +227,7 @@ LinearComplementarityProblem ParseSiconosLcp(const std::string& text, const std:
   in.ExpectEndOrRemark("the last entry of q");
   LinearComplementarityProblem problem =
       MakeProblem(m, std::move(q), Eigen::VectorXd::Zero(n), Eigen::VectorXd::Constant(n, kInf));
-  problem.name = BaseName(path);
+  problem.name = internal::BaseName(path);
   return problem;
 }
 
@@ -242,8 +236,9 @@ LinearComplementarityProblem ParseSiconosMlcp(const std::string& text, const std
   const bool type1 = in.ReadInt("isStorageType1 (0 or 1)", 0, 1) == 1;
   const bool type2 = in.ReadInt("isStorageType2 (0 or 1)", 0, 1) == 1;
   if (!type1 && !type2) in.Fail("neither storage type is set");
-  const int n = static_cast<int>(in.ReadInt("number of equality rows n", 0, kMaxDim));
-  const int m = static_cast<int>(in.ReadInt("number of complementarity rows m", 0, kMaxDim));
+  const int n = static_cast<int>(in.ReadInt("number of equality rows n", 0, internal::kMaxDim));
+  const int m =
+      static_cast<int>(in.ReadInt("number of complementarity rows m", 0, internal::kMaxDim));
   const int size = n + m;
   if (size == 0) in.Fail("empty MLCP (n + m = 0)");
   // q alone takes n + m values: a size the file cannot hold is refused before any allocation.
@@ -284,7 +279,7 @@ LinearComplementarityProblem ParseSiconosMlcp(const std::string& text, const std
     }
     in.ExpectEndOrRemark("the last entry of q");
     LinearComplementarityProblem problem = MakeProblem(M, std::move(q), l, u);
-    problem.name = BaseName(path);
+    problem.name = internal::BaseName(path);
     return problem;
   }
   Eigen::MatrixXd M;
@@ -294,7 +289,7 @@ LinearComplementarityProblem ParseSiconosMlcp(const std::string& text, const std
   l.head(n).setConstant(-kInf);
   l.tail(m).setZero();
   LinearComplementarityProblem problem(std::move(M), std::move(q), l, u);
-  problem.name = BaseName(path);
+  problem.name = internal::BaseName(path);
   return problem;
 }
 
@@ -306,7 +301,7 @@ FrictionContactProblem ParseSiconosFrictionContact(const std::string& text,
                                                    const std::string& path) {
   TextScanner in(path, text);
   in.ReadInt("dimension d (3: ncpkit solves 3D frictional contact)", 3, 3);
-  const int nc = static_cast<int>(in.ReadInt("number of contacts", 0, kMaxDim / 3));
+  const int nc = static_cast<int>(in.ReadInt("number of contacts", 0, internal::kMaxDim / 3));
   // q and mu alone take 4 n_c values.
   in.RequireTokens(int64_t{4} * nc, "a frictional contact problem with that many contacts");
   std::ostringstream context;
@@ -318,14 +313,14 @@ FrictionContactProblem ParseSiconosFrictionContact(const std::string& text,
   FrictionContactProblem problem(
       W.dense ? Eigen::SparseMatrix<double>(W.dense_values.sparseView()) : W.sparse_values,
       std::move(q), std::move(mu));
-  problem.name = BaseName(path);
+  problem.name = internal::BaseName(path);
   return problem;
 }
 
 LinearComplementarityProblem ReadProblemFile(const std::string& path, const std::string& q_path,
                                              const std::string& lower_path,
                                              const std::string& upper_path) {
-  const std::string base = BaseName(path);
+  const std::string base = internal::BaseName(path);
   if (base.size() > 4 && base.compare(base.size() - 4, 4, ".mtx") == 0) {
     if (q_path.empty()) {
       throw InputError(path, 0, "", "a Matrix Market matrix needs a q vector file (--q FILE)");

@@ -37,6 +37,11 @@ void CheckText(const std::string& name, const std::string& text) {
 
 }  // namespace
 
+std::string BaseName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
 std::string ReadTextFile(const std::string& path) {
   struct stat info;
   if (::stat(path.c_str(), &info) != 0) {

@@ -13,6 +13,11 @@ namespace internal {
 
 // Largest problem file the readers accept (bytes); a larger one is refused before it is read.
 constexpr int64_t kMaxProblemFileBytes = int64_t{1} << 31;
+// Largest matrix dimension (and block count) a problem file may declare.
+constexpr int64_t kMaxDim = 50'000'000;
+
+// The file name of `path` without its folders (a problem's name).
+std::string BaseName(const std::string& path);
 
 // Reads a whole text file for a reader: throws InputError if it cannot be opened, is not a
 // regular file (a directory, a device), is larger than kMaxProblemFileBytes, or holds binary

@@ -13,12 +13,16 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # Minutes and seconds since the start, in each section's heading: where the suite's time goes.
 elapsed() { printf '%d:%02d' $((SECONDS / 60)) $((SECONDS % 60)); }
 
+# Both trees are unity builds (CMAKE_UNITY_BUILD: a library's files compiled a few to a unit),
+# which builds the suite in some two thirds of the time; every file is still parsed on its own
+# by the function-size check, so that a missing include cannot hide in a unit.
 echo "== [$(elapsed)] Release build"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON >/dev/null
 cmake --build build -j "$jobs"
 
 echo "== [$(elapsed)] Function size: no function over the .clang-tidy limits (cognitive complexity 40; 60 lines in integrators/)"
-bash tools/check-complexity.sh build
+cmake -S . -B build-tidy -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+bash tools/check-complexity.sh build-tidy
 
 echo "== [$(elapsed)] Installed package: find_package, pkg-config and add_subdirectory consumers"
 bash tools/check-install.sh
@@ -35,7 +39,7 @@ fi
 # (No Python package there: an instrumented extension needs the sanitizer runtime preloaded
 # into the interpreter; the Release tree's pytest run covers it.)
 CC=clang CXX=clang++ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DNCPKIT_FUZZ=ON -DNCPKIT_BUILD_BENCHMARKS=OFF -DNCPKIT_PYTHON=OFF >/dev/null
+  -DCMAKE_UNITY_BUILD=ON -DNCPKIT_FUZZ=ON -DNCPKIT_BUILD_BENCHMARKS=OFF -DNCPKIT_PYTHON=OFF >/dev/null
 cmake --build build-sanitize -j "$jobs"
 (cd build-sanitize && ctest -j "$jobs" --output-on-failure)
 

@@ -5,9 +5,11 @@
 #include "dynamics/shape_registry.h"
 
 namespace ncpkit {
-namespace {
 
 using Eigen::Vector3d;
+
+// The kind's facts, named apart from the other kinds' (a unity build compiles them together).
+namespace box_shape {
 
 // Sign of a direction component, 0 where it is negligible against the direction's length.
 double FlatSign(double component, double length, double flat) {
@@ -65,21 +67,21 @@ ShapeMesh Mesh(const Vector3d& size) {
   return mesh;
 }
 
-}  // namespace
+}  // namespace box_shape
 
 ShapeType BoxShapeType() {
   ShapeType type;
   type.name = "box";
   type.size_count = 3;
   type.size_meaning = "[x, y, z] side lengths";
-  type.support = &Support;
-  type.bounding_radius = &BoundingRadius;
-  type.bounding_half_extents = &BoundingHalfExtents;
-  type.solid_mass = &SolidMass;
-  type.candidates = &Corners;
+  type.support = &box_shape::Support;
+  type.bounding_radius = &box_shape::BoundingRadius;
+  type.bounding_half_extents = &box_shape::BoundingHalfExtents;
+  type.solid_mass = &box_shape::SolidMass;
+  type.candidates = &box_shape::Corners;
   type.has_faces = true;
   type.face_normals = {Vector3d::UnitX(), Vector3d::UnitY(), Vector3d::UnitZ()};
-  type.mesh = &Mesh;
+  type.mesh = &box_shape::Mesh;
   return type;
 }
 

@@ -6,9 +6,11 @@
 #include "dynamics/shape_registry.h"
 
 namespace ncpkit {
-namespace {
 
 using Eigen::Vector3d;
+
+// The kind's facts, named apart from the other kinds' (a unity build compiles them together).
+namespace cylinder_shape {
 
 Vector3d Support(const Vector3d& size, const Vector3d& d, double flat) {
   const double length = d.norm();
@@ -91,21 +93,21 @@ ShapeMesh Mesh(const Vector3d& size) {
   return mesh;
 }
 
-}  // namespace
+}  // namespace cylinder_shape
 
 ShapeType CylinderShapeType() {
   ShapeType type;
   type.name = "cylinder";
   type.size_count = 2;
   type.size_meaning = "[radius, length]";
-  type.support = &Support;
-  type.bounding_radius = &BoundingRadius;
-  type.bounding_half_extents = &BoundingHalfExtents;
-  type.solid_mass = &SolidMass;
-  type.candidates = &RimPoints;
+  type.support = &cylinder_shape::Support;
+  type.bounding_radius = &cylinder_shape::BoundingRadius;
+  type.bounding_half_extents = &cylinder_shape::BoundingHalfExtents;
+  type.solid_mass = &cylinder_shape::SolidMass;
+  type.candidates = &cylinder_shape::RimPoints;
   type.has_faces = true;
   type.face_normals = {Vector3d::UnitX()};
-  type.mesh = &Mesh;
+  type.mesh = &cylinder_shape::Mesh;
   return type;
 }
 

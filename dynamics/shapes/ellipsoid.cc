@@ -5,9 +5,11 @@
 #include "dynamics/shape_registry.h"
 
 namespace ncpkit {
-namespace {
 
 using Eigen::Vector3d;
+
+// The kind's facts, named apart from the other kinds' (a unity build compiles them together).
+namespace ellipsoid_shape {
 
 // x = A^2 d / sqrt(d^T A^2 d), A = diag(semi-axes): exact.
 Vector3d Support(const Vector3d& size, const Vector3d& d, double /*flat*/) {
@@ -27,7 +29,7 @@ MassProperties SolidMass(const Vector3d& size, double mass) {
   return MassProperties::Ellipsoid(mass, size);
 }
 
-}  // namespace
+}  // namespace ellipsoid_shape
 
 ShapeMesh EllipsoidMesh(const Vector3d& semi_axes) {
   constexpr int kAround = 24, kUp = 12;
@@ -56,10 +58,10 @@ ShapeType EllipsoidShapeType() {
   type.name = "ellipsoid";
   type.size_count = 3;
   type.size_meaning = "[a, b, c] semi-axes";
-  type.support = &Support;
-  type.bounding_radius = &BoundingRadius;
-  type.bounding_half_extents = &BoundingHalfExtents;
-  type.solid_mass = &SolidMass;
+  type.support = &ellipsoid_shape::Support;
+  type.bounding_radius = &ellipsoid_shape::BoundingRadius;
+  type.bounding_half_extents = &ellipsoid_shape::BoundingHalfExtents;
+  type.solid_mass = &ellipsoid_shape::SolidMass;
   type.mesh = &EllipsoidMesh;
   return type;
 }

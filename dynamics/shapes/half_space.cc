@@ -6,9 +6,11 @@
 #include "solvers/base/input_error.h"
 
 namespace ncpkit {
-namespace {
 
 using Eigen::Vector3d;
+
+// The kind's facts, named apart from the other kinds' (a unity build compiles them together).
+namespace half_space_shape {
 
 // Bounded along +z only: the point of the plane below the origin.
 Vector3d Support(const Vector3d& /*size*/, const Vector3d& d, double flat) {
@@ -29,15 +31,15 @@ MassProperties SolidMass(const Vector3d& /*size*/, double mass) {
   return properties;
 }
 
-}  // namespace
+}  // namespace half_space_shape
 
 ShapeType HalfSpaceShapeType() {
   ShapeType type;
   type.name = "plane";
-  type.support = &Support;
-  type.bounding_radius = &BoundingRadius;
-  type.bounding_half_extents = &BoundingHalfExtents;
-  type.solid_mass = &SolidMass;
+  type.support = &half_space_shape::Support;
+  type.bounding_radius = &half_space_shape::BoundingRadius;
+  type.bounding_half_extents = &half_space_shape::BoundingHalfExtents;
+  type.solid_mass = &half_space_shape::SolidMass;
   type.has_faces = true;
   type.face_normals = {Vector3d::UnitZ()};
   return type;

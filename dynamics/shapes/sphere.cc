@@ -4,9 +4,11 @@
 #include "dynamics/shapes/ellipsoid.h"
 
 namespace ncpkit {
-namespace {
 
 using Eigen::Vector3d;
+
+// The kind's facts, named apart from the other kinds' (a unity build compiles them together).
+namespace sphere_shape {
 
 Vector3d Support(const Vector3d& size, const Vector3d& d, double /*flat*/) {
   const double length = d.norm();
@@ -27,18 +29,18 @@ MassProperties SolidMass(const Vector3d& size, double mass) {
 
 ShapeMesh Mesh(const Vector3d& size) { return EllipsoidMesh(Vector3d::Constant(size[0])); }
 
-}  // namespace
+}  // namespace sphere_shape
 
 ShapeType SphereShapeType() {
   ShapeType type;
   type.name = "sphere";
   type.size_count = 1;
   type.size_meaning = "[radius]";
-  type.support = &Support;
-  type.bounding_radius = &BoundingRadius;
-  type.bounding_half_extents = &BoundingHalfExtents;
-  type.solid_mass = &SolidMass;
-  type.mesh = &Mesh;
+  type.support = &sphere_shape::Support;
+  type.bounding_radius = &sphere_shape::BoundingRadius;
+  type.bounding_half_extents = &sphere_shape::BoundingHalfExtents;
+  type.solid_mass = &sphere_shape::SolidMass;
+  type.mesh = &sphere_shape::Mesh;
   return type;
 }
 

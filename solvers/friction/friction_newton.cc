@@ -7,18 +7,15 @@
 #include <limits>
 #include <sstream>
 
+#include "solvers/base/constants.h"
 #include "solvers/base/input_error.h"
+#include "solvers/base/internal/seconds.h"
 #include "solvers/friction/internal/friction_functions.h"
 
 namespace ncpkit {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-double Seconds(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // Phi of one contact and its partial derivatives A = dPhi/dr, B = dPhi/du.
 void ContactFunction(FrictionNewton::Function function, double mu, double rho,
@@ -334,7 +331,8 @@ const FrictionNewton::Summary& FrictionNewton::SolveShifted(const FrictionContac
       stop = "the merit function is not finite";
       break;
     }
-    if (options_.time_limit_seconds > 0.0 && Seconds(start) > options_.time_limit_seconds) {
+    if (options_.time_limit_seconds > 0.0 &&
+        internal::SecondsSince(start) > options_.time_limit_seconds) {
       timed_out = true;
       break;
     }
@@ -372,7 +370,7 @@ const FrictionNewton::Summary& FrictionNewton::SolveShifted(const FrictionContac
   }
   summary.iterations = iteration;
   SetOutcome(stop, timed_out, &summary);
-  summary.wall_time_seconds = Seconds(start);
+  summary.wall_time_seconds = internal::SecondsSince(start);
   sigma_ = 0.0;
   center_ = nullptr;
   return summary;
@@ -422,7 +420,7 @@ FrictionProximalPoint::Summary FrictionProximalPoint::Solve(const FrictionContac
   while (!(error <= options_.tolerance) && outer < options_.max_outer_iterations &&
          std::isfinite(error)) {
     if (options_.time_limit_seconds > 0.0) {
-      const double left = options_.time_limit_seconds - Seconds(start);
+      const double left = options_.time_limit_seconds - internal::SecondsSince(start);
       if (left <= 0.0) {
         timed_out = true;
         break;
@@ -465,7 +463,7 @@ FrictionProximalPoint::Summary FrictionProximalPoint::Solve(const FrictionContac
   }
   os << " after " << outer << " proximal steps (" << inner_total << " Newton iterations)";
   summary.message = os.str();
-  summary.wall_time_seconds = Seconds(start);
+  summary.wall_time_seconds = internal::SecondsSince(start);
   return summary;
 }
 

@@ -11,7 +11,7 @@
 namespace ncpkit {
 namespace {
 
-[[noreturn]] void Fail(const std::string& what) {
+[[noreturn]] void FailFrictionProblem(const std::string& what) {
   throw InputError("invalid frictional contact problem: " + what);
 }
 
@@ -66,26 +66,26 @@ void FrictionContactProblem::Validate(const Eigen::SparseMatrix<double>& W) {
   if (W.rows() != W.cols()) {
     std::ostringstream os;
     os << "W is " << W.rows() << " x " << W.cols() << ", it must be square";
-    Fail(os.str());
+    FailFrictionProblem(os.str());
   }
   if (W.rows() != 3 * mu_.size() || q_.size() != W.rows()) {
     std::ostringstream os;
     os << "W is " << W.rows() << " x " << W.cols() << ", q has " << q_.size() << " entries and mu "
        << mu_.size() << ": expected 3 n_c, 3 n_c and n_c";
-    Fail(os.str());
+    FailFrictionProblem(os.str());
   }
   for (Eigen::Index i = 0; i < q_.size(); ++i) {
     if (!std::isfinite(q_[i])) {
       std::ostringstream os;
       os << "q(" << i << ") = " << q_[i] << " is not finite";
-      Fail(os.str());
+      FailFrictionProblem(os.str());
     }
   }
   for (Eigen::Index a = 0; a < mu_.size(); ++a) {
     if (!(mu_[a] >= 0.0) || !std::isfinite(mu_[a])) {
       std::ostringstream os;
       os << "mu(" << a << ") = " << mu_[a] << " must be finite and >= 0";
-      Fail(os.str());
+      FailFrictionProblem(os.str());
     }
   }
   for (int j = 0; j < W.outerSize(); ++j) {
@@ -93,7 +93,7 @@ void FrictionContactProblem::Validate(const Eigen::SparseMatrix<double>& W) {
       if (!std::isfinite(it.value())) {
         std::ostringstream os;
         os << "W(" << it.row() << "," << it.col() << ") = " << it.value() << " is not finite";
-        Fail(os.str());
+        FailFrictionProblem(os.str());
       }
     }
   }
@@ -212,7 +212,7 @@ FrictionContactProblem WithTangentialScaling(const FrictionContactProblem& probl
     std::ostringstream os;
     os << "tangential scales: " << scales.rows() << " rows for " << problem.num_contacts()
        << " contacts";
-    Fail(os.str());
+    FailFrictionProblem(os.str());
   }
   for (Eigen::Index a = 0; a < scales.rows(); ++a) {
     for (int k = 0; k < 2; ++k) {
@@ -220,7 +220,7 @@ FrictionContactProblem WithTangentialScaling(const FrictionContactProblem& probl
         std::ostringstream os;
         os << "tangential scale (" << a << "," << k << ") = " << scales(a, k)
            << " must be positive and finite";
-        Fail(os.str());
+        FailFrictionProblem(os.str());
       }
     }
   }

@@ -10,7 +10,7 @@
 namespace ncpkit {
 namespace {
 
-[[noreturn]] void Fail(const std::string& what) {
+[[noreturn]] void FailGlobalProblem(const std::string& what) {
   throw InputError("invalid global frictional contact problem: " + what);
 }
 
@@ -54,7 +54,7 @@ GlobalFrictionContactProblem::GlobalFrictionContactProblem(const Eigen::SparseMa
     os << "M is " << M.rows() << " x " << M.cols() << ", H " << H.rows() << " x " << H.cols()
        << ", f has " << f.size() << " entries, w " << w.size() << " and mu " << mu.size()
        << ": expected n x n, n x 3 n_c, n, 3 n_c and n_c";
-    Fail(os.str());
+    FailGlobalProblem(os.str());
   }
   // Diagonal blocks: block [s, e] ends where no column in it reaches a row beyond e.
   std::vector<Eigen::Index> lowest(n, n), highest(n, -1);
@@ -74,7 +74,7 @@ GlobalFrictionContactProblem::GlobalFrictionContactProblem(const Eigen::SparseMa
       if (lowest[j] < start) {
         std::ostringstream os;
         os << "M(" << lowest[j] << "," << j << ") lies outside the diagonal blocks";
-        Fail(os.str());
+        FailGlobalProblem(os.str());
       }
     }
     const Eigen::Index size = end - start + 1;
@@ -83,7 +83,7 @@ GlobalFrictionContactProblem::GlobalFrictionContactProblem(const Eigen::SparseMa
       os << "M's diagonal block at rows " << start << ".." << end << " has " << size
          << " rows, more than " << kMaxBlockSize
          << " (a block-diagonal M is required; reduce the problem to its local form instead)";
-      Fail(os.str());
+      FailGlobalProblem(os.str());
     }
     const Eigen::MatrixXd block = Eigen::MatrixXd(M).block(start, start, size, size);
     const int k = AddBlock(block, f.segment(start, size));
@@ -141,7 +141,7 @@ int GlobalFrictionContactProblem::AddBlock(const Eigen::Ref<const Eigen::MatrixX
     std::ostringstream os;
     os << "block " << num_blocks() << " of M is " << mass.rows() << " x " << mass.cols() << " with "
        << f.size() << " entries of f: expected b x b and b, 1 <= b <= " << kMaxBlockSize;
-    Fail(os.str());
+    FailGlobalProblem(os.str());
   }
   Append(mass, &mass_);
   mass_offset_.push_back(static_cast<int>(mass_.size()));
@@ -161,7 +161,7 @@ int GlobalFrictionContactProblem::AddBlock(const Eigen::Ref<const Eigen::MatrixX
     std::ostringstream os;
     os << "block " << k << " of M is " << mass.rows() << " x " << mass.cols() << " but its inverse "
        << inverse.rows() << " x " << inverse.cols();
-    Fail(os.str());
+    FailGlobalProblem(os.str());
   }
   Eigen::Map<Eigen::MatrixXd>(inverse_mass_.data() + mass_offset_[k], inverse.rows(),
                               inverse.cols()) = inverse;
@@ -178,13 +178,13 @@ void GlobalFrictionContactProblem::AddContact(double mu, const Eigen::Vector3d& 
 
 void GlobalFrictionContactProblem::AddContactBlock(
     int block, const Eigen::Ref<const Eigen::MatrixXd>& H_rows) {
-  if (mu_values_.empty()) Fail("AddContactBlock() before any AddContact()");
+  if (mu_values_.empty()) FailGlobalProblem("AddContactBlock() before any AddContact()");
   if (block < 0 || block >= num_blocks() || H_rows.rows() != block_size(block) ||
       H_rows.cols() != 3) {
     std::ostringstream os;
     os << "contact " << mu_values_.size() - 1 << ": rows of H for block " << block << " are "
        << H_rows.rows() << " x " << H_rows.cols() << " (" << num_blocks() << " blocks)";
-    Fail(os.str());
+    FailGlobalProblem(os.str());
   }
   piece_block_.push_back(block);
   piece_offset_.push_back(static_cast<int>(piece_values_.size()));
@@ -255,13 +255,13 @@ void GlobalFrictionContactProblem::ValidateContacts() const {
     if (!(mu_[c] >= 0.0) || !std::isfinite(mu_[c])) {
       std::ostringstream os;
       os << "mu(" << c << ") = " << mu_[c] << " must be finite and >= 0";
-      Fail(os.str());
+      FailGlobalProblem(os.str());
     }
     for (int k = 0; k < 3; ++k) {
       if (!std::isfinite(w_[3 * c + k])) {
         std::ostringstream os;
         os << "w(" << 3 * c + k << ") = " << w_[3 * c + k] << " is not finite";
-        Fail(os.str());
+        FailGlobalProblem(os.str());
       }
     }
     for (int p = piece_begin_[c]; p < piece_begin_[c + 1]; ++p) {
@@ -269,7 +269,7 @@ void GlobalFrictionContactProblem::ValidateContacts() const {
         if (piece_block_[q] != piece_block_[p]) continue;
         std::ostringstream os;
         os << "contact " << c << " names block " << piece_block_[p] << " twice";
-        Fail(os.str());
+        FailGlobalProblem(os.str());
       }
     }
   }
@@ -285,7 +285,7 @@ void GlobalFrictionContactProblem::ValidateRowsAndForces() const {
                     1;
       std::ostringstream os;
       os << "H has a non-finite entry in contact " << c << "'s rows of block " << piece_block_[p];
-      Fail(os.str());
+      FailGlobalProblem(os.str());
     }
   }
   if (f_.allFinite()) return;
@@ -293,7 +293,7 @@ void GlobalFrictionContactProblem::ValidateRowsAndForces() const {
     if (std::isfinite(f_[i])) continue;
     std::ostringstream os;
     os << "f(" << i << ") = " << f_[i] << " is not finite";
-    Fail(os.str());
+    FailGlobalProblem(os.str());
   }
 }
 
@@ -314,7 +314,7 @@ void GlobalFrictionContactProblem::FinalizeMassBlock(int k) {
     std::ostringstream os;
     os << "block " << k << " of M (rows " << block_offset_[k] << ".." << block_offset_[k + 1] - 1
        << ") must be finite, symmetric and nonzero";
-    Fail(os.str());
+    FailGlobalProblem(os.str());
   }
   Eigen::Map<Eigen::MatrixXd> inverse(inverse_mass_.data() + mass_offset_[k], b, b);
   double inverse_error = 0.0;
@@ -329,14 +329,14 @@ void GlobalFrictionContactProblem::FinalizeMassBlock(int k) {
     os << "block " << k
        << " of M: the inverse given is not its inverse (||M M^-1 - I||_max = " << inverse_error
        << " > " << allowed << ")";
-    Fail(os.str());
+    FailGlobalProblem(os.str());
   }
   ok = ok && AllFinite(inverse.data(), static_cast<size_t>(b * b));
   if (!ok) {
     std::ostringstream os;
     os << "block " << k << " of M (rows " << block_offset_[k] << ".." << block_offset_[k + 1] - 1
        << ") is not positive definite";
-    Fail(os.str());
+    FailGlobalProblem(os.str());
   }
 }
 
@@ -367,7 +367,7 @@ Eigen::Map<const Eigen::MatrixXd> GlobalFrictionContactProblem::PieceRows(int p)
 }
 
 void GlobalFrictionContactProblem::Velocity(const Eigen::VectorXd& r, Eigen::VectorXd* v) const {
-  if (!finalized_) Fail("used before Finalize()");
+  if (!finalized_) FailGlobalProblem("used before Finalize()");
   Eigen::VectorXd& out = *v;
   out = f_;
   if (r.size() == size()) {
@@ -399,7 +399,7 @@ void GlobalFrictionContactProblem::Velocity(const Eigen::VectorXd& r, Eigen::Vec
 
 void GlobalFrictionContactProblem::ContactVelocity(const Eigen::VectorXd& v,
                                                    Eigen::VectorXd* u) const {
-  if (!finalized_) Fail("used before Finalize()");
+  if (!finalized_) FailGlobalProblem("used before Finalize()");
   u->resize(w_.size());
   for (int c = 0; c < num_contacts(); ++c) {
     Eigen::Vector3d uc = w_.segment<3>(3 * c);
@@ -413,7 +413,7 @@ void GlobalFrictionContactProblem::ContactVelocity(const Eigen::VectorXd& v,
 }
 
 void GlobalFrictionContactProblem::Reduce(FrictionContactProblem* local) const {
-  if (!finalized_) Fail("used before Finalize()");
+  if (!finalized_) FailGlobalProblem("used before Finalize()");
   const int nc = num_contacts();
   const int num_pieces = static_cast<int>(piece_block_.size());
   // M_k^-1 H_p for every piece, at the piece's own offset.

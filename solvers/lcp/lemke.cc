@@ -9,18 +9,14 @@
 #include <memory>
 #include <sstream>
 
+#include "solvers/base/constants.h"
 #include "solvers/base/input_error.h"
+#include "solvers/base/internal/seconds.h"
 #include "solvers/linalg/internal/dense_lu.h"
 #include "solvers/linalg/internal/pivots.h"
 
 namespace ncpkit {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-double Seconds(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // The standard LCP that a box-constrained MLCP reduces to, and the map back (see lemke.h):
 //   z_i = sum over the kept entries a naming i of offset_a + sign_a x_a (a free variable split
@@ -274,7 +270,7 @@ const LemkeSolver::Summary& LemkeSolver::Solve(const LinearComplementarityProble
   if (summary_.status == Status::NumericalFailure && options_.recover) {
     Recover(problem, z);
   }
-  summary_.wall_time_seconds = Seconds(start);
+  summary_.wall_time_seconds = internal::SecondsSince(start);
   return summary_;
 }
 
@@ -333,7 +329,7 @@ void LemkeSolver::SolveOnce(const LinearComplementarityProblem& problem, Eigen::
         "near the overflow limit)";
     z->setZero(n);
     summary.natural_residual = natural_residual(problem, *z, &w_work_);
-    summary.wall_time_seconds = Seconds(start);
+    summary.wall_time_seconds = internal::SecondsSince(start);
     return;
   }
   warm_basis_.clear();
@@ -373,7 +369,7 @@ void LemkeSolver::SolveOnce(const LinearComplementarityProblem& problem, Eigen::
     summary.status = Status::NumericalFailure;
     summary.message = os.str();
   }
-  summary.wall_time_seconds = Seconds(start);
+  summary.wall_time_seconds = internal::SecondsSince(start);
 }
 
 void LemkeSolver::ColumnInto(int var, Eigen::VectorXd* column) const {

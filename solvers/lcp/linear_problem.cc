@@ -5,15 +5,14 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "solvers/base/constants.h"
 #include "solvers/base/input_error.h"
 #include "solvers/linalg/internal/sparse_assembly.h"
 
 namespace ncpkit {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-[[noreturn]] void Fail(const std::string& what) {
+[[noreturn]] void FailLinearProblem(const std::string& what) {
   throw InputError("invalid linear complementarity problem: " + what);
 }
 
@@ -37,7 +36,7 @@ LinearComplementarityProblem::LinearComplementarityProblem(Eigen::MatrixXd M, Ei
       if (!std::isfinite(M(i, j))) {
         std::ostringstream os;
         os << "M(" << i << "," << j << ") = " << M(i, j) << " is not finite";
-        Fail(os.str());
+        FailLinearProblem(os.str());
       }
     }
   }
@@ -58,7 +57,7 @@ LinearComplementarityProblem::LinearComplementarityProblem(const Eigen::SparseMa
       if (!std::isfinite(it.value())) {
         std::ostringstream os;
         os << "M(" << it.row() << "," << it.col() << ") = " << it.value() << " is not finite";
-        Fail(os.str());
+        FailLinearProblem(os.str());
       }
     }
   }
@@ -69,30 +68,30 @@ void LinearComplementarityProblem::Validate(int rows, int cols) {
   std::ostringstream os;
   if (rows != cols) {
     os << "M is " << rows << " x " << cols << ", it must be square";
-    Fail(os.str());
+    FailLinearProblem(os.str());
   }
   if (q_.size() != rows || lower_.size() != rows || upper_.size() != rows) {
     os << "M is " << rows << " x " << cols << " but q has " << q_.size() << " entries, l has "
        << lower_.size() << " and u has " << upper_.size();
-    Fail(os.str());
+    FailLinearProblem(os.str());
   }
   for (int i = 0; i < rows; ++i) {
     if (!std::isfinite(q_[i])) {
       os << "q(" << i << ") = " << q_[i] << " is not finite";
-      Fail(os.str());
+      FailLinearProblem(os.str());
     }
     if (std::isnan(lower_[i]) || std::isnan(upper_[i])) {
       os << "bound " << i << " is NaN (l = " << lower_[i] << ", u = " << upper_[i] << ")";
-      Fail(os.str());
+      FailLinearProblem(os.str());
     }
     if (lower_[i] > upper_[i]) {
       os << "l(" << i << ") = " << lower_[i] << " > u(" << i << ") = " << upper_[i];
-      Fail(os.str());
+      FailLinearProblem(os.str());
     }
     if (lower_[i] == kInf || upper_[i] == -kInf) {
       os << "bounds of variable " << i << " leave no feasible value (l = " << lower_[i]
          << ", u = " << upper_[i] << ")";
-      Fail(os.str());
+      FailLinearProblem(os.str());
     }
   }
 }
@@ -104,13 +103,13 @@ void LinearComplementarityProblem::AssignLcp(const Eigen::SparseMatrix<double>& 
   upper_.setConstant(q.size(), kInf);
   Validate(static_cast<int>(M.rows()), static_cast<int>(M.cols()));
   dense_.reset();
-  if (!M.isCompressed()) Fail("M must be compressed");
+  if (!M.isCompressed()) FailLinearProblem("M must be compressed");
   internal::ConvertStorageOrder(M, &sparse_);
   for (Eigen::Index k = 0; k < sparse_.nonZeros(); ++k) {
     if (!std::isfinite(sparse_.valuePtr()[k])) {
       std::ostringstream os;
       os << "M has a non-finite entry " << sparse_.valuePtr()[k];
-      Fail(os.str());
+      FailLinearProblem(os.str());
     }
   }
   internal::ConvertStorageOrder(sparse_, &sparse_columns_);

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <limits>
 
+#include "solvers/base/constants.h"
+
 namespace ncpkit {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // phi_lambda and its partial derivatives.
 void Pair(NcpFunction function, double lambda, double a, double b, double* phi, double* da,

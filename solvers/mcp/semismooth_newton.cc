@@ -8,7 +8,9 @@
 #include <limits>
 #include <sstream>
 
+#include "solvers/base/constants.h"
 #include "solvers/base/input_error.h"
+#include "solvers/base/internal/seconds.h"
 #include "solvers/linalg/internal/dense_lu.h"
 #include "solvers/linalg/sparse_lu.h"
 #include "solvers/mcp/equilibration.h"
@@ -81,8 +83,6 @@ class NewtonMatrix {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 // Phi and the diagonals D_a, D_b of the generalized Jacobian at (z, F).
 void EvaluatePhi(const FischerBurmeisterNewton::Options& options, const Eigen::VectorXd& z,
                  const Eigen::VectorXd& F, const Eigen::VectorXd& l, const Eigen::VectorXd& u,
@@ -101,9 +101,6 @@ void EvaluatePhi(const FischerBurmeisterNewton::Options& options, const Eigen::V
 }
 
 // H = diag(D_b) J + diag(D_a) on the pattern of J plus the diagonal, built once per pattern.
-double Seconds(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 }  // namespace
 
@@ -584,7 +581,7 @@ FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
   summary.solver = SemismoothNewtonName(options_);
   summary.tolerance = options_.tolerance;
   auto finish = [&]() -> Summary {
-    summary.wall_time_seconds = Seconds(start);
+    summary.wall_time_seconds = internal::SecondsSince(start);
     return summary;
   };
   if (!AcceptOptions(options_, &summary)) return finish();

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 
+#include "contact/distance.h"
 #include "dynamics/shapes.h"
 
 namespace ncpkit {

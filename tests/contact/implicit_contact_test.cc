@@ -5,20 +5,15 @@
 #include <limits>
 #include <random>
 
+#include "solvers/base/constants.h"
 #include "solvers/mcp/jacobian_check.h"
 #include "solvers/mcp/problem_builder.h"
+#include "tests/contact/convex_pairs.h"
 
 namespace ncpkit {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-Shape MakeShape(ShapeKind kind, const Eigen::Vector3d& size) {
-  Shape shape;
-  shape.kind = kind;
-  shape.size = size;
-  return shape;
-}
+using testing::MakeShape;
 
 // One pair's residual in a builder of its own: blocks nu_f, [nu_g], geometry, forces.
 template <int M, int N, bool kMovingG, bool kCompliant>

@@ -18,8 +18,8 @@ using testing::MakeShape;
 using testing::RandomPose;
 
 // The overlap's s(d) is A's side along d: the convex-pair helpers' s(-d).
-double Separation(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
-                  const Vector3d& d) {
+double OverlapSeparation(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
+                         const Vector3d& d) {
   return testing::Separation(a, pa, b, pb, -d);
 }
 
@@ -80,7 +80,8 @@ TEST_CASE("initial overlap: curved shapes' depth is the largest separation over 
     ++checked;
     CAPTURE(trial);
     const double scale = std::max(a.BoundingRadius(), b.BoundingRadius());
-    CHECK(std::abs(Separation(a, pa, b, pb, overlap.direction) + overlap.depth) < 1e-12 * scale);
+    CHECK(std::abs(OverlapSeparation(a, pa, b, pb, overlap.direction) + overlap.depth) <
+          1e-12 * scale);
     const double best = testing::LargestSeparationOverDirections(a, pa, b, pb);
     CHECK(best <= -overlap.depth + 1e-9 * scale);
     ShapePose moved = pa;

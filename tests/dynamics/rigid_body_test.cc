@@ -4,14 +4,13 @@
 
 #include <limits>
 
+#include "solvers/base/constants.h"
 #include "solvers/mcp/jacobian_check.h"
 #include "solvers/mcp/problem_builder.h"
 #include "solvers/mcp/semismooth_newton.h"
 
 namespace ncpkit {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 TEST_CASE("the pose update is the exact rotation exp(h [omega]x) R") {
   RigidBodyState state;

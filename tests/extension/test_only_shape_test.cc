@@ -85,13 +85,13 @@ ShapeType CapsuleType() {
 }
 
 // Registers the capsule for one test case.
-struct Registration {
+struct ShapeRegistration {
   ShapeKind kind;
-  Registration() : kind(RegisterShape(CapsuleType())) {}
-  ~Registration() { UnregisterShape("test-capsule"); }
+  ShapeRegistration() : kind(RegisterShape(CapsuleType())) {}
+  ~ShapeRegistration() { UnregisterShape("test-capsule"); }
 };
 
-const char* const kDrop = R"({
+const char* const kCapsuleDrop = R"({
   "stepper": "explicit", "h": 0.01, "duration": 1.5, "model": "cone", "solver": "auto",
   "contact": {"mu": 0.5},
   "fixed": [{"name": "ground", "shape": "plane", "normal": [0, 0, 1]},
@@ -108,7 +108,7 @@ const char* const kDrop = R"({
 TEST_CASE("a registered shape has a row, a kind and a name; registration refuses bad rows") {
   CHECK(FindShapeType("test-capsule") == nullptr);
   {
-    Registration registration;
+    ShapeRegistration registration;
     const ShapeType* type = FindShapeType(registration.kind);
     REQUIRE(type != nullptr);
     CHECK(type->name == "test-capsule");
@@ -140,7 +140,7 @@ TEST_CASE("a registered shape has a row, a kind and a name; registration refuses
 }
 
 TEST_CASE("a registered shape's contacts: the closed form against spheres, both ends on a plane") {
-  Registration registration;
+  ShapeRegistration registration;
   const ExplicitContactGeometry geometry;
   Shape capsule, sphere, plane;
   capsule.kind = registration.kind;
@@ -189,8 +189,8 @@ TEST_CASE("a registered shape's contacts: the closed form against spheres, both 
 }
 
 TEST_CASE("a registered shape loads from scene files and rests on planes and boxes") {
-  Registration registration;
-  Scene scene = ParseScene(kDrop, "capsules.json");
+  ShapeRegistration registration;
+  Scene scene = ParseScene(kCapsuleDrop, "capsules.json");
   REQUIRE(scene.bodies.size() == 5);
   double deepest = 0.0;
   std::vector<Body> end;
@@ -211,17 +211,17 @@ TEST_CASE("a registered shape loads from scene files and rests on planes and box
   CHECK(find("on-slab").state.position.z() == doctest::Approx(0.25).epsilon(1e-5));
   CHECK(find("on-slab").state.linear_velocity.norm() <= 1e-6);
   // The scene file checks its size like a built-in kind's, and the implicit stepper refuses it.
-  std::string wrong = kDrop;
+  std::string wrong = kCapsuleDrop;
   wrong.replace(wrong.find("[0.1, 0.6]"), 10, "[0.1]");
   CHECK_THROWS_WITH_AS(ParseScene(wrong, "capsules.json"),
                        doctest::Contains("takes [radius, length]"), InputError);
-  Scene implicit = ParseScene(kDrop, "capsules.json");
+  Scene implicit = ParseScene(kCapsuleDrop, "capsules.json");
   implicit.SetStepper("implicit");
   CHECK_THROWS_WITH_AS(MakeStepper(implicit), doctest::Contains("no inequality form"), InputError);
 }
 
 TEST_CASE("a registered shape in the quasistatic stepper: a capsule settles on the ground") {
-  Registration registration;
+  ShapeRegistration registration;
   Scene scene = ParseScene(R"({
     "stepper": "quasistatic", "model": "qp-lcp", "solver": "lemke", "h": 0.01, "duration": 0.5,
     "contact_threshold": 0.01, "contact": {"mu": 0.5},

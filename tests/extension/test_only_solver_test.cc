@@ -69,8 +69,8 @@ class DensePgs : public ComplementaritySolver {
 
 // Registers the row for one test case and removes it after, so that the other tests see the
 // library's registry.
-struct Registration {
-  explicit Registration(ProblemKinds compared) {
+struct SolverRegistration {
+  explicit SolverRegistration(ProblemKinds compared) {
     SolverEntry entry;
     entry.name = "test-dense-pgs";
     entry.description = "dense projected Gauss-Seidel (a test's own solver)";
@@ -82,13 +82,13 @@ struct Registration {
     }};
     RegisterSolver(entry);
   }
-  ~Registration() { UnregisterSolver("test-dense-pgs"); }
+  ~SolverRegistration() { UnregisterSolver("test-dense-pgs"); }
 };
 
 TEST_CASE("a registered solver is created by name and solves what its name says") {
   CHECK(FindSolver("test-dense-pgs") == nullptr);
   {
-    Registration registration(0);
+    SolverRegistration registration(0);
     REQUIRE(FindSolver("test-dense-pgs") != nullptr);
     const std::vector<std::string> linear = SolverNames(ProblemKind::Linear);
     CHECK(std::find(linear.begin(), linear.end(), "test-dense-pgs") != linear.end());
@@ -134,7 +134,7 @@ TEST_CASE("registration refuses a taken, malformed or empty row") {
 }
 
 TEST_CASE("a registered solver joins the default comparisons and steps a scene by its variant") {
-  Registration registration(KindBit(ProblemKind::Linear));
+  SolverRegistration registration(KindBit(ProblemKind::Linear));
   const std::vector<std::string> variants = DefaultVariants("explicit");
   CHECK(std::find(variants.begin(), variants.end(), "relaxed/test-dense-pgs") != variants.end());
   // Needs a positive diagonal: not offered for the pyramid's LCP, refused by name there.

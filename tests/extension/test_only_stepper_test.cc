@@ -186,7 +186,7 @@ StepperEntry SpheresRow() {
 }
 
 // A ball dropped 0.2 m onto the floor of a V of two planes at +-45 degrees about x.
-const char* const kDrop = R"({
+const char* const kStepperDrop = R"({
   "name": "drop", "stepper": "test-spheres", "h": 0.01, "duration": 1.0, "margin": 0.02,
   "bodies": [{"name": "ball", "shape": "sphere", "size": [0.1], "mass": 2.0,
               "position": [0, 0.05, 0.5], "velocity": [0.3, 0, 0]}],
@@ -205,7 +205,7 @@ struct Registered {
 TEST_CASE("a test-only stepper: registered by one row, read from scene files, run by variant") {
   const Registered registered;
   CHECK(StepperNameList() == "implicit, quasistatic, explicit, test-spheres");
-  Scene scene = ParseScene(kDrop, "drop.json");
+  Scene scene = ParseScene(kStepperDrop, "drop.json");
   CHECK(scene.stepper() == "test-spheres");
   CHECK(scene.options<SpheresOptions>().margin == 0.02);
   CHECK(scene.variant() == "spheres/lemke");
@@ -244,9 +244,10 @@ TEST_CASE("a test-only stepper: registered by one row, read from scene files, ru
   // The row's own key is checked; the stepper's constructor refuses other shapes when the scene
   // is read.
   CHECK_THROWS_WITH_AS(
-      ParseScene(std::string(kDrop).replace(std::string(kDrop).find("0.02"), 4, "-1"), "drop.json"),
+      ParseScene(std::string(kStepperDrop).replace(std::string(kStepperDrop).find("0.02"), 4, "-1"),
+                 "drop.json"),
       doctest::Contains("margin: must be > 0"), InputError);
-  std::string box = kDrop;
+  std::string box = kStepperDrop;
   box.replace(box.find(R"("shape": "sphere", "size": [0.1])"), 32,
               R"("shape": "box", "size": [0.1, 0.1, 0.1])");
   CHECK_THROWS_WITH_AS(ParseScene(box, "drop.json"),
@@ -265,7 +266,7 @@ TEST_CASE("a stepper row is checked when registered and gone when unregistered")
   CHECK_THROWS_WITH_AS(RegisterStepper(empty), doctest::Contains("no make_config"), InputError);
   CHECK_FALSE(UnregisterStepper("implicit"));  // the library's rows stay
   { const Registered registered; }
-  CHECK_THROWS_WITH_AS(ParseScene(kDrop, "drop.json"),
+  CHECK_THROWS_WITH_AS(ParseScene(kStepperDrop, "drop.json"),
                        doctest::Contains("unknown stepper 'test-spheres'"), InputError);
 }
 

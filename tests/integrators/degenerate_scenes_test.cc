@@ -59,7 +59,7 @@ struct Outcome {
   std::string first_failure;
 };
 
-Outcome Run(const Json& scene_json) {
+Outcome RunDegenerateScene(const Json& scene_json) {
   const Scene scene = ParseScene(scene_json.dump(), "generated.json");
   SceneRunner runner(scene);
   Outcome out;
@@ -75,7 +75,7 @@ Outcome Run(const Json& scene_json) {
 }
 
 void CheckSolved(const Json& scene_json) {
-  const Outcome out = Run(scene_json);
+  const Outcome out = RunDegenerateScene(scene_json);
   INFO("first failure: " << out.first_failure);
   CHECK(out.steps > 0);
   CHECK(out.failed == 0);

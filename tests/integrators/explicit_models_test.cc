@@ -15,6 +15,7 @@
 #include "readers/text_scanner.h"
 #include "solvers/base/input_error.h"
 #include "tests/allocation_counter.h"
+#include "tests/test_support.h"
 
 namespace ncpkit {
 namespace {
@@ -463,9 +464,6 @@ TEST_CASE("explicit models: a cylinder rests and rolls on its contact line, an e
   CHECK(stepper.bodies()[1].state.position.z() == doctest::Approx(0.1).epsilon(1e-6));
 }
 
-const std::string kExplicitScene =
-    std::string(NCPKIT_SOURCE_DIR) + "/tests/data/explicit_boxes.json";
-
 TEST_CASE("explicit models: cylinders and ellipsoids on boxes and on each other") {
   // Support-point contact (contact/distance.h): a cylinder rolling on a fixed box's top face
   // keeps its height and speed on the two ends of its line, as on a plane; a second cylinder
@@ -653,7 +651,7 @@ TEST_CASE("paper scenes: the explicit stepper against the implicit one on the sa
 }
 
 TEST_CASE("scene files: the explicit models, restitution and soft contact") {
-  const std::string text = internal::ReadTextFile(kExplicitScene);
+  const std::string text = internal::ReadTextFile(testing::TestData("explicit_boxes.json"));
   const auto with = [&](const std::string& from, const std::string& to) {
     std::string changed = text;
     changed.replace(changed.find(from), from.size(), to);

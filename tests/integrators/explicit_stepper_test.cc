@@ -13,11 +13,12 @@
 #include "integrators/scene_runner.h"
 #include "readers/text_scanner.h"
 #include "solvers/base/input_error.h"
+#include "tests/test_support.h"
 
 namespace ncpkit {
 namespace {
 
-Body Ground() {
+Body GroundPlane() {
   Body ground;
   ground.name = "ground";
   ground.shape.kind = ShapeKind::HalfSpace;
@@ -25,7 +26,7 @@ Body Ground() {
   return ground;
 }
 
-Body Box(const std::string& name, const Eigen::Vector3d& position, double mass = 1.0) {
+Body UnitBox(const std::string& name, const Eigen::Vector3d& position, double mass = 1.0) {
   Body box;
   box.name = name;
   box.shape.kind = ShapeKind::Box;
@@ -35,13 +36,13 @@ Body Box(const std::string& name, const Eigen::Vector3d& position, double mass =
   return box;
 }
 
-ContactLawTable Laws() {
+ContactLawTable HalfFriction() {
   ContactLawTable laws;
   laws.default_law.mu = 0.5;
   return laws;
 }
 
-ExplicitStepperOptions Options(const std::string& solver) {
+ExplicitStepperOptions OptionsFor(const std::string& solver) {
   ExplicitStepperOptions options;
   options.h = 0.01;
   options.solver = solver;
@@ -54,8 +55,8 @@ const std::string kSolvers[] = {"nsgs", "fc-newton", "fc-newton-fb", "fc-proxima
 TEST_CASE("explicit stepper: a box resting on the ground stays put with every friction solver") {
   for (const std::string& solver : kSolvers) {
     CAPTURE(solver);
-    ExplicitStepper stepper({Ground(), Box("box", Eigen::Vector3d(0, 0, 0.5))}, Laws(),
-                            Options(solver));
+    ExplicitStepper stepper({GroundPlane(), UnitBox("box", Eigen::Vector3d(0, 0, 0.5))},
+                            HalfFriction(), OptionsFor(solver));
     for (int step = 0; step < 100; ++step) {
       const StepRecord& record = stepper.Step();
       REQUIRE(record.summary.IsSolved());
@@ -78,11 +79,11 @@ TEST_CASE("explicit stepper: a sliding box follows its exact discrete solution, 
         "pyramid/lemke", "pyramid/fb-newton"}) {
     CAPTURE(variant);
     // cone/fc-newton: expected failure, checked below.
-    Body box = Box("box", Eigen::Vector3d(0, 0, 0.5));
+    Body box = UnitBox("box", Eigen::Vector3d(0, 0, 0.5));
     box.state.linear_velocity = Eigen::Vector3d(v0, 0, 0);
-    ExplicitStepperOptions options = Options("auto");
+    ExplicitStepperOptions options = OptionsFor("auto");
     ApplyExplicitVariant(variant, &options);
-    ExplicitStepper stepper({Ground(), box}, Laws(), options);
+    ExplicitStepper stepper({GroundPlane(), box}, HalfFriction(), options);
     double v = v0, x = 0.0;
     for (int step = 0; step < 60; ++step) {
       const StepRecord& record = stepper.Step();
@@ -107,11 +108,11 @@ TEST_CASE("explicit stepper: fc-newton alone fails the sliding box (expected)") 
   // proximal solvers, both NSGS and auto solve every step.
   for (const bool warm : {false, true}) {
     CAPTURE(warm);
-    Body box = Box("box", Eigen::Vector3d(0, 0, 0.5));
+    Body box = UnitBox("box", Eigen::Vector3d(0, 0, 0.5));
     box.state.linear_velocity = Eigen::Vector3d(2.0, 0, 0);
-    ExplicitStepperOptions options = Options("fc-newton");
+    ExplicitStepperOptions options = OptionsFor("fc-newton");
     options.warm_start = warm;
-    ExplicitStepper stepper({Ground(), box}, Laws(), options);
+    ExplicitStepper stepper({GroundPlane(), box}, HalfFriction(), options);
     bool failed = false;
     for (int step = 0; step < 60; ++step) failed = failed || !stepper.Step().summary.IsSolved();
     CHECK(failed);
@@ -121,9 +122,9 @@ TEST_CASE("explicit stepper: fc-newton alone fails the sliding box (expected)") 
 }
 
 TEST_CASE("explicit stepper: a dropped box lands without penetration and comes to rest") {
-  Body box = Box("box", Eigen::Vector3d(0, 0, 0.8));
+  Body box = UnitBox("box", Eigen::Vector3d(0, 0, 0.8));
   box.state.angular_velocity = Eigen::Vector3d(0.0, 0.0, 1.0);
-  ExplicitStepper stepper({Ground(), box}, Laws(), Options("auto"));
+  ExplicitStepper stepper({GroundPlane(), box}, HalfFriction(), OptionsFor("auto"));
   double deepest = 0.0;
   for (int step = 0; step < 200; ++step) {
     const StepRecord& record = stepper.Step();
@@ -137,16 +138,16 @@ TEST_CASE("explicit stepper: a dropped box lands without penetration and comes t
 }
 
 TEST_CASE("explicit stepper: bad options and bodies are refused") {
-  ExplicitStepperOptions options = Options("auto");
+  ExplicitStepperOptions options = OptionsFor("auto");
   options.h = 0.0;
-  CHECK_THROWS_AS(
-      ExplicitStepper({Ground(), Box("b", Eigen::Vector3d(0, 0, 0.5))}, Laws(), options),
-      InputError);
-  CHECK_THROWS_AS(
-      ExplicitStepper({Ground(), Box("b", Eigen::Vector3d(0, 0, 0.5))}, Laws(), Options("lemke")),
-      InputError);
-  ExplicitStepper stepper({Ground(), Box("b", Eigen::Vector3d(0, 0, 0.5))}, Laws(),
-                          Options("nsgs"));
+  CHECK_THROWS_AS(ExplicitStepper({GroundPlane(), UnitBox("b", Eigen::Vector3d(0, 0, 0.5))},
+                                  HalfFriction(), options),
+                  InputError);
+  CHECK_THROWS_AS(ExplicitStepper({GroundPlane(), UnitBox("b", Eigen::Vector3d(0, 0, 0.5))},
+                                  HalfFriction(), OptionsFor("lemke")),
+                  InputError);
+  ExplicitStepper stepper({GroundPlane(), UnitBox("b", Eigen::Vector3d(0, 0, 0.5))}, HalfFriction(),
+                          OptionsFor("nsgs"));
   CHECK_THROWS_AS(stepper.Step({Vector6d::Zero()}), InputError);
 }
 
@@ -156,11 +157,8 @@ TEST_CASE("explicit stepper: bad options and bodies are refused") {
 namespace ncpkit {
 namespace {
 
-const std::string kExplicitScene =
-    std::string(NCPKIT_SOURCE_DIR) + "/tests/data/explicit_boxes.json";
-
 TEST_CASE("scene files: \"stepper\": \"explicit\" runs the explicit stepper with cone variants") {
-  Scene scene = LoadScene(kExplicitScene);
+  Scene scene = LoadScene(testing::TestData("explicit_boxes.json"));
   CHECK(scene.stepper() == "explicit");
   CHECK(std::string(scene.stepper()) == "explicit");
   CHECK(scene.variant() == "cone/auto");
@@ -208,7 +206,7 @@ TEST_CASE("scene files: \"stepper\": \"explicit\" runs the explicit stepper with
 }
 
 TEST_CASE("scene files: bad explicit settings are refused with the field named") {
-  const std::string text = internal::ReadTextFile(kExplicitScene);
+  const std::string text = internal::ReadTextFile(testing::TestData("explicit_boxes.json"));
   const auto with = [&](const std::string& from, const std::string& to) {
     std::string changed = text;
     changed.replace(changed.find(from), from.size(), to);

@@ -25,7 +25,7 @@ struct Trajectory {
   std::vector<double> fired_value;  // the watched quantity when each event fired
 };
 
-Trajectory Run(const Scene& scene) {
+Trajectory RecordTrajectory(const Scene& scene) {
   Trajectory out;
   SceneRunner runner(scene);
   double previous_value = 0.0;
@@ -59,7 +59,7 @@ void CheckEveryStep(const Trajectory& t, const std::string& scene) {
 
 TEST_CASE("sliding cube: exact backward Euler to 1e-6 m, the analytic solution to 0.3 %") {
   const Scene scene = PaperScene("sliding_cube.json");
-  const Trajectory t = Run(scene);
+  const Trajectory t = RecordTrajectory(scene);
   REQUIRE(t.records.size() == 400);
   CheckEveryStep(t, "sliding cube");
   const double mu_g = 0.12 * 9.8, h = 0.01, v0 = 5.0;
@@ -92,7 +92,7 @@ TEST_CASE("sliding cube: exact backward Euler to 1e-6 m, the analytic solution t
 
 TEST_CASE("cylinder with line contact: the ECP stays on the contact line") {
   const Scene scene = PaperScene("rolling_cylinder.json");
-  const Trajectory t = Run(scene);
+  const Trajectory t = RecordTrajectory(scene);
   CheckEveryStep(t, "rolling cylinder");
   const double half_length = 2.5;
   double max_d = 0.0, max_l = 0.0, stopped_l = 0.0, spinning_l = 0.0;
@@ -134,7 +134,7 @@ TEST_CASE("cylinder with line contact: the ECP stays on the contact line") {
 
 TEST_CASE("toppling cube: vertex, edge, then face contact; the impulses act at 1 s and 1.8 s") {
   const Scene scene = PaperScene("toppling_cube.json");
-  const Trajectory t = Run(scene);
+  const Trajectory t = RecordTrajectory(scene);
   CheckEveryStep(t, "toppling cube");
   // The sequence of contact kinds while the cube presses on the plane (p_n > 0).
   std::vector<int> kinds;
@@ -172,7 +172,7 @@ TEST_CASE("toppling cube: vertex, edge, then face contact; the impulses act at 1
 
 TEST_CASE("cylinder manipulation: falls, rolls past the block, is stood up at the goal") {
   const Scene scene = PaperScene("cylinder_manipulation.json");
-  const Trajectory t = Run(scene);
+  const Trajectory t = RecordTrajectory(scene);
   CheckEveryStep(t, "cylinder manipulation");
   const auto height = [&](double time) {
     return t.states[static_cast<int>(time * 100) - 1].position.z();
@@ -190,7 +190,7 @@ TEST_CASE("quasi-rigid layer: the deflection never exceeds the layer; the rigid 
   Scene scene = PaperScene("quasi_rigid_drop.json");
   const ContactLaw layer = scene.laws.default_law;
   double max_deflection = 0.0, min_core_gap = 1.0;
-  const Trajectory t = Run(scene);
+  const Trajectory t = RecordTrajectory(scene);
   CheckEveryStep(t, "quasi-rigid drop");
   for (const ImplicitStepRecord& r : t.records) {
     for (const ContactRecord& c : r.contacts) {
@@ -276,14 +276,14 @@ TEST_CASE("every solver variant steps the sliding cube; free flight is exact") {
     Scene scene = PaperScene("sliding_cube.json");
     scene.options<ImplicitStepperOptions>().solver = solver;
     scene.duration = 0.5;
-    const Trajectory t = Run(scene);
+    const Trajectory t = RecordTrajectory(scene);
     INFO(solver);
     CheckEveryStep(t, solver);
   }
   Scene flight = PaperScene("sliding_cube.json");
   flight.bodies[0].state.position.z() = 100.0;  // far above the plane: no active pair
   flight.duration = 0.1;
-  const Trajectory t = Run(flight);
+  const Trajectory t = RecordTrajectory(flight);
   CHECK(t.records.back().contacts.empty());
   CHECK(t.states.back().linear_velocity.z() == doctest::Approx(-9.8 * 0.1).epsilon(1e-12));
 }

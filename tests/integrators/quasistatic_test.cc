@@ -11,6 +11,7 @@
 #include "integrators/scene.h"
 #include "solvers/mcp/jacobian_check.h"
 #include "solvers/mcp/mcp.h"
+#include "tests/contact/convex_pairs.h"
 
 namespace ncpkit {
 namespace {
@@ -29,12 +30,7 @@ int StepsOf(const Scene& scene) {
   return static_cast<int>(std::lround(scene.duration / scene.options<QuasistaticOptions>().h));
 }
 
-Shape MakeShape(ShapeKind kind, Eigen::Vector3d size) {
-  Shape s;
-  s.kind = kind;
-  s.size = size;
-  return s;
-}
+using testing::MakeShape;
 
 ShapePose At(Eigen::Vector3d p, Eigen::Matrix3d R = Eigen::Matrix3d::Identity()) {
   ShapePose pose;

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "solvers/base/constants.h"
 #include "solvers/mcp/auto_solve.h"
 #include "solvers/mcp/jacobian_check.h"
 #include "solvers/mcp/problem_builder.h"
@@ -14,8 +15,6 @@
 
 namespace ncpkit {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Bratu's problem -u'' = lambda exp(u), u(0) = u(1) = 0, on n interior points, as an NCP:
 // F(x) = A x / h^2 - lambda exp(x) >= 0, A = tridiag(-1, 2, -1); its solution is positive, so

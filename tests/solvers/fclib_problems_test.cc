@@ -32,7 +32,7 @@ const std::string kNewtonLineSearch =
     "fc-proximal solves it";
 
 // Expected failures by file name and solver, with the reason; every other pair must converge.
-const std::map<std::string, std::map<std::string, std::string>>& ExpectedFailures() {
+const std::map<std::string, std::map<std::string, std::string>>& ExpectedFclibFailures() {
   static const std::map<std::string, std::map<std::string, std::string>> failures = {
       {"LMGC_100_PR_PerioBox-i00361-60-03000.hdf5", {{"fc-newton", kNewtonLineSearch}}},
       {"BoxesStack1-fclib_local_problem_test.hdf5",
@@ -70,7 +70,7 @@ TEST_CASE("every shared FCLib problem: auto solves it, single-solver failures ar
     const FclibFile data = ReadFclibFile(testing::SharedData("fclib/" + shared.path));
     const FrictionContactProblem& problem = data.problem;
     CAPTURE(problem.name);
-    const auto expected = ExpectedFailures().find(problem.name);
+    const auto expected = ExpectedFclibFailures().find(problem.name);
     for (const std::string& solver : SolverNames(ProblemKind::Friction)) {
       CAPTURE(solver);
       SolverOptions options;
@@ -82,7 +82,7 @@ TEST_CASE("every shared FCLib problem: auto solves it, single-solver failures ar
       CAPTURE(summary.message);
       // The reported error is the FCLib error of the point returned.
       CHECK(summary.natural_residual == doctest::Approx(FclibError(problem, r)).epsilon(1e-9));
-      if (expected != ExpectedFailures().end() && expected->second.count(solver)) {
+      if (expected != ExpectedFclibFailures().end() && expected->second.count(solver)) {
         std::cout << "expected failure: " << solver << " on " << problem.name << ": "
                   << expected->second.at(solver) << "\n";
         CHECK_FALSE(summary.IsSolved());

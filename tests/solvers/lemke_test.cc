@@ -6,11 +6,10 @@
 #include <tuple>
 
 #include "fixtures/problem_generators.h"
+#include "solvers/base/constants.h"
 
 namespace ncpkit {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 LinearComplementarityProblem PathExample(double upper) {
   Eigen::MatrixXd M(4, 4);

@@ -7,10 +7,10 @@
 #include <limits>
 #include <stdexcept>
 
+#include "solvers/base/constants.h"
+
 namespace ncpkit {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::string ErrorOf(const std::function<void()>& f) {
   try {

@@ -22,7 +22,7 @@ const std::string kStationary =
 
 // (problem, start index) -> variant -> reason. Every other combination must converge.
 const std::map<std::pair<std::string, int>, std::map<std::string, std::string>>&
-ExpectedFailures() {
+ExpectedMcpFailures() {
   static const std::map<std::pair<std::string, int>, std::map<std::string, std::string>> f = {
       {{"kojshin", 0}, {{"minmap-newton", kStationary}}},
       {{"kojshin", 2}, {{"minmap-newton", kStationary}}},
@@ -61,8 +61,8 @@ TEST_CASE("every MCP from every start: each Newton variant, failures named") {
         CAPTURE(s);
         CAPTURE(variant);
         CAPTURE(summary.BriefReport());
-        const auto it = ExpectedFailures().find({example.name, s});
-        if (it != ExpectedFailures().end() && it->second.count(variant)) {
+        const auto it = ExpectedMcpFailures().find({example.name, s});
+        if (it != ExpectedMcpFailures().end() && it->second.count(variant)) {
           ++expected;
           std::cout << "expected failure: " << variant << " on " << example.name << " from start "
                     << s << ": " << it->second.at(variant) << " [" << summary.message << "]\n";
@@ -105,8 +105,8 @@ TEST_CASE("Josephy-Newton solves every MCP from every start but billups from 0, 
       CHECK(summary.natural_residual <= 1e-10);
       CHECK(natural_residual(*example.problem, z) == summary.natural_residual);
       CHECK(NearSomeSolution(example, z));
-      const auto failure = ExpectedFailures().find({example.name, s});
-      if (failure != ExpectedFailures().end() && failure->second.count("fb-newton")) {
+      const auto failure = ExpectedMcpFailures().find({example.name, s});
+      if (failure != ExpectedMcpFailures().end() && failure->second.count("fb-newton")) {
         ++solved_where_fb_newton_fails;
       }
     }

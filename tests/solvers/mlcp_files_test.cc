@@ -19,7 +19,7 @@ namespace {
 
 using testing::SharedData;
 
-const std::string kZeroDiagonal = "PGS needs a positive diagonal; M has a zero diagonal entry";
+const std::string kPgsZeroDiagonal = "PGS needs a positive diagonal; M has a zero diagonal entry";
 const std::string kDiodeRay =
     "Lemke ray-terminates: the free block is singular and M is not copositive-plus (FB Newton "
     "solves it)";
@@ -27,23 +27,23 @@ const std::string kBuckFirstStall =
     "FB Newton stalls near 7e-8 at this degenerate switching point (Lemke solves it)";
 
 // Expected failures by file and solver. Every other (file, solver) pair must converge.
-const std::map<std::string, std::map<std::string, std::string>>& ExpectedFailures() {
+const std::map<std::string, std::map<std::string, std::string>>& ExpectedMlcpFailures() {
   static const std::map<std::string, std::map<std::string, std::string>> failures = {
       {"Buck2_mlcp",
-       {{"pgs", kZeroDiagonal}, {"minmap-newton", "min-map Newton stalls near 1e-4"}}},
+       {{"pgs", kPgsZeroDiagonal}, {"minmap-newton", "min-map Newton stalls near 1e-4"}}},
       {"BuckFirstStep_mlcp",
-       {{"pgs", kZeroDiagonal},
+       {{"pgs", kPgsZeroDiagonal},
         {"fb-newton", kBuckFirstStall},
         {"fb-newton-dense", kBuckFirstStall},
         {"penalized-fb", kBuckFirstStall}}},
-      {"PD_mlcp", {{"lemke", kDiodeRay}, {"pgs", kZeroDiagonal}}},
-      {"RCD_mlcp", {{"pgs", kZeroDiagonal}}},
-      {"RLCD_mlcp", {{"pgs", kZeroDiagonal}}},
+      {"PD_mlcp", {{"lemke", kDiodeRay}, {"pgs", kPgsZeroDiagonal}}},
+      {"RCD_mlcp", {{"pgs", kPgsZeroDiagonal}}},
+      {"RLCD_mlcp", {{"pgs", kPgsZeroDiagonal}}},
       {"deudeu_mlcp", {}},
-      {"diodeBridge20_mlcp", {{"lemke", kDiodeRay}, {"pgs", kZeroDiagonal}}},
-      {"diodeBridge_mlcp", {{"lemke", kDiodeRay}, {"pgs", kZeroDiagonal}}},
+      {"diodeBridge20_mlcp", {{"lemke", kDiodeRay}, {"pgs", kPgsZeroDiagonal}}},
+      {"diodeBridge_mlcp", {{"lemke", kDiodeRay}, {"pgs", kPgsZeroDiagonal}}},
       {"m2n1_mlcp", {}},
-      {"relay2_mlcp", {{"pgs", kZeroDiagonal}}},
+      {"relay2_mlcp", {{"pgs", kPgsZeroDiagonal}}},
   };
   return failures;
 }
@@ -64,7 +64,7 @@ TEST_CASE("every Siconos MLCP file is solved by at least one solver, or its fail
   }
   closedir(dir);
   std::sort(names.begin(), names.end());
-  CHECK(names.size() == ExpectedFailures().size() + kRejected.size());
+  CHECK(names.size() == ExpectedMlcpFailures().size() + kRejected.size());
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string path = SharedData("mlcp/" + name + ".dat");
@@ -74,7 +74,7 @@ TEST_CASE("every Siconos MLCP file is solved by at least one solver, or its fail
       CHECK_THROWS_AS(ReadSiconosMlcp(path), InputError);
       continue;
     }
-    REQUIRE_MESSAGE(ExpectedFailures().count(name), "no expectation recorded for " << name);
+    REQUIRE_MESSAGE(ExpectedMlcpFailures().count(name), "no expectation recorded for " << name);
     const LinearComplementarityProblem problem = ReadSiconosMlcp(path);
     int solved_by = 0;
     for (const std::string& solver : SolverNames(ProblemKind::Linear)) {
@@ -85,7 +85,7 @@ TEST_CASE("every Siconos MLCP file is solved by at least one solver, or its fail
       const SolverSummary summary =
           CreateSolver(solver, ProblemKind::Linear, options)->Solve(problem, &z);
       CAPTURE(summary.BriefReport());
-      const auto& failures = ExpectedFailures().at(name);
+      const auto& failures = ExpectedMlcpFailures().at(name);
       if (failures.count(solver)) {
         std::cout << "expected failure: " << solver << " on " << name << ": " << failures.at(solver)
                   << "\n";

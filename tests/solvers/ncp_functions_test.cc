@@ -7,10 +7,11 @@
 #include <cmath>
 #include <limits>
 
+#include "solvers/base/constants.h"
+
 namespace ncpkit {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 using Jet2 = ceres::Jet<double, 2>;
 
 Jet2 Fb(Jet2 a, Jet2 b) { return a + b - sqrt(a * a + b * b); }

@@ -5,12 +5,11 @@
 #include <limits>
 
 #include "fixtures/problem_generators.h"
+#include "solvers/base/constants.h"
 #include "solvers/lcp/lemke.h"
 
 namespace ncpkit {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 TEST_CASE("PGS reports a zero or negative diagonal as InvalidInput with the row") {
   Eigen::MatrixXd M(3, 3);

@@ -6,13 +6,12 @@
 #include <limits>
 
 #include "fixtures/problem_generators.h"
+#include "solvers/base/constants.h"
 #include "solvers/lcp/lemke.h"
 #include "solvers/mcp/problem_builder.h"
 
 namespace ncpkit {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // F = (x0^3 - 1, x1 - x0): J = [[0, 0], [-1, 1]] is singular at x0 = 0, but the merit's
 // gradient J^T F is not zero there unless x1 = x0.
