@@ -14,8 +14,9 @@ jobs=$(nproc 2>/dev/null || echo 2)
 elapsed() { printf '%d:%02d' $((SECONDS / 60)) $((SECONDS % 60)); }
 
 # Both trees are unity builds (CMAKE_UNITY_BUILD: a library's files compiled a few to a unit),
-# which builds the suite in some two thirds of the time; every file is still parsed on its own
-# by the function-size check, so that a missing include cannot hide in a unit.
+# which build in some three quarters of the time (Release 6.8 min against 9.7 on 2 cores); every
+# file is still parsed on its own by the function-size check, so that a missing include cannot
+# hide in a unit.
 echo "== [$(elapsed)] Release build"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON >/dev/null
 cmake --build build -j "$jobs"
