@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "solvers/base/input_error.h"
+#include "solvers/base/internal/seconds.h"
 #include "solvers/friction/single_contact.h"
 
 namespace ncpkit {
@@ -71,17 +72,14 @@ void NonsmoothGaussSeidel::Sweep(const FrictionContactProblem& problem, Eigen::V
 
 const NonsmoothGaussSeidel::Summary& NonsmoothGaussSeidel::Solve(
     const FrictionContactProblem& problem, Eigen::VectorXd* r) {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
+  const auto start = std::chrono::steady_clock::now();
   ResetSummaryKeepingStorage(&summary_);
   Summary& summary = summary_;
   summary.solver = options_.ordering == Ordering::Shuffled    ? "nsgs-shuffled"
                    : options_.ordering == Ordering::Symmetric ? "nsgs-symmetric"
                                                               : "nsgs";
   summary.tolerance = options_.tolerance;
-  const auto elapsed = [&]() {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-  };
+  const auto elapsed = [&]() { return internal::SecondsSince(start); };
   if (!AcceptOptions(options_, &summary)) return summary;
   const int nc = problem.num_contacts();
   const int m = problem.size();

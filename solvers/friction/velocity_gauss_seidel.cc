@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "solvers/base/input_error.h"
+#include "solvers/base/internal/seconds.h"
 #include "solvers/friction/single_contact.h"
 
 namespace ncpkit {
@@ -231,15 +232,12 @@ void VelocityGaussSeidel::Sweep(const GlobalFrictionContactProblem& problem, Eig
 
 const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
     const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r) {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
+  const auto start = std::chrono::steady_clock::now();
   ResetSummaryKeepingStorage(&summary_);
   Summary& summary = summary_;
   summary.solver = "nsgs-velocity";
   summary.tolerance = options_.tolerance;
-  const auto elapsed = [&]() {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-  };
+  const auto elapsed = [&]() { return internal::SecondsSince(start); };
   if (!AcceptOptions(options_, &summary)) return summary;
   const int nc = problem.num_contacts();
   const int m = problem.size();

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "solvers/base/input_error.h"
+#include "solvers/base/internal/seconds.h"
 
 namespace ncpkit {
 
@@ -31,8 +32,7 @@ ProjectedGaussSeidel::Summary ProjectedGaussSeidel::Solve(
   summary.solver = "pgs";
   summary.tolerance = options_.tolerance;
   auto finish = [&]() {
-    summary.wall_time_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    summary.wall_time_seconds = internal::SecondsSince(start);
     return summary;
   };
   if (!AcceptOptions(options_, &summary)) return finish();

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <vector>
 
+#include "solvers/base/internal/seconds.h"
 #include "solvers/lcp/lemke.h"
 #include "solvers/mcp/josephy_newton.h"
 #include "solvers/mcp/semismooth_newton.h"
@@ -153,8 +154,7 @@ AutoSolver::Summary RunAuto(const MixedComplementarityProblem& problem,
   AttemptLog log(&summary, z);
   attempts(start, &log);
   log.Finish();
-  summary.wall_time_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
+  summary.wall_time_seconds = internal::SecondsSince(start_time);
   return summary;
 }
 

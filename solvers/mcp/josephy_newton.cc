@@ -8,6 +8,7 @@
 #include <deque>
 
 #include "solvers/base/input_error.h"
+#include "solvers/base/internal/seconds.h"
 #include "solvers/mcp/ncp_functions.h"
 
 namespace ncpkit {
@@ -118,8 +119,7 @@ JosephyNewton::Summary JosephyNewton::Solve(const MixedComplementarityProblem& p
   summary.solver = "josephy-newton";
   summary.tolerance = options_.tolerance;
   auto finish = [&]() -> Summary {
-    summary.wall_time_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
+    summary.wall_time_seconds = internal::SecondsSince(start_time);
     return summary;
   };
   if (!AcceptOptions(options_, &summary)) return finish();
