@@ -18,6 +18,8 @@ Scene LoadWithOverrides(const std::string& path, const CommandLine& line) {
   Scene scene = LoadScene(path);
   if (line.Has("duration")) scene.duration = line.PositiveDouble("duration", scene.duration);
   scene.max_steps = line.PositiveInt64("max-steps", scene.max_steps);
+  // The stepper checks the range (StepperSettings::threads).
+  scene.mutable_settings().threads = line.PositiveInt("threads", scene.settings().threads);
   return scene;
 }
 
@@ -40,7 +42,7 @@ int Report(const SimulationStats& stats, const CommandLine& line, std::ostream& 
 
 int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) {
   const CommandLine line = CommandLine::Parse(
-      args, {"solver", "duration", "out", "max-steps", "html"}, {"json", "quiet"});
+      args, {"solver", "duration", "out", "max-steps", "html", "threads"}, {"json", "quiet"});
   if (line.positional.size() != 1) {
     throw UsageError("simulate needs exactly one SCENE file\n" + UsageText());
   }
@@ -100,7 +102,7 @@ int RunViewCommand(const std::vector<std::string>& args, std::ostream& out) {
 
 int RunCompareCommand(const std::vector<std::string>& args, std::ostream& out) {
   const CommandLine line =
-      CommandLine::Parse(args, {"solvers", "csv", "duration", "max-steps"}, {});
+      CommandLine::Parse(args, {"solvers", "csv", "duration", "max-steps", "threads"}, {});
   if (line.positional.empty()) throw UsageError("compare needs SCENE files\n" + UsageText());
   std::vector<std::string> variants;  // empty: each scene's defaults
   if (line.Has("solvers")) {

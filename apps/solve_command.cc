@@ -43,10 +43,11 @@ std::string UsageText() {
          "  ncpkit                      run the built-in demo (paper scenes x solver variants)\n"
          "  ncpkit lcp-demo             bundled LCPs x LCP solvers\n"
          "  ncpkit simulate SCENE [--solver NAME] [--duration T] [--max-steps N] [--out traj.csv]\n"
-         "                  [--json] [--quiet] [--html page.html]\n"
+         "                  [--json] [--quiet] [--html page.html] [--threads N]\n"
          "  ncpkit view SCENE TRAJ.csv --html page.html\n"
          "  ncpkit compare SCENE... [--solvers a,b,...] [--csv FILE] [--duration T] [--max-steps "
          "N]\n"
+         "                  [--threads N]\n"
          "      SCENE: a JSON scene file (README, 'Scene files'); NAME: " +
          mcp_solvers +
          ",\n"
@@ -60,6 +61,8 @@ std::string UsageText() {
          "      longer than a second shows its progress on stderr\n"
          "      (not with --quiet). --html writes a page that plays the run (shapes, contact\n"
          "      points and normals, solver statistics); view makes it from a --out CSV.\n"
+         "      --threads N solves each step's islands on N threads (the trajectory is the\n"
+         "      same for any N).\n"
          "  ncpkit solve FILE [--q QFILE] [--solver " +
          solvers +
          "all] [--tol T] [--max-iter N] [--json]\n"

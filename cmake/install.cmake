@@ -56,6 +56,7 @@ foreach(lib ${NCPKIT_KLU_LIBRARY} ${NCPKIT_UMFPACK_LIBRARY} ${NCPKIT_CHOLMOD_LIB
   endif()
   string(APPEND pc_deps " -l${file}")
 endforeach()
+string(APPEND pc_deps " -pthread")  # the steppers' worker pools
 if(BUILD_SHARED_LIBS)
   set(pc_libs_private "${pc_deps}")
 else()

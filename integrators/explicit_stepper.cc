@@ -10,6 +10,7 @@
 #include "contact/contact_frame.h"
 #include "integrators/explicit/model.h"
 #include "integrators/json_reader.h"
+#include "integrators/worker_pool.h"
 #include "solvers/base/input_error.h"
 #include "solvers/base/internal/enum_names.h"
 
@@ -84,7 +85,10 @@ ExplicitStepper::ExplicitStepper(std::vector<Body> bodies, const ContactLawTable
   std::vector<std::string> names;
   for (const Body& body : bodies_) names.push_back(body.name);
   laws_ = ContactLawsByIndex(laws, names);
-  model_ = internal::MakeExplicitContactModel(options_);
+  for (int worker = 0; worker < options_.threads; ++worker) {
+    models_.push_back(internal::MakeExplicitContactModel(options_));
+  }
+  pool_ = std::make_unique<internal::WorkerPool>(options_.threads);
   CheckShapePairs();
 }
 
@@ -117,7 +121,7 @@ void ExplicitStepper::CheckShapePairs() const {
   }
 }
 
-const ComplementaritySolver& ExplicitStepper::solver() const { return model_->solver(); }
+const ComplementaritySolver& ExplicitStepper::solver() const { return models_[0]->solver(); }
 
 std::string ExplicitStepper::variant() const {
   if (options_.model == ExplicitModel::Soft) return "soft";
@@ -309,7 +313,7 @@ void ExplicitStepper::AddPairContacts(int i, int j, std::pair<int, int> previous
 double ExplicitStepper::NormalOffset(const ExplicitContact& contact, const Matrix36& rows_a,
                                      const Matrix36& rows_b, const ContactLaw& law) const {
   double offset = contact.point.distance / options_.h;
-  if (law.restitution > 0.0 && model_->ConstrainsEndVelocities()) {
+  if (law.restitution > 0.0 && models_[0]->ConstrainsEndVelocities()) {
     // The normal velocity before the step, from the bodies' start twists.
     const double approach = rows_a.row(0).dot(internal::StartTwist(bodies_[contact.body_a])) +
                             rows_b.row(0).dot(internal::StartTwist(bodies_[contact.body_b]));
@@ -377,11 +381,46 @@ void ExplicitStepper::ComputeFrameRows() {
 
 void ExplicitStepper::SolveContacts() {
   ComputeFrameRows();
-  record_.problem_size = 0;
   record_.num_contacts = static_cast<int>(record_.contacts.size());
+  internal::ExplicitWorkspace& w = workspace_;
+  w.contact_bodies.resize(record_.contacts.size());
+  for (size_t c = 0; c < record_.contacts.size(); ++c) {
+    w.contact_bodies[c] = {record_.contacts[c].body_a, record_.contacts[c].body_b};
+  }
+  fixed_.resize(bodies_.size());
+  for (size_t i = 0; i < bodies_.size(); ++i) fixed_[i] = bodies_[i].fixed ? 1 : 0;
+  w.islands.Find(fixed_, w.contact_bodies, /*one_island=*/!options_.islands);
+  SolveIslands();
+}
+
+// Each island posed and solved by the model of the worker that takes it; the record's figures
+// gathered in island order afterwards, so that they do not depend on the threads.
+void ExplicitStepper::SolveIslands() {
+  const int num_islands = workspace_.islands.num_islands();
+  if (static_cast<int>(island_results_.size()) < num_islands) island_results_.resize(num_islands);
   const internal::ExplicitStepContext step = Context();
-  model_->Solve(step, &record_);
-  model_->ApplyImpulses(step, record_.contacts);
+  auto solve = [&](int island, int worker) {
+    const internal::IslandView view = workspace_.islands.island(island);
+    models_[worker]->Solve(step, view, &record_.contacts, &island_results_[island]);
+    models_[worker]->ApplyImpulses(step, view, record_.contacts);
+  };
+  pool_->Run(num_islands, solve);
+  record_.islands = num_islands;
+  record_.problem_size = 0;
+  int attempts = 1;
+  for (int k = 0; k < num_islands; ++k) {
+    record_.problem_size += island_results_[k].problem_size;
+    attempts = std::max(attempts, island_results_[k].attempts);
+  }
+  record_.attempts = passes_ + attempts;
+  if (num_islands == 0) {
+    record_.summary = internal::NoContactSummary(options_.solver);
+    record_.failed_islands = 0;
+    return;
+  }
+  record_.failed_islands = internal::CombineIslandSummaries(
+      num_islands, [&](int k) -> const SolverSummary& { return island_results_[k].summary; },
+      &record_.summary);
 }
 
 // A body that the impulses sped up may reach a pair left out (its gap above the margin plus the
@@ -389,7 +428,7 @@ void ExplicitStepper::SolveContacts() {
 // solved again, warm started from this solution.
 void ExplicitStepper::SearchWithEndVelocities() {
   internal::ExplicitWorkspace& w = workspace_;
-  for (int pass = 0; pass < kMaxReachPasses && model_->ConstrainsEndVelocities(); ++pass) {
+  for (int pass = 0; pass < kMaxReachPasses && models_[0]->ConstrainsEndVelocities(); ++pass) {
     if (!GrowReaches()) break;
     // Larger reaches only add contacts. Where every added one is open at the end-of-step
     // velocities (u_N + b_N >= 0), the solution with zero impulses on them solves the larger
@@ -403,7 +442,7 @@ void ExplicitStepper::SearchWithEndVelocities() {
       w.velocity.swap(w.end_velocity);
       break;
     }
-    ++record_.attempts;
+    ++passes_;
     const int iterations = record_.summary.iterations;
     SolveContacts();
     record_.summary.iterations += iterations;
@@ -437,7 +476,7 @@ const StepRecord& ExplicitStepper::Step(const std::vector<Vector6d>& applied_imp
   ComputeReach();
   workspace_.start_velocity = workspace_.velocity;
   FindContacts();
-  record_.attempts = 1;
+  passes_ = 0;
   SolveContacts();
   SearchWithEndVelocities();
   record_.max_penetration = 0.0;

@@ -40,7 +40,9 @@
 namespace ncpkit {
 namespace internal {
 class ExplicitContactModel;
+struct ExplicitIslandResult;
 struct ExplicitStepContext;
+class WorkerPool;
 }  // namespace internal
 
 enum class ExplicitModel { Cone, Pyramid, Relaxed, Soft };
@@ -96,8 +98,10 @@ struct ExplicitStepperOptions : StepperSettings {
 // [phi / h, 0, 0] per contact with r solving the cone complementarity (or the model's LCP);
 // where the impulses sped a body beyond half the margin, its pairs are searched again and the
 // step solved again if a new contact would close; poses by the exact rotation update.
-// max_penetration is the deepest start-of-step overlap. A step whose problem is not solved
-// applies the best impulses found and says so in its summary. Bodies are validated as for the
+// max_penetration is the deepest start-of-step overlap. The contacts' islands (bodies joined by
+// contacts, integrators/islands.h) are posed and solved as separate problems, on
+// options.threads threads. A step whose problem is not solved applies the best impulses found
+// and says so in its summary. Bodies are validated as for the
 // implicit stepper (ValidateBodies, dynamic).
 class ExplicitStepper : public Stepper {
  public:
@@ -142,8 +146,9 @@ class ExplicitStepper : public Stepper {
   void FindContacts(bool only_grown = false);
   void UpdateBounds();
   void AddPairContacts(int i, int j, std::pair<int, int> previous_range);
-  // Stages 3-5: rows, the model's solve, the impulses into the velocities.
+  // Stages 3-5: rows, the islands, each island's solve and its impulses into the velocities.
   void SolveContacts();
+  void SolveIslands();
   void ComputeFrameRows();
   double NormalOffset(const ExplicitContact& contact, const internal::Matrix36& rows_a,
                       const internal::Matrix36& rows_b, const ContactLaw& law) const;
@@ -161,12 +166,17 @@ class ExplicitStepper : public Stepper {
   std::vector<Body> bodies_;
   ContactLawsByIndex laws_;
   ExplicitStepperOptions options_;
-  std::unique_ptr<internal::ExplicitContactModel> model_;
+  // One model per worker thread (its solver and scratch); models_[0] names the solver.
+  std::vector<std::unique_ptr<internal::ExplicitContactModel>> models_;
+  std::unique_ptr<internal::WorkerPool> pool_;
+  std::vector<internal::ExplicitIslandResult> island_results_;  // per island (grown only)
+  int passes_ = 0;  // the step's repeated searches that solved it again
   ExplicitContactGeometry geometry_;
   BroadPhase broad_phase_;
   std::vector<BoundingSphere> spheres_;
   std::vector<double> reach_;  // Reach() per body at the free velocities (grown by passes)
   std::vector<char> grown_;    // bodies whose reach the impulses enlarged
+  std::vector<char> fixed_;    // per body: fixed (for the island finder)
   std::vector<Eigen::Matrix3d> rotations_;
   std::vector<std::pair<int, int>> pairs_;
   std::vector<ContactPoint> points_;

@@ -119,6 +119,11 @@ class StatsAccumulator {
     stats_.scene = scene;
     stats_.variant = variant;
   }
+  void Add(const StepRecord& record) {
+    Add(record.time, record.summary, record.max_penetration, record.step_seconds);
+    stats_.max_islands = std::max(stats_.max_islands, record.islands);
+    stats_.failed_islands += record.failed_islands;
+  }
   void Add(double time, const SolverSummary& summary, double penetration, double seconds) {
     ++stats_.steps;
     if (!summary.IsSolved()) {
@@ -178,7 +183,7 @@ SimulationStats RunScene(
   SceneRunner runner(run);
   while (!runner.Done()) {
     const StepRecord& record = runner.Step();
-    stats.Add(record.time, record.summary, record.max_penetration, record.step_seconds);
+    stats.Add(record);
     if (on_step) on_step(record, runner);
   }
   return stats.Finish();
@@ -195,6 +200,8 @@ std::vector<std::pair<const char*, StatsValue>> StatsFields(const SimulationStat
           {"max_us_per_step", s.max_us},
           {"median_iterations", int64_t{s.median_iterations}},
           {"max_iterations", int64_t{s.max_iterations}},
+          {"islands", int64_t{s.max_islands}},
+          {"failed_islands", s.failed_islands},
           {"first_failure", s.first_failure},
           {"wall_seconds", s.wall_seconds},
           {"peak_rss_kb", s.peak_rss_kb >= 0 ? StatsValue(s.peak_rss_kb) : StatsValue()}};

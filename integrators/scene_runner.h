@@ -61,6 +61,10 @@ struct SimulationStats {
   // Whole step (assembly + solve); the median within 0.5 % (a histogram: constant memory).
   double median_us = 0.0, max_us = 0.0;
   int median_iterations = 0, max_iterations = 0;
+  // The most islands (integrators/islands.h) a step posed, and the islands left unsolved over the
+  // run (a failed step counts each of its unsolved islands).
+  int max_islands = 0;
+  int64_t failed_islands = 0;
   double wall_seconds = 0.0;
   // Peak resident memory of the process so far (kB; VmHWM of /proc/self/status, -1 if the
   // system does not say), for checking that long runs keep their memory flat.

@@ -37,6 +37,13 @@ struct StepperSettings {
   int max_iterations = 0;
   // Start each step from the previous step's solution. Default true.
   bool warm_start = true;
+  // Pose and solve one problem per island of the step (integrators/islands.h: bodies joined by
+  // contacts); false: one problem for the whole scene, as a reference. Default true.
+  bool islands = true;
+  // Threads that solve a step's islands, the calling one included (integrators/worker_pool.h):
+  // the trajectory is bitwise the same for any number. Default 1; in [1, kMaxThreads].
+  int threads = 1;
+  static constexpr int kMaxThreads = 256;  // (Check() names it in its message)
   // The checks of these fields, first failure first, for a stepper's IsValid to continue with
   // its own.
   internal::OptionChecks Check() const;
@@ -57,6 +64,10 @@ struct StepRecord {
   // Starts the step needed: 1 solved from the first; more when restarts were needed.
   int attempts = 0;
   int num_contacts = 0;          // contacts in the step's problem (pairs or points)
+  // The step's islands (integrators/islands.h) that posed a problem, and those whose problem was
+  // not solved. The summary aggregates the islands': the largest iteration count and residual,
+  // the first unsolved island's status and message.
+  int islands = 0, failed_islands = 0;
   double max_penetration = 0.0;  // m, over the step's contacts (0 without contact)
   double step_seconds = 0.0;     // the whole step: contact search, assembly, solve, update
   std::string solver_report;     // the solver's FullReport(), when the stepper keeps them

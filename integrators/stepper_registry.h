@@ -76,7 +76,7 @@ class StepperConfigOf : public StepperConfig {
 };
 
 // The keys of the shared settings (StepperSettings) in a scene file.
-extern const char* const kSharedSettingKeys[6];
+extern const char* const kSharedSettingKeys[8];
 
 struct StepperEntry {
   // The scene file's "stepper" value: [a-z][a-z0-9-]*.

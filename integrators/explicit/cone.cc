@@ -15,75 +15,73 @@ ConeModel::ConeModel(const ExplicitStepperOptions& options)
 // Gauss-Seidel sweep in this order carries a stack's weight to the ground in one pass (on the
 // 100-brick wall, 770 sweeps a step at 1e-6 against 3542 lowest first and 1638 in pair order).
 // Without gravity, in pair order.
-void ConeModel::Order(const Eigen::Vector3d& gravity,
+void ConeModel::Order(const Eigen::Vector3d& gravity, const IslandView& island,
                       const std::vector<ExplicitContact>& contacts) {
-  const int nc = static_cast<int>(contacts.size());
+  const int nc = island.num_links;
   order_.resize(nc);
   const double g = gravity.norm();
   if (!(g > 0.0)) {
-    for (int c = 0; c < nc; ++c) order_[c] = c;
+    for (int k = 0; k < nc; ++k) order_[k] = island.links[k];
     return;
   }
   const Eigen::Vector3d down = gravity / g;
   ranked_.resize(nc);
-  for (int c = 0; c < nc; ++c) {
+  for (int k = 0; k < nc; ++k) {
+    const int c = island.links[k];
     const double depth = contacts[c].point.point_b.dot(down);
-    ranked_[c] = {std::isfinite(depth) ? depth : 0.0, c};  // a strict order for the sort
+    ranked_[k] = {std::isfinite(depth) ? depth : 0.0, c};  // a strict order for the sort
   }
   std::sort(ranked_.begin(), ranked_.end());  // ties in pair order
   for (int k = 0; k < nc; ++k) order_[k] = ranked_[k].second;
 }
 
-void ConeModel::Assemble(const ExplicitStepContext& step,
+void ConeModel::Assemble(const ExplicitStepContext& step, const IslandView& island,
                          const std::vector<ExplicitContact>& contacts) {
   const ExplicitWorkspace& w = step.workspace;
   problem_.Clear();
-  block_of_body_.assign(step.bodies.size(), -1);
-  for (size_t i = 0; i < step.bodies.size(); ++i) {
-    if (step.bodies[i].fixed) continue;
+  if (block_of_body_.size() != step.bodies.size()) block_of_body_.resize(step.bodies.size());
+  for (int k = 0; k < island.num_bodies; ++k) {
+    const int i = island.bodies[k];
     const Vector6d momentum = w.mass_matrix[i] * w.velocity[i];
     block_of_body_[i] = problem_.AddBlock(w.mass_matrix[i], w.inverse_mass[i], momentum);
   }
   for (const int c : order_) {
     problem_.AddContact(w.mu[c], Eigen::Vector3d(w.normal_offset[c], 0.0, 0.0));
-    const int a = block_of_body_[contacts[c].body_a], b = block_of_body_[contacts[c].body_b];
+    const int body_a = contacts[c].body_a, body_b = contacts[c].body_b;
     // (Through a 6 x 3 matrix: a transpose expression would be copied to the heap.)
     Eigen::Matrix<double, 6, 3> rows;
-    if (a >= 0) {
+    if (!step.bodies[body_a].fixed) {
       rows = w.rows_a[c].transpose();
-      problem_.AddContactBlock(a, rows);
+      problem_.AddContactBlock(block_of_body_[body_a], rows);
     }
-    if (b >= 0) {
+    if (!step.bodies[body_b].fixed) {
       rows = w.rows_b[c].transpose();
-      problem_.AddContactBlock(b, rows);
+      problem_.AddContactBlock(block_of_body_[body_b], rows);
     }
   }
   problem_.Finalize();
 }
 
 // Warm started from the previous step's impulses matched to each contact.
-void ConeModel::Solve(const ExplicitStepContext& step, ExplicitStepRecord* record) {
-  std::vector<ExplicitContact>& contacts = record->contacts;
-  const int nc = static_cast<int>(contacts.size());
-  if (nc == 0) {
-    record->summary = NoContactSummary(step.options.solver);
-    return;
-  }
-  Order(step.options.gravity, contacts);
-  Assemble(step, contacts);
+void ConeModel::Solve(const ExplicitStepContext& step, const IslandView& island,
+                      std::vector<ExplicitContact>* contacts, ExplicitIslandResult* result) {
+  const int nc = island.num_links;
+  Order(step.options.gravity, island, *contacts);
+  Assemble(step, island, *contacts);
   const GlobalFrictionContactProblem& problem = problem_;
   r_.setZero(3 * nc);
   if (step.options.warm_start) {
     for (int k = 0; k < nc; ++k) {
-      if (const ExplicitContact* old = step.workspace.Previous(step.bodies, contacts, order_[k])) {
-        r_.segment<3>(3 * k) = ImpulseInFrame(*old, contacts[order_[k]]);
+      if (const ExplicitContact* old = step.workspace.Previous(step.bodies, *contacts, order_[k])) {
+        r_.segment<3>(3 * k) = ImpulseInFrame(*old, (*contacts)[order_[k]]);
       }
     }
   }
-  record->summary = solver_->Solve(problem, &r_);
+  result->summary = solver_->Solve(problem, &r_);
   if (r_.size() != 3 * nc || !r_.allFinite()) r_.setZero(3 * nc);
-  for (int k = 0; k < nc; ++k) contacts[order_[k]].impulse = r_.segment<3>(3 * k);
-  record->problem_size = 3 * nc;
+  for (int k = 0; k < nc; ++k) (*contacts)[order_[k]].impulse = r_.segment<3>(3 * k);
+  result->problem_size = 3 * nc;
+  result->attempts = 1;
 }
 
 }  // namespace ncpkit::internal

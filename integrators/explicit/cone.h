@@ -18,18 +18,21 @@ class ConeModel : public ExplicitContactModel {
  public:
   // InputError if the solver does not take ProblemKind::GlobalFriction.
   explicit ConeModel(const ExplicitStepperOptions& options);
-  void Solve(const ExplicitStepContext& step, ExplicitStepRecord* record) override;
+  void Solve(const ExplicitStepContext& step, const IslandView& island,
+             std::vector<ExplicitContact>* contacts, ExplicitIslandResult* result) override;
   const ComplementaritySolver& solver() const override { return *solver_; }
 
  private:
-  // The contacts highest first along gravity into order_.
-  void Order(const Eigen::Vector3d& gravity, const std::vector<ExplicitContact>& contacts);
-  void Assemble(const ExplicitStepContext& step, const std::vector<ExplicitContact>& contacts);
+  // The island's contacts highest first along gravity into order_.
+  void Order(const Eigen::Vector3d& gravity, const IslandView& island,
+             const std::vector<ExplicitContact>& contacts);
+  void Assemble(const ExplicitStepContext& step, const IslandView& island,
+                const std::vector<ExplicitContact>& contacts);
 
   std::unique_ptr<ComplementaritySolver> solver_;
   GlobalFrictionContactProblem problem_;
-  std::vector<int> block_of_body_;  // problem_'s block of each moving body, -1 for fixed ones
-  std::vector<int> order_;          // the problem's contacts, highest first along gravity
+  std::vector<int> block_of_body_;  // problem_'s block of each of the island's bodies
+  std::vector<int> order_;          // the island's contacts, highest first along gravity
   std::vector<std::pair<double, int>> ranked_;  // (-height against gravity, contact) to sort
   Eigen::VectorXd r_;
 };

@@ -42,27 +42,30 @@ LinearizedConeModel::LinearizedConeModel(const ExplicitStepperOptions& options, 
   proximal_ = std::make_unique<ProximalPointSolver>(solver_.get(), proximal);
 }
 
-void LinearizedConeModel::ComputeDelassusBlocks(const ExplicitStepContext& step) {
+void LinearizedConeModel::ComputeDelassusBlocks(const ExplicitStepContext& step,
+                                                const IslandView& island) {
   const ExplicitWorkspace& w = step.workspace;
   blocks_.clear();
-  for (size_t body = 0; body < step.bodies.size(); ++body) {
+  for (int k = 0; k < island.num_bodies; ++k) {
+    const int body = island.bodies[k];
     const auto& list = w.by_body[body];
     for (const auto& [c1, side1] : list) {
       const Matrix36& J1 = side1 == 0 ? w.rows_a[c1] : w.rows_b[c1];
       const Matrix36 J1_Minv = J1 * w.inverse_mass[body];
+      const int row = w.islands.local_index(c1);
       for (const auto& [c2, side2] : list) {
         const Matrix36& J2 = side2 == 0 ? w.rows_a[c2] : w.rows_b[c2];
-        blocks_.push_back({c1, c2, J1_Minv * J2.transpose()});
+        blocks_.push_back({row, w.islands.local_index(c2), J1_Minv * J2.transpose()});
       }
     }
   }
 }
 
-void LinearizedConeModel::Assemble(const ExplicitStepContext& step, int num_contacts) {
+void LinearizedConeModel::Assemble(const ExplicitStepContext& step, const IslandView& island) {
   const ExplicitWorkspace& w = step.workspace;
-  const int n = unknowns_, g = impulse_columns_;
+  const int n = unknowns_, g = impulse_columns_, num_contacts = island.num_links;
   triplets_.clear();
-  ComputeDelassusBlocks(step);
+  ComputeDelassusBlocks(step, island);
   triplets_.reserve(blocks_.size() * g * g + 3 * (n - g) * directions_ * num_contacts);
   half_.resize(3, g);
   block_value_.resize(g, g);
@@ -74,10 +77,11 @@ void LinearizedConeModel::Assemble(const ExplicitStepContext& step, int num_cont
         triplets_.emplace_back(n * block.row + i, n * block.col + j, block_value_(i, j));
   }
   q_.resize(n * num_contacts);
-  for (int c = 0; c < num_contacts; ++c) {
-    q_.segment(n * c, g).noalias() =
-        generators_[c].transpose() * w.contact_velocity.segment<3>(3 * c);
-    AddCouplings(n * c, w.mu[c], &triplets_, &q_);
+  for (int k = 0; k < num_contacts; ++k) {
+    const int c = island.links[k];
+    q_.segment(n * k, g).noalias() =
+        generators_[k].transpose() * w.contact_velocity.segment<3>(3 * c);
+    AddCouplings(n * k, w.mu[c], &triplets_, &q_);
   }
   assembly_.Assemble(n * num_contacts, n * num_contacts, triplets_, &matrix_);
   lcp_.AssignLcp(matrix_, q_);
@@ -85,45 +89,47 @@ void LinearizedConeModel::Assemble(const ExplicitStepContext& step, int num_cont
 }
 
 void LinearizedConeModel::StartFromPrevious(const ExplicitStepContext& step,
+                                            const IslandView& island,
                                             const std::vector<ExplicitContact>& contacts) {
-  const int nc = static_cast<int>(contacts.size());
+  const int nc = island.num_links;
   z_.setZero(unknowns_ * nc);
   if (!warm_start_) {
     z_.resize(0);
     return;
   }
-  for (int c = 0; c < nc; ++c) {
+  for (int k = 0; k < nc; ++k) {
+    const int c = island.links[k];
     const ExplicitContact* old = step.workspace.Previous(step.bodies, contacts, c);
     if (old == nullptr) continue;
     const Eigen::Vector3d r = ImpulseInFrame(*old, contacts[c]);
-    if (r[0] > 0.0) WarmStart(r, step.workspace.mu[c], z_.segment(unknowns_ * c, unknowns_));
+    if (r[0] > 0.0) WarmStart(r, step.workspace.mu[c], z_.segment(unknowns_ * k, unknowns_));
   }
 }
 
-void LinearizedConeModel::Solve(const ExplicitStepContext& step, ExplicitStepRecord* record) {
-  std::vector<ExplicitContact>& contacts = record->contacts;
-  const int nc = static_cast<int>(contacts.size());
-  if (nc == 0) {
-    record->summary = NoContactSummary(step.options.solver);
-    return;
-  }
+void LinearizedConeModel::Solve(const ExplicitStepContext& step, const IslandView& island,
+                                std::vector<ExplicitContact>* contacts,
+                                ExplicitIslandResult* result) {
+  const int nc = island.num_links;
   generators_.resize(nc);
-  for (int c = 0; c < nc; ++c) BuildGenerator(step.workspace.mu[c], &generators_[c]);
-  Assemble(step, nc);
-  StartFromPrevious(step, contacts);
+  for (int k = 0; k < nc; ++k) {
+    BuildGenerator(step.workspace.mu[island.links[k]], &generators_[k]);
+  }
+  Assemble(step, island);
+  StartFromPrevious(step, island, *contacts);
   const SolverSummary* summary = &proximal_->Solve(lcp_, &z_);
-  record->attempts = 1;
+  result->attempts = 1;
   if (!summary->IsSolved() && warm_start_) {
     z_.resize(0);
-    record->attempts = 2;
+    result->attempts = 2;
     summary = &proximal_->Solve(lcp_, &z_);
   }
-  record->summary = *summary;
+  result->summary = *summary;
   if (z_.size() != unknowns_ * nc || !z_.allFinite()) z_.setZero(unknowns_ * nc);
-  for (int c = 0; c < nc; ++c) {
-    contacts[c].impulse = generators_[c] * z_.segment(unknowns_ * c, impulse_columns_);
+  for (int k = 0; k < nc; ++k) {
+    (*contacts)[island.links[k]].impulse =
+        generators_[k] * z_.segment(unknowns_ * k, impulse_columns_);
   }
-  record->problem_size = unknowns_ * nc;
+  result->problem_size = unknowns_ * nc;
 }
 
 }  // namespace ncpkit::internal

@@ -28,7 +28,8 @@ int SplitOverEdges(const Eigen::Vector2d& t, int n, Eigen::Vector2d* ab);
 
 class LinearizedConeModel : public ExplicitContactModel {
  public:
-  void Solve(const ExplicitStepContext& step, ExplicitStepRecord* record) override;
+  void Solve(const ExplicitStepContext& step, const IslandView& island,
+             std::vector<ExplicitContact>* contacts, ExplicitIslandResult* result) override;
   const ComplementaritySolver& solver() const override { return *solver_; }
 
  protected:
@@ -51,16 +52,17 @@ class LinearizedConeModel : public ExplicitContactModel {
   const int directions_;
 
  private:
-  // W_ij = J_i M^-1 J_j^T (3 x 3, contact frames) of contacts sharing a moving body.
+  // W_ij = J_i M^-1 J_j^T (3 x 3, contact frames) of contacts sharing a moving body, by their
+  // places in the island.
   struct Block {
     int row, col;
     Eigen::Matrix3d value;
   };
-  void ComputeDelassusBlocks(const ExplicitStepContext& step);
+  void ComputeDelassusBlocks(const ExplicitStepContext& step, const IslandView& island);
   // M = G^T W G block by block, q = G^T u_free, and the model's couplings.
-  void Assemble(const ExplicitStepContext& step, int num_contacts);
-  // The previous impulses matched to the contacts into z_ (empty for a cold start).
-  void StartFromPrevious(const ExplicitStepContext& step,
+  void Assemble(const ExplicitStepContext& step, const IslandView& island);
+  // The previous impulses matched to the island's contacts into z_ (empty for a cold start).
+  void StartFromPrevious(const ExplicitStepContext& step, const IslandView& island,
                          const std::vector<ExplicitContact>& contacts);
 
   const int unknowns_, impulse_columns_;

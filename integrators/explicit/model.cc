@@ -9,17 +9,22 @@
 
 namespace ncpkit::internal {
 
-void ExplicitContactModel::ApplyImpulses(const ExplicitStepContext& step,
+void ExplicitContactModel::ApplyImpulses(const ExplicitStepContext& step, const IslandView& island,
                                          const std::vector<ExplicitContact>& contacts) {
   ExplicitWorkspace& w = step.workspace;
-  body_impulse_.assign(step.bodies.size(), Vector6d::Zero());
-  for (size_t c = 0; c < contacts.size(); ++c) {
+  if (body_impulse_.size() != step.bodies.size()) body_impulse_.resize(step.bodies.size());
+  for (int k = 0; k < island.num_bodies; ++k) body_impulse_[island.bodies[k]].setZero();
+  for (int k = 0; k < island.num_links; ++k) {
+    const int c = island.links[k];
     const Eigen::Vector3d& r = contacts[c].impulse;
-    body_impulse_[contacts[c].body_a].noalias() += w.rows_a[c].transpose() * r;
-    body_impulse_[contacts[c].body_b].noalias() += w.rows_b[c].transpose() * r;
+    // A fixed body is in no island: its velocity is shared by every island that touches it.
+    const int a = contacts[c].body_a, b = contacts[c].body_b;
+    if (!step.bodies[a].fixed) body_impulse_[a].noalias() += w.rows_a[c].transpose() * r;
+    if (!step.bodies[b].fixed) body_impulse_[b].noalias() += w.rows_b[c].transpose() * r;
   }
-  for (size_t i = 0; i < step.bodies.size(); ++i) {
-    if (!step.bodies[i].fixed) w.velocity[i].noalias() += w.inverse_mass[i] * body_impulse_[i];
+  for (int k = 0; k < island.num_bodies; ++k) {
+    const int i = island.bodies[k];
+    w.velocity[i].noalias() += w.inverse_mass[i] * body_impulse_[i];
   }
 }
 

@@ -1,7 +1,11 @@
 // The explicit stepper's contact models as strategies (integrators/explicit_stepper.h): each
-// turns the step's contacts, with their rows and frame velocities in the workspace, into contact
+// turns an island's contacts, with their rows and frame velocities in the workspace, into contact
 // impulses, posing and solving its own problem. A new model is one file pair deriving from
 // ExplicitContactModel, a value of ExplicitModel and a case in MakeExplicitContactModel().
+//
+// The stepper keeps one model per worker thread and hands each island to whichever worker is
+// free: a model reads and writes only its island's contacts and bodies, and keeps nothing from
+// one island to the next that could change a result.
 #ifndef NCPKIT_INTEGRATORS_EXPLICIT_MODEL_H_
 #define NCPKIT_INTEGRATORS_EXPLICIT_MODEL_H_
 
@@ -27,15 +31,24 @@ struct ExplicitStepContext {
   ExplicitWorkspace& workspace;
 };
 
+// What an island's solve reports.
+struct ExplicitIslandResult {
+  SolverSummary summary;
+  int problem_size = 0;  // the island problem's unknowns
+  int attempts = 1;      // starts the solve needed
+};
+
 class ExplicitContactModel {
  public:
   virtual ~ExplicitContactModel() = default;
-  // Sets every contact's impulse and the record's summary, problem_size and attempts (the step
-  // may have no contacts: NoContactSummary). A step whose problem is not solved keeps the best
-  // impulses found and says so in the summary.
-  virtual void Solve(const ExplicitStepContext& step, ExplicitStepRecord* record) = 0;
-  // nu = nu_f + M^-1 J^T r into workspace.velocity: the impulses summed per body first.
-  virtual void ApplyImpulses(const ExplicitStepContext& step,
+  // Sets the impulse of every contact of the island (island.links index `contacts`; it has at
+  // least one) and the result. An island whose problem is not solved keeps the best impulses
+  // found and says so in the summary.
+  virtual void Solve(const ExplicitStepContext& step, const IslandView& island,
+                     std::vector<ExplicitContact>* contacts, ExplicitIslandResult* result) = 0;
+  // nu = nu_f + M^-1 J^T r into workspace.velocity for the island's bodies: the impulses summed
+  // per body first.
+  virtual void ApplyImpulses(const ExplicitStepContext& step, const IslandView& island,
                              const std::vector<ExplicitContact>& contacts);
   // The solver the model hands its problems to.
   virtual const ComplementaritySolver& solver() const = 0;

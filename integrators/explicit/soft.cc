@@ -36,12 +36,14 @@ SoftModel::SoftModel(const ExplicitStepperOptions& options)
 // The normal force K_p depth - K_d v_N (never pulling), the tangential one -K_p s - K_d v_T with
 // s the offset from the anchor, kept inside the Coulomb cone by moving the anchor. Start-of-step
 // velocities, impulses h F.
-void SoftModel::Solve(const ExplicitStepContext& step, ExplicitStepRecord* record) {
+void SoftModel::Solve(const ExplicitStepContext& step, const IslandView& island,
+                      std::vector<ExplicitContact>* island_contacts, ExplicitIslandResult* result) {
   const ExplicitWorkspace& w = step.workspace;
-  std::vector<ExplicitContact>& contacts = record->contacts;
+  std::vector<ExplicitContact>& contacts = *island_contacts;
   const double k = step.options.soft_stiffness, d = step.options.soft_damping;
   const double h = step.options.h;
-  for (size_t c = 0; c < contacts.size(); ++c) {
+  for (int link = 0; link < island.num_links; ++link) {
+    const int c = island.links[link];
     ExplicitContact& contact = contacts[c];
     const Eigen::Vector3d v = w.rows_a[c] * StartTwist(step.bodies[contact.body_a]) +
                               w.rows_b[c] * StartTwist(step.bodies[contact.body_b]);
@@ -53,7 +55,7 @@ void SoftModel::Solve(const ExplicitStepContext& step, ExplicitStepRecord* recor
     // The anchor offset carried from the previous step, in this step's tangent plane, moved by
     // this step's tangential velocity.
     Eigen::Vector2d s = Eigen::Vector2d::Zero();
-    if (const ExplicitContact* old = w.Previous(step.bodies, contacts, static_cast<int>(c))) {
+    if (const ExplicitContact* old = w.Previous(step.bodies, contacts, c)) {
       s = Eigen::Vector2d(old->anchor_offset.dot(contact.tangent1),
                           old->anchor_offset.dot(contact.tangent2));
     }
@@ -69,17 +71,21 @@ void SoftModel::Solve(const ExplicitStepContext& step, ExplicitStepRecord* recor
     contact.anchor_offset = s.x() * contact.tangent1 + s.y() * contact.tangent2;
     contact.impulse = h * Eigen::Vector3d(normal, tangential.x(), tangential.y());
   }
-  record->summary = solver_->summary();
+  result->summary = solver_->summary();
+  result->problem_size = 0;
+  result->attempts = 1;
 }
 
-void SoftModel::ApplyImpulses(const ExplicitStepContext& step,
+void SoftModel::ApplyImpulses(const ExplicitStepContext& step, const IslandView& island,
                               const std::vector<ExplicitContact>& contacts) {
   ExplicitWorkspace& w = step.workspace;
-  for (size_t c = 0; c < contacts.size(); ++c) {
+  for (int link = 0; link < island.num_links; ++link) {
+    const int c = island.links[link];
     const Eigen::Vector3d& r = contacts[c].impulse;
+    // A fixed body is in no island: its velocity is shared by every island that touches it.
     const int a = contacts[c].body_a, b = contacts[c].body_b;
-    w.velocity[a] += w.inverse_mass[a] * (w.rows_a[c].transpose() * r);
-    w.velocity[b] += w.inverse_mass[b] * (w.rows_b[c].transpose() * r);
+    if (!step.bodies[a].fixed) w.velocity[a] += w.inverse_mass[a] * (w.rows_a[c].transpose() * r);
+    if (!step.bodies[b].fixed) w.velocity[b] += w.inverse_mass[b] * (w.rows_b[c].transpose() * r);
   }
 }
 

@@ -17,9 +17,10 @@ namespace ncpkit::internal {
 class SoftModel : public ExplicitContactModel {
  public:
   explicit SoftModel(const ExplicitStepperOptions& options);
-  void Solve(const ExplicitStepContext& step, ExplicitStepRecord* record) override;
+  void Solve(const ExplicitStepContext& step, const IslandView& island,
+             std::vector<ExplicitContact>* contacts, ExplicitIslandResult* result) override;
   // Contact by contact, as the forces were found.
-  void ApplyImpulses(const ExplicitStepContext& step,
+  void ApplyImpulses(const ExplicitStepContext& step, const IslandView& island,
                      const std::vector<ExplicitContact>& contacts) override;
   const ComplementaritySolver& solver() const override { return *solver_; }
   bool ConstrainsEndVelocities() const override { return false; }

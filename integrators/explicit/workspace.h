@@ -11,6 +11,7 @@
 
 #include "contact/distance.h"
 #include "dynamics/body.h"
+#include "integrators/islands.h"
 #include "integrators/stepper.h"
 
 namespace ncpkit {
@@ -62,6 +63,9 @@ struct ExplicitWorkspace {
   Eigen::VectorXd mu;
   // Per moving body: its contacts as (contact, side: 0 for A, 1 for B).
   std::vector<std::vector<std::pair<int, int>>> by_body;
+  // The step's islands, linked by its contacts (link k is contact k), and the contacts' bodies.
+  IslandFinder islands;
+  std::vector<std::pair<int, int>> contact_bodies;
   // The previous step's contacts, sorted by pair, and per contact of the step the range of
   // `previous` holding its pair's contacts.
   std::vector<ExplicitContact> previous;

@@ -160,9 +160,9 @@ class Scene:
         return "<ncpkit.Scene %s (%s, %g s, %s)>" % (self.name, self.stepper, self.duration,
                                                     self.solver)
 
-    def simulate(self, solver=None, duration=None, max_steps=None):
+    def simulate(self, solver=None, duration=None, max_steps=None, threads=None):
         """Steps the scene; see ncpkit.simulate."""
-        return Trajectory(*_ncpkit._simulate(self._handle, solver, duration, max_steps))
+        return Trajectory(*_ncpkit._simulate(self._handle, solver, duration, max_steps, threads))
 
 
 def load_scene(path):
@@ -175,13 +175,14 @@ def parse_scene(text, source="<string>"):
     return Scene(_ncpkit._parse_scene(text, source), source)
 
 
-def simulate(scene, solver=None, duration=None, max_steps=None):
+def simulate(scene, solver=None, duration=None, max_steps=None, threads=None):
     """Steps a scene (a Scene or a file path) to its duration (or ``duration``) with its own
-    solver variant (or ``solver``, e.g. "fb-newton-dense" or "qp-lcp/lemke"). Returns a
-    Trajectory."""
+    solver variant (or ``solver``, e.g. "fb-newton-dense" or "qp-lcp/lemke"), its islands solved
+    on the scene's ``threads`` (or ``threads``; the trajectory is the same for any number).
+    Returns a Trajectory."""
     if not isinstance(scene, Scene):
         scene = load_scene(scene)
-    return scene.simulate(solver=solver, duration=duration, max_steps=max_steps)
+    return scene.simulate(solver=solver, duration=duration, max_steps=max_steps, threads=threads)
 
 
 class Trajectory:

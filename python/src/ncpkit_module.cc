@@ -300,7 +300,8 @@ py::dict StatsDict(const SimulationStats& stats) {
 // Runs a scene: (column names, columns, solver status per step, statistics, the bodies, pairs
 // and pair quantities of the columns).
 py::tuple Simulate(Scene scene, const std::optional<std::string>& solver,
-                   std::optional<double> duration, std::optional<int64_t> max_steps) {
+                   std::optional<double> duration, std::optional<int64_t> max_steps,
+                   std::optional<int> threads) {
   if (duration) {
     if (!(*duration > 0.0) || !std::isfinite(*duration)) {
       throw InputError("duration must be a positive number of seconds");
@@ -311,6 +312,7 @@ py::tuple Simulate(Scene scene, const std::optional<std::string>& solver,
     if (*max_steps <= 0) throw InputError("max_steps must be positive");
     scene.max_steps = *max_steps;
   }
+  if (threads) scene.mutable_settings().threads = *threads;  // the stepper checks the range
   const std::string variant = solver ? *solver : scene.variant();
   if (!scene.TakesVariant(variant)) Scene(scene).ApplyVariant(variant);  // throws, saying why
   TrajectoryTable table;
@@ -417,6 +419,6 @@ PYBIND11_MODULE(_ncpkit, m) {
   m.def("_parse_scene", &ParseScene, py::arg("text"), py::arg("source"));
   m.def("_scene_info", &SceneInfo, py::arg("scene"));
   m.def("_simulate", &Simulate, py::arg("scene"), py::arg("solver"), py::arg("duration"),
-        py::arg("max_steps"));
+        py::arg("max_steps"), py::arg("threads"));
   m.def("scene_directory", &SceneDirectory, "The folder of the bundled scene files.");
 }

@@ -56,6 +56,18 @@ def test_simulate_returns_numpy_columns_and_statistics():
         traj["cube.speed"]
 
 
+def test_threads_solve_the_islands_with_the_same_trajectory():
+    stack = os.path.join(ncpkit.scene_directory(), "engine", "stack50.json")
+    one = ncpkit.simulate(stack, duration=0.1)
+    two = ncpkit.simulate(stack, duration=0.1, threads=2)
+    assert one.stats["islands"] == 25 and two.stats["islands"] == 25
+    for name in one.names:
+        if name != "solver.time_us":
+            assert np.array_equal(one[name], two[name], equal_nan=True), name
+    with pytest.raises(ValueError, match="threads"):
+        ncpkit.simulate(stack, duration=0.1, threads=0)
+
+
 def test_the_same_numbers_as_the_programs_csv(tmp_path):
     exe = program()
     if exe is None:

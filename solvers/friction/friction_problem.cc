@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <sstream>
 
 #include "solvers/base/input_error.h"
+#include "solvers/base/internal/message_buffer.h"
 
 namespace ncpkit {
 namespace {
@@ -139,22 +139,22 @@ FrictionErrors FrictionErrorsOf(const Eigen::VectorXd& mu, double q_norm, const 
 void SetSweepOutcome(double tolerance, int sweeps, bool timed_out, const Eigen::VectorXd& r,
                      FrictionSolverSummary* summary) {
   summary->iterations = sweeps;
-  // snprintf, not a stream: a solve of a few contacts takes about as long as formatting one.
-  char message[160];
+  // Not a stream nor printf: a solve of a few contacts takes about as long as formatting one.
+  internal::MessageBuffer message;
   if (summary->natural_residual <= tolerance) {
     summary->status = Status::Converged;
-    std::snprintf(message, sizeof(message), "FCLib error %g <= tolerance %g after %d sweeps",
-                  summary->natural_residual, tolerance, sweeps);
+    message.Text("FCLib error ").Number(summary->natural_residual).Text(" <= tolerance ");
+    message.Number(tolerance).Text(" after ").Integer(sweeps).Text(" sweeps");
   } else if (!std::isfinite(summary->natural_residual) || !r.allFinite()) {
     summary->status = Status::NumericalFailure;
-    std::snprintf(message, sizeof(message), "the iterate became non-finite in sweep %d", sweeps);
+    message.Text("the iterate became non-finite in sweep ").Integer(sweeps);
   } else {
     summary->status = Status::MaxIterations;
-    std::snprintf(message, sizeof(message), "FCLib error %g > tolerance %g after %d sweeps%s",
-                  summary->natural_residual, tolerance, sweeps,
-                  timed_out ? " (time limit reached)" : "");
+    message.Text("FCLib error ").Number(summary->natural_residual).Text(" > tolerance ");
+    message.Number(tolerance).Text(" after ").Integer(sweeps).Text(" sweeps");
+    message.Text(timed_out ? " (time limit reached)" : "");
   }
-  summary->message = message;
+  message.AssignTo(&summary->message);
 }
 
 void DescribeFrictionPointOf(const Eigen::VectorXd& mu, double q_norm, const Eigen::VectorXd& r,

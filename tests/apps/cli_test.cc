@@ -235,6 +235,37 @@ TEST_CASE("bad scene files and options exit 2 with a message") {
   CHECK(run.status == 2);
 }
 
+TEST_CASE("simulate --threads: the islands on N threads, the same summary; bad counts refused") {
+  const std::string stack = kScenes + "engine/stack50.json --duration 0.1 --json --quiet";
+  const Run one = RunNcpkit("simulate " + stack, /*stderr_too=*/false);
+  const Run two = RunNcpkit("simulate " + stack + " --threads 2", /*stderr_too=*/false);
+  INFO(one.output);
+  INFO(two.output);
+  REQUIRE(one.status == 0);
+  REQUIRE(two.status == 0);
+  const nlohmann::json a = nlohmann::json::parse(one.output);
+  const nlohmann::json b = nlohmann::json::parse(two.output);
+  CHECK(a["islands"] == 25);  // 5 x 5 columns on one ground
+  CHECK(a["failed_islands"] == 0);
+  for (const char* key : {"steps", "failed_steps", "max_natural_residual", "max_penetration",
+                          "median_iterations", "max_iterations", "islands", "failed_islands"}) {
+    CAPTURE(key);
+    CHECK(a[key] == b[key]);
+  }
+  for (const std::string& bad : {std::string("0"), std::string("-2"), std::string("x")}) {
+    const Run run = RunNcpkit("simulate " + stack + " --threads " + bad);
+    CHECK(run.status == 2);
+  }
+  const Run too_many = RunNcpkit("simulate " + stack + " --threads 257");
+  CHECK(too_many.status == 2);
+  CHECK(too_many.output.find("threads") != std::string::npos);
+  TemporaryFile file("threads_scene.json",
+                     "{\"h\": 0.01, \"duration\": 0.1, \"threads\": 300, \"bodies\": []}");
+  const Run in_file = RunNcpkit("simulate " + file.path());
+  CHECK(in_file.status == 2);
+  CHECK(in_file.output.find("threads") != std::string::npos);
+}
+
 TEST_CASE("compare prints one row per scene and solver variant, and a CSV") {
   TemporaryFile csv("compare.csv", "");
   const Run run = RunNcpkit("compare " + kScenes + "sliding_cube.json " + kScenes +

@@ -1,0 +1,86 @@
+#include "integrators/worker_pool.h"
+
+namespace ncpkit::internal {
+namespace {
+
+// A helper waits this many polls of the generation before it sleeps on the condition variable:
+// islands come in bursts a step apart, and waking a sleeping thread costs tens of microseconds,
+// as much as a small step.
+constexpr int kSpinPolls = 4000;
+
+}  // namespace
+
+WorkerPool::WorkerPool(int threads) {
+  for (int worker = 1; worker < threads; ++worker) {
+    helpers_.emplace_back([this, worker] { HelperLoop(worker); });
+  }
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+    generation_.fetch_add(1, std::memory_order_release);
+  }
+  wake_.notify_all();
+  for (std::thread& helper : helpers_) helper.join();
+}
+
+void WorkerPool::Work(int worker) {
+  for (int item = next_.fetch_add(1, std::memory_order_relaxed); item < count_;
+       item = next_.fetch_add(1, std::memory_order_relaxed)) {
+    try {
+      call_(fn_, item, worker);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+    }
+  }
+}
+
+void WorkerPool::HelperLoop(int worker) {
+  unsigned seen = 0;
+  for (;;) {
+    for (int poll = 0; poll < kSpinPolls && generation_.load(std::memory_order_acquire) == seen;
+         ++poll) {
+      std::this_thread::yield();
+    }
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+      seen = generation_.load(std::memory_order_acquire);
+      if (stop_) return;
+    }
+    Work(worker);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--busy_ == 0) done_.notify_one();
+    }
+  }
+}
+
+void WorkerPool::RunErased(int count, Erased call, void* fn) {
+  if (count <= 0) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    call_ = call;
+    fn_ = fn;
+    count_ = count;
+    error_ = nullptr;
+    next_.store(0, std::memory_order_relaxed);
+    // With one item (or no helper) the helpers are not woken.
+    busy_ = count > 1 ? static_cast<int>(helpers_.size()) : 0;
+    if (busy_ > 0) generation_.fetch_add(1, std::memory_order_release);
+  }
+  if (busy_ > 0) wake_.notify_all();
+  Work(0);
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_.wait(lock, [&] { return busy_ == 0; });
+  if (error_) {
+    std::exception_ptr error = error_;
+    error_ = nullptr;
+    std::rethrow_exception(error);
+  }
+}
+
+}  // namespace ncpkit::internal

@@ -1,0 +1,320 @@
+// Simulation islands and the worker pool: the island finder against a breadth-first search on
+// random graphs, the pool running every item once, and the steppers solving one problem per
+// island: the same trajectory as one problem for the whole scene (to the solver tolerance), and
+// bitwise the same trajectory for any number of threads.
+#include "integrators/islands.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <queue>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "integrators/scene.h"
+#include "integrators/scene_runner.h"
+#include "integrators/worker_pool.h"
+#include "tests/integrators/random_columns.h"
+
+namespace ncpkit {
+namespace {
+
+using internal::IslandFinder;
+using internal::IslandView;
+
+// Per body its component among the moving bodies (breadth-first, fixed bodies cut), -1 for a
+// fixed body.
+std::vector<int> Components(const std::vector<char>& fixed,
+                            const std::vector<std::pair<int, int>>& links) {
+  const int n = static_cast<int>(fixed.size());
+  std::vector<std::vector<int>> next(n);
+  for (const auto& [a, b] : links) {
+    if (fixed[a] || fixed[b]) continue;
+    next[a].push_back(b);
+    next[b].push_back(a);
+  }
+  std::vector<int> component(n, -1);
+  int count = 0;
+  for (int start = 0; start < n; ++start) {
+    if (fixed[start] || component[start] >= 0) continue;
+    std::queue<int> queue;
+    queue.push(start);
+    component[start] = count;
+    while (!queue.empty()) {
+      const int i = queue.front();
+      queue.pop();
+      for (int j : next[i]) {
+        if (component[j] < 0) {
+          component[j] = count;
+          queue.push(j);
+        }
+      }
+    }
+    ++count;
+  }
+  return component;
+}
+
+TEST_CASE("islands: the finder agrees with a breadth-first search on random graphs") {
+  IslandFinder finder;  // one finder for every graph: what it keeps must not leak across
+  for (unsigned seed = 0; seed < 300; ++seed) {
+    CAPTURE(seed);
+    std::mt19937 rng(seed);
+    const int n = 1 + static_cast<int>(rng() % 40);
+    std::vector<char> fixed(n);
+    for (char& f : fixed) f = rng() % 5 == 0 ? 1 : 0;
+    std::vector<std::pair<int, int>> links(rng() % 60);
+    for (auto& [a, b] : links) {
+      a = static_cast<int>(rng() % n);
+      b = static_cast<int>(rng() % n);
+      if (a == b) b = (b + 1) % n;
+      if (a > b) std::swap(a, b);
+    }
+    finder.Find(fixed, links);
+    const std::vector<int> component = Components(fixed, links);
+    // Each link's island holds it at its local index; islands are numbered by first link.
+    int next_island = 0;
+    for (size_t k = 0; k < links.size(); ++k) {
+      const auto [a, b] = links[k];
+      const int island = finder.island_of_link(static_cast<int>(k));
+      if (fixed[a] && fixed[b]) {
+        CHECK(island == -1);
+        continue;
+      }
+      REQUIRE(island >= 0);
+      REQUIRE(island < finder.num_islands());
+      CHECK(island <= next_island);
+      if (island == next_island) ++next_island;
+      const IslandView view = finder.island(island);
+      REQUIRE(finder.local_index(static_cast<int>(k)) < view.num_links);
+      CHECK(view.links[finder.local_index(static_cast<int>(k))] == static_cast<int>(k));
+    }
+    CHECK(next_island == finder.num_islands());
+    // An island's bodies are exactly one component's bodies that have a link, in order; its
+    // links are those of that component, in order.
+    std::vector<int> seen(n, 0);
+    for (int island = 0; island < finder.num_islands(); ++island) {
+      const IslandView view = finder.island(island);
+      REQUIRE(view.num_bodies > 0);
+      REQUIRE(view.num_links > 0);
+      const int c = component[view.bodies[0]];
+      for (int k = 0; k < view.num_bodies; ++k) {
+        CHECK(!fixed[view.bodies[k]]);
+        CHECK(component[view.bodies[k]] == c);
+        if (k > 0) CHECK(view.bodies[k - 1] < view.bodies[k]);
+        ++seen[view.bodies[k]];
+      }
+      for (int k = 0; k < view.num_links; ++k) {
+        const auto [a, b] = links[view.links[k]];
+        CHECK(component[fixed[a] ? b : a] == c);
+        if (k > 0) CHECK(view.links[k - 1] < view.links[k]);
+      }
+      const int in_component =
+          static_cast<int>(std::count(component.begin(), component.end(), c));
+      CHECK(view.num_bodies <= in_component);
+    }
+    // Every moving body with a link is in exactly one island; no other body is.
+    std::vector<char> linked(n, 0);
+    for (const auto& [a, b] : links) {
+      if (!fixed[a] && !fixed[b]) linked[a] = linked[b] = 1;
+      if (fixed[a] != fixed[b]) linked[fixed[a] ? b : a] = 1;
+    }
+    for (int i = 0; i < n; ++i) CHECK(seen[i] == (linked[i] ? 1 : 0));
+    // One island: every linked moving body and every link with one together.
+    finder.Find(fixed, links, /*one_island=*/true);
+    const bool any = std::any_of(linked.begin(), linked.end(), [](char l) { return l != 0; });
+    CHECK(finder.num_islands() == (any ? 1 : 0));
+    if (any) {
+      CHECK(finder.island(0).num_bodies ==
+            static_cast<int>(std::count(linked.begin(), linked.end(), 1)));
+    }
+  }
+}
+
+TEST_CASE("islands: two stacks on one ground are two islands, a body on both joins them") {
+  // Bodies: 0 ground (fixed), 1-2 a stack, 3-4 another, 5 a plank across both tops.
+  const std::vector<char> fixed = {1, 0, 0, 0, 0, 0};
+  std::vector<std::pair<int, int>> links = {{0, 1}, {1, 2}, {0, 3}, {3, 4}};
+  IslandFinder finder;
+  finder.Find(fixed, links);
+  REQUIRE(finder.num_islands() == 2);
+  CHECK(finder.island(0).num_bodies == 2);
+  CHECK(finder.island(0).bodies[0] == 1);
+  CHECK(finder.island(1).bodies[0] == 3);
+  CHECK(finder.island(1).num_links == 2);
+  links.push_back({2, 5});
+  links.push_back({4, 5});
+  finder.Find(fixed, links);
+  REQUIRE(finder.num_islands() == 1);
+  CHECK(finder.island(0).num_bodies == 5);
+  CHECK(finder.island(0).num_links == 6);
+}
+
+TEST_CASE("worker pool: every item runs once, on any number of threads, and errors come back") {
+  for (int threads : {1, 2, 3, 8}) {
+    CAPTURE(threads);
+    internal::WorkerPool pool(threads);
+    CHECK(pool.size() == threads);
+    for (int count : {0, 1, 2, 7, 100, 1000}) {
+      CAPTURE(count);
+      std::vector<std::atomic<int>> runs(count);
+      std::vector<std::atomic<int>> by_worker(threads);
+      auto work = [&](int item, int worker) {
+        runs[item].fetch_add(1);
+        REQUIRE(worker >= 0);
+        REQUIRE(worker < threads);
+        by_worker[worker].fetch_add(1);
+      };
+      pool.Run(count, work);
+      for (int item = 0; item < count; ++item) CHECK(runs[item].load() == 1);
+      int total = 0;
+      for (auto& w : by_worker) total += w.load();
+      CHECK(total == count);
+    }
+    std::atomic<int> ran{0};
+    auto failing = [&](int item, int /*worker*/) {
+      ran.fetch_add(1);
+      if (item == 3) throw std::runtime_error("item 3 failed");
+    };
+    CHECK_THROWS_WITH(pool.Run(10, failing), "item 3 failed");
+    CHECK(ran.load() == 10);
+    std::atomic<int> after{0};
+    auto counting = [&](int, int) { after.fetch_add(1); };
+    pool.Run(50, counting);  // the pool works on after an error
+    CHECK(after.load() == 50);
+  }
+}
+
+// Every body's pose and twist at every step of a run.
+std::vector<double> Trajectory(const Scene& scene, const std::string& variant, int* max_islands,
+                               int64_t* failed) {
+  std::vector<double> values;
+  *max_islands = 0;
+  *failed = 0;
+  Scene run = scene;
+  run.ApplyVariant(variant);
+  SceneRunner runner(run);
+  while (!runner.Done()) {
+    const StepRecord& record = runner.Step();
+    *max_islands = std::max(*max_islands, record.islands);
+    *failed += record.summary.IsSolved() ? 0 : 1;
+    for (const Body& body : runner.stepper().bodies()) {
+      const RigidBodyState& s = body.state;
+      values.insert(values.end(), {s.position.x(), s.position.y(), s.position.z(),
+                                   s.orientation.w(), s.orientation.x(), s.orientation.y(),
+                                   s.orientation.z(), s.linear_velocity.x(),
+                                   s.linear_velocity.y(), s.linear_velocity.z(),
+                                   s.angular_velocity.x(), s.angular_velocity.y(),
+                                   s.angular_velocity.z()});
+    }
+  }
+  return values;
+}
+
+// The explicit stepper's variants that pose a problem, one per model, and soft contact.
+const char* const kExplicitVariants[] = {"cone/nsgs-velocity", "cone/nsgs",      "cone/auto",
+                                         "cone/fc-newton-fb",  "relaxed/lemke",  "relaxed/pgs",
+                                         "pyramid/lemke",      "soft"};
+
+Scene ColumnsScene(unsigned seed, int columns, int boxes, double duration) {
+  testing::ColumnsSpec spec;
+  spec.seed = seed;
+  spec.columns = columns;
+  spec.boxes = boxes;
+  spec.duration = duration;
+  spec.extra = "\"soft\": {\"stiffness\": 2000, \"damping\": 5}, ";
+  return ParseScene(testing::RandomColumnsScene(spec), "columns");
+}
+
+TEST_CASE("islands: the explicit stepper's trajectory is bitwise the same on 1, 2 and 3 threads") {
+  for (unsigned seed : {1u, 2u}) {
+    const Scene scene = ColumnsScene(seed, 4, 3, 0.2);
+    for (const std::string variant : kExplicitVariants) {
+      CAPTURE(seed);
+      CAPTURE(variant);
+      int islands = 0;
+      int64_t failed = 0;
+      const std::vector<double> one = Trajectory(scene, variant, &islands, &failed);
+      CHECK(islands == 4);
+      for (int threads : {2, 3}) {
+        CAPTURE(threads);
+        Scene threaded = scene;
+        threaded.mutable_settings().threads = threads;
+        int threaded_islands = 0;
+        int64_t threaded_failed = 0;
+        const std::vector<double> many =
+            Trajectory(threaded, variant, &threaded_islands, &threaded_failed);
+        CHECK(threaded_islands == islands);
+        CHECK(threaded_failed == failed);
+        // Bitwise (a NaN equals itself here).
+        REQUIRE(many.size() == one.size());
+        CHECK(std::memcmp(many.data(), one.data(), one.size() * sizeof(double)) == 0);
+      }
+    }
+  }
+}
+
+// The largest difference of two trajectories (Trajectory()), over positions and velocities
+// (quaternion entries are compared as positions).
+double LargestDifference(const std::vector<double>& a, const std::vector<double>& b) {
+  REQUIRE(a.size() == b.size());
+  double largest = 0.0;
+  for (size_t k = 0; k < a.size(); ++k) largest = std::max(largest, std::abs(a[k] - b[k]));
+  return largest;
+}
+
+// The trajectories of `scene` with `variant` by island and as one problem: no failed step in
+// either, and positions and velocities that agree to a few times the solver's tolerance (each
+// island is solved to the tolerance on its own residual, the whole problem on its own).
+void CheckIslandsAgree(const Scene& scene, const std::string& variant, int expected_islands) {
+  int islands = 0, one_island = 0;
+  int64_t failed = 0, one_failed = 0;
+  const std::vector<double> by_island = Trajectory(scene, variant, &islands, &failed);
+  Scene whole = scene;
+  whole.mutable_settings().islands = false;
+  const std::vector<double> as_one = Trajectory(whole, variant, &one_island, &one_failed);
+  CHECK(failed == 0);
+  CHECK(one_failed == 0);
+  CHECK(islands == expected_islands);
+  CHECK(one_island == 1);
+  CHECK(LargestDifference(by_island, as_one) <= 10.0 * scene.settings().tolerance);
+}
+
+TEST_CASE("islands: the explicit stepper's islands give the whole-scene problem's trajectory") {
+  SUBCASE("engine scenes") {
+    // The pile's first steps at the sweep cap come at 0.24 s (unsolved, so not comparable).
+    const std::pair<std::string, double> files[] = {{"engine/stack50.json", 1.0},
+                                                    {"engine/pile200.json", 0.23}};
+    const int islands[] = {25, 48};
+    for (int k = 0; k < 2; ++k) {
+      CAPTURE(files[k].first);
+      Scene scene = LoadScene(SceneDirectory() + "/" + files[k].first);
+      scene.duration = files[k].second;
+      CheckIslandsAgree(scene, scene.variant(), islands[k]);
+    }
+  }
+  SUBCASE("random columns") {
+    for (unsigned seed : {1u, 2u}) {
+      testing::ColumnsSpec spec;
+      spec.seed = seed;
+      spec.columns = 3;
+      spec.duration = 0.3;
+      spec.extra = "\"tolerance\": 1e-8, ";
+      const Scene scene = ParseScene(testing::RandomColumnsScene(spec), "columns");
+      // The cone and the relaxed cone: their velocities are unique (the relaxed cone's LCP is
+      // monotone); the pyramid's are not.
+      for (const std::string variant : {"cone/nsgs-velocity", "cone/auto", "relaxed/lemke"}) {
+        CAPTURE(seed);
+        CAPTURE(variant);
+        CheckIslandsAgree(scene, variant, 3);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ncpkit
