@@ -7,8 +7,10 @@
 #include <sstream>
 
 #include "integrators/json_reader.h"
+#include "integrators/worker_pool.h"
 #include "solvers/base/constants.h"
 #include "solvers/base/input_error.h"
+#include "solvers/base/internal/seconds.h"
 #include "solvers/mcp/problem_builder.h"
 
 namespace ncpkit {
@@ -99,15 +101,23 @@ void ShiftPoints(const Eigen::Vector3d& by, Eigen::VectorXd* geometry) {
 
 }  // namespace
 
-// One step's MCP, kept while the set of active pairs does not change: its functors read the
-// step's data through pointers into this struct, which the stepper refreshes every step.
-struct ImplicitStepper::StepProblem {
-  std::vector<std::pair<int, int>> pairs;  // (F, G) of each active pair
+// One island's MCP, kept while its bodies and pairs do not change: its functors read the step's
+// data through pointers into this struct, which the stepper refreshes every step. Each island has
+// its own solver and start point, so that islands can be solved on any thread.
+struct ImplicitStepper::IslandProblem {
+  std::vector<int> bodies;                 // its moving bodies
+  std::vector<std::pair<int, int>> pairs;  // (F, G) of each of its pairs
+  std::vector<int> pair_index;             // each pair's index in this step's pairs_
   ProblemBuilder builder;
-  std::vector<int> nu_block;                                 // per body, -1 if fixed
-  std::vector<int> geometry_block, force_block;              // per pair
-  std::vector<std::unique_ptr<NewtonEulerBlock>> body_data;  // per body (null if fixed)
-  std::vector<std::unique_ptr<ContactPairStep>> pair_data;   // per pair
+  std::vector<int> nu_block;                                 // per body of the island
+  std::vector<int> geometry_block, force_block;              // per pair of the island
+  std::vector<std::unique_ptr<NewtonEulerBlock>> body_data;  // per body of the island
+  std::vector<std::unique_ptr<ContactPairStep>> pair_data;   // per pair of the island
+  std::unique_ptr<ComplementaritySolver> solver;
+  Eigen::VectorXd z, best_z;
+  SolverSummary summary;  // the best start's, iterations summed over the starts
+  std::string report;     // its full report (keep_solver_reports)
+  int attempts = 0;
 };
 
 bool ImplicitStepperOptions::IsValid(std::string* why) const {
@@ -151,14 +161,23 @@ ImplicitStepper::ImplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
   // against multipliers) but are well posed, and a rescaled iteration only moves the answer
   // within the tolerance (semismooth_newton.h).
   solver_options.equilibrate = false;
+  solver_options_ = solver_options;
   solver_ = CreateSolver(options_.solver, ProblemKind::Mixed, solver_options);
   const size_t n = bodies_.size();
   nu_start_.assign(n, Vector6d::Zero());
   nu_.assign(n, Vector6d::Zero());
   all_remembered_.assign(n, 1);
+  fixed_.resize(n);
+  for (size_t i = 0; i < n; ++i) fixed_[i] = bodies_[i].fixed ? 1 : 0;
+  spare_by_body_.assign(n, -1);
+  pool_ = std::make_unique<internal::WorkerPool>(options_.threads);
 }
 
 ImplicitStepper::~ImplicitStepper() = default;
+
+const ComplementaritySolver& ImplicitStepper::island_solver(int k) const {
+  return *islands_.at(k)->solver;
+}
 
 std::string ImplicitStepper::variant() const {
   return SolverVariant{"", options_.solver, !options_.warm_start}.ToString();
@@ -219,7 +238,7 @@ bool ImplicitStepper::Near(int f, int g) const {
   return SeparationAlongAxis(F.shape, F.state, G.shape, G.state, between.normalized()) <= reach;
 }
 
-// The active pairs of this step (bounding-volume test), and the step's problem for them.
+// The active pairs of this step (bounding-volume test), and the step's islands for them.
 void ImplicitStepper::FindPairs() {
   pairs_.clear();
   // Candidates from the broad phase, each body's bounding sphere grown by its travel and half
@@ -245,29 +264,72 @@ void ImplicitStepper::FindPairs() {
     const int g = bodies_[i].fixed ? i : j;
     if (Near(f, g)) pairs_.emplace_back(f, g);
   }
-  if (!problem_ || problem_->pairs != pairs_) {
-    problem_ = BuildProblem();
-    next_memory_.resize(pairs_.size());
-    origin_.resize(pairs_.size());
-  }
+  next_memory_.resize(pairs_.size());
+  origin_.resize(pairs_.size());
+  same_pairs_ = remembered_pairs_ == pairs_;
+  has_pair_.assign(bodies_.size(), 0);
+  for (const auto& [f, g] : pairs_) has_pair_[f] = has_pair_[g] = 1;
+  FindIslands();
 }
 
-std::unique_ptr<ImplicitStepper::StepProblem> ImplicitStepper::BuildProblem() const {
-  auto problem = std::make_unique<StepProblem>();
-  problem->pairs = pairs_;
+// The islands of the active pairs, each with the last step's problem when it had the same bodies
+// and pairs (found by its first body), else a new one.
+void ImplicitStepper::FindIslands() {
+  finder_.Find(fixed_, pairs_, /*one_island=*/!options_.islands, /*lone_bodies=*/true);
+  std::swap(spare_, islands_);
+  islands_.clear();
+  for (size_t s = 0; s < spare_.size(); ++s)
+    spare_by_body_[spare_[s]->bodies[0]] = static_cast<int>(s);
+  for (int k = 0; k < finder_.num_islands(); ++k) {
+    const internal::IslandView view = finder_.island(k);
+    const int s = spare_by_body_[view.bodies[0]];
+    if (s >= 0 && spare_[s] != nullptr && Matches(*spare_[s], view)) {
+      islands_.push_back(std::move(spare_[s]));
+    } else {
+      islands_.push_back(BuildIsland(view));
+    }
+    for (int j = 0; j < view.num_links; ++j) islands_.back()->pair_index[j] = view.links[j];
+  }
+  for (const auto& spare : spare_) {
+    if (spare != nullptr) spare_by_body_[spare->bodies[0]] = -1;
+  }
+  for (const auto& island : islands_) spare_by_body_[island->bodies[0]] = -1;
+  spare_.clear();
+}
+
+bool ImplicitStepper::Matches(const IslandProblem& problem,
+                              const internal::IslandView& island) const {
+  if (static_cast<int>(problem.bodies.size()) != island.num_bodies ||
+      static_cast<int>(problem.pairs.size()) != island.num_links) {
+    return false;
+  }
+  for (int k = 0; k < island.num_bodies; ++k) {
+    if (problem.bodies[k] != island.bodies[k]) return false;
+  }
+  for (int j = 0; j < island.num_links; ++j) {
+    if (problem.pairs[j] != pairs_[island.links[j]]) return false;
+  }
+  return true;
+}
+
+std::unique_ptr<ImplicitStepper::IslandProblem> ImplicitStepper::BuildIsland(
+    const internal::IslandView& island) const {
+  auto problem = std::make_unique<IslandProblem>();
+  problem->bodies.assign(island.bodies, island.bodies + island.num_bodies);
+  for (int j = 0; j < island.num_links; ++j) problem->pairs.push_back(pairs_[island.links[j]]);
+  problem->pair_index.resize(island.num_links);
+  problem->solver = CreateSolver(options_.solver, ProblemKind::Mixed, solver_options_);
   ProblemBuilder& builder = problem->builder;
   builder.set_name("implicit step");
-  const int num_bodies = static_cast<int>(bodies_.size());
-  problem->nu_block.assign(num_bodies, -1);
-  problem->body_data.resize(num_bodies);
-  for (int i = 0; i < num_bodies; ++i) {
-    if (bodies_[i].fixed) continue;
-    problem->nu_block[i] = builder.AddVariableBlock(6, -kInf, kInf);
-    problem->body_data[i] = std::make_unique<NewtonEulerBlock>();
-    builder.AddResidualBlock<6, 6>(NewtonEulerRef{problem->body_data[i].get()},
-                                   problem->nu_block[i], {problem->nu_block[i]});
+  std::vector<int> nu_of_body(bodies_.size(), -1);
+  for (const int i : problem->bodies) {
+    const int block = builder.AddVariableBlock(6, -kInf, kInf);
+    nu_of_body[i] = block;
+    problem->nu_block.push_back(block);
+    problem->body_data.push_back(std::make_unique<NewtonEulerBlock>());
+    builder.AddResidualBlock<6, 6>(NewtonEulerRef{problem->body_data.back().get()}, block, {block});
   }
-  for (const auto& [f, g] : pairs_) {
+  for (const auto& [f, g] : problem->pairs) {
     auto data = std::make_unique<ContactPairStep>();
     data->shape_f = bodies_[f].shape;
     data->shape_g = bodies_[g].shape;
@@ -287,8 +349,8 @@ std::unique_ptr<ImplicitStepper::StepProblem> ImplicitStepper::BuildProblem() co
     if (data->law.elastic_friction()) force_upper[ForceBlock::kSlip] = 1.0;
     const int forces =
         builder.AddVariableBlock(force_lower, force_upper, Eigen::VectorXd::Zero(force_size));
-    AddPair(&builder, data.get(), problem->nu_block[f], data->g_moves ? problem->nu_block[g] : -1,
-            geometry, forces);
+    AddPair(&builder, data.get(), nu_of_body[f], data->g_moves ? nu_of_body[g] : -1, geometry,
+            forces);
     problem->geometry_block.push_back(geometry);
     problem->force_block.push_back(forces);
     problem->pair_data.push_back(std::move(data));
@@ -296,13 +358,14 @@ std::unique_ptr<ImplicitStepper::StepProblem> ImplicitStepper::BuildProblem() co
   return problem;
 }
 
-// The Newton-Euler data of every moving body, and its free-flight start twist.
-void ImplicitStepper::SetBodyData(const std::vector<Vector6d>& applied_impulses) {
+// The Newton-Euler data of every moving body of the island, and its free-flight start twist.
+void ImplicitStepper::SetBodyData(IslandProblem* island,
+                                  const std::vector<Vector6d>& applied_impulses) {
   const double h = options_.h;
-  for (size_t i = 0; i < bodies_.size(); ++i) {
+  for (size_t k = 0; k < island->bodies.size(); ++k) {
+    const int i = island->bodies[k];
     const Body& body = bodies_[i];
-    if (body.fixed) continue;
-    NewtonEulerBlock& ne = *problem_->body_data[i];
+    NewtonEulerBlock& ne = *island->body_data[k];
     ne.step.h = h;
     ne.step.mass = body.mass;
     ne.step.state = body.state;
@@ -333,22 +396,27 @@ const ImplicitPairState* ImplicitStepper::Remembered(int pair) const {
   return &memory_[it - remembered_pairs_.begin()];
 }
 
-// Start values of pair k for an attempt (see PrepareAttempt). Each pair's problem is posed
-// relative to an origin of its own, F's position at the start of the step: its unknowns (the
-// contact points) and the poses it reads are then of the size of the bodies, not of their
+// Start values of the island's pair j for an attempt (see PrepareAttempt). Each pair's problem
+// is posed relative to an origin of its own, F's position at the start of the step: its unknowns
+// (the contact points) and the poses it reads are then of the size of the bodies, not of their
 // distance from the world origin, so far from it a step is as accurate as near it. Twists do
 // not depend on the origin. The remembered contact points stay in world coordinates.
-void ImplicitStepper::PreparePair(int attempt, int k, Eigen::VectorXd* z) {
+void ImplicitStepper::PreparePair(IslandProblem* island, int attempt, int j) {
   const double h = options_.h;
+  const int k = island->pair_index[j];
   const int f = pairs_[k].first, g = pairs_[k].second;  // (the lambda below uses them)
-  ContactPairStep& s = *problem_->pair_data[k];
+  ContactPairStep& s = *island->pair_data[j];
   s.h = h;
   origin_[k] = bodies_[f].state.position;
   s.state_f = Local(bodies_[f].state, origin_[k]);
   s.state_g = Local(bodies_[g].state, origin_[k]);
   const ImplicitPairState* remembered = Remembered(k);
   const bool warm = attempt == 0 && remembered != nullptr;
-  if (!warm) all_remembered_[f] = all_remembered_[g] = 0;
+  if (!warm) {
+    // (A fixed body is shared by islands: only the island's own bodies are written.)
+    all_remembered_[f] = 0;
+    if (s.g_moves) all_remembered_[g] = 0;
+  }
   const Eigen::Vector3d* last_normal = remembered ? &remembered->normal : nullptr;
   // The pair at the free-flight prediction of both poses.
   const auto predicted = [&]() {
@@ -380,54 +448,53 @@ void ImplicitStepper::PreparePair(int attempt, int k, Eigen::VectorXd* z) {
     state.elastic = remembered->elastic;
   }
   AlignWithStep(&state, &s);
-  const ProblemBuilder& builder = problem_->builder;
-  z->segment(builder.block_offset(problem_->geometry_block[k]), state.geometry.size()) =
+  const ProblemBuilder& builder = island->builder;
+  island->z.segment(builder.block_offset(island->geometry_block[j]), state.geometry.size()) =
       state.geometry;
-  z->segment(builder.block_offset(problem_->force_block[k]), state.forces.size()) = state.forces;
+  island->z.segment(builder.block_offset(island->force_block[j]), state.forces.size()) =
+      state.forces;
 }
 
 // Start points. Attempt 0: warm start from the previous step (if enabled); attempt 1: start
 // values from the shapes at the current poses; attempt 2: from the free-flight prediction of
 // the poses; attempt 3: from the centre of a face or edge of F that turns flat against G
 // within the step.
-void ImplicitStepper::PrepareAttempt(int attempt, Eigen::VectorXd* z) {
-  same_pairs_ = remembered_pairs_ == pairs_;
-  std::fill(all_remembered_.begin(), all_remembered_.end(), 1);
-  has_pair_.assign(bodies_.size(), 0);
-  for (const auto& [f, g] : pairs_) has_pair_[f] = has_pair_[g] = 1;
-  for (size_t k = 0; k < pairs_.size(); ++k) PreparePair(attempt, static_cast<int>(k), z);
-  const ProblemBuilder& builder = problem_->builder;
-  for (size_t i = 0; i < bodies_.size(); ++i) {
-    if (problem_->nu_block[i] < 0) continue;
+void ImplicitStepper::PrepareAttempt(IslandProblem* island, int attempt) {
+  for (const int i : island->bodies) all_remembered_[i] = 1;
+  for (size_t j = 0; j < island->pairs.size(); ++j) {
+    PreparePair(island, attempt, static_cast<int>(j));
+  }
+  const ProblemBuilder& builder = island->builder;
+  for (size_t k = 0; k < island->bodies.size(); ++k) {
+    const int i = island->bodies[k];
     Vector6d start = nu_start_[i];
     if (attempt == 0 && has_pair_[i] && all_remembered_[i]) {
       start << bodies_[i].state.linear_velocity, bodies_[i].state.angular_velocity;
     }
-    z->segment<6>(builder.block_offset(problem_->nu_block[i])) = start;
+    island->z.segment<6>(builder.block_offset(island->nu_block[k])) = start;
   }
 }
 
 // A step that fails from one start is retried from the next; the best point is kept.
-void ImplicitStepper::SolveFromStarts(int first_attempt, int last_attempt) {
-  const ProblemBuilder& builder = problem_->builder;
-  SolverSummary& best = record_.summary;
+void ImplicitStepper::SolveFromStarts(IslandProblem* island, int first_attempt, int last_attempt) {
+  SolverSummary& best = island->summary;
   int total_iterations = 0, best_attempt = -1;
   for (int attempt = first_attempt; attempt <= last_attempt; ++attempt) {
-    PrepareAttempt(attempt, &z_);
-    const SolverSummary& summary = solver_->Solve(builder, &z_);
+    PrepareAttempt(island, attempt);
+    const SolverSummary& summary = island->solver->Solve(island->builder, &island->z);
     total_iterations += summary.iterations;
     if (best_attempt < 0 || !(summary.natural_residual >= best.natural_residual)) {
       best_attempt = attempt;
       best = summary;
-      best_z_ = z_;
-      if (options_.keep_solver_reports) record_.solver_report = summary.FullReport();
+      island->best_z = island->z;
+      if (options_.keep_solver_reports) island->report = summary.FullReport();
     }
     if (summary.IsSolved()) break;
   }
-  if (best_attempt != last_attempt && !best.IsSolved()) PrepareAttempt(best_attempt, &z_);
-  z_ = best_z_;
+  if (best_attempt != last_attempt && !best.IsSolved()) PrepareAttempt(island, best_attempt);
+  island->z = island->best_z;
   best.iterations = total_iterations;
-  record_.attempts = best_attempt - first_attempt + 1;
+  island->attempts = best_attempt - first_attempt + 1;
   if (best.IsSolved() && best_attempt != first_attempt) {
     best.message += (best.message.empty() ? "" : "; ") + std::string("solved from start ") +
                     std::to_string(best_attempt) + " after " +
@@ -437,42 +504,96 @@ void ImplicitStepper::SolveFromStarts(int first_attempt, int last_attempt) {
                     std::to_string(last_attempt - first_attempt + 1) + " tried); the best, start " +
                     std::to_string(best_attempt) + ", is kept";
   }
+  if (!island->z.allFinite()) {
+    // A non-finite result moves nothing: the island's bodies keep their state.
+    best.status = Status::NumericalFailure;
+    best.message = "the step's result is not finite; the bodies were not moved" +
+                   std::string(best.message.empty() ? "" : "; ") + best.message;
+  }
 }
 
-// Advances the bodies to the solution and reads the contact quantities at it.
+void ImplicitStepper::SolveIsland(IslandProblem* island,
+                                  const std::vector<Vector6d>& applied_impulses) {
+  island->z.setZero(island->builder.size());
+  SetBodyData(island, applied_impulses);
+  const int first_attempt = options_.warm_start ? 0 : 1;
+  SolveFromStarts(island, first_attempt, island->pairs.empty() ? first_attempt : 3);
+}
+
+// The step's summary, attempts, size and solver report from its islands'.
+void ImplicitStepper::SummarizeIslands() {
+  const int num_islands = static_cast<int>(islands_.size());
+  record_.islands = num_islands;
+  record_.problem_size = 0;
+  record_.attempts = 0;
+  for (const auto& island : islands_) {
+    record_.problem_size += island->builder.size();
+    record_.attempts = std::max(record_.attempts, island->attempts);
+    if (options_.keep_solver_reports) record_.solver_report += island->report;
+  }
+  if (num_islands == 0) {
+    record_.summary = SolverSummary();
+    record_.summary.solver = solver_->name();
+    record_.summary.status = Status::Converged;
+    record_.summary.natural_residual = 0.0;
+    record_.summary.message = "no moving body";
+    record_.failed_islands = 0;
+    return;
+  }
+  record_.failed_islands = internal::CombineIslandSummaries(
+      num_islands, [&](int k) -> const SolverSummary& { return islands_[k]->summary; },
+      &record_.summary);
+}
+
+// The contact quantities of the island's pair j at its solution, into the record and the
+// memory of the next step.
+void ImplicitStepper::RecordContact(const IslandProblem& island, int j) {
+  const ProblemBuilder& builder = island.builder;
+  const int k = island.pair_index[j];
+  const auto [f, g] = pairs_[k];
+  const ContactPairStep& s = *island.pair_data[j];
+  const int geometry_block = island.geometry_block[j];
+  const int force_block = island.force_block[j];
+  const auto geometry =
+      island.z.segment(builder.block_offset(geometry_block), builder.block_size(geometry_block));
+  const auto forces =
+      island.z.segment(builder.block_offset(force_block), builder.block_size(force_block));
+  const PairFrame<double> frame(s, nu_[f].data(), s.g_moves ? nu_[g].data() : nullptr,
+                                geometry.data());
+  ContactRecord c = ReadContact(s, frame, geometry, forces);
+  c.body_f = f;
+  c.body_g = g;
+  c.ecp += origin_[k];
+  ImplicitPairState& state = next_memory_[k];
+  state.geometry = geometry;
+  ShiftPoints(origin_[k], &state.geometry);
+  state.forces = forces;
+  if (c.normal.allFinite() && c.normal.norm() > 0.5) state.normal = c.normal;
+  state.deflection = c.deflection;
+  state.elastic = ElasticDisplacement(s, frame, forces, c.p_n);
+  record_.contacts.push_back(c);
+}
+
+// Advances the bodies of every island with a finite result and reads the contact quantities at
+// the solutions, in the order of the step's pairs.
 void ImplicitStepper::ApplySolution() {
-  const ProblemBuilder& builder = problem_->builder;
-  for (size_t i = 0; i < bodies_.size(); ++i) {
-    nu_[i] = problem_->nu_block[i] >= 0
-                 ? Vector6d(z_.segment<6>(builder.block_offset(problem_->nu_block[i])))
+  for (const auto& island : islands_) {
+    const bool finite = island->z.allFinite();
+    for (size_t k = 0; k < island->bodies.size(); ++k) {
+      nu_[island->bodies[k]] =
+          finite ? Vector6d(island->z.segment<6>(island->builder.block_offset(island->nu_block[k])))
                  : Vector6d::Zero();
+    }
   }
   for (size_t k = 0; k < pairs_.size(); ++k) {
-    const auto [f, g] = pairs_[k];
-    const ContactPairStep& s = *problem_->pair_data[k];
-    const int geometry_block = problem_->geometry_block[k];
-    const int force_block = problem_->force_block[k];
-    const auto geometry =
-        z_.segment(builder.block_offset(geometry_block), builder.block_size(geometry_block));
-    const auto forces =
-        z_.segment(builder.block_offset(force_block), builder.block_size(force_block));
-    const PairFrame<double> frame(s, nu_[f].data(), s.g_moves ? nu_[g].data() : nullptr,
-                                  geometry.data());
-    ContactRecord c = ReadContact(s, frame, geometry, forces);
-    c.body_f = f;
-    c.body_g = g;
-    c.ecp += origin_[k];
-    ImplicitPairState& state = next_memory_[k];
-    state.geometry = geometry;
-    ShiftPoints(origin_[k], &state.geometry);
-    state.forces = forces;
-    if (c.normal.allFinite() && c.normal.norm() > 0.5) state.normal = c.normal;
-    state.deflection = c.deflection;
-    state.elastic = ElasticDisplacement(s, frame, forces, c.p_n);
-    record_.contacts.push_back(c);
+    const IslandProblem& island = *islands_[finder_.island_of_link(static_cast<int>(k))];
+    if (island.z.allFinite()) RecordContact(island, finder_.local_index(static_cast<int>(k)));
   }
-  for (size_t i = 0; i < bodies_.size(); ++i) {
-    if (!bodies_[i].fixed) AdvanceState(options_.h, nu_[i], &bodies_[i].state);
+  for (const auto& island : islands_) {
+    if (!island->z.allFinite()) continue;
+    for (size_t k = 0; k < island->bodies.size(); ++k) {
+      AdvanceState(options_.h, nu_[island->bodies[k]], &bodies_[island->bodies[k]].state);
+    }
   }
   for (ContactRecord& c : record_.contacts) {
     const Body& F = bodies_[c.body_f];
@@ -508,25 +629,13 @@ const ImplicitStepRecord& ImplicitStepper::Step(const std::vector<Vector6d>& app
   record_.max_penetration = 0.0;
   record_.solver_report.clear();
   FindPairs();
-  record_.problem_size = problem_->builder.size();
-  z_.setZero(problem_->builder.size());
-  SetBodyData(applied_impulses);
-  const int first_attempt = options_.warm_start ? 0 : 1;
-  SolveFromStarts(first_attempt, pairs_.empty() ? first_attempt : 3);
-  const auto seconds = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start).count();
+  auto solve = [&](int island, int /*worker*/) {
+    SolveIsland(islands_[island].get(), applied_impulses);
   };
-  // A non-finite result is a failed step that moves nothing: the bodies keep their state.
-  if (!z_.allFinite()) {
-    SolverSummary& summary = record_.summary;
-    summary.status = Status::NumericalFailure;
-    summary.message = "the step's result is not finite; the bodies were not moved" +
-                      std::string(summary.message.empty() ? "" : "; ") + summary.message;
-    FinishStep(seconds());
-    return record_;
-  }
+  pool_->Run(static_cast<int>(islands_.size()), solve);
+  SummarizeIslands();
   ApplySolution();
-  FinishStep(seconds());
+  FinishStep(internal::SecondsSince(clock_start));
   return record_;
 }
 

@@ -14,10 +14,14 @@
 #include "contact/contact_law.h"
 #include "contact/implicit_pair.h"
 #include "dynamics/body.h"
+#include "integrators/islands.h"
 #include "integrators/stepper.h"
 #include "integrators/stepper_registry.h"
 
 namespace ncpkit {
+namespace internal {
+class WorkerPool;
+}  // namespace internal
 
 // Every option: meaning, default, units, valid range and source. IsValid() says which one is
 // out of range; the stepper's constructor throws InputError for it (RequireValidOptions).
@@ -53,8 +57,10 @@ class ImplicitStepper : public Stepper {
   ~ImplicitStepper() override;
 
   // Advances one step with the given applied impulses (one per body, N s and N m s, world
-  // frame; empty for none). The bodies advance with the solver's best point even when the
-  // step did not converge (the record's summary says so); a non-finite result moves nothing.
+  // frame; empty for none). Each island of the step (bodies joined by active pairs; a body
+  // without one is an island of its own) is one MCP, solved on options.threads threads. The
+  // bodies advance with the solver's best point even when an island did not converge (the
+  // record's summary says so); an island whose result is not finite does not move.
   const ImplicitStepRecord& Step() { return Step(kNoImpulses); }
   const ImplicitStepRecord& Step(const std::vector<Vector6d>& applied_impulses) override;
 
@@ -70,26 +76,35 @@ class ImplicitStepper : public Stepper {
   void ContactMarkers(const StepRecord& record, std::vector<ContactMarker>* markers) const override;
 
   int BodyIndex(const std::string& name) const { return FindBody(bodies_, name); }
+  // The solver of island k (k < record().islands) of the latest step, with its full summary;
+  // solver() names the solver and its settings, which every island's has.
+  const ComplementaritySolver& island_solver(int k) const;
   const ImplicitStepperOptions& options() const { return options_; }
 
  private:
-  struct StepProblem;
+  // One island's problem (integrators/islands.h), kept while its bodies and pairs stay the same.
+  struct IslandProblem;
   bool Near(int f, int g) const;
   void FindPairs();
-  void SetBodyData(const std::vector<Vector6d>& applied_impulses);
-  std::unique_ptr<StepProblem> BuildProblem() const;
+  void FindIslands();
+  bool Matches(const IslandProblem& problem, const internal::IslandView& island) const;
+  std::unique_ptr<IslandProblem> BuildIsland(const internal::IslandView& island) const;
+  void SetBodyData(IslandProblem* island, const std::vector<Vector6d>& applied_impulses);
   const ImplicitPairState* Remembered(int pair) const;
-  void PreparePair(int attempt, int k, Eigen::VectorXd* z);
-  void PrepareAttempt(int attempt, Eigen::VectorXd* z);
-  void SolveFromStarts(int first_attempt, int last_attempt);
+  void PreparePair(IslandProblem* island, int attempt, int j);
+  void PrepareAttempt(IslandProblem* island, int attempt);
+  void SolveFromStarts(IslandProblem* island, int first_attempt, int last_attempt);
+  void SolveIsland(IslandProblem* island, const std::vector<Vector6d>& applied_impulses);
+  void SummarizeIslands();
+  void RecordContact(const IslandProblem& island, int j);
   void ApplySolution();
   void FinishStep(double seconds);
 
   std::vector<Body> bodies_;
   ContactLawTable laws_;
   ImplicitStepperOptions options_;
-  std::unique_ptr<ComplementaritySolver> solver_;
-  std::unique_ptr<StepProblem> problem_;
+  SolverOptions solver_options_;
+  std::unique_ptr<ComplementaritySolver> solver_;  // names the solver; each island has its own
   double time_ = 0.0;
   // Workspace of Step(), kept so that a step with the same active pairs as the last allocates
   // nothing.
@@ -99,13 +114,18 @@ class ImplicitStepper : public Stepper {
   std::vector<std::pair<int, int>> pairs_;             // (F, G) of each active pair, this step
   std::vector<std::pair<int, int>> remembered_pairs_;  // and the last step's
   bool same_pairs_ = false;                            // pairs_ == remembered_pairs_
-  std::vector<char> has_pair_;                         // per body: in an active pair
   std::vector<ImplicitPairState> memory_;              // per pair of the last step
   std::vector<ImplicitPairState> next_memory_;         // per pair of this step
   std::vector<Eigen::Vector3d> origin_;                // per pair: its local origin (F's position)
   std::vector<Vector6d> nu_start_, nu_;                // per body
   std::vector<char> all_remembered_;                   // per body
-  Eigen::VectorXd z_, best_z_;
+  std::vector<char> has_pair_;                         // per body: in an active pair
+  std::vector<char> fixed_;                            // per body
+  internal::IslandFinder finder_;
+  std::vector<std::unique_ptr<IslandProblem>> islands_;  // this step's, in island order
+  std::vector<std::unique_ptr<IslandProblem>> spare_;    // the last step's, for reuse
+  std::vector<int> spare_by_body_;  // per body: the spare island it is first in, or -1
+  std::unique_ptr<internal::WorkerPool> pool_;
   ImplicitStepRecord record_;
 };
 

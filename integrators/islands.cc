@@ -18,7 +18,8 @@ void IslandFinder::Join(int a, int b) {
 }
 
 void IslandFinder::Find(const std::vector<char>& fixed,
-                        const std::vector<std::pair<int, int>>& links, bool one_island) {
+                        const std::vector<std::pair<int, int>>& links, bool one_island,
+                        bool lone_bodies) {
   const int n = static_cast<int>(fixed.size());
   const int num_links = static_cast<int>(links.size());
   parent_.resize(n);
@@ -34,7 +35,40 @@ void IslandFinder::Find(const std::vector<char>& fixed,
       Join(first, body);
     }
   }
-  // Islands numbered by their first link; the links counted per island.
+  for (int i = 0; i < n && one_island && lone_bodies; ++i) {
+    if (fixed[i]) continue;
+    if (first < 0) first = i;
+    Join(first, i);
+  }
+  NumberIslands(fixed, links, lone_bodies);
+  // The links of each island, placed in link order.
+  const int num_islands = static_cast<int>(link_start_.size()) - 1;
+  for (int k = 0; k < num_islands; ++k) link_start_[k + 1] += link_start_[k];
+  links_.resize(link_start_.back());
+  for (int k = 0; k < num_links; ++k) {
+    if (island_of_link_[k] >= 0) links_[link_start_[island_of_link_[k]] + local_index_[k]] = k;
+  }
+  // The moving bodies of each island, counted then placed in body order.
+  body_start_.assign(num_islands + 1, 0);
+  for (int i = 0; i < n; ++i) {
+    if (!fixed[i] && island_of_root_[Root(i)] >= 0) ++body_start_[island_of_root_[Root(i)] + 1];
+  }
+  for (int k = 0; k < num_islands; ++k) body_start_[k + 1] += body_start_[k];
+  bodies_.resize(body_start_.back());
+  cursor_.assign(body_start_.begin(), body_start_.end() - 1);
+  for (int i = 0; i < n; ++i) {
+    if (fixed[i]) continue;
+    const int island = island_of_root_[Root(i)];
+    if (island >= 0) bodies_[cursor_[island]++] = i;
+  }
+}
+
+// Islands numbered by their first link, then (lone_bodies) the sets without a link by their
+// first body; link_start_[k + 1] counts island k's links.
+void IslandFinder::NumberIslands(const std::vector<char>& fixed,
+                                 const std::vector<std::pair<int, int>>& links, bool lone_bodies) {
+  const int n = static_cast<int>(fixed.size());
+  const int num_links = static_cast<int>(links.size());
   island_of_root_.assign(n, -1);
   island_of_link_.resize(num_links);
   local_index_.resize(num_links);
@@ -54,24 +88,12 @@ void IslandFinder::Find(const std::vector<char>& fixed,
     island_of_link_[k] = island;
     local_index_[k] = link_start_[island + 1]++;
   }
-  const int num_islands = static_cast<int>(link_start_.size()) - 1;
-  for (int k = 0; k < num_islands; ++k) link_start_[k + 1] += link_start_[k];
-  links_.resize(link_start_.back());
-  for (int k = 0; k < num_links; ++k) {
-    if (island_of_link_[k] >= 0) links_[link_start_[island_of_link_[k]] + local_index_[k]] = k;
-  }
-  // The moving bodies of each island, counted then placed in body order.
-  body_start_.assign(num_islands + 1, 0);
-  for (int i = 0; i < n; ++i) {
-    if (!fixed[i] && island_of_root_[Root(i)] >= 0) ++body_start_[island_of_root_[Root(i)] + 1];
-  }
-  for (int k = 0; k < num_islands; ++k) body_start_[k + 1] += body_start_[k];
-  bodies_.resize(body_start_.back());
-  cursor_.assign(body_start_.begin(), body_start_.end() - 1);
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < n && lone_bodies; ++i) {
     if (fixed[i]) continue;
-    const int island = island_of_root_[Root(i)];
-    if (island >= 0) bodies_[cursor_[island]++] = i;
+    int& island = island_of_root_[Root(i)];
+    if (island >= 0) continue;
+    island = static_cast<int>(link_start_.size()) - 1;
+    link_start_.push_back(0);
   }
 }
 

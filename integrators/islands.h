@@ -32,11 +32,13 @@ class IslandFinder {
  public:
   // `fixed[i]`: body i is fixed (it joins nothing). `links[k]`: the bodies (a, b) of link k; a
   // link between two fixed bodies belongs to no island (local_index -1). `one_island`: every
-  // linked moving body in one island (a whole-scene problem).
+  // linked moving body in one island (a whole-scene problem). `lone_bodies`: a moving body
+  // without a link is an island of its own (numbered after those with links, in body order; with
+  // `one_island`, in the one island), for steppers that solve for every body's motion.
   void Find(const std::vector<char>& fixed, const std::vector<std::pair<int, int>>& links,
-            bool one_island = false);
+            bool one_island = false, bool lone_bodies = false);
 
-  // Islands with at least one link (moving bodies without one need no problem).
+  // The islands: those with a link, then (lone_bodies) those without.
   int num_islands() const { return static_cast<int>(link_start_.size()) - 1; }
   IslandView island(int k) const;
   // The island of link k and its position in that island's list (-1 for a link between fixed
@@ -47,11 +49,13 @@ class IslandFinder {
  private:
   int Root(int i);
   void Join(int a, int b);  // the larger root under the smaller
+  void NumberIslands(const std::vector<char>& fixed, const std::vector<std::pair<int, int>>& links,
+                     bool lone_bodies);
 
   std::vector<int> parent_;          // per body: union-find parent (-1 for fixed bodies)
   std::vector<int> island_of_root_;  // per body: the island a root's set was given, or -1
   std::vector<int> island_of_link_, local_index_;
-  std::vector<int> link_start_, links_;  // the islands' links, island by island
+  std::vector<int> link_start_, links_;   // the islands' links, island by island
   std::vector<int> body_start_, bodies_;  // the islands' moving bodies, island by island
   std::vector<int> cursor_;
 };

@@ -11,8 +11,7 @@ internal::OptionChecks StepperSettings::Check() const {
       .Require(std::isfinite(tolerance) && tolerance > 0.0, "tolerance", tolerance,
                "must be positive and finite")
       .Require(max_iterations >= 0, "max_iterations", max_iterations, "must be >= 0")
-      .Require(threads >= 1 && threads <= kMaxThreads, "threads", threads,
-               "must be in [1, 256]");
+      .Require(threads >= 1 && threads <= kMaxThreads, "threads", threads, "must be in [1, 256]");
   return checks;
 }
 

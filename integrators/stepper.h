@@ -63,7 +63,7 @@ struct StepRecord {
   int problem_size = 0;   // unknowns of the step's problem
   // Starts the step needed: 1 solved from the first; more when restarts were needed.
   int attempts = 0;
-  int num_contacts = 0;          // contacts in the step's problem (pairs or points)
+  int num_contacts = 0;  // contacts in the step's problem (pairs or points)
   // The step's islands (integrators/islands.h) that posed a problem, and those whose problem was
   // not solved. The summary aggregates the islands': the largest iteration count and residual,
   // the first unsolved island's status and message.

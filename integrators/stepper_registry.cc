@@ -13,8 +13,8 @@
 
 namespace ncpkit {
 
-const char* const kSharedSettingKeys[8] = {"h",          "gravity", "solver",  "tolerance",
-                                           "max_iterations", "warm_start", "islands", "threads"};
+const char* const kSharedSettingKeys[8] = {
+    "h", "gravity", "solver", "tolerance", "max_iterations", "warm_start", "islands", "threads"};
 
 namespace {
 
@@ -124,8 +124,8 @@ void ReadStepperSettings(const Reader& in, const Json& object, const std::string
                                   min_iterations, kMaxSolverIterations));
   settings->warm_start = in.Bool(object, path, "warm_start", settings->warm_start);
   settings->islands = in.Bool(object, path, "islands", settings->islands);
-  settings->threads = static_cast<int>(in.Integer(object, path, "threads", settings->threads, 1,
-                                                  StepperSettings::kMaxThreads));
+  settings->threads = static_cast<int>(
+      in.Integer(object, path, "threads", settings->threads, 1, StepperSettings::kMaxThreads));
 }
 
 void AppendComparedVariants(const std::string& prefix, ProblemKind kind, bool zero_diagonal_rows,

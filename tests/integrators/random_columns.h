@@ -13,8 +13,8 @@ namespace ncpkit::testing {
 
 struct ColumnsSpec {
   unsigned seed = 0;
-  int columns = 1;           // in a row along x, 1 m apart (boxes are at most 0.6 m wide)
-  int boxes = 3;             // per column
+  int columns = 1;  // in a row along x, 1 m apart (boxes are at most 0.6 m wide)
+  int boxes = 3;    // per column
   std::string stepper = "explicit";
   double duration = 1.0;     // s
   double max_yaw = 0.4;      // rad, each box turned by a uniform yaw in [-max_yaw, max_yaw]
