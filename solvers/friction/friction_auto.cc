@@ -8,6 +8,13 @@
 #include "solvers/base/input_error.h"
 
 namespace ncpkit {
+namespace {
+
+// The first NSGS attempt's sweeps, and the window over which its rate is measured.
+constexpr int kNsgsSweeps = 1000;
+constexpr int kRateWindow = 50;
+
+}  // namespace
 
 bool FrictionAuto::Options::IsValid(std::string* why) const {
   return internal::OptionChecks()
@@ -44,6 +51,7 @@ const FrictionAuto::Summary& FrictionAuto::Solve(const FrictionContactProblem& p
   best = *r;
   problem.Velocity(best, &u_);
   double best_error = ComputeFrictionErrors(problem, best, u_).fclib;
+  int last_iterations = 0;  // of the latest attempt
   // Runs one attempt from the best point; true when it solved the problem.
   const auto attempt = [&](const char* name, auto& solver, auto configure) -> bool {
     double left = 0.0;
@@ -58,6 +66,7 @@ const FrictionAuto::Summary& FrictionAuto::Solve(const FrictionContactProblem& p
     configure(o);
     x = best;
     const FrictionSolverSummary& step = solver.Solve(problem, &x);
+    last_iterations = step.iterations;
     ++summary.attempts;
     summary.iterations += step.iterations;
     summary.factorizations += step.factorizations;
@@ -73,36 +82,48 @@ const FrictionAuto::Summary& FrictionAuto::Solve(const FrictionContactProblem& p
   };
   using Ordering = NonsmoothGaussSeidel::Ordering;
   using Function = FrictionNewton::Function;
-  const bool solved = best_error <= options_.tolerance ||
-                      attempt("nsgs", nsgs_,
-                              [](NonsmoothGaussSeidel::Options& o) {
-                                o.max_sweeps = 1000;
-                                o.ordering = Ordering::Natural;
-                              }) ||
-                      attempt("fc-newton-fb", newton_,
-                              [](FrictionNewton::Options& o) {
-                                o.function = Function::FischerBurmeister;
-                                o.max_iterations = 50;
-                              }) ||
-                      attempt("fc-proximal", proximal_,
-                              [](FrictionProximalPoint::Options& o) {
-                                o.function = Function::AlartCurnier;
-                                o.max_outer_iterations = 100;
-                              }) ||
-                      attempt("nsgs-shuffled", nsgs_,
-                              [](NonsmoothGaussSeidel::Options& o) {
-                                o.max_sweeps = 10000;
-                                o.ordering = Ordering::Shuffled;
-                              }) ||
-                      attempt("fc-proximal-fb", proximal_,
-                              [](FrictionProximalPoint::Options& o) {
-                                o.function = Function::FischerBurmeister;
-                                o.max_outer_iterations = 1000;
-                              }) ||
-                      attempt("nsgs-shuffled (long)", nsgs_, [](NonsmoothGaussSeidel::Options& o) {
-                        o.max_sweeps = 100000;
-                        o.ordering = Ordering::Shuffled;
-                      });
+  // NSGS stops early when its rate would not reach the tolerance within its sweeps (stacks,
+  // where it crawls): Newton then comes first, and NSGS gets the rest of its sweeps after.
+  int nsgs_sweeps = 0;
+  const bool solved =
+      best_error <= options_.tolerance ||
+      attempt("nsgs", nsgs_,
+              [](NonsmoothGaussSeidel::Options& o) {
+                o.max_sweeps = kNsgsSweeps;
+                o.ordering = Ordering::Natural;
+                o.rate_window = kRateWindow;
+              }) ||
+      (nsgs_sweeps = last_iterations, false) ||
+      attempt("fc-newton-fb", newton_,
+              [](FrictionNewton::Options& o) {
+                o.function = Function::FischerBurmeister;
+                o.max_iterations = 50;
+              }) ||
+      (nsgs_sweeps < kNsgsSweeps && attempt("nsgs", nsgs_,
+                                            [nsgs_sweeps](NonsmoothGaussSeidel::Options& o) {
+                                              o.max_sweeps = kNsgsSweeps - nsgs_sweeps;
+                                              o.ordering = Ordering::Natural;
+                                              o.rate_window = 0;
+                                            })) ||
+      attempt("fc-proximal", proximal_,
+              [](FrictionProximalPoint::Options& o) {
+                o.function = Function::AlartCurnier;
+                o.max_outer_iterations = 100;
+              }) ||
+      attempt("nsgs-shuffled", nsgs_,
+              [](NonsmoothGaussSeidel::Options& o) {
+                o.max_sweeps = 10000;
+                o.ordering = Ordering::Shuffled;
+              }) ||
+      attempt("fc-proximal-fb", proximal_,
+              [](FrictionProximalPoint::Options& o) {
+                o.function = Function::FischerBurmeister;
+                o.max_outer_iterations = 1000;
+              }) ||
+      attempt("nsgs-shuffled (long)", nsgs_, [](NonsmoothGaussSeidel::Options& o) {
+        o.max_sweeps = 100000;
+        o.ordering = Ordering::Shuffled;
+      });
   *r = best;
   problem.Velocity(*r, &u_);
   DescribeFrictionPoint(problem, *r, u_, &summary);

@@ -15,8 +15,10 @@ namespace ncpkit {
 // Each attempt starts from the best point so far (the smallest FCLib error) and the first to
 // reach the tolerance ends the sequence:
 //   1. nsgs, natural order, up to 1000 sweeps (cheap sweeps; most problems with well-posed
-//      contacts end here);
-//   2. fc-newton-fb, up to 50 iterations (stacks, where NSGS crawls);
+//      contacts end here), stopped early when its rate over the last 50 sweeps would not reach
+//      the tolerance within them (NonsmoothGaussSeidel::Options::rate_window);
+//   2. fc-newton-fb, up to 50 iterations (stacks, where NSGS crawls), and where it fails after
+//      an early stop, nsgs again for the rest of its 1000 sweeps;
 //   3. fc-proximal, up to 100 proximal steps (redundant contacts, a singular W);
 //   4. nsgs-shuffled, up to 10000 sweeps (a random order breaks the natural one's cycles);
 //   5. fc-proximal-fb, up to 1000 proximal steps;

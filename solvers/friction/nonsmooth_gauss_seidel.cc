@@ -9,7 +9,9 @@
 #include <random>
 #include <sstream>
 
+#include "solvers/base/constants.h"
 #include "solvers/base/input_error.h"
+#include "solvers/base/internal/message_buffer.h"
 #include "solvers/base/internal/seconds.h"
 #include "solvers/friction/single_contact.h"
 
@@ -22,6 +24,7 @@ bool NonsmoothGaussSeidel::Options::IsValid(std::string* why) const {
                "must be positive and finite")
       .Require(relaxation > 0.0 && relaxation < 2.0, "relaxation", relaxation, "must be in (0, 2)")
       .Require(time_limit_seconds >= 0.0, "time_limit_seconds", time_limit_seconds, "must be >= 0")
+      .Require(rate_window >= 0, "rate_window", rate_window, "must be >= 0")
       .Done(why);
 }
 
@@ -100,6 +103,11 @@ const NonsmoothGaussSeidel::Summary& NonsmoothGaussSeidel::Solve(
   int sweep = 0;
   bool converged = best_error <= options_.tolerance;
   bool timed_out = false;
+  // The best error at the start of the current rate window, and the sweeps the rate says are
+  // needed (0 while unmeasured).
+  double window_start_error = best_error;
+  double needed = 0.0;
+  bool stalled = false;
   while (!converged && sweep < options_.max_sweeps && std::isfinite(best_error)) {
     ++sweep;
     if (options_.ordering == Ordering::Shuffled) {
@@ -123,11 +131,24 @@ const NonsmoothGaussSeidel::Summary& NonsmoothGaussSeidel::Solve(
       timed_out = !converged;
       break;
     }
+    if (!converged && options_.rate_window > 0 && sweep % options_.rate_window == 0) {
+      const double rate = std::pow(best_error / window_start_error, 1.0 / options_.rate_window);
+      needed = rate < 1.0 ? std::log(options_.tolerance / best_error) / std::log(rate) : kInf;
+      stalled = !(needed <= options_.max_sweeps - sweep);
+      if (stalled) break;
+      window_start_error = best_error;
+    }
   }
   *r = best_;
   problem.Velocity(*r, &u_);
   DescribeFrictionPoint(problem, *r, u_, &summary);
   internal::SetSweepOutcome(options_.tolerance, sweep, timed_out, *r, &summary);
+  if (stalled) {
+    internal::MessageBuffer text;
+    text.Text(" (stopped: at its rate over the last ").Integer(options_.rate_window);
+    text.Text(" sweeps it would need ").Number(needed).Text(" more)");
+    text.AppendTo(&summary.message);
+  }
   summary.wall_time_seconds = elapsed();
   return summary;
 }

@@ -47,6 +47,11 @@ class NonsmoothGaussSeidel {
     bool warm_start = false;
     // Stop with MaxIterations once this much wall time has passed. Default 0: no limit; >= 0.
     double time_limit_seconds = 0.0;
+    // Every this many sweeps, stop with MaxIterations when the best FCLib error's rate over the
+    // last this many sweeps would not reach the tolerance within the sweeps left (a caller with
+    // a faster method for slow problems, such as the auto sequence, stops early). Default 0:
+    // never; >= 0.
+    int rate_window = 0;
     bool IsValid(std::string* why) const;
   };
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "readers/fclib_reader.h"
+#include "solvers/friction/nonsmooth_gauss_seidel.h"
 #include "solvers/registry/solver_registry.h"
 #include "tests/allocation_counter.h"
 #include "tests/test_support.h"
@@ -96,6 +97,47 @@ TEST_CASE("every shared FCLib problem: auto solves it, single-solver failures ar
   int best = 0;
   for (const auto& entry : solved_by_solver) best = std::max(best, entry.second);
   if (!sanitized) CHECK(best >= 11);
+}
+
+TEST_CASE("NSGS's rate window stops a crawling solve early; auto then goes to Newton") {
+  const FclibFile stack = ReadFclibFile(
+      testing::SharedData("fclib/BoxesStack/BoxesStack1-fclib_local_problem_test.hdf5"));
+  NonsmoothGaussSeidel::Options options;
+  options.tolerance = kTolerance;
+  options.max_sweeps = 1000;
+  options.rate_window = 50;
+  NonsmoothGaussSeidel nsgs(options);
+  Eigen::VectorXd r;
+  const NonsmoothGaussSeidel::Summary& stalled = nsgs.Solve(stack.problem, &r);
+  INFO(stalled.message);
+  CHECK(stalled.status == Status::MaxIterations);
+  CHECK(stalled.iterations < 1000);
+  CHECK(stalled.iterations % 50 == 0);
+  CHECK(stalled.message.find("stopped: at its rate over the last 50 sweeps it would need") !=
+        std::string::npos);
+  // Where NSGS converges at a good rate, the window changes nothing.
+  const FclibFile confeti = ReadFclibFile(testing::SharedData("fclib/Confeti/Confeti-ex03.hdf5"));
+  Eigen::VectorXd with_window, without_window;
+  const int sweeps_with = nsgs.Solve(confeti.problem, &with_window).iterations;
+  nsgs.mutable_options().rate_window = 0;
+  const NonsmoothGaussSeidel::Summary& plain = nsgs.Solve(confeti.problem, &without_window);
+  CHECK(plain.IsSolved());
+  CHECK(sweeps_with == plain.iterations);
+  CHECK(with_window == without_window);
+  // auto: NSGS stops, Newton is tried from its point (on this stack it ends at 6e-6 after its
+  // 50 iterations), and NSGS's remaining sweeps finish.
+  SolverOptions auto_options;
+  auto_options.tolerance = kTolerance;
+  const std::unique_ptr<ComplementaritySolver> automatic =
+      CreateSolver("auto", ProblemKind::Friction, auto_options);
+  const SolverSummary& summary = automatic->Solve(stack.problem, &r);
+  const std::string report = summary.FullReport();
+  INFO(report);
+  CHECK(summary.IsSolved());
+  CHECK(report.find("path              nsgs: max_iterations") != std::string::npos);
+  CHECK(report.find("stopped: at its rate") != std::string::npos);
+  CHECK(report.find("; fc-newton-fb: ") != std::string::npos);
+  CHECK(summary.iterations < 1000 + 50);
 }
 
 }  // namespace

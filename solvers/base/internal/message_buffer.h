@@ -32,6 +32,7 @@ class MessageBuffer {
   }
   // Into `out`, keeping its storage when it is large enough.
   void AssignTo(std::string* out) const { out->assign(text_, size_); }
+  void AppendTo(std::string* out) const { out->append(text_, size_); }
 
  private:
   static constexpr size_t kCapacity = 192;
