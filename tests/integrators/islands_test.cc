@@ -59,94 +59,113 @@ std::vector<int> Components(const std::vector<char>& fixed,
   return component;
 }
 
-TEST_CASE("islands: the finder agrees with a breadth-first search on random graphs") {
-  IslandFinder finder;  // one finder for every graph: what it keeps must not leak across
-  for (unsigned seed = 0; seed < 300; ++seed) {
-    CAPTURE(seed);
+// A random graph of n < 41 bodies, about one in five fixed, and up to 60 links.
+struct RandomGraph {
+  explicit RandomGraph(unsigned seed) {
     std::mt19937 rng(seed);
-    const int n = 1 + static_cast<int>(rng() % 40);
-    std::vector<char> fixed(n);
+    n = 1 + static_cast<int>(rng() % 40);
+    fixed.resize(n);
     for (char& f : fixed) f = rng() % 5 == 0 ? 1 : 0;
-    std::vector<std::pair<int, int>> links(rng() % 60);
+    links.resize(rng() % 60);
     for (auto& [a, b] : links) {
       a = static_cast<int>(rng() % n);
       b = static_cast<int>(rng() % n);
       if (a == b) b = (b + 1) % n;
       if (a > b) std::swap(a, b);
     }
-    finder.Find(fixed, links);
-    const std::vector<int> component = Components(fixed, links);
-    // Each link's island holds it at its local index; islands are numbered by first link.
-    int next_island = 0;
-    for (size_t k = 0; k < links.size(); ++k) {
-      const auto [a, b] = links[k];
-      const int island = finder.island_of_link(static_cast<int>(k));
-      if (fixed[a] && fixed[b]) {
-        CHECK(island == -1);
-        continue;
-      }
-      REQUIRE(island >= 0);
-      REQUIRE(island < finder.num_islands());
-      CHECK(island <= next_island);
-      if (island == next_island) ++next_island;
-      const IslandView view = finder.island(island);
-      REQUIRE(finder.local_index(static_cast<int>(k)) < view.num_links);
-      CHECK(view.links[finder.local_index(static_cast<int>(k))] == static_cast<int>(k));
-    }
-    CHECK(next_island == finder.num_islands());
-    // An island's bodies are exactly one component's bodies that have a link, in order; its
-    // links are those of that component, in order.
-    std::vector<int> seen(n, 0);
-    for (int island = 0; island < finder.num_islands(); ++island) {
-      const IslandView view = finder.island(island);
-      REQUIRE(view.num_bodies > 0);
-      REQUIRE(view.num_links > 0);
-      const int c = component[view.bodies[0]];
-      for (int k = 0; k < view.num_bodies; ++k) {
-        CHECK(!fixed[view.bodies[k]]);
-        CHECK(component[view.bodies[k]] == c);
-        if (k > 0) CHECK(view.bodies[k - 1] < view.bodies[k]);
-        ++seen[view.bodies[k]];
-      }
-      for (int k = 0; k < view.num_links; ++k) {
-        const auto [a, b] = links[view.links[k]];
-        CHECK(component[fixed[a] ? b : a] == c);
-        if (k > 0) CHECK(view.links[k - 1] < view.links[k]);
-      }
-      const int in_component = static_cast<int>(std::count(component.begin(), component.end(), c));
-      CHECK(view.num_bodies <= in_component);
-    }
-    // Every moving body with a link is in exactly one island; no other body is.
-    std::vector<char> linked(n, 0);
+    component = Components(fixed, links);
+    linked.assign(n, 0);
     for (const auto& [a, b] : links) {
       if (!fixed[a] && !fixed[b]) linked[a] = linked[b] = 1;
       if (fixed[a] != fixed[b]) linked[fixed[a] ? b : a] = 1;
     }
-    for (int i = 0; i < n; ++i) CHECK(seen[i] == (linked[i] ? 1 : 0));
+  }
+  int n = 0;
+  std::vector<char> fixed;
+  std::vector<std::pair<int, int>> links;
+  std::vector<int> component;  // Components()
+  std::vector<char> linked;    // a moving body with a link
+};
+
+// Each link's island holds it at its local index; islands are numbered by first link.
+void CheckLinkNumbering(const IslandFinder& finder, const RandomGraph& g) {
+  int next_island = 0;
+  for (size_t k = 0; k < g.links.size(); ++k) {
+    const auto [a, b] = g.links[k];
+    const int island = finder.island_of_link(static_cast<int>(k));
+    if (g.fixed[a] && g.fixed[b]) {
+      CHECK(island == -1);
+      continue;
+    }
+    REQUIRE(island >= 0);
+    REQUIRE(island < finder.num_islands());
+    CHECK(island <= next_island);
+    if (island == next_island) ++next_island;
+    const IslandView view = finder.island(island);
+    REQUIRE(finder.local_index(static_cast<int>(k)) < view.num_links);
+    CHECK(view.links[finder.local_index(static_cast<int>(k))] == static_cast<int>(k));
+  }
+  CHECK(next_island == finder.num_islands());
+}
+
+// An island's bodies are one component's bodies that have a link, in order; its links are that
+// component's, in order; every moving body with a link is in exactly one island.
+void CheckIslandContents(const IslandFinder& finder, const RandomGraph& g) {
+  std::vector<int> seen(g.n, 0);
+  for (int island = 0; island < finder.num_islands(); ++island) {
+    const IslandView view = finder.island(island);
+    REQUIRE(view.num_bodies > 0);
+    REQUIRE(view.num_links > 0);
+    const int c = g.component[view.bodies[0]];
+    for (int k = 0; k < view.num_bodies; ++k) {
+      CHECK(!g.fixed[view.bodies[k]]);
+      CHECK(g.component[view.bodies[k]] == c);
+      if (k > 0) CHECK(view.bodies[k - 1] < view.bodies[k]);
+      ++seen[view.bodies[k]];
+    }
+    for (int k = 0; k < view.num_links; ++k) {
+      const auto [a, b] = g.links[view.links[k]];
+      CHECK(g.component[g.fixed[a] ? b : a] == c);
+      if (k > 0) CHECK(view.links[k - 1] < view.links[k]);
+    }
+  }
+  for (int i = 0; i < g.n; ++i) CHECK(seen[i] == (g.linked[i] ? 1 : 0));
+}
+
+// Lone bodies: every moving body in exactly one island, one island per component, those with
+// links first.
+void CheckLoneBodies(const IslandFinder& finder, const RandomGraph& g) {
+  const int components = 1 + *std::max_element(g.component.begin(), g.component.end());
+  CHECK(finder.num_islands() == components);
+  std::vector<int> count(g.n, 0);
+  bool linkless_seen = false;
+  for (int island = 0; island < finder.num_islands(); ++island) {
+    const IslandView view = finder.island(island);
+    CHECK((view.num_links == 0 || !linkless_seen));
+    linkless_seen = linkless_seen || view.num_links == 0;
+    for (int k = 0; k < view.num_bodies; ++k) ++count[view.bodies[k]];
+  }
+  for (int i = 0; i < g.n; ++i) CHECK(count[i] == (g.fixed[i] ? 0 : 1));
+}
+
+TEST_CASE("islands: the finder agrees with a breadth-first search on random graphs") {
+  IslandFinder finder;  // one finder for every graph: what it keeps must not leak across
+  for (unsigned seed = 0; seed < 300; ++seed) {
+    CAPTURE(seed);
+    const RandomGraph g(seed);
+    finder.Find(g.fixed, g.links);
+    CheckLinkNumbering(finder, g);
+    CheckIslandContents(finder, g);
     // One island: every linked moving body and every link with one together.
-    finder.Find(fixed, links, /*one_island=*/true);
-    const bool any = std::any_of(linked.begin(), linked.end(), [](char l) { return l != 0; });
-    CHECK(finder.num_islands() == (any ? 1 : 0));
-    if (any) {
-      CHECK(finder.island(0).num_bodies ==
-            static_cast<int>(std::count(linked.begin(), linked.end(), 1)));
-    }
-    // Lone bodies: every moving body in exactly one island, one island per component, those
-    // with links first.
-    finder.Find(fixed, links, /*one_island=*/false, /*lone_bodies=*/true);
-    const int components = 1 + *std::max_element(component.begin(), component.end());
-    CHECK(finder.num_islands() == components);
-    std::vector<int> count(n, 0);
-    bool linkless_seen = false;
-    for (int island = 0; island < finder.num_islands(); ++island) {
-      const IslandView view = finder.island(island);
-      CHECK((view.num_links == 0 || !linkless_seen));
-      linkless_seen = linkless_seen || view.num_links == 0;
-      for (int k = 0; k < view.num_bodies; ++k) ++count[view.bodies[k]];
-    }
-    for (int i = 0; i < n; ++i) CHECK(count[i] == (fixed[i] ? 0 : 1));
-    finder.Find(fixed, links, /*one_island=*/true, /*lone_bodies=*/true);
-    CHECK(finder.num_islands() == (components > 0 ? 1 : 0));
+    finder.Find(g.fixed, g.links, /*one_island=*/true);
+    const int linked = static_cast<int>(std::count(g.linked.begin(), g.linked.end(), 1));
+    CHECK(finder.num_islands() == (linked > 0 ? 1 : 0));
+    if (linked > 0) CHECK(finder.island(0).num_bodies == linked);
+    finder.Find(g.fixed, g.links, /*one_island=*/false, /*lone_bodies=*/true);
+    CheckLoneBodies(finder, g);
+    finder.Find(g.fixed, g.links, /*one_island=*/true, /*lone_bodies=*/true);
+    const bool any_moving = std::count(g.fixed.begin(), g.fixed.end(), 0) > 0;
+    CHECK(finder.num_islands() == (any_moving ? 1 : 0));
   }
 }
 
