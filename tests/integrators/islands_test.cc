@@ -18,6 +18,7 @@
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
 #include "integrators/worker_pool.h"
+#include "tests/allocation_counter.h"
 #include "tests/integrators/random_columns.h"
 
 namespace ncpkit {
@@ -263,9 +264,17 @@ Scene ColumnsScene(unsigned seed, int columns, int boxes, double duration) {
   return ParseScene(testing::RandomColumnsScene(spec), "columns");
 }
 
+// Under the sanitizers the scenes below run shorter and on fewer seeds: they look for memory
+// errors, the Release run checks the results in full.
+std::vector<unsigned> Seeds(int count) {
+  std::vector<unsigned> seeds;
+  for (int k = 1; k <= (testing::SanitizedBuild() ? 1 : count); ++k) seeds.push_back(k);
+  return seeds;
+}
+
 TEST_CASE("islands: the explicit stepper's trajectory is bitwise the same on 1, 2 and 3 threads") {
-  for (unsigned seed : {1u, 2u}) {
-    const Scene scene = ColumnsScene(seed, 4, 3, 0.2);
+  for (unsigned seed : Seeds(2)) {
+    const Scene scene = ColumnsScene(seed, 4, 3, testing::SanitizedBuild() ? 0.1 : 0.2);
     for (const std::string variant : kExplicitVariants) {
       CAPTURE(seed);
       CAPTURE(variant);
@@ -274,6 +283,7 @@ TEST_CASE("islands: the explicit stepper's trajectory is bitwise the same on 1, 
       const std::vector<double> one = Trajectory(scene, variant, &islands, &failed);
       CHECK(islands == 4);
       for (int threads : {2, 3}) {
+        if (testing::SanitizedBuild() && threads == 2) continue;
         CAPTURE(threads);
         Scene threaded = scene;
         threaded.mutable_settings().threads = threads;
@@ -324,19 +334,19 @@ TEST_CASE("islands: the explicit stepper's islands give the whole-scene problem'
     const std::pair<std::string, double> files[] = {{"engine/stack50.json", 1.0},
                                                     {"engine/pile200.json", 0.23}};
     const int islands[] = {25, 48};
-    for (int k = 0; k < 2; ++k) {
+    for (int k = 0; k < (testing::SanitizedBuild() ? 1 : 2); ++k) {
       CAPTURE(files[k].first);
       Scene scene = LoadScene(SceneDirectory() + "/" + files[k].first);
-      scene.duration = files[k].second;
+      scene.duration = testing::SanitizedBuild() ? 0.15 : files[k].second;
       CheckIslandsAgree(scene, scene.variant(), islands[k]);
     }
   }
   SUBCASE("random columns") {
-    for (unsigned seed : {1u, 2u}) {
+    for (unsigned seed : Seeds(2)) {
       testing::ColumnsSpec spec;
       spec.seed = seed;
       spec.columns = 3;
-      spec.duration = 0.3;
+      spec.duration = testing::SanitizedBuild() ? 0.15 : 0.3;
       spec.extra = "\"tolerance\": 1e-8, ";
       const Scene scene = ParseScene(testing::RandomColumnsScene(spec), "columns");
       // The cone and the relaxed cone: their velocities are unique (the relaxed cone's LCP is
@@ -351,7 +361,7 @@ TEST_CASE("islands: the explicit stepper's islands give the whole-scene problem'
 }
 
 TEST_CASE("islands: the implicit stepper, by island and on threads") {
-  for (unsigned seed : {1u, 2u, 3u}) {
+  for (unsigned seed : Seeds(3)) {
     CAPTURE(seed);
     testing::ColumnsSpec spec;
     spec.seed = seed;

@@ -15,9 +15,12 @@ namespace ncpkit {
 namespace {
 
 TEST_CASE("ordinary stacks: the explicit stepper's default solves every step, no overlap") {
-  // Under the sanitizers, fewer seeds: they look for memory errors, the Release run for results.
-  const int seeds = testing::SanitizedBuild() ? 2 : 8;
+  // Under the sanitizers, three sizes and one seed: they look for memory errors, the Release
+  // run for results.
+  const bool sanitized = testing::SanitizedBuild();
+  const int seeds = sanitized ? 1 : 8;
   for (const int boxes : {2, 3, 5, 7, 10}) {
+    if (sanitized && (boxes == 3 || boxes == 7)) continue;
     for (int seed = 0; seed < seeds; ++seed) {
       CAPTURE(boxes);
       CAPTURE(seed);
