@@ -89,6 +89,7 @@ ExplicitStepper::ExplicitStepper(std::vector<Body> bodies, const ContactLawTable
     models_.push_back(internal::MakeExplicitContactModel(options_));
   }
   pool_ = std::make_unique<internal::WorkerPool>(options_.threads);
+  for (const Body& body : bodies_) fixed_.push_back(body.fixed ? 1 : 0);
   CheckShapePairs();
 }
 
@@ -387,8 +388,6 @@ void ExplicitStepper::SolveContacts() {
   for (size_t c = 0; c < record_.contacts.size(); ++c) {
     w.contact_bodies[c] = {record_.contacts[c].body_a, record_.contacts[c].body_b};
   }
-  fixed_.resize(bodies_.size());
-  for (size_t i = 0; i < bodies_.size(); ++i) fixed_[i] = bodies_[i].fixed ? 1 : 0;
   w.islands.Find(fixed_, w.contact_bodies, /*one_island=*/!options_.islands);
   SolveIslands();
 }

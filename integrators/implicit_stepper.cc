@@ -118,6 +118,7 @@ struct ImplicitStepper::IslandProblem {
   SolverSummary summary;  // the best start's, iterations summed over the starts
   std::string report;     // its full report (keep_solver_reports)
   int attempts = 0;
+  bool finite = true;  // z is finite (else the island's bodies do not move)
 };
 
 bool ImplicitStepperOptions::IsValid(std::string* why) const {
@@ -504,7 +505,8 @@ void ImplicitStepper::SolveFromStarts(IslandProblem* island, int first_attempt, 
                     std::to_string(last_attempt - first_attempt + 1) + " tried); the best, start " +
                     std::to_string(best_attempt) + ", is kept";
   }
-  if (!island->z.allFinite()) {
+  island->finite = island->z.allFinite();
+  if (!island->finite) {
     // A non-finite result moves nothing: the island's bodies keep their state.
     best.status = Status::NumericalFailure;
     best.message = "the step's result is not finite; the bodies were not moved" +
@@ -578,19 +580,19 @@ void ImplicitStepper::RecordContact(const IslandProblem& island, int j) {
 // the solutions, in the order of the step's pairs.
 void ImplicitStepper::ApplySolution() {
   for (const auto& island : islands_) {
-    const bool finite = island->z.allFinite();
     for (size_t k = 0; k < island->bodies.size(); ++k) {
       nu_[island->bodies[k]] =
-          finite ? Vector6d(island->z.segment<6>(island->builder.block_offset(island->nu_block[k])))
-                 : Vector6d::Zero();
+          island->finite
+              ? Vector6d(island->z.segment<6>(island->builder.block_offset(island->nu_block[k])))
+              : Vector6d::Zero();
     }
   }
   for (size_t k = 0; k < pairs_.size(); ++k) {
     const IslandProblem& island = *islands_[finder_.island_of_link(static_cast<int>(k))];
-    if (island.z.allFinite()) RecordContact(island, finder_.local_index(static_cast<int>(k)));
+    if (island.finite) RecordContact(island, finder_.local_index(static_cast<int>(k)));
   }
   for (const auto& island : islands_) {
-    if (!island->z.allFinite()) continue;
+    if (!island->finite) continue;
     for (size_t k = 0; k < island->bodies.size(); ++k) {
       AdvanceState(options_.h, nu_[island->bodies[k]], &bodies_[island->bodies[k]].state);
     }
