@@ -7,6 +7,7 @@
 #include <limits>
 #include <sstream>
 
+#include "integrators/islands.h"
 #include "integrators/json_reader.h"
 #include "integrators/limits.h"
 #include "solvers/base/constants.h"
@@ -293,6 +294,7 @@ QuasistaticStepper::QuasistaticStepper(std::vector<Body> scene_bodies, const Con
         "which needs regularization > 0 when a body is unactuated");
   }
   CheckContactPairs();
+  pool_ = std::make_unique<internal::WorkerPool>(options_.threads);
   CreateSolvers();
   cholesky_ = std::make_unique<SparseCholesky>();
   UpdateActuatedPoses();
@@ -357,10 +359,17 @@ void QuasistaticStepper::CreateSolvers() {
     solver_options.max_iterations = options_.max_iterations > 0 ? options_.max_iterations : 100;
     solver_options.project_onto_bounds = true;
     solver_ = CreateSolver(options_.solver, ProblemKind::Mixed, solver_options);
-  } else {
-    solver_ = CreateSolver(options_.solver, ProblemKind::Linear, solver_options);
-    proximal_ = std::make_unique<ProximalPointSolver>(solver_.get(), proximal);
+    return;
   }
+  workers_.resize(pool_->size());
+  for (LinearWorker& worker : workers_) {
+    worker.solver = CreateSolver(options_.solver, ProblemKind::Linear, solver_options);
+    worker.proximal = std::make_unique<ProximalPointSolver>(worker.solver.get(), proximal);
+  }
+}
+
+const ComplementaritySolver& QuasistaticStepper::solver() const {
+  return solver_ ? *solver_ : *workers_.front().solver;
 }
 
 void QuasistaticStepper::set_contact_geometry(std::shared_ptr<const ContactGeometry> geometry) {
@@ -459,28 +468,74 @@ bool QuasistaticStepper::StartFrom(int size, const Eigen::VectorXd* initial_gues
   return false;
 }
 
-// A linear model's problem by the proximal-point method around the step's solver, from the
-// warm start and, if that fails, once more cold.
-const SolverSummary& QuasistaticStepper::SolveLinear(const LinearComplementarityProblem& problem,
-                                                     const Eigen::VectorXd* initial_guess) {
+// One island's problem by the proximal-point method around the worker's solver, from the warm
+// start in result->z (when `warm`) and, if that fails, once more cold.
+void QuasistaticStepper::SolveIsland(const LinearComplementarityProblem& problem, bool warm,
+                                     LinearWorker* worker, IslandResult* result) {
+  ProximalPointSolver& proximal = *worker->proximal;
+  if (!warm) result->z.resize(0);
+  result->attempts = 1;
+  result->summary = proximal.Solve(problem, &result->z);
+  result->proximal_iterations = proximal.summary().outer_iterations;
+  if (!result->summary.IsSolved() && warm) {
+    result->z.resize(0);
+    result->attempts = 2;
+    result->summary = proximal.Solve(problem, &result->z);
+    result->proximal_iterations = proximal.summary().outer_iterations;
+  }
+}
+
+void QuasistaticStepper::SolveLinear(const LinearComplementarityProblem& problem,
+                                     const Eigen::VectorXd* initial_guess) {
   QuasistaticStepRecord& record = record_;
   const bool warm = StartFrom(problem.size(), initial_guess);
-  record.attempts = 1;
-  const SolverSummary* summary = &proximal_->Solve(problem, &z_);
-  record.proximal_iterations = proximal_->summary().outer_iterations;
-  if (!summary->IsSolved() && warm) {
-    z_.resize(0);
-    record.attempts = 2;
-    summary = &proximal_->Solve(problem, &z_);
-    record.proximal_iterations = proximal_->summary().outer_iterations;
-  }
   record.problem_size = problem.size();
-  return *summary;
+  int islands = 1;
+  if (options_.islands) {
+    blocks_.Find(problem);
+    islands = blocks_.num_blocks();
+  }
+  if (static_cast<int>(island_results_.size()) < islands) island_results_.resize(islands);
+  auto solve = [&](int k, int worker) {
+    LinearWorker& w = workers_[worker];
+    IslandResult& result = island_results_[k];
+    if (!options_.islands) {
+      if (warm) result.z = z_;
+      SolveIsland(problem, warm, &w, &result);
+      return;
+    }
+    blocks_.Extract(problem, k, &w.storage, &w.island);
+    if (warm) blocks_.Gather(k, z_, &result.z);
+    SolveIsland(w.island, warm, &w, &result);
+  };
+  pool_->Run(islands, solve);
+  // The islands' solutions side by side, if every island has one.
+  z_.resize(problem.size());
+  record.attempts = record.proximal_iterations = 0;
+  for (int k = 0; k < islands; ++k) {
+    const IslandResult& result = island_results_[k];
+    record.attempts = std::max(record.attempts, result.attempts);
+    record.proximal_iterations = std::max(record.proximal_iterations, result.proximal_iterations);
+    const int size = options_.islands ? blocks_.block_size(k) : problem.size();
+    if (result.z.size() != size) {
+      z_.resize(0);
+    } else if (z_.size() == problem.size()) {
+      if (options_.islands) {
+        blocks_.Scatter(k, result.z, &z_);
+      } else {
+        z_ = result.z;
+      }
+    }
+  }
+  record.islands = islands;
+  record.failed_islands = internal::CombineIslandSummaries(
+      islands, [&](int k) -> const SolverSummary& { return island_results_[k].summary; },
+      &record.summary);
 }
 
 void QuasistaticStepper::StepDlc(const Eigen::VectorXd* initial_guess) {
   const DlcStep dlc = MakeDlcStep(contacts_, balance_, bodies_, normal_);
-  record_.summary = SolveLinear(dlc.problem, initial_guess);
+  SolveLinear(dlc.problem, initial_guess);
   if (z_.size() == dlc.problem.size()) {
     ReadDlcSolution(dlc, contacts_, z_, &delta_, &normal_force_, &friction_force_);
   }
@@ -514,7 +569,7 @@ void QuasistaticStepper::StepQp(const Eigen::VectorXd* initial_guess) {
   Eigen::VectorXd q(size);
   q << -balance_.force(), A.constant;
   const LinearComplementarityProblem problem = MixedProblem(t, q, n, "qp");
-  record_.summary = SolveLinear(problem, initial_guess);
+  SolveLinear(problem, initial_guess);
   if (z_.size() != size) return;
   delta_ = z_.head(n);
   ReadAnitescuForces(first, z_.tail(nb));
@@ -562,7 +617,7 @@ void QuasistaticStepper::StepQpLcp(const Eigen::VectorXd* initial_guess) {
   } else {
     lcp_.AssignLcp(W_, q_lcp_);
     lcp_.name = "qp-lcp";
-    summary = SolveLinear(lcp_, initial_guess);
+    SolveLinear(lcp_, initial_guess);
   }
   if (z_.size() != nb) return;
   // As Eigen evaluates free_motion + X z: the products accumulate onto free_motion.
@@ -639,6 +694,8 @@ void QuasistaticStepper::StepDqc(const Eigen::VectorXd* initial_guess) {
     }
   }
   record.problem_size = problem.size();
+  record.islands = 1;
+  record.failed_islands = record.summary.IsSolved() ? 0 : 1;
   if (z_.size() != problem.size()) return;
   delta_ = z_.head(balance_.size());
   for (size_t i = 0; i < contacts_.size(); ++i) {
@@ -669,6 +726,7 @@ const QuasistaticStepRecord& QuasistaticStepper::DoStep(const Eigen::VectorXd* i
   record.problem_size = 0;
   record.attempts = 0;
   record.proximal_iterations = 0;
+  record.islands = record.failed_islands = 0;
   record.contacts.clear();
   record.max_penetration = 0.0;
   record.time = time_ + options_.h;

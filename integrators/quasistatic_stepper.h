@@ -38,6 +38,9 @@
 #include "dynamics/quasistatic_balance.h"
 #include "integrators/stepper.h"
 #include "integrators/stepper_registry.h"
+#include "integrators/worker_pool.h"
+#include "solvers/base/status.h"
+#include "solvers/lcp/independent_blocks.h"
 #include "solvers/lcp/linear_problem.h"
 
 namespace ncpkit {
@@ -122,7 +125,8 @@ class QuasistaticStepper : public Stepper {
   double h() const override { return options_.h; }
   const std::vector<Body>& bodies() const override { return bodies_; }
   const std::vector<Actuator>& actuators() const override { return actuators_; }
-  const ComplementaritySolver& solver() const override { return *solver_; }
+  // The step's solver (linear models: the one the calling thread solves its islands with).
+  const ComplementaritySolver& solver() const override;
   std::string variant() const override;
   bool has_velocities() const override { return false; }
   Eigen::Vector3d gravity() const override { return options_.gravity; }
@@ -153,8 +157,14 @@ class QuasistaticStepper : public Stepper {
   void UpdateActuatedPoses();
   void AssembleStep();
   bool StartFrom(int size, const Eigen::VectorXd* initial_guess);
-  const SolverSummary& SolveLinear(const LinearComplementarityProblem& problem,
-                                   const Eigen::VectorXd* initial_guess);
+  // A linear model's problem, island by island (its independent blocks) unless options.islands
+  // is false; the step's summary aggregates the islands'.
+  void SolveLinear(const LinearComplementarityProblem& problem,
+                   const Eigen::VectorXd* initial_guess);
+  struct LinearWorker;
+  struct IslandResult;
+  void SolveIsland(const LinearComplementarityProblem& problem, bool warm, LinearWorker* worker,
+                   IslandResult* result);
   void StepDlc(const Eigen::VectorXd* initial_guess);
   void StepQp(const Eigen::VectorXd* initial_guess);
   void StepQpLcp(const Eigen::VectorXd* initial_guess);
@@ -173,12 +183,29 @@ class QuasistaticStepper : public Stepper {
   std::vector<double> friction_;
   std::shared_ptr<const ContactGeometry> geometry_;
   QuasistaticBalance balance_;
-  // The step's solver, kept for every step; linear models wrap it in the proximal-point
-  // method. dqc also keeps Lemke with the proximal-point method for its DLC start.
+  // dqc: the step's solver, kept for every step, and Lemke with the proximal-point method for
+  // its DLC start. Linear models: per worker thread, the step's solver wrapped in the
+  // proximal-point method and the storage of an island's problem; per island of the step, its
+  // result. A solve depends only on its island's problem and start, so the result is the same
+  // for any number of threads.
   std::unique_ptr<ComplementaritySolver> solver_;
-  std::unique_ptr<ProximalPointSolver> proximal_;
   std::unique_ptr<ComplementaritySolver> dlc_solver_;
   std::unique_ptr<ProximalPointSolver> dlc_proximal_;
+  struct LinearWorker {
+    std::unique_ptr<ComplementaritySolver> solver;
+    std::unique_ptr<ProximalPointSolver> proximal;
+    IndependentBlocks::Storage storage;
+    LinearComplementarityProblem island;
+  };
+  struct IslandResult {
+    SolverSummary summary;
+    int attempts = 0, proximal_iterations = 0;
+    Eigen::VectorXd z;
+  };
+  std::vector<LinearWorker> workers_;
+  std::vector<IslandResult> island_results_;
+  IndependentBlocks blocks_;
+  std::unique_ptr<internal::WorkerPool> pool_;
   std::unique_ptr<SparseCholesky> cholesky_;  // qp-lcp: the stiffness, analyzed once
   std::vector<double> q_actuated_;
   double time_ = 0.0;

@@ -47,7 +47,9 @@ NCPKIT_CFLAGS=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags ncpk
   'echo "#include <{}>" | g++ -x c++ -fsyntax-only $NCPKIT_CFLAGS - || { echo "{} does not compile alone" >&2; exit 255; }'
 
 echo "-- examples/subproject: add_subdirectory(ncpkit) without doctest or Google Benchmark"
-cmake -S examples/subproject -B "$work/subproject" -DCMAKE_BUILD_TYPE=Release >"$work/subproject.log"
+# (A unity build, as the main trees: the subproject compiles the library once more.)
+cmake -S examples/subproject -B "$work/subproject" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_UNITY_BUILD=ON >"$work/subproject.log"
 if [ -d "$work/subproject/ncpkit/tests" ] || [ -d "$work/subproject/ncpkit/bench" ]; then
   echo "tests or benchmarks were configured inside the subproject" >&2
   exit 1

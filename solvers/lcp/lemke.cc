@@ -286,25 +286,36 @@ void LemkeSolver::Recover(const LinearComplementarityProblem& problem, Eigen::Ve
     return;
   }
   const double failed_residual = summary.natural_residual;
-  const int pivots = summary.iterations, factorizations = summary.factorizations;
+  int pivots = summary.iterations, factorizations = summary.factorizations;
   const Options saved = options_;
-  options_.refactorization_interval = 1;
-  options_.pivot_tolerance = std::max(saved.pivot_tolerance, 1e-10);
-  options_.warm_start = false;
-  SolveOnce(problem, &careful_z_);
-  options_ = saved;
-  summary.iterations += pivots;
-  summary.factorizations += factorizations;
-  if (summary.status == Status::Converged) {
-    *z = careful_z_;
-    summary.recovery = "re-run with a fresh factorization every pivot, pivot tolerance 1e-10";
-    summary.message = failure + "; recovered: " + summary.recovery;
-    return;
+  // A degenerate problem (a singular M with many ties, such as a Delassus matrix of more
+  // contact directions than degrees of freedom) can reach a nearly singular complementary basis
+  // whose pivots were rounding noise at 1e-10 of the column; 1e-8 skips them. The answer is
+  // still checked against the tolerance.
+  for (const double pivot_tolerance : {1e-10, 1e-8}) {
+    options_.refactorization_interval = 1;
+    options_.pivot_tolerance = std::max(saved.pivot_tolerance, pivot_tolerance);
+    options_.warm_start = false;
+    SolveOnce(problem, &careful_z_);
+    options_ = saved;
+    pivots += summary.iterations;
+    factorizations += summary.factorizations;
+    summary.iterations = pivots;
+    summary.factorizations = factorizations;
+    if (summary.status == Status::Converged) {
+      *z = careful_z_;
+      summary.recovery =
+          pivot_tolerance == 1e-10
+              ? "re-run with a fresh factorization every pivot, pivot tolerance 1e-10"
+              : "re-run with a fresh factorization every pivot, pivot tolerance 1e-8";
+      summary.message = failure + "; recovered: " + summary.recovery;
+      return;
+    }
   }
   // *z still holds the failed run's point.
   summary.status = Status::NumericalFailure;
   summary.natural_residual = failed_residual;
-  summary.message = failure + "; a re-run with a fresh factorization every pivot failed too";
+  summary.message = failure + "; re-runs with a fresh factorization every pivot failed too";
 }
 
 void LemkeSolver::SolveOnce(const LinearComplementarityProblem& problem, Eigen::VectorXd* z) {

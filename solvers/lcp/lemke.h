@@ -55,7 +55,8 @@ class LemkeSolver {
     // Recovery from a numerical failure (a basis that turned singular, values that overflowed,
     // a complementary basis whose solution misses the tolerance through rounding): the point
     // reached is accepted if it solves the problem to the tolerance; otherwise Lemke runs again
-    // with a fresh factorization every pivot and pivot tolerance max(pivot_tolerance, 1e-10).
+    // with a fresh factorization every pivot and pivot tolerance max(pivot_tolerance, 1e-10),
+    // then 1e-8.
     // The summary's `recovery` says which one succeeded. (A regularized retry is
     // ProximalPointSolver around this solver.) Default true.
     bool recover = true;

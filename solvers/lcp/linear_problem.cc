@@ -98,9 +98,22 @@ void LinearComplementarityProblem::Validate(int rows, int cols) {
 
 void LinearComplementarityProblem::AssignLcp(const Eigen::SparseMatrix<double>& M,
                                              const Eigen::VectorXd& q) {
-  q_ = q;
   lower_.setZero(q.size());
   upper_.setConstant(q.size(), kInf);
+  AssignMatrix(M, q);
+}
+
+void LinearComplementarityProblem::AssignMlcp(const Eigen::SparseMatrix<double>& M,
+                                              const Eigen::VectorXd& q, const Eigen::VectorXd& l,
+                                              const Eigen::VectorXd& u) {
+  lower_ = l;
+  upper_ = u;
+  AssignMatrix(M, q);
+}
+
+void LinearComplementarityProblem::AssignMatrix(const Eigen::SparseMatrix<double>& M,
+                                                const Eigen::VectorXd& q) {
+  q_ = q;
   Validate(static_cast<int>(M.rows()), static_cast<int>(M.cols()));
   dense_.reset();
   if (!M.isCompressed()) FailLinearProblem("M must be compressed");

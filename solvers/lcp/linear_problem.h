@@ -37,6 +37,9 @@ class LinearComplementarityProblem {
   // the storage: an M with no more nonzeros than the last one and the same size allocate
   // nothing (a time-stepper poses one such problem per step).
   void AssignLcp(const Eigen::SparseMatrix<double>& M, const Eigen::VectorXd& q);
+  // The same for the box-constrained MLCP (M, q, l, u).
+  void AssignMlcp(const Eigen::SparseMatrix<double>& M, const Eigen::VectorXd& q,
+                  const Eigen::VectorXd& l, const Eigen::VectorXd& u);
   int size() const { return static_cast<int>(q_.size()); }
   const Eigen::VectorXd& q() const { return q_; }
   const Eigen::VectorXd& lower() const { return lower_; }
@@ -65,6 +68,8 @@ class LinearComplementarityProblem {
 
  private:
   void Validate(int rows, int cols);
+  // q and the sparse M (after the bounds are set), validated.
+  void AssignMatrix(const Eigen::SparseMatrix<double>& M, const Eigen::VectorXd& q);
 
   std::optional<Eigen::MatrixXd> dense_;
   RowSparseMatrix sparse_;

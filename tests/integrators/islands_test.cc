@@ -398,5 +398,33 @@ TEST_CASE("islands: the implicit stepper, by island and on threads") {
   }
 }
 
+TEST_CASE("islands: the quasistatic stepper, by island and on threads") {
+  // The gripper takes the red cube at 1.17 s: the gripper and the cube, the stack and the row of
+  // cubes are three islands then.
+  Scene scene = LoadScene(SceneDirectory() + "/cube_stacking.json");
+  scene.duration = testing::SanitizedBuild() ? 1.2 : 2.0;
+  // qp-lcp's and qp's displacements are unique (a strictly convex QP); dlc's are not. qp's
+  // problem holds the displacements too: before the gripper touches a cube, each of its four
+  // actuator coordinates (a stiffness of its own) is an island, 7 in all.
+  const std::pair<std::string, int> variants[] = {{"qp-lcp/lemke", 3}, {"qp/lemke", 7}};
+  for (const auto& [variant, expected_islands] : variants) {
+    CAPTURE(variant);
+    CheckIslandsAgree(scene, variant, expected_islands);
+    int islands = 0;
+    int64_t failed = 0;
+    const std::vector<double> one = Trajectory(scene, variant, &islands, &failed);
+    Scene threaded = scene;
+    threaded.mutable_settings().threads = 2;
+    int threaded_islands = 0;
+    int64_t threaded_failed = 0;
+    const std::vector<double> two =
+        Trajectory(threaded, variant, &threaded_islands, &threaded_failed);
+    CHECK(threaded_islands == islands);
+    CHECK(threaded_failed == failed);
+    REQUIRE(two.size() == one.size());
+    CHECK(std::memcmp(two.data(), one.data(), one.size() * sizeof(double)) == 0);
+  }
+}
+
 }  // namespace
 }  // namespace ncpkit

@@ -1,0 +1,93 @@
+#include "solvers/lcp/independent_blocks.h"
+
+#include <algorithm>
+
+namespace ncpkit {
+
+int IndependentBlocks::Root(int i) {
+  while (parent_[i] != i) {
+    parent_[i] = parent_[parent_[i]];  // path halving
+    i = parent_[i];
+  }
+  return i;
+}
+
+void IndependentBlocks::Find(const LinearComplementarityProblem& problem) {
+  const int n = problem.size();
+  parent_.resize(n);
+  for (int i = 0; i < n; ++i) parent_[i] = i;
+  // The row-major view holds every stored entry (i, j): join i and j, the larger root under the
+  // smaller, so that each set's root is its smallest unknown.
+  const RowSparseMatrix& M = problem.sparse_matrix();
+  for (int i = 0; i < n; ++i) {
+    for (RowSparseMatrix::InnerIterator it(M, i); it; ++it) {
+      const int a = Root(i), b = Root(static_cast<int>(it.col()));
+      if (a != b) parent_[std::max(a, b)] = std::min(a, b);
+    }
+  }
+  // Number the blocks by their smallest unknown (the root), then lay out their members.
+  block_of_.assign(n, -1);
+  start_.assign(1, 0);
+  for (int i = 0; i < n; ++i) {
+    const int r = Root(i);
+    if (block_of_[r] < 0) {
+      block_of_[r] = static_cast<int>(start_.size()) - 1;
+      start_.push_back(0);
+    }
+    ++start_[block_of_[r] + 1];
+  }
+  for (size_t b = 1; b < start_.size(); ++b) start_[b] += start_[b - 1];
+  cursor_.assign(start_.begin(), start_.end() - 1);
+  members_.resize(n);
+  local_.resize(n);
+  for (int i = 0; i < n; ++i) {
+    const int b = block_of_[Root(i)];
+    local_[i] = cursor_[b] - start_[b];
+    members_[cursor_[b]++] = i;
+  }
+}
+
+void IndependentBlocks::Extract(const LinearComplementarityProblem& problem, int b,
+                                Storage* storage, LinearComplementarityProblem* sub) const {
+  const int size = block_size(b);
+  const int* member = members(b);
+  const Eigen::SparseMatrix<double>& columns = problem.sparse_columns();
+  int entries = 0;
+  for (int k = 0; k < size; ++k) {
+    entries += static_cast<int>(columns.outerIndexPtr()[member[k] + 1] -
+                                columns.outerIndexPtr()[member[k]]);
+  }
+  // Every entry of a member's column lies in a row of the same block, and local_ increases with
+  // the unknown within a block: the columns copy over with their rows renumbered, still sorted.
+  Eigen::SparseMatrix<double>& M = storage->M;
+  M.resize(size, size);
+  M.resizeNonZeros(entries);
+  int next = 0;
+  for (int k = 0; k < size; ++k) {
+    M.outerIndexPtr()[k] = next;
+    for (Eigen::SparseMatrix<double>::InnerIterator it(columns, member[k]); it; ++it) {
+      M.innerIndexPtr()[next] = local_[it.row()];
+      M.valuePtr()[next] = it.value();
+      ++next;
+    }
+  }
+  M.outerIndexPtr()[size] = next;
+  Gather(b, problem.q(), &storage->q);
+  Gather(b, problem.lower(), &storage->l);
+  Gather(b, problem.upper(), &storage->u);
+  sub->AssignMlcp(M, storage->q, storage->l, storage->u);
+}
+
+void IndependentBlocks::Gather(int b, const Eigen::VectorXd& full, Eigen::VectorXd* part) const {
+  const int size = block_size(b);
+  const int* member = members(b);
+  part->resize(size);
+  for (int k = 0; k < size; ++k) (*part)[k] = full[member[k]];
+}
+
+void IndependentBlocks::Scatter(int b, const Eigen::VectorXd& part, Eigen::VectorXd* full) const {
+  const int* member = members(b);
+  for (int k = 0; k < block_size(b); ++k) (*full)[member[k]] = part[k];
+}
+
+}  // namespace ncpkit
