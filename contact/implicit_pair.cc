@@ -150,6 +150,31 @@ int FacingInequality(const Shape& shape, const RigidBodyState& state, const Eige
   return best;
 }
 
+// The axis from G towards F along which the shapes lie farthest apart, among the line of their
+// centres and the face normals of boxes: for a face on a face (a box on a box, turned or offset)
+// the face's normal, along which the separation is exact, where the line of centres tilts with
+// the offset.
+Eigen::Vector3d SeparatingAxis(const ContactPairStep& s, const Eigen::Vector3d& centres) {
+  Eigen::Vector3d best = centres;
+  double best_separation = SeparationAlongAxis(s.shape_f, s.state_f, s.shape_g, s.state_g, centres);
+  for (const auto* pose : {&s.state_f, &s.state_g}) {
+    const Shape& shape = pose == &s.state_f ? s.shape_f : s.shape_g;
+    if (shape.kind != ShapeKind::Box) continue;
+    const Eigen::Matrix3d R = pose->orientation.toRotationMatrix();
+    for (int c = 0; c < 3; ++c) {
+      const Eigen::Vector3d axis =
+          R.col(c).dot(centres) < 0.0 ? Eigen::Vector3d(-R.col(c)) : Eigen::Vector3d(R.col(c));
+      const double separation =
+          SeparationAlongAxis(s.shape_f, s.state_f, s.shape_g, s.state_g, axis);
+      if (separation > best_separation) {
+        best_separation = separation;
+        best = axis;
+      }
+    }
+  }
+  return best;
+}
+
 ImplicitPairState StartValues(const ContactPairStep& s, double mass_f,
                               const Eigen::Vector3d& gravity, const Eigen::Vector3d* direction,
                               double flat) {
@@ -161,6 +186,7 @@ ImplicitPairState StartValues(const ContactPairStep& s, double mass_f,
   } else {
     d = s.state_f.position - s.state_g.position;
     d = d.norm() > 0.0 ? Eigen::Vector3d(d.normalized()) : Eigen::Vector3d::UnitZ();
+    d = SeparatingAxis(s, d);
   }
   const int m = s.shape_f.NumInequalities(), n = s.shape_g.NumInequalities();
   ImplicitPairState state;

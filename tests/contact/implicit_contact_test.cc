@@ -5,6 +5,7 @@
 #include <limits>
 #include <random>
 
+#include "contact/implicit_pair.h"
 #include "solvers/base/constants.h"
 #include "solvers/mcp/jacobian_check.h"
 #include "solvers/mcp/problem_builder.h"
@@ -208,6 +209,25 @@ TEST_CASE("support points: face and edge centres where the maximizer is not uniq
   double g[3];
   ellipsoid.Gradient(0, x.data(), g);
   CHECK(Eigen::Vector3d(g[0], g[1], g[2]).normalized().isApprox(d.normalized(), 1e-12));
+}
+
+TEST_CASE("start values: a box on a turned, offset box starts with the lower face's normal") {
+  // The line of the centres tilts with the offset (here by about 0.15 rad); the contact normal of
+  // a face on a face is the face's, along which the boxes are farthest apart.
+  ContactPairStep s;
+  s.shape_f = MakeShape(ShapeKind::Box, Eigen::Vector3d(0.4, 0.4, 0.2));
+  s.shape_g = MakeShape(ShapeKind::Box, Eigen::Vector3d(0.6, 0.5, 0.3));
+  const Eigen::Vector3d up = Eigen::Vector3d(0.1, -0.2, 1.0).normalized();  // G's top face
+  s.state_g.orientation = Eigen::Quaterniond::FromTwoVectors(Eigen::Vector3d::UnitZ(), up);
+  s.state_f.orientation =
+      s.state_g.orientation * Eigen::Quaterniond(Eigen::AngleAxisd(0.35, Eigen::Vector3d::UnitZ()));
+  const Eigen::Vector3d offset = s.state_g.orientation * Eigen::Vector3d(0.03, 0.02, 0.0);
+  s.state_f.position = s.state_g.position + offset + (0.15 + 0.1 + 1e-3) * up;
+  const ImplicitPairState start = StartValues(s, 1.0, Eigen::Vector3d(0, 0, -9.81));
+  CHECK(start.normal.isApprox(up, 1e-12));
+  // The separation along it is the gap the boxes were placed with.
+  CHECK(up.dot(start.geometry.head<3>() - start.geometry.segment<3>(3)) ==
+        doctest::Approx(1e-3).epsilon(1e-9));
 }
 
 }  // namespace
