@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <utility>
@@ -392,6 +393,57 @@ void ExplicitStepper::SolveContacts() {
   SolveIslands();
 }
 
+namespace {
+
+// The kinetic energy of the island's bodies at the twists `velocity`.
+double IslandKineticEnergy(const internal::IslandView& island, const internal::ExplicitWorkspace& w,
+                           const std::vector<Vector6d>& velocity) {
+  double energy = 0.0;
+  for (int k = 0; k < island.num_bodies; ++k) {
+    const int i = island.bodies[k];
+    energy += 0.5 * velocity[i].dot(w.mass_matrix[i] * velocity[i]);
+  }
+  return energy;
+}
+
+}  // namespace
+
+// Contact impulses take energy out, except where they push an overlap apart (at most at its
+// depth over h, the normal offset b_N = phi / h); restitution returns at most the approach
+// speed. An unsolved island's best impulses that leave more kinetic energy than that allows
+// (the free twists' energy, plus each body's mass at the island's deepest overlap over h) are no
+// answer, the wreck of a diverged run: its bodies keep their free twists and its contacts no
+// impulse, and the message says so.
+void ExplicitStepper::GuardUnsolvedIsland(const internal::IslandView& island,
+                                          internal::ExplicitIslandResult* result) {
+  internal::ExplicitWorkspace& w = workspace_;
+  double deepest = 0.0;
+  for (int k = 0; k < island.num_links; ++k) {
+    deepest = std::max(deepest, -record_.contacts[island.links[k]].point.distance);
+  }
+  const double push = deepest / options_.h;
+  double allowed = 0.0;
+  for (int k = 0; k < island.num_bodies; ++k) {
+    allowed += 0.5 * bodies_[island.bodies[k]].mass.mass * push * push;
+  }
+  const double free_energy = IslandKineticEnergy(island, w, w.start_velocity);
+  allowed += 1.01 * free_energy + 1e-12;
+  const double energy = IslandKineticEnergy(island, w, w.velocity);
+  if (energy <= allowed) return;  // false for NaN
+  for (int k = 0; k < island.num_bodies; ++k) {
+    w.velocity[island.bodies[k]] = w.start_velocity[island.bodies[k]];
+  }
+  for (int k = 0; k < island.num_links; ++k) {
+    record_.contacts[island.links[k]].impulse.setZero();
+  }
+  char text[200];
+  std::snprintf(text, sizeof(text),
+                "; its impulses were not applied: they took the kinetic energy from %.3g to %.3g J "
+                "(at most %.3g without a solution)",
+                free_energy, energy, allowed);
+  result->summary.message += text;
+}
+
 // Each island posed and solved by the model of the worker that takes it; the record's figures
 // gathered in island order afterwards, so that they do not depend on the threads.
 void ExplicitStepper::SolveIslands() {
@@ -400,8 +452,10 @@ void ExplicitStepper::SolveIslands() {
   const internal::ExplicitStepContext step = Context();
   auto solve = [&](int island, int worker) {
     const internal::IslandView view = workspace_.islands.island(island);
-    models_[worker]->Solve(step, view, &record_.contacts, &island_results_[island]);
+    internal::ExplicitIslandResult& result = island_results_[island];
+    models_[worker]->Solve(step, view, &record_.contacts, &result);
     models_[worker]->ApplyImpulses(step, view, record_.contacts);
+    if (!result.summary.IsSolved()) GuardUnsolvedIsland(view, &result);
   };
   pool_->Run(num_islands, solve);
   record_.islands = num_islands;

@@ -149,6 +149,8 @@ class ExplicitStepper : public Stepper {
   // Stages 3-5: rows, the islands, each island's solve and its impulses into the velocities.
   void SolveContacts();
   void SolveIslands();
+  void GuardUnsolvedIsland(const internal::IslandView& island,
+                           internal::ExplicitIslandResult* result);
   void ComputeFrameRows();
   double NormalOffset(const ExplicitContact& contact, const internal::Matrix36& rows_a,
                       const internal::Matrix36& rows_b, const ContactLaw& law) const;
