@@ -340,36 +340,57 @@ void QuasistaticStepper::CheckContactPairs() const {
   }
 }
 
-void QuasistaticStepper::CreateSolvers() {
+namespace {
+
+// The solvers' settings: the stepper's tolerance and iterations, started from the warm start
+// Step() hands over (or an empty start), and the problem as built: the DQC's stiffness rows reach
+// the equilibration spread, and equilibrated FB Newton failed the fence scene's first step, which
+// it solves unscaled in 6 iterations.
+SolverOptions QuasistaticSolverOptions(const QuasistaticOptions& options) {
   SolverOptions solver_options;
-  solver_options.tolerance = options_.tolerance;
-  solver_options.max_iterations = options_.max_iterations;
-  solver_options.warm_start = true;  // Step() hands over the warm start, or an empty start
-  // Solved as built: the DQC's stiffness rows reach the equilibration spread, and equilibrated
-  // FB Newton failed the fence scene's first step, which it solves unscaled in 6 iterations.
+  solver_options.tolerance = options.tolerance;
+  solver_options.max_iterations = options.max_iterations;
+  solver_options.warm_start = true;
   solver_options.equilibrate = false;
+  return solver_options;
+}
+
+ProximalPointSolver::Options QuasistaticProximalOptions(const QuasistaticOptions& options) {
   ProximalPointSolver::Options proximal;
-  proximal.relative_regularization = options_.proximal_regularization;
-  proximal.max_outer_iterations = options_.max_proximal_iterations;
-  if (options_.model == QuasistaticModel::Dqc) {
-    SolverOptions dlc_options = solver_options;
-    dlc_options.max_iterations = 0;
-    dlc_solver_ = CreateSolver("lemke", ProblemKind::Linear, dlc_options);
-    dlc_proximal_ = std::make_unique<ProximalPointSolver>(dlc_solver_.get(), proximal);
-    solver_options.max_iterations = options_.max_iterations > 0 ? options_.max_iterations : 100;
-    solver_options.project_onto_bounds = true;
-    solver_ = CreateSolver(options_.solver, ProblemKind::Mixed, solver_options);
+  proximal.relative_regularization = options.proximal_regularization;
+  proximal.max_outer_iterations = options.max_proximal_iterations;
+  return proximal;
+}
+
+}  // namespace
+
+void QuasistaticStepper::CreateSolvers() {
+  if (options_.model != QuasistaticModel::Dqc) {
+    islands_.push_back(MakeLinearIsland());
     return;
   }
-  workers_.resize(pool_->size());
-  for (LinearWorker& worker : workers_) {
-    worker.solver = CreateSolver(options_.solver, ProblemKind::Linear, solver_options);
-    worker.proximal = std::make_unique<ProximalPointSolver>(worker.solver.get(), proximal);
-  }
+  SolverOptions solver_options = QuasistaticSolverOptions(options_);
+  SolverOptions dlc_options = solver_options;
+  dlc_options.max_iterations = 0;
+  dlc_solver_ = CreateSolver("lemke", ProblemKind::Linear, dlc_options);
+  dlc_proximal_ = std::make_unique<ProximalPointSolver>(dlc_solver_.get(),
+                                                        QuasistaticProximalOptions(options_));
+  solver_options.max_iterations = options_.max_iterations > 0 ? options_.max_iterations : 100;
+  solver_options.project_onto_bounds = true;
+  solver_ = CreateSolver(options_.solver, ProblemKind::Mixed, solver_options);
+}
+
+std::unique_ptr<QuasistaticStepper::LinearIsland> QuasistaticStepper::MakeLinearIsland() const {
+  auto island = std::make_unique<LinearIsland>();
+  island->solver =
+      CreateSolver(options_.solver, ProblemKind::Linear, QuasistaticSolverOptions(options_));
+  island->proximal = std::make_unique<ProximalPointSolver>(island->solver.get(),
+                                                           QuasistaticProximalOptions(options_));
+  return island;
 }
 
 const ComplementaritySolver& QuasistaticStepper::solver() const {
-  return solver_ ? *solver_ : *workers_.front().solver;
+  return solver_ ? *solver_ : *islands_.front()->solver;
 }
 
 void QuasistaticStepper::set_contact_geometry(std::shared_ptr<const ContactGeometry> geometry) {
@@ -468,20 +489,20 @@ bool QuasistaticStepper::StartFrom(int size, const Eigen::VectorXd* initial_gues
   return false;
 }
 
-// One island's problem by the proximal-point method around the worker's solver, from the warm
-// start in result->z (when `warm`) and, if that fails, once more cold.
+// One island's problem by the proximal-point method around its solver, from the warm start in
+// island->z (when `warm`) and, if that fails, once more cold.
 void QuasistaticStepper::SolveIsland(const LinearComplementarityProblem& problem, bool warm,
-                                     LinearWorker* worker, IslandResult* result) {
-  ProximalPointSolver& proximal = *worker->proximal;
-  if (!warm) result->z.resize(0);
-  result->attempts = 1;
-  result->summary = proximal.Solve(problem, &result->z);
-  result->proximal_iterations = proximal.summary().outer_iterations;
-  if (!result->summary.IsSolved() && warm) {
-    result->z.resize(0);
-    result->attempts = 2;
-    result->summary = proximal.Solve(problem, &result->z);
-    result->proximal_iterations = proximal.summary().outer_iterations;
+                                     LinearIsland* island) {
+  ProximalPointSolver& proximal = *island->proximal;
+  if (!warm) island->z.resize(0);
+  island->attempts = 1;
+  island->summary = proximal.Solve(problem, &island->z);
+  island->proximal_iterations = proximal.summary().outer_iterations;
+  if (!island->summary.IsSolved() && warm) {
+    island->z.resize(0);
+    island->attempts = 2;
+    island->summary = proximal.Solve(problem, &island->z);
+    island->proximal_iterations = proximal.summary().outer_iterations;
   }
 }
 
@@ -495,41 +516,40 @@ void QuasistaticStepper::SolveLinear(const LinearComplementarityProblem& problem
     blocks_.Find(problem);
     islands = blocks_.num_blocks();
   }
-  if (static_cast<int>(island_results_.size()) < islands) island_results_.resize(islands);
-  auto solve = [&](int k, int worker) {
-    LinearWorker& w = workers_[worker];
-    IslandResult& result = island_results_[k];
+  while (static_cast<int>(islands_.size()) < islands) islands_.push_back(MakeLinearIsland());
+  auto solve = [&](int k, int /*worker*/) {
+    LinearIsland& island = *islands_[k];
     if (!options_.islands) {
-      if (warm) result.z = z_;
-      SolveIsland(problem, warm, &w, &result);
+      if (warm) island.z = z_;
+      SolveIsland(problem, warm, &island);
       return;
     }
-    blocks_.Extract(problem, k, &w.storage, &w.island);
-    if (warm) blocks_.Gather(k, z_, &result.z);
-    SolveIsland(w.island, warm, &w, &result);
+    blocks_.Extract(problem, k, &island.storage, &island.problem);
+    if (warm) blocks_.Gather(k, z_, &island.z);
+    SolveIsland(island.problem, warm, &island);
   };
   pool_->Run(islands, solve);
   // The islands' solutions side by side, if every island has one.
   z_.resize(problem.size());
   record.attempts = record.proximal_iterations = 0;
   for (int k = 0; k < islands; ++k) {
-    const IslandResult& result = island_results_[k];
-    record.attempts = std::max(record.attempts, result.attempts);
-    record.proximal_iterations = std::max(record.proximal_iterations, result.proximal_iterations);
+    const LinearIsland& island = *islands_[k];
+    record.attempts = std::max(record.attempts, island.attempts);
+    record.proximal_iterations = std::max(record.proximal_iterations, island.proximal_iterations);
     const int size = options_.islands ? blocks_.block_size(k) : problem.size();
-    if (result.z.size() != size) {
+    if (island.z.size() != size) {
       z_.resize(0);
     } else if (z_.size() == problem.size()) {
       if (options_.islands) {
-        blocks_.Scatter(k, result.z, &z_);
+        blocks_.Scatter(k, island.z, &z_);
       } else {
-        z_ = result.z;
+        z_ = island.z;
       }
     }
   }
   record.islands = islands;
   record.failed_islands = internal::CombineIslandSummaries(
-      islands, [&](int k) -> const SolverSummary& { return island_results_[k].summary; },
+      islands, [&](int k) -> const SolverSummary& { return islands_[k]->summary; },
       &record.summary);
 }
 

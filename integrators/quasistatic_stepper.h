@@ -161,10 +161,9 @@ class QuasistaticStepper : public Stepper {
   // is false; the step's summary aggregates the islands'.
   void SolveLinear(const LinearComplementarityProblem& problem,
                    const Eigen::VectorXd* initial_guess);
-  struct LinearWorker;
-  struct IslandResult;
-  void SolveIsland(const LinearComplementarityProblem& problem, bool warm, LinearWorker* worker,
-                   IslandResult* result);
+  struct LinearIsland;
+  std::unique_ptr<LinearIsland> MakeLinearIsland() const;
+  void SolveIsland(const LinearComplementarityProblem& problem, bool warm, LinearIsland* island);
   void StepDlc(const Eigen::VectorXd* initial_guess);
   void StepQp(const Eigen::VectorXd* initial_guess);
   void StepQpLcp(const Eigen::VectorXd* initial_guess);
@@ -184,26 +183,24 @@ class QuasistaticStepper : public Stepper {
   std::shared_ptr<const ContactGeometry> geometry_;
   QuasistaticBalance balance_;
   // dqc: the step's solver, kept for every step, and Lemke with the proximal-point method for
-  // its DLC start. Linear models: per worker thread, the step's solver wrapped in the
-  // proximal-point method and the storage of an island's problem; per island of the step, its
-  // result. A solve depends only on its island's problem and start, so the result is the same
-  // for any number of threads.
+  // its DLC start. Linear models: per island of the step (k-th island, k-th entry), the step's
+  // solver wrapped in the proximal-point method, the storage of the island's problem and its
+  // result. Island k is always solved by its own solver, whichever thread takes it, so the
+  // result is the same for any number of threads, and a solver keeps its workspace's size
+  // while its island does.
   std::unique_ptr<ComplementaritySolver> solver_;
   std::unique_ptr<ComplementaritySolver> dlc_solver_;
   std::unique_ptr<ProximalPointSolver> dlc_proximal_;
-  struct LinearWorker {
+  struct LinearIsland {
     std::unique_ptr<ComplementaritySolver> solver;
     std::unique_ptr<ProximalPointSolver> proximal;
     IndependentBlocks::Storage storage;
-    LinearComplementarityProblem island;
-  };
-  struct IslandResult {
+    LinearComplementarityProblem problem;
     SolverSummary summary;
     int attempts = 0, proximal_iterations = 0;
     Eigen::VectorXd z;
   };
-  std::vector<LinearWorker> workers_;
-  std::vector<IslandResult> island_results_;
+  std::vector<std::unique_ptr<LinearIsland>> islands_;
   IndependentBlocks blocks_;
   std::unique_ptr<internal::WorkerPool> pool_;
   std::unique_ptr<SparseCholesky> cholesky_;  // qp-lcp: the stiffness, analyzed once

@@ -530,32 +530,52 @@ void LemkeSolver::Btran(int position, Eigen::VectorXd* y) const {
   SolveBasisTransposed(c, y);
 }
 
+namespace {
+
+// Keeps the alive ties (indices into `ties`) whose value(t) is within 1e-9 of the smallest.
+template <class Value>
+void KeepSmallest(const Value& value, std::vector<int>* alive, std::vector<int>* next) {
+  double best = kInf;
+  for (int t : *alive) best = std::min(best, value(t));
+  const double scale = 1e-9 * std::max(1.0, std::abs(best));
+  next->clear();
+  for (int t : *alive) {
+    if (value(t) <= best + scale) next->push_back(t);
+  }
+  alive->swap(*next);
+}
+
+}  // namespace
+
 // Lexicographic minimum over the tied positions of row_i(B^{-1}) / delta_i. Returns -1 when
-// the rows are not finite (overflow or a singular basis), so no choice rests on a comparison
-// with NaN.
+// the entries compared are not finite (overflow or a singular basis), so no choice rests on a
+// comparison with NaN. Column j of B^{-1} (one Ftran) ranks every tied row at once, and ties
+// break within the first few columns as a rule; the tied rows in full (one Btran each) are
+// computed only for ties still standing after as many columns as there were ties.
 int LemkeSolver::ChooseAmongTies(const std::vector<int>& ties, const Eigen::VectorXd& delta) {
   if (ties.empty()) return -1;
   if (ties.size() == 1 || !options_.lexicographic) return ties.front();
   const int n = static_cast<int>(M_->rows());
   const int count = static_cast<int>(ties.size());
-  if (tie_rows_.rows() != n || tie_rows_.cols() != n) tie_rows_.resize(n, n);
-  auto rows = tie_rows_.topRows(count);
-  for (int t = 0; t < count; ++t) {
-    Btran(ties[t], &tie_y_);
-    rows.row(t) = tie_y_.transpose() / delta[ties[t]];
-  }
-  if (!rows.allFinite()) return -1;
   alive_.resize(count);
   for (int t = 0; t < count; ++t) alive_[t] = t;
-  for (int j = 0; j < n && alive_.size() > 1; ++j) {
-    double best = kInf;
-    for (int t : alive_) best = std::min(best, rows(t, j));
-    const double scale = 1e-9 * std::max(1.0, std::abs(best));
-    next_alive_.clear();
-    for (int t : alive_) {
-      if (rows(t, j) <= best + scale) next_alive_.push_back(t);
-    }
-    alive_.swap(next_alive_);
+  int j = 0;
+  for (; j < std::min(n, count) && alive_.size() > 1; ++j) {
+    tie_unit_.setZero(n);
+    tie_unit_[j] = 1.0;
+    Ftran(tie_unit_, &tie_y_);
+    if (!tie_y_.allFinite()) return -1;
+    KeepSmallest([&](int t) { return tie_y_[ties[t]] / delta[ties[t]]; }, &alive_, &next_alive_);
+  }
+  if (alive_.size() <= 1 || j == n) return ties[alive_.front()];
+  if (tie_rows_.rows() != n || tie_rows_.cols() != n) tie_rows_.resize(n, n);
+  for (int t : alive_) {
+    Btran(ties[t], &tie_y_);
+    tie_rows_.row(t) = tie_y_.transpose() / delta[ties[t]];
+    if (!tie_rows_.row(t).allFinite()) return -1;
+  }
+  for (; j < n && alive_.size() > 1; ++j) {
+    KeepSmallest([&](int t) { return tie_rows_(t, j); }, &alive_, &next_alive_);
   }
   return ties[alive_.front()];
 }

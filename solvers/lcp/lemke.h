@@ -143,7 +143,7 @@ class LemkeSolver {
   // LCP size: PrepareWorkspace).
   int prepared_size_ = -1;
   mutable Eigen::VectorXd btran_work_;
-  Eigen::VectorXd column_work_, residual_, correction_, tie_y_;
+  Eigen::VectorXd column_work_, residual_, correction_, tie_y_, tie_unit_;
   Eigen::MatrixXd tie_rows_;
   std::vector<int> alive_, next_alive_;
   // Solve()'s workspace: the reduction, the start, the warm basis, the reduced solution.

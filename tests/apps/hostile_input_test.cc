@@ -55,8 +55,14 @@ TEST_CASE("Lemke: overflowing data and singular bases give a status, never a cra
     const LinearComplementarityProblem problem = ReadSiconosLcp(Regression(file));
     Eigen::VectorXd z;
     const LemkeSolver::Summary summary = LemkeSolver().Solve(problem, &z);
-    CHECK(summary.status == Status::NumericalFailure);
-    CHECK(summary.message.find("overflow") != std::string::npos);
+    // Either a solution, checked here, or the failure named (the first file has one, z = 2 e_1,
+    // which the lexicographic path reaches before any entry of 1e308 enters the basis).
+    if (summary.IsSolved()) {
+      CHECK(natural_residual(problem, z) <= summary.tolerance);
+    } else {
+      CHECK(summary.status == Status::NumericalFailure);
+      CHECK(summary.message.find("overflow") != std::string::npos);
+    }
   }
   // A free-variable reduction that overflows (M_FF = 1e-300 is invertible, its Schur complement
   // is not finite) gives a status instead of NaN in the tie-breaking rows.
