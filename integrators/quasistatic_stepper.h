@@ -164,6 +164,7 @@ class QuasistaticStepper : public Stepper {
   struct LinearIsland;
   std::unique_ptr<LinearIsland> MakeLinearIsland() const;
   void SolveIsland(const LinearComplementarityProblem& problem, bool warm, LinearIsland* island);
+  void SolveAsOne(const LinearComplementarityProblem& problem, bool warm);
   void StepDlc(const Eigen::VectorXd* initial_guess);
   void StepQp(const Eigen::VectorXd* initial_guess);
   void StepQpLcp(const Eigen::VectorXd* initial_guess);
@@ -201,6 +202,8 @@ class QuasistaticStepper : public Stepper {
     Eigen::VectorXd z;
   };
   std::vector<std::unique_ptr<LinearIsland>> islands_;
+  std::unique_ptr<LinearIsland> whole_;  // the step's problem as one, after an unsolved island
+  Eigen::VectorXd start_;                // the step's warm start
   IndependentBlocks blocks_;
   std::unique_ptr<internal::WorkerPool> pool_;
   std::unique_ptr<SparseCholesky> cholesky_;  // qp-lcp: the stiffness, analyzed once
