@@ -407,9 +407,10 @@ TEST_CASE("islands: the quasistatic stepper, by island and on threads") {
   // problem holds the displacements too: before the gripper touches a cube, each of its four
   // actuator coordinates (a stiffness of its own) is an island, 7 in all.
   const std::pair<std::string, int> variants[] = {{"qp-lcp/lemke", 3}, {"qp/lemke", 7}};
-  for (const auto& [variant, expected_islands] : variants) {
+  for (const auto& entry : variants) {
+    const std::string& variant = entry.first;
     CAPTURE(variant);
-    CheckIslandsAgree(scene, variant, expected_islands);
+    CheckIslandsAgree(scene, variant, entry.second);
     int islands = 0;
     int64_t failed = 0;
     const std::vector<double> one = Trajectory(scene, variant, &islands, &failed);
