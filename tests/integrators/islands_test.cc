@@ -18,6 +18,7 @@
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
 #include "integrators/worker_pool.h"
+#include "solvers/base/input_error.h"
 #include "tests/allocation_counter.h"
 #include "tests/integrators/random_columns.h"
 
@@ -425,6 +426,32 @@ TEST_CASE("islands: the quasistatic stepper, by island and on threads") {
     REQUIRE(two.size() == one.size());
     CHECK(std::memcmp(two.data(), one.data(), one.size() * sizeof(double)) == 0);
   }
+}
+
+TEST_CASE("islands: the scene-file keys \"islands\" and \"threads\"") {
+  testing::ColumnsSpec spec;
+  spec.columns = 3;
+  spec.boxes = 2;
+  spec.duration = 0.05;
+  for (const char* stepper : {"explicit", "implicit"}) {
+    CAPTURE(stepper);
+    spec.stepper = stepper;
+    spec.extra = "\"islands\": false, \"threads\": 2, ";
+    const Scene whole = ParseScene(testing::RandomColumnsScene(spec), "columns");
+    CHECK_FALSE(whole.settings().islands);
+    CHECK(whole.settings().threads == 2);
+    CHECK(RunScene(whole, whole.variant(), nullptr).max_islands == 1);
+    spec.extra = "\"islands\": true, ";
+    const Scene by_island = ParseScene(testing::RandomColumnsScene(spec), "columns");
+    CHECK(by_island.settings().islands);
+    CHECK(by_island.settings().threads == 1);
+    CHECK(RunScene(by_island, by_island.variant(), nullptr).max_islands == 3);
+  }
+  spec.extra = "\"threads\": 0, ";
+  CHECK_THROWS_WITH_AS(ParseScene(testing::RandomColumnsScene(spec), "columns"),
+                       doctest::Contains("threads"), InputError);
+  spec.extra = "\"islands\": 1, ";
+  CHECK_THROWS_AS(ParseScene(testing::RandomColumnsScene(spec), "columns"), InputError);
 }
 
 }  // namespace
