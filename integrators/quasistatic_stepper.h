@@ -125,7 +125,7 @@ class QuasistaticStepper : public Stepper {
   double h() const override { return options_.h; }
   const std::vector<Body>& bodies() const override { return bodies_; }
   const std::vector<Actuator>& actuators() const override { return actuators_; }
-  // The step's solver (linear models: the one the calling thread solves its islands with).
+  // The step's solver (linear models: the first island's; each island has its own).
   const ComplementaritySolver& solver() const override;
   std::string variant() const override;
   bool has_velocities() const override { return false; }
