@@ -250,6 +250,24 @@ std::vector<double> Trajectory(const Scene& scene, const std::string& variant, i
   return values;
 }
 
+// Runs `scene` with `variant` on `threads` threads and checks the trajectory, the most islands
+// and the failed steps against a one-thread run's (`one`, `islands`, `failed`): bitwise (a NaN
+// equals itself here).
+void CheckSameOnThreads(const Scene& scene, const std::string& variant, int threads,
+                        const std::vector<double>& one, int islands, int64_t failed) {
+  CAPTURE(threads);
+  Scene threaded = scene;
+  threaded.mutable_settings().threads = threads;
+  int threaded_islands = 0;
+  int64_t threaded_failed = 0;
+  const std::vector<double> many =
+      Trajectory(threaded, variant, &threaded_islands, &threaded_failed);
+  CHECK(threaded_islands == islands);
+  CHECK(threaded_failed == failed);
+  REQUIRE(many.size() == one.size());
+  CHECK(std::memcmp(many.data(), one.data(), one.size() * sizeof(double)) == 0);
+}
+
 // The explicit stepper's variants that pose a problem, one per model, and soft contact.
 const char* const kExplicitVariants[] = {"cone/nsgs-velocity", "cone/nsgs",     "cone/auto",
                                          "cone/fc-newton-fb",  "relaxed/lemke", "relaxed/pgs",
@@ -285,18 +303,7 @@ TEST_CASE("islands: the explicit stepper's trajectory is bitwise the same on 1, 
       CHECK(islands == 4);
       for (int threads : {2, 3}) {
         if (testing::SanitizedBuild() && threads == 2) continue;
-        CAPTURE(threads);
-        Scene threaded = scene;
-        threaded.mutable_settings().threads = threads;
-        int threaded_islands = 0;
-        int64_t threaded_failed = 0;
-        const std::vector<double> many =
-            Trajectory(threaded, variant, &threaded_islands, &threaded_failed);
-        CHECK(threaded_islands == islands);
-        CHECK(threaded_failed == failed);
-        // Bitwise (a NaN equals itself here).
-        REQUIRE(many.size() == one.size());
-        CHECK(std::memcmp(many.data(), one.data(), one.size() * sizeof(double)) == 0);
+        CheckSameOnThreads(scene, variant, threads, one, islands, failed);
       }
     }
   }
@@ -386,15 +393,7 @@ TEST_CASE("islands: the implicit stepper, by island and on threads") {
       int64_t failed = 0;
       const std::vector<double> one = Trajectory(*scene, scene->variant(), &islands, &failed);
       CHECK(islands == 3);
-      Scene threaded = *scene;
-      threaded.mutable_settings().threads = 2;
-      int threaded_islands = 0;
-      int64_t threaded_failed = 0;
-      const std::vector<double> two =
-          Trajectory(threaded, scene->variant(), &threaded_islands, &threaded_failed);
-      CHECK(threaded_failed == failed);
-      REQUIRE(two.size() == one.size());
-      CHECK(std::memcmp(two.data(), one.data(), one.size() * sizeof(double)) == 0);
+      CheckSameOnThreads(*scene, scene->variant(), 2, one, islands, failed);
     }
   }
 }
@@ -415,16 +414,7 @@ TEST_CASE("islands: the quasistatic stepper, by island and on threads") {
     int islands = 0;
     int64_t failed = 0;
     const std::vector<double> one = Trajectory(scene, variant, &islands, &failed);
-    Scene threaded = scene;
-    threaded.mutable_settings().threads = 2;
-    int threaded_islands = 0;
-    int64_t threaded_failed = 0;
-    const std::vector<double> two =
-        Trajectory(threaded, variant, &threaded_islands, &threaded_failed);
-    CHECK(threaded_islands == islands);
-    CHECK(threaded_failed == failed);
-    REQUIRE(two.size() == one.size());
-    CHECK(std::memcmp(two.data(), one.data(), one.size() * sizeof(double)) == 0);
+    CheckSameOnThreads(scene, variant, 2, one, islands, failed);
   }
 }
 
