@@ -93,6 +93,8 @@ std::vector<OverlappingPair> FindOverlaps(const std::vector<PlacedShape>& bodies
   for (size_t i = 0; i < bodies.size(); ++i) {
     spheres[i].centre = bodies[i].pose.position;
     spheres[i].radius = bodies[i].shape.BoundingRadius();
+    // The box too: a long wall's sphere would reach every body of a wide scene.
+    spheres[i].half_extents = bodies[i].shape.BoundingHalfExtents(bodies[i].pose.rotation);
     spheres[i].fixed = bodies[i].inverse_mass == 0.0;
   }
   std::vector<std::pair<int, int>> candidates;

@@ -9,9 +9,9 @@
 namespace ncpkit {
 namespace {
 
-// Every pair a double loop accepts (centres at most r_i + r_j apart and boxes overlapping on
-// every axis, not both fixed; an unbounded or NaN sphere with everything), in the double loop's
-// order.
+// Every pair a double loop accepts (centres at most r_i + r_j apart and boxes, cut to the
+// spheres' cubes, overlapping on every axis, not both fixed; an unbounded or NaN sphere with
+// everything), in the double loop's order.
 std::vector<std::pair<int, int>> AllPairs(const std::vector<BoundingSphere>& spheres) {
   std::vector<std::pair<int, int>> pairs;
   const int n = static_cast<int>(spheres.size());
@@ -21,9 +21,10 @@ std::vector<std::pair<int, int>> AllPairs(const std::vector<BoundingSphere>& sph
       const BoundingSphere& b = spheres[j];
       if (a.fixed && b.fixed) continue;
       const Eigen::Vector3d apart = (a.centre - b.centre).cwiseAbs();
+      const Eigen::Vector3d reach_a = a.half_extents.cwiseMin(a.radius);
+      const Eigen::Vector3d reach_b = b.half_extents.cwiseMin(b.radius);
       if (a.centre.allFinite() && b.centre.allFinite() && std::isfinite(a.radius) &&
-          std::isfinite(b.radius) &&
-          !(apart.array() <= (a.half_extents + b.half_extents).array()).all()) {
+          std::isfinite(b.radius) && !(apart.array() <= (reach_a + reach_b).array()).all()) {
         continue;
       }
       const double d = (a.centre - b.centre).norm();
@@ -67,6 +68,43 @@ TEST_CASE("broad phase: the pairs of a double loop, in its order, on random scen
     }
     if (trial % 13 == 4) spheres[n / 3].centre.x() = NAN;
     broad_phase.Find(spheres, &found);
+    CHECK(found == AllPairs(spheres));
+  }
+}
+
+TEST_CASE(
+    "broad phase: strips give the double loop's pairs on wide layers with walls, many seeds") {
+  // From 256 bodies on, the space is cut into strips across a second axis: layers of small
+  // bodies of mixed sizes, spread over a plane, with a few walls and slabs much wider than a
+  // strip (swept against all), a few medium ones spanning two strips, half-spaces and, in some
+  // seeds, more wide bodies than strips allow (the single sweep again).
+  BroadPhase broad_phase;
+  std::vector<std::pair<int, int>> found;
+  for (int seed = 0; seed < 40; ++seed) {
+    std::mt19937 rng(100 + seed);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    const int n = 256 + 13 * seed;
+    const double side = 2.0 + 0.2 * seed;
+    std::vector<BoundingSphere> spheres(n);
+    const int num_wide = seed % 5 == 4 ? 80 : seed % 4;
+    for (int i = 0; i < n; ++i) {
+      BoundingSphere& s = spheres[i];
+      s.centre = Eigen::Vector3d(side * unit(rng), side * unit(rng), 0.3 * unit(rng));
+      if (seed % 3 == 1) std::swap(s.centre.x(), s.centre.z());  // a wall of bodies, upright
+      s.radius = 0.05 + 0.05 * unit(rng);
+      if (i % 17 == 0) s.radius *= 2.5;  // medium: across two strips
+      for (int k = 0; k < 3; ++k) s.half_extents[k] = s.radius * (0.3 + 0.7 * unit(rng));
+      if (i < num_wide) {
+        s.radius = side * (0.2 + unit(rng));
+        s.half_extents = Eigen::Vector3d(side, 0.05, 1.0) * (0.2 + unit(rng));
+        s.fixed = i % 2 == 0;
+      }
+      if (seed % 6 == 0 && i % 9 == 0) s.half_extents.setConstant(INFINITY);  // sphere only
+    }
+    if (seed % 7 == 2) spheres[n / 2].radius = INFINITY;                // a half-space
+    if (seed % 10 == 3) spheres[n - 1].centre = spheres[n - 2].centre;  // two on one spot
+    broad_phase.Find(spheres, &found);
+    CAPTURE(seed);
     CHECK(found == AllPairs(spheres));
   }
 }
