@@ -74,6 +74,7 @@ void StepScene(benchmark::State& state, const Scene& scene) {
   state.counters["contacts/step"] = static_cast<double>(contacts) * per_step;
   state.counters["iterations/step"] = static_cast<double>(iterations) * per_step;
   state.counters["size/step"] = static_cast<double>(size) * per_step;
+  state.counters["us/contact"] = total_us / static_cast<double>(std::max<int64_t>(1, contacts));
   // Heap allocations per step (0 in the steady state of an allocation-free stepper).
   state.counters["allocs/step"] = static_cast<double>(allocations) * per_step;
 }
@@ -184,6 +185,60 @@ void BM_SphereLayer(benchmark::State& state) {
             ParseScene(SphereLayerJson(static_cast<int>(state.range(0)), 0.05), "sphere layer"));
 }
 
+// N spheres (radius 5 cm, 0.5 kg) in four layers of a square lattice 11 cm apart, each moved
+// by up to 4 mm, dropped from 1 cm into a box just wide enough (explicit stepper, cone/
+// nsgs-velocity at 20 sweeps a step, the engines' fixed budget: a pile of spheres needs
+// thousands of sweeps to reach a tolerance, and more the wider it is). 30 steps of 10 ms: the
+// layers land and settle; about 3.4 contacts a sphere at the end.
+std::string SphereDropJson(int n) {
+  const int side = static_cast<int>(std::ceil(std::sqrt(std::ceil(n / 4.0))));
+  const double r = 0.05, pitch = 0.11;
+  std::string text =
+      "{\"name\": \"sphere drop\", \"stepper\": \"explicit\", \"model\": \"cone\", "
+      "\"solver\": \"nsgs-velocity\", \"tolerance\": 1e-6, \"max_iterations\": 20, "
+      "\"h\": 0.01, \"duration\": 0.3, \"gravity\": [0, 0, -9.81], \"contact\": {\"mu\": 0.5}, "
+      "\"bodies\": [";
+  for (int k = 0; k < n; ++k) {
+    const int layer = k / (side * side), i = (k / side) % side, j = k % side;
+    const double x = i * pitch + 0.004 * std::sin(1.3 * k);
+    const double y = j * pitch + 0.004 * std::cos(0.7 * k);
+    text += (k ? ", " : "") + std::string("{\"name\": \"s") + std::to_string(k) +
+            "\", \"shape\": \"sphere\", \"size\": [0.05], \"mass\": 0.5, \"position\": [" +
+            std::to_string(x) + ", " + std::to_string(y) + ", " +
+            std::to_string(r + 0.01 + layer * pitch) + "]}";
+  }
+  // The walls: 10 cm thick, 1 m high, 1 cm beyond the lattice's outer spheres.
+  const double inner = (side - 1) * pitch + 2 * r + 0.02, centre = (side - 1) * pitch / 2;
+  const double offset = inner / 2 + 0.05;
+  const auto wall = [&](const std::string& name, double x, double y, double sx, double sy) {
+    return ", {\"name\": \"" + name + "\", \"shape\": \"box\", \"size\": [" + std::to_string(sx) +
+           ", " + std::to_string(sy) + ", 1], \"position\": [" + std::to_string(x) + ", " +
+           std::to_string(y) + ", 0.5]}";
+  };
+  text += "], \"fixed\": [{\"name\": \"ground\", \"shape\": \"plane\", \"normal\": [0, 0, 1]}" +
+          wall("east", centre + offset, centre, 0.1, inner + 0.2) +
+          wall("west", centre - offset, centre, 0.1, inner + 0.2) +
+          wall("north", centre, centre + offset, inner, 0.1) +
+          wall("south", centre, centre - offset, inner, 0.1) + "]}";
+  return text;
+}
+
+// Reading the sphere drop and building its stepper, before the first step.
+void BM_SphereDropSetup(benchmark::State& state) {
+  const std::string text = SphereDropJson(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    Scene scene = ParseScene(text, "sphere drop");
+    SceneRunner runner(scene);
+    benchmark::DoNotOptimize(runner.Done());
+  }
+}
+
+// The whole drop (30 steps) of N spheres: the cost per contact (us/contact) should not grow with
+// N.
+void BM_SphereDrop(benchmark::State& state) {
+  StepScene(state, ParseScene(SphereDropJson(static_cast<int>(state.range(0))), "sphere drop"));
+}
+
 const char* const kImplicitScenes[] = {"sliding_cube.json", "rolling_cylinder.json",
                                        "toppling_cube.json", "cylinder_manipulation.json",
                                        "quasi_rigid_drop.json"};
@@ -216,6 +271,14 @@ BENCHMARK(BM_BoxTower)->Arg(2)->Arg(5)->Arg(10)->Arg(20)->Unit(benchmark::kMicro
 BENCHMARK(BM_FiftyBoxStack)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SphereLayerSetup)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SphereLayer)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SphereDropSetup)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SphereDrop)
+    ->Arg(10)
+    ->Arg(100)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace ncpkit
