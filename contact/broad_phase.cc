@@ -157,7 +157,10 @@ bool BroadPhase::PackInStrips(const std::vector<BoundingSphere>& spheres, int ax
     return false;
   }
   const double origin = lowest - width;
-  packed_.clear();
+  // One packed body each, then (strip, start, index) keys for it in one strip or two, sorted
+  // (small keys move faster than packed bodies) and gathered into packed_.
+  unsorted_.clear();
+  keys_.clear();
   wide_.clear();
   for (int a = 0; a < num_finite; ++a) {
     const int i = finite_[a];
@@ -168,18 +171,22 @@ bool BroadPhase::PackInStrips(const std::vector<BoundingSphere>& spheres, int ax
       continue;
     }
     const double c = spheres[i].centre[strip_axis];
-    p.strip = p.first_strip = static_cast<int64_t>(std::floor((c - reach_[a] - origin) / width));
-    packed_.push_back(p);
+    p.first_strip = static_cast<int64_t>(std::floor((c - reach_[a] - origin) / width));
     const auto last = static_cast<int64_t>(std::floor((c + reach_[a] - origin) / width));
-    if (last != p.strip) {
-      p.strip = last;
-      packed_.push_back(p);
-    }
+    const int slot = static_cast<int>(unsorted_.size());
+    unsorted_.push_back(p);
+    keys_.push_back({p.first_strip, p.low, i, slot});
+    if (last != p.first_strip) keys_.push_back({last, p.low, i, slot});
   }
-  std::sort(packed_.begin(), packed_.end(), [](const Packed& a, const Packed& b) {
+  std::sort(keys_.begin(), keys_.end(), [](const StripKey& a, const StripKey& b) {
     if (a.strip != b.strip) return a.strip < b.strip;
     return a.low < b.low || (a.low == b.low && a.index < b.index);
   });
+  packed_.resize(keys_.size());
+  for (size_t k = 0; k < keys_.size(); ++k) {
+    packed_[k] = unsorted_[keys_[k].slot];
+    packed_[k].strip = keys_[k].strip;
+  }
   return true;
 }
 

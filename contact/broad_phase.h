@@ -67,7 +67,14 @@ class BroadPhase {
     bool fixed;
   };
   std::vector<Packed> packed_;
-  std::vector<Packed> wide_;   // bodies in no strip, tested against all
+  std::vector<Packed> wide_;  // bodies in no strip, tested against all
+  struct StripKey {
+    int64_t strip;
+    double low;
+    int index, slot;  // the body, and its place in unsorted_
+  };
+  std::vector<Packed> unsorted_;
+  std::vector<StripKey> keys_;
   std::vector<double> reach_;  // per finite body, its half-width across the strips
   std::vector<double> reach_sorted_;
   std::vector<int> first_count_;
