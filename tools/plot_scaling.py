@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """Draws the sphere drop's scaling (docs/benchmarks.md, "Scaling: spheres dropped in a box") from
 a Google Benchmark JSON file of BM_SphereDrop: the mean time a step and the cost per contact
-against the number of spheres, on log-log axes, as an SVG.
+against the number of spheres, on log-log axes, as an SVG. With repetitions, their medians.
 
 Usage: build/bench/ncpkit_bench --benchmark_filter='BM_SphereDrop/' --benchmark_min_time=0.01 \\
-         --benchmark_out=drop.json --benchmark_out_format=json
+         --benchmark_repetitions=3 --benchmark_out=drop.json --benchmark_out_format=json
        /usr/bin/python3 tools/plot_scaling.py drop.json docs/scaling.svg
 """
 import json
@@ -20,12 +20,16 @@ def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     with open(sys.argv[1]) as f:
-        runs = [b for b in json.load(f)["benchmarks"]
-                if b["name"].startswith("BM_SphereDrop/") and b.get("run_type") != "aggregate"]
+        found = [b for b in json.load(f)["benchmarks"] if b["name"].startswith("BM_SphereDrop/")]
+    medians = [b for b in found if b.get("aggregate_name") == "median"]
+    runs = medians if medians else [b for b in found if b.get("run_type") != "aggregate"]
     if not runs:
         sys.exit("plot_scaling: no BM_SphereDrop runs in " + sys.argv[1])
-    runs.sort(key=lambda b: int(b["name"].split("/")[1]))
-    n = [int(b["name"].split("/")[1]) for b in runs]
+    def size(b):
+        return int(b["name"].split("/")[1].split("_")[0])
+
+    runs.sort(key=size)
+    n = [size(b) for b in runs]
     step_ms = [b["mean_us/step"] / 1000.0 for b in runs]
     per_contact = [b["us/contact"] for b in runs]
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
