@@ -361,8 +361,15 @@ void ExplicitStepper::ComputeFrameRows() {
   w.contact_velocity.resize(3 * nc);
   w.normal_offset.resize(nc);
   w.mu.resize(nc);
-  w.by_body.resize(bodies_.size());
-  for (auto& list : w.by_body) list.clear();
+  const int n = static_cast<int>(bodies_.size());
+  w.by_body_begin.assign(static_cast<size_t>(n) + 1, 0);
+  for (const ExplicitContact& contact : contacts) {
+    if (!bodies_[contact.body_a].fixed) ++w.by_body_begin[contact.body_a + 1];
+    if (!bodies_[contact.body_b].fixed) ++w.by_body_begin[contact.body_b + 1];
+  }
+  for (int i = 0; i < n; ++i) w.by_body_begin[i + 1] += w.by_body_begin[i];
+  w.by_body.resize(w.by_body_begin[n]);
+  by_body_fill_.assign(w.by_body_begin.begin(), w.by_body_begin.end() - 1);
   for (int c = 0; c < nc; ++c) {
     const ExplicitContact& contact = contacts[c];
     const Body& a = bodies_[contact.body_a];
@@ -376,8 +383,8 @@ void ExplicitStepper::ComputeFrameRows() {
     const double offset = NormalOffset(contact, w.rows_a[c], w.rows_b[c], law);
     w.contact_velocity[3 * c] += offset;
     w.normal_offset[c] = offset;
-    if (!a.fixed) w.by_body[contact.body_a].emplace_back(c, 0);
-    if (!b.fixed) w.by_body[contact.body_b].emplace_back(c, 1);
+    if (!a.fixed) w.by_body[by_body_fill_[contact.body_a]++] = {c, 0};
+    if (!b.fixed) w.by_body[by_body_fill_[contact.body_b]++] = {c, 1};
   }
 }
 

@@ -183,6 +183,7 @@ class ExplicitStepper : public Stepper {
   std::vector<std::pair<int, int>> pairs_;
   std::vector<ContactPoint> points_;
   internal::ExplicitWorkspace workspace_;
+  std::vector<int> by_body_fill_;  // ComputeFrameRows: each body's next slot in by_body
   ExplicitStepRecord record_;
   double time_ = 0.0;
 };

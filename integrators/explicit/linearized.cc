@@ -48,12 +48,15 @@ void LinearizedConeModel::ComputeDelassusBlocks(const ExplicitStepContext& step,
   blocks_.clear();
   for (int k = 0; k < island.num_bodies; ++k) {
     const int body = island.bodies[k];
-    const auto& list = w.by_body[body];
-    for (const auto& [c1, side1] : list) {
+    const auto* first = w.by_body.data() + w.by_body_begin[body];
+    const auto* last = w.by_body.data() + w.by_body_begin[body + 1];
+    for (const auto* p1 = first; p1 != last; ++p1) {
+      const auto [c1, side1] = *p1;
       const Matrix36& J1 = side1 == 0 ? w.rows_a[c1] : w.rows_b[c1];
       const Matrix36 J1_Minv = J1 * w.inverse_mass[body];
       const int row = w.islands.local_index(c1);
-      for (const auto& [c2, side2] : list) {
+      for (const auto* p2 = first; p2 != last; ++p2) {
+        const auto [c2, side2] = *p2;
         const Matrix36& J2 = side2 == 0 ? w.rows_a[c2] : w.rows_b[c2];
         blocks_.push_back({row, w.islands.local_index(c2), J1_Minv * J2.transpose()});
       }

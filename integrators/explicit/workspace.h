@@ -61,8 +61,11 @@ struct ExplicitWorkspace {
   Eigen::VectorXd contact_velocity;
   std::vector<double> normal_offset;
   Eigen::VectorXd mu;
-  // Per moving body: its contacts as (contact, side: 0 for A, 1 for B).
-  std::vector<std::vector<std::pair<int, int>>> by_body;
+  // Per moving body: its contacts as (contact, side: 0 for A, 1 for B), body i's at
+  // [by_body_begin[i], by_body_begin[i + 1]) of by_body (one array for all bodies: no per-body
+  // vector grows when a body gains contacts).
+  std::vector<int> by_body_begin;
+  std::vector<std::pair<int, int>> by_body;
   // The step's islands, linked by its contacts (link k is contact k), and the contacts' bodies.
   IslandFinder islands;
   std::vector<std::pair<int, int>> contact_bodies;
