@@ -46,6 +46,8 @@ class BroadPhase {
   // grown spheres times all, not a new sweep.
   void FindAround(const std::vector<BoundingSphere>& spheres, const std::vector<char>& grown,
                   std::vector<std::pair<int, int>>* pairs);
+  // The pairs the last Find() examined (its cost; each reported pair is one of them).
+  int64_t last_candidates() const { return last_candidates_; }
 
  private:
   std::vector<int> finite_;     // bodies with a finite radius, sorted by interval start
