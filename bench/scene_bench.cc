@@ -189,7 +189,7 @@ void BM_SphereLayer(benchmark::State& state) {
 // by up to 4 mm, dropped from 1 cm into a box just wide enough (explicit stepper, cone/
 // nsgs-velocity at 20 sweeps a step, the engines' fixed budget: a pile of spheres needs
 // thousands of sweeps to reach a tolerance, and more the wider it is). 30 steps of 10 ms: the
-// layers land and settle; about 3.4 contacts a sphere at the end.
+// layers land and settle.
 std::string SphereDropJson(int n) {
   const int side = static_cast<int>(std::ceil(std::sqrt(std::ceil(n / 4.0))));
   const double r = 0.05, pitch = 0.11;

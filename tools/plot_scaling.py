@@ -16,22 +16,29 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
+def size(benchmark):
+    """N of BM_SphereDrop/N (or BM_SphereDrop/N_median)."""
+    return int(benchmark["name"].split("/")[1].split("_")[0])
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
-    with open(sys.argv[1]) as f:
-        found = [b for b in json.load(f)["benchmarks"] if b["name"].startswith("BM_SphereDrop/")]
-    medians = [b for b in found if b.get("aggregate_name") == "median"]
-    runs = medians if medians else [b for b in found if b.get("run_type") != "aggregate"]
+    try:
+        with open(sys.argv[1]) as f:
+            found = [b for b in json.load(f)["benchmarks"]
+                     if b["name"].startswith("BM_SphereDrop/")]
+        medians = [b for b in found if b.get("aggregate_name") == "median"]
+        runs = medians if medians else [b for b in found if b.get("run_type") != "aggregate"]
+        runs.sort(key=size)
+        n = [size(b) for b in runs]
+        step_ms = [b["mean_us/step"] / 1000.0 for b in runs]
+        per_contact = [b["us/contact"] for b in runs]
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
+        sys.exit("plot_scaling: %s is not a benchmark JSON file of BM_SphereDrop (%s: %s)"
+                 % (sys.argv[1], type(e).__name__, e))
     if not runs:
         sys.exit("plot_scaling: no BM_SphereDrop runs in " + sys.argv[1])
-    def size(b):
-        return int(b["name"].split("/")[1].split("_")[0])
-
-    runs.sort(key=size)
-    n = [size(b) for b in runs]
-    step_ms = [b["mean_us/step"] / 1000.0 for b in runs]
-    per_contact = [b["us/contact"] for b in runs]
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
     left.loglog(n, step_ms, "o-")
     left.set_xlabel("spheres")
