@@ -115,6 +115,7 @@ struct ImplicitStepper::IslandProblem {
   std::vector<std::unique_ptr<ContactPairStep>> pair_data;   // per pair of the island
   std::unique_ptr<ComplementaritySolver> solver;
   Eigen::VectorXd z, best_z;
+  bool contacts_change = false;
   SolverSummary summary;  // the best start's, iterations summed over the starts
   std::string report;     // its full report (keep_solver_reports)
   int attempts = 0;
@@ -169,6 +170,13 @@ ImplicitStepper::ImplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
   nu_.assign(n, Vector6d::Zero());
   all_remembered_.assign(n, 1);
   fixed_.resize(n);
+  held_.assign(n, 0);
+  supports_.assign(n, 0);
+  fall_.assign(n, 0.0);
+  end_fall_.assign(n, 0.0);
+  own_load_.assign(n, 0.0);
+  load_.assign(n, 0.0);
+  carried_.assign(n, 0.0);
   for (size_t i = 0; i < n; ++i) fixed_[i] = bodies_[i].fixed ? 1 : 0;
   spare_by_body_.assign(n, -1);
   pool_ = std::make_unique<internal::WorkerPool>(options_.threads);
@@ -267,6 +275,7 @@ void ImplicitStepper::FindPairs() {
   }
   next_memory_.resize(pairs_.size());
   origin_.resize(pairs_.size());
+  rest_.resize(pairs_.size());
   same_pairs_ = remembered_pairs_ == pairs_;
   has_pair_.assign(bodies_.size(), 0);
   for (const auto& [f, g] : pairs_) has_pair_[f] = has_pair_[g] = 1;
@@ -456,15 +465,17 @@ void ImplicitStepper::PreparePair(IslandProblem* island, int attempt, int j) {
       state.forces;
 }
 
-// Start points. Attempt 0: warm start from the previous step (if enabled); attempt 1: start
-// values from the shapes at the current poses; attempt 2: from the free-flight prediction of
-// the poses; attempt 3: from the centre of a face or edge of F that turns flat against G
+// Start points. Attempt 0: warm start from the previous step (if enabled; pairs new to the step
+// start as in attempt 1); attempt 1: start values from the shapes at the current poses, with
+// impulses from the columns' loads (StartFromLoads); attempt 2: from the free-flight prediction
+// of the poses; attempt 3: from the centre of a face or edge of F that turns flat against G
 // within the step.
 void ImplicitStepper::PrepareAttempt(IslandProblem* island, int attempt) {
   for (const int i : island->bodies) all_remembered_[i] = 1;
   for (size_t j = 0; j < island->pairs.size(); ++j) {
     PreparePair(island, attempt, static_cast<int>(j));
   }
+  if (attempt <= 1) StartFromLoads(island, attempt == 0);
   const ProblemBuilder& builder = island->builder;
   for (size_t k = 0; k < island->bodies.size(); ++k) {
     const int i = island->bodies[k];
@@ -476,12 +487,200 @@ void ImplicitStepper::PrepareAttempt(IslandProblem* island, int attempt) {
   }
 }
 
-// A step that fails from one start is retried from the next; the best point is kept.
+namespace {
+
+// The impulse a start puts on a touching pair: p_n, or the compliant layer's p_c.
+int PressingImpulse(const ContactPairStep& pair) {
+  return pair.law.compliant() ? ForceBlock::kLayerImpulse : ForceBlock::kNormal;
+}
+
+}  // namespace
+
+// The island's pair j's force block in the start point.
+Eigen::Ref<Eigen::VectorXd> ImplicitStepper::StartForces(IslandProblem* island, int j) {
+  const ProblemBuilder& builder = island->builder;
+  return island->z.segment(builder.block_offset(island->force_block[j]),
+                           builder.block_size(island->force_block[j]));
+}
+
+// Which body of each pair rests on which, and which bodies are held up (StartFromLoads).
+void ImplicitStepper::FindHeldBodies(IslandProblem* island, const Eigen::Vector3d& up) {
+  const double h = options_.h, g = options_.gravity.norm();
+  for (size_t k = 0; k < island->bodies.size(); ++k) {
+    const int i = island->bodies[k];
+    held_[i] = island->body_data[k]->step.applied_impulse.isZero(0.0) ? 0 : 1;
+    fall_[i] = std::max(0.0, -up.dot(bodies_[i].state.linear_velocity)) + g * h;
+    supports_[i] = 0;
+  }
+  const int num_pairs = static_cast<int>(island->pairs.size());
+  for (int j = 0; j < num_pairs; ++j) {
+    const int k = island->pair_index[j];
+    const double c = next_memory_[k].normal.dot(up);
+    rest_[k] = c > 0.5 ? 1 : (c < -0.5 ? -1 : 0);
+    const bool pressed = StartForces(island, j)[PressingImpulse(*island->pair_data[j])] > 0.0;
+    if (!pressed) rest_[k] *= 2;  // resting only if it closes once the body below stops
+  }
+  // Up the columns, a layer a pass.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int j = 0; j < num_pairs; ++j) {
+      const int k = island->pair_index[j];
+      if (rest_[k] == 0) continue;
+      const auto [upper, lower] = RestingBodies(*island, j);
+      if (!Held(lower) || Held(upper)) continue;
+      if (std::abs(rest_[k]) == 2) {
+        if (std::abs(StartGap(k)) > h * ClosingSpeed(*island, j, up) + 1e-6) continue;
+        rest_[k] /= 2;
+      }
+      held_[upper] = 1;
+      changed = true;
+    }
+  }
+  for (int j = 0; j < num_pairs; ++j) {
+    if (Supports(*island, j)) ++supports_[RestingBodies(*island, j).first];
+  }
+}
+
+// The speed (m/s) at which the island's pair j closes by the end of a free step if its lower
+// body stops: the upper body's velocity at the contact point plus the step's gravity, towards
+// the lower body along the start normal. A tumbling body's corner can rise while its centre
+// falls.
+double ImplicitStepper::ClosingSpeed(const IslandProblem& island, int j,
+                                     const Eigen::Vector3d& up) const {
+  const int k = island.pair_index[j];
+  const int upper = RestingBodies(island, j).first;
+  const RigidBodyState& state = bodies_[upper].state;
+  const Eigen::Vector3d point = next_memory_[k].geometry.head<3>() + origin_[k];
+  const Eigen::Vector3d velocity = state.linear_velocity +
+                                   state.angular_velocity.cross(point - state.position) -
+                                   options_.h * options_.gravity.norm() * up;
+  const Eigen::Vector3d towards_upper =
+      rest_[k] > 0 ? next_memory_[k].normal : Eigen::Vector3d(-next_memory_[k].normal);
+  return std::max(0.0, -towards_upper.dot(velocity));
+}
+
+// The separation of pair k's start points along its start normal (m).
+double ImplicitStepper::StartGap(int k) const {
+  const ImplicitPairState& state = next_memory_[k];
+  return state.normal.dot(state.geometry.head<3>() - state.geometry.segment<3>(3));
+}
+
+// Each held body's load from the top of its column down: the momentum it loses in the step,
+// plus its share of the loads of the bodies resting on it. A body ends the step falling at most
+// as fast as what it rests on plus the speed that closes the gap between them (fixed bodies stay
+// still), so a box dropped onto one that lands is only slowed; up the column first, then the
+// loads down, a pass per layer (at most one per body).
+void ImplicitStepper::CarryLoads(IslandProblem* island) {
+  const int num_pairs = static_cast<int>(island->pairs.size());
+  const double h = options_.h;
+  for (const int i : island->bodies) end_fall_[i] = fall_[i];
+  for (size_t pass = 0; pass < island->bodies.size(); ++pass) {
+    bool changed = false;
+    for (int j = 0; j < num_pairs; ++j) {
+      if (!Supports(*island, j)) continue;
+      const auto [upper, lower] = RestingBodies(*island, j);
+      const double below = fixed_[lower] != 0 ? 0.0 : end_fall_[lower];
+      const double bound = below + std::max(0.0, StartGap(island->pair_index[j])) / h;
+      if (bound < end_fall_[upper]) {
+        end_fall_[upper] = bound;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+  for (const int i : island->bodies) {
+    own_load_[i] = bodies_[i].mass.mass * std::max(0.0, fall_[i] - end_fall_[i]);
+    load_[i] = own_load_[i];
+  }
+  for (size_t pass = 0; pass < island->bodies.size(); ++pass) {
+    for (const int i : island->bodies) carried_[i] = 0.0;
+    for (int j = 0; j < num_pairs; ++j) {
+      const auto [upper, lower] = RestingBodies(*island, j);
+      if (Supports(*island, j) && fixed_[lower] == 0) {
+        carried_[lower] += load_[upper] / supports_[upper];
+      }
+    }
+    bool changed = false;
+    for (const int i : island->bodies) {
+      const double load = own_load_[i] + carried_[i];
+      changed = changed || load != load_[i];
+      load_[i] = load;
+    }
+    if (!changed) break;
+  }
+}
+
+// (upper, lower) of the island's pair j: the body that rests on the other, by rest_.
+std::pair<int, int> ImplicitStepper::RestingBodies(const IslandProblem& island, int j) const {
+  const auto [f, g] = island.pairs[j];
+  return rest_[island.pair_index[j]] > 0 ? std::pair<int, int>(f, g) : std::pair<int, int>(g, f);
+}
+
+// The island's pair j carries its upper body's load: it rests, and the lower body is held.
+bool ImplicitStepper::Supports(const IslandProblem& island, int j) const {
+  return std::abs(rest_[island.pair_index[j]]) == 1 && Held(RestingBodies(island, j).second);
+}
+
+// Cold starts put F's weight over one step on every pair that touches or closes within the step
+// at the current velocities: right for one body resting on the ground, and wrong both ways in a
+// column. Boxes touching each other in free fall press with zero impulse, and Newton started from
+// the weight stalls on their faces' free contact point; a box falling onto one that stops in this
+// step closes its gap although both move alike now; the bottom of a resting or landing column
+// carries the weight and momentum of everything above it. So the start follows the column: a body
+// is held when it rests on a fixed or held body (the normal within 60 degrees of up, touching, or
+// closing within the step once the body below stops) or is pushed by an applied impulse; each held
+// body's load is shared among the pairs it rests on; side contacts of held bodies keep their
+// start, and every other pair starts without impulse. With keep_remembered, warm-started pairs
+// keep their start, and island->contacts_change says whether the warm start and the loads
+// disagree on which of them press.
+void ImplicitStepper::StartFromLoads(IslandProblem* island, bool keep_remembered) {
+  island->contacts_change = false;
+  const double g = options_.gravity.norm();
+  if (!(g > 0.0)) return;
+  FindHeldBodies(island, -options_.gravity / g);
+  CarryLoads(island);
+  const int num_pairs = static_cast<int>(island->pairs.size());
+  for (int j = 0; j < num_pairs; ++j) {
+    const int k = island->pair_index[j];
+    auto p = StartForces(island, j);
+    const int n = PressingImpulse(*island->pair_data[j]);
+    if (keep_remembered && Remembered(k) != nullptr) {
+      if (rest_[k] != 0 && Supports(*island, j) != (p[n] > 0.0)) island->contacts_change = true;
+      continue;
+    }
+    const auto [f, other] = island->pairs[j];
+    if (Supports(*island, j)) {
+      const int upper = RestingBodies(*island, j).first;
+      const double share = load_[upper] / supports_[upper];
+      if (!std::isfinite(share)) continue;  // (absurd velocities): the shapes' start stays
+      if (p[n] > 0.0) {  // friction against the slip, scaled with the normal impulse
+        for (int a = ForceBlock::kTangent; a <= ForceBlock::kSpin; ++a) p[a] *= share / p[n];
+      }
+      p[n] = share;
+    } else if (rest_[k] != 0 || !(Held(f) || Held(other))) {
+      for (int a = ForceBlock::kNormal; a <= ForceBlock::kSpin; ++a) p[a] = 0.0;
+      p[n] = 0.0;
+    }
+  }
+}
+
+// A step that fails from one start is retried from the next; the best point is kept. Where the
+// warm start and the columns' loads disagree on which pairs press (a landing, a column lifting
+// off), the warm start needs many iterations or fails, and the start from the loads goes first.
 void ImplicitStepper::SolveFromStarts(IslandProblem* island, int first_attempt, int last_attempt) {
   SolverSummary& best = island->summary;
-  int total_iterations = 0, best_attempt = -1;
-  for (int attempt = first_attempt; attempt <= last_attempt; ++attempt) {
-    PrepareAttempt(island, attempt);
+  int total_iterations = 0, best_attempt = -1, tried = 0, prepared = -1;
+  bool load_first = false;
+  if (first_attempt == 0 && last_attempt >= 1) {
+    PrepareAttempt(island, 0);
+    prepared = 0;
+    load_first = island->contacts_change;
+  }
+  for (int a = first_attempt; a <= last_attempt; ++a) {
+    const int attempt = load_first && a <= 1 ? 1 - a : a;
+    if (attempt != prepared) PrepareAttempt(island, attempt);
+    prepared = attempt;
+    ++tried;
     const SolverSummary& summary = island->solver->Solve(island->builder, &island->z);
     total_iterations += summary.iterations;
     if (best_attempt < 0 || !(summary.natural_residual >= best.natural_residual)) {
@@ -492,17 +691,17 @@ void ImplicitStepper::SolveFromStarts(IslandProblem* island, int first_attempt, 
     }
     if (summary.IsSolved()) break;
   }
-  if (best_attempt != last_attempt && !best.IsSolved()) PrepareAttempt(island, best_attempt);
+  if (best_attempt != prepared && !best.IsSolved()) PrepareAttempt(island, best_attempt);
   island->z = island->best_z;
   best.iterations = total_iterations;
-  island->attempts = best_attempt - first_attempt + 1;
-  if (best.IsSolved() && best_attempt != first_attempt) {
+  island->attempts = tried;
+  if (best.IsSolved() && tried > 1) {
     best.message += (best.message.empty() ? "" : "; ") + std::string("solved from start ") +
-                    std::to_string(best_attempt) + " after " +
-                    std::to_string(best_attempt - first_attempt) + " failed start(s)";
-  } else if (!best.IsSolved() && last_attempt > first_attempt) {
+                    std::to_string(best_attempt) + " after " + std::to_string(tried - 1) +
+                    " failed start(s)";
+  } else if (!best.IsSolved() && tried > 1) {
     best.message += (best.message.empty() ? "" : "; ") + std::string("no start solved it (") +
-                    std::to_string(last_attempt - first_attempt + 1) + " tried); the best, start " +
+                    std::to_string(tried) + " tried); the best, start " +
                     std::to_string(best_attempt) + ", is kept";
   }
   island->finite = island->z.allFinite();

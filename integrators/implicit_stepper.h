@@ -93,6 +93,15 @@ class ImplicitStepper : public Stepper {
   const ImplicitPairState* Remembered(int pair) const;
   void PreparePair(IslandProblem* island, int attempt, int j);
   void PrepareAttempt(IslandProblem* island, int attempt);
+  Eigen::Ref<Eigen::VectorXd> StartForces(IslandProblem* island, int j);
+  bool Held(int body) const { return fixed_[body] != 0 || held_[body] != 0; }
+  std::pair<int, int> RestingBodies(const IslandProblem& island, int j) const;
+  bool Supports(const IslandProblem& island, int j) const;
+  void FindHeldBodies(IslandProblem* island, const Eigen::Vector3d& up);
+  void CarryLoads(IslandProblem* island);
+  double StartGap(int k) const;
+  double ClosingSpeed(const IslandProblem& island, int j, const Eigen::Vector3d& up) const;
+  void StartFromLoads(IslandProblem* island, bool keep_remembered);
   void SolveFromStarts(IslandProblem* island, int first_attempt, int last_attempt);
   void SolveIsland(IslandProblem* island, const std::vector<Vector6d>& applied_impulses);
   void SummarizeIslands();
@@ -121,6 +130,14 @@ class ImplicitStepper : public Stepper {
   std::vector<char> all_remembered_;                   // per body
   std::vector<char> has_pair_;                         // per body: in an active pair
   std::vector<char> fixed_;                            // per body
+  // For StartFromLoads, per body: held up, the pairs it rests on, the speed it falls at by the
+  // end of a free step (m/s), its total load and the load it carries (N s); per pair of the
+  // step: +1 F rests on G, -1 G on F, +-2 the same if the gap closes once the lower body stops,
+  // 0 neither (a side contact).
+  std::vector<char> held_;
+  std::vector<int> supports_;
+  std::vector<double> fall_, end_fall_, own_load_, load_, carried_;
+  std::vector<int> rest_;
   internal::IslandFinder finder_;
   std::vector<std::unique_ptr<IslandProblem>> islands_;  // this step's, in island order
   std::vector<std::unique_ptr<IslandProblem>> spare_;    // the last step's, for reuse
