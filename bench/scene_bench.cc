@@ -1,8 +1,8 @@
 // Per-step cost of the steppers: the paper scenes with each solver variant (implicit and
 // quasistatic), and two scaling series of the implicit stepper (boxes resting side by side;
-// towers of boxes), the 50-box stack, a layer of many spheres (set-up and steps). Each
-// benchmark iteration is one whole scene (StepScene). The explicit stepper's scenes are in
-// engine_bench.cc.
+// towers of boxes), the 50-box stack, ordinary turned columns, a layer of many spheres (set-up
+// and steps). Each benchmark iteration is one whole scene (StepScene). The explicit stepper's
+// scenes are in engine_bench.cc.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
 #include "tests/allocation_counter.h"
+#include "tests/integrators/random_columns.h"
 
 namespace ncpkit {
 namespace {
@@ -62,6 +63,7 @@ void StepScene(benchmark::State& state, const Scene& scene) {
   double total_us = 0.0;
   for (double us : step_us) total_us += us;
   double median_us = 0.0;
+  const double max_us = step_us.empty() ? 0.0 : *std::max_element(step_us.begin(), step_us.end());
   if (!step_us.empty()) {
     std::nth_element(step_us.begin(), step_us.begin() + step_us.size() / 2, step_us.end());
     median_us = step_us[step_us.size() / 2];
@@ -70,6 +72,7 @@ void StepScene(benchmark::State& state, const Scene& scene) {
   state.counters["steps/scene"] = static_cast<double>(steps) * per_scene;
   state.counters["mean_us/step"] = total_us * per_step;
   state.counters["median_us/step"] = median_us;
+  state.counters["max_us/step"] = max_us;
   state.counters["failed/scene"] = static_cast<double>(failed) * per_scene;
   state.counters["contacts/step"] = static_cast<double>(contacts) * per_step;
   state.counters["iterations/step"] = static_cast<double>(iterations) * per_step;
@@ -113,6 +116,17 @@ Scene UnitBoxes(int n, const Eigen::Vector3d& first, const Eigen::Vector3d& offs
   }
   scene.bodies.push_back(Ground());
   return scene;
+}
+
+// A column a user would write (tests/integrators/random_columns.h): N boxes of different sizes
+// and masses, turned and offset a little, placed touching or dropped from a millimetre, seed S,
+// 1 s with the implicit stepper's defaults; max_us/step is the slowest step (a landing).
+void BM_OrdinaryColumn(benchmark::State& state) {
+  testing::ColumnsSpec spec;
+  spec.boxes = static_cast<int>(state.range(0));
+  spec.seed = static_cast<unsigned>(100 * spec.boxes + state.range(1));
+  spec.stepper = "implicit";
+  StepScene(state, ParseScene(testing::RandomColumnsScene(spec), "ordinary column"));
 }
 
 // N boxes resting in a row, 0.1 m apart: N contact patches; the box-box pairs are ruled out by
@@ -269,6 +283,10 @@ const int kSceneRegistered = RegisterSceneBenchmarks();
 BENCHMARK(BM_BoxesSideBySide)->Arg(1)->Arg(10)->Arg(30)->Arg(100)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_BoxTower)->Arg(2)->Arg(5)->Arg(10)->Arg(20)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FiftyBoxStack)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_OrdinaryColumn)
+    ->ArgsProduct({{10}, {0, 2, 4, 6}})
+    ->ArgNames({"boxes", "seed"})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SphereLayerSetup)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SphereLayer)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SphereDropSetup)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
