@@ -9,7 +9,8 @@ Checks, per scene:
   * flat memory: the peak RSS of a run without --out (its --json peak_rss_kb) grows by less
     than 512 kB from a run a tenth as long, or as long as the scene if that is longer (the
     shorter run must pass through every phase of the scene: a scene's problems may grow later
-    in it, and the solvers keep workspaces sized to the largest one so far);
+    in it, and the solvers keep workspaces sized to the largest one so far); a growth above
+    that is measured up to twice more and the smallest peaks compared (RSS_GROWTH_KB);
   * flat cost: the median us per step of the last quarter is at most 2x that of the second
     quarter plus 20 us (the machines are shared and noisy).
 Usage: tools/soak.py [--factor 100] [--ncpkit build/apps/ncpkit] [SCENE.json ...]
@@ -59,6 +60,25 @@ ENERGY_RISE = {
 def duration_of(scene_path):
     with open(scene_path) as f:
         return float(json.load(f)["duration"])
+
+
+# The peak RSS of one binary, scene and duration moves from run to run: up to 0.48 MB apart
+# over five runs of the rolling cylinder for 10 s and for 20 s (measured), about the whole
+# allowance. A growth above it is measured twice more, and each duration's smallest peak
+# counts: a leak grows in every run, the noise does not.
+RSS_GROWTH_KB = 512
+
+
+def peak_rss_pair(ncpkit, scene, short, duration):
+    """Peak RSS (kB) of a run of `short` and of `duration` seconds (see RSS_GROWTH_KB)."""
+    rss_short = run(ncpkit, scene, short)[2]
+    rss_long = run(ncpkit, scene, duration)[2]
+    for _ in range(2):
+        if rss_long <= rss_short + RSS_GROWTH_KB:
+            break
+        rss_short = min(rss_short, run(ncpkit, scene, short)[2])
+        rss_long = min(rss_long, run(ncpkit, scene, duration)[2])
+    return rss_short, rss_long
 
 
 def run(ncpkit, scene, duration, out=None):
@@ -141,11 +161,10 @@ def main():
                 continue
             check_trajectory(name, csv_path, failures)
             short = max(duration / 10, duration_of(scene))
-            _, _, rss_short = run(options.ncpkit, scene, short)
-            _, _, rss_long = run(options.ncpkit, scene, duration)
+            rss_short, rss_long = peak_rss_pair(options.ncpkit, scene, short, duration)
             print(f"  memory: peak RSS {rss_short} kB at {short:g} s, {rss_long} kB at "
                   f"{duration:g} s")
-            if rss_long > rss_short + 512:
+            if rss_long > rss_short + RSS_GROWTH_KB:
                 failures.append(f"{name}: peak RSS grew from {rss_short} to {rss_long} kB")
     print()
     for failure in failures:
