@@ -132,8 +132,8 @@ class ImplicitStepper : public Stepper {
   std::vector<char> fixed_;                            // per body
   // For StartFromLoads, per body: held up, the pairs it rests on, the speed it falls at by the
   // end of a free step (m/s), its total load and the load it carries (N s); per pair of the
-  // step: +1 F rests on G, -1 G on F, +-2 the same if the gap closes once the lower body stops,
-  // 0 neither (a side contact).
+  // step: +1 F rests on G, -1 G on F, 0 neither (a side contact); +-2 as +-1 but not pressing
+  // in the start, which become +-1 if the gap closes within the step once the lower body stops.
   std::vector<char> held_;
   std::vector<int> supports_;
   std::vector<double> fall_, end_fall_, own_load_, load_, carried_;
