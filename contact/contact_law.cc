@@ -62,6 +62,12 @@ bool ContactLawTable::IsValid(std::string* why) const {
   return true;
 }
 
+double ContactLawTable::MaxThickness() const {
+  double thickest = default_law.thickness;
+  for (const auto& entry : overrides_) thickest = std::max(thickest, entry.second.thickness);
+  return thickest;
+}
+
 ContactLawsByIndex::ContactLawsByIndex(const ContactLawTable& table,
                                        const std::vector<std::string>& names)
     : default_law_(table.default_law), overrides_(names.size()) {

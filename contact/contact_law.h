@@ -52,6 +52,8 @@ class ContactLawTable {
   // The default law and every override valid; else `why` names the law ("contact: ..." or
   // "contact a-b: ..."). Costs the number of overrides, not the number of pairs of bodies.
   bool IsValid(std::string* why) const;
+  // The thickest quasi-rigid layer among the default law and the overrides (0 without one).
+  double MaxThickness() const;
 
  private:
   friend class ContactLawsByIndex;

@@ -18,6 +18,8 @@ namespace {
 
 // Fraction of the tolerance below which a warm start is accepted without a Newton step.
 constexpr double kWarmStartAcceptance = 1e-2;
+// How many times a step is solved again with the pairs its solution overran (OverrunPairs).
+constexpr int kMaxSearchRounds = 2;
 
 template <int M, int N, bool kMovingG, bool kCompliant>
 void AddPairBlocks(ProblemBuilder* b, const ContactPairStep* s, int nu_f, int nu_g, int geometry,
@@ -150,6 +152,10 @@ ImplicitStepper::ImplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
   }
   std::string why;
   if (bodies_.size() > 1 && !laws_.IsValid(&why)) throw InputError(why);
+  std::vector<std::string> names;
+  for (const Body& body : bodies_) names.push_back(body.name);
+  laws_by_index_ = ContactLawsByIndex(laws_, names);
+  thickest_layer_ = laws_.MaxThickness();
   SolverOptions solver_options;
   solver_options.tolerance = options_.tolerance;
   solver_options.max_iterations = options_.max_iterations;
@@ -168,6 +174,8 @@ ImplicitStepper::ImplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
   const size_t n = bodies_.size();
   nu_start_.assign(n, Vector6d::Zero());
   nu_.assign(n, Vector6d::Zero());
+  beyond_free_.assign(n, 0.0);
+  end_pose_.resize(n);
   all_remembered_.assign(n, 1);
   fixed_.resize(n);
   held_.assign(n, 0);
@@ -221,37 +229,97 @@ void ImplicitStepper::ContactMarkers(const StepRecord& record,
   }
 }
 
+// The free velocities of every body this step (gravity and the applied impulses, no contact):
+// the pairs are found with them, and each island's Newton iteration starts from them.
+void ImplicitStepper::FreeVelocities(const std::vector<Vector6d>& applied_impulses) {
+  const double h = options_.h;
+  for (size_t i = 0; i < bodies_.size(); ++i) {
+    const Body& body = bodies_[i];
+    if (body.fixed) {
+      nu_start_[i].setZero();
+      continue;
+    }
+    nu_start_[i] << body.state.linear_velocity + h * options_.gravity, body.state.angular_velocity;
+    if (applied_impulses.empty()) continue;
+    const Vector6d& impulse = applied_impulses[i];
+    nu_start_[i].head<3>() += impulse.head<3>() / body.mass.mass;
+    if (!impulse.tail<3>().isZero()) {
+      nu_start_[i].tail<3>() +=
+          WorldInertia(body.mass, body.state.orientation).inverse() * impulse.tail<3>();
+    }
+  }
+}
+
+// How fast any point of F or G can move by turning about its centre at the free velocities.
+double ImplicitStepper::Turning(int f, int g) const {
+  double speed = nu_start_[f].tail<3>().norm() * bodies_[f].shape.BoundingRadius();
+  if (!bodies_[g].fixed) speed += nu_start_[g].tail<3>().norm() * bodies_[g].shape.BoundingRadius();
+  return speed;
+}
+
+// How far F and G can close along the unit axis (pointing from G towards F) in two steps at
+// their free velocities: their centres' approach along it plus their turning. Motion across the
+// axis does not close a gap along it.
+double ImplicitStepper::Closing(int f, int g, const Eigen::Vector3d& axis) const {
+  const double approach = -(nu_start_[f].head<3>() - nu_start_[g].head<3>()).dot(axis);
+  return 2.0 * options_.h * (std::max(0.0, approach) + Turning(f, g));
+}
+
+// Whether F and G are more than `enough` apart at the given poses beyond what they can close in
+// two steps (with `closing`, at their free velocities): whether on one of a few axes the
+// separation minus the closing along it exceeds `enough`. The axes are the line of centres and
+// the boxes' face normals (a plane: only its normal), enough to prove neighbours in a grid apart
+// whatever their diagonal offsets; a separation along any axis proves the shapes apart.
+bool ImplicitStepper::Apart(int f, int g, const RigidBodyState& pose_f,
+                            const RigidBodyState& pose_g, bool closing, double enough) const {
+  const Shape& F = bodies_[f].shape;
+  const Shape& G = bodies_[g].shape;
+  const auto apart_along = [&](const Eigen::Vector3d& axis) {
+    return SeparationAlongAxis(F, pose_f, G, pose_g, axis) - (closing ? Closing(f, g, axis) : 0.0) >
+           enough;
+  };
+  if (G.kind == ShapeKind::HalfSpace) return apart_along(PlaneNormal(pose_g));
+  const Eigen::Vector3d between = pose_f.position - pose_g.position;
+  if (between.norm() == 0.0) return false;
+  if (apart_along(between.normalized())) return true;
+  for (const auto& [shape, pose] : {std::make_pair(&F, &pose_f), std::make_pair(&G, &pose_g)}) {
+    if (shape->kind != ShapeKind::Box) continue;
+    const Eigen::Matrix3d axes = pose->orientation.toRotationMatrix();
+    for (int i = 0; i < 3; ++i) {
+      const double side = axes.col(i).dot(between);
+      if (side != 0.0 && apart_along((side > 0.0 ? 1.0 : -1.0) * Eigen::Vector3d(axes.col(i)))) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Whether F and G can touch within the next two steps: their clearance is within the margin. A
+// pair left out is then apart at the end of the step unless the impulses speed its bodies up
+// (OverrunPairs checks).
 bool ImplicitStepper::Near(int f, int g) const {
-  // Bounding spheres first, then the shapes' separation along the line of centres (a plane:
-  // along its normal); either proves the pair cannot touch within the next two steps.
   const Body& F = bodies_[f];
   const Body& G = bodies_[g];
-  const double h = options_.h;
-  const double radius_f = F.shape.BoundingRadius();
-  double travel =
-      2.0 * h * (F.state.linear_velocity.norm() + F.state.angular_velocity.norm() * radius_f);
-  if (G.shape.kind == ShapeKind::HalfSpace) {
-    const Eigen::Vector3d normal = PlaneNormal(G.state);
-    return SeparationAlongAxis(F.shape, F.state, G.shape, G.state, normal) <=
-           options_.contact_margin + travel;
+  if (G.shape.kind != ShapeKind::HalfSpace) {
+    // The bounding spheres first: most candidates of the broad phase end there.
+    const double distance = (F.state.position - G.state.position).norm();
+    const double reach =
+        options_.contact_margin + thickest_layer_ +
+        2.0 * options_.h * ((nu_start_[f] - nu_start_[g]).head<3>().norm() + Turning(f, g));
+    if (distance > F.shape.BoundingRadius() + G.shape.BoundingRadius() + reach) return false;
   }
-  const double radius_g = G.shape.BoundingRadius();
-  if (!G.fixed) {
-    travel +=
-        2.0 * h * (G.state.linear_velocity.norm() + G.state.angular_velocity.norm() * radius_g);
-  }
-  const Eigen::Vector3d between = F.state.position - G.state.position;
-  const double reach = options_.contact_margin + travel;
-  if (between.norm() > radius_f + radius_g + reach) return false;
-  if (between.norm() == 0.0) return true;
-  return SeparationAlongAxis(F.shape, F.state, G.shape, G.state, between.normalized()) <= reach;
+  // A quasi-rigid layer touches before the cores do.
+  return !Apart(f, g, F.state, G.state, /*closing=*/true,
+                options_.contact_margin + laws_by_index_.Get(f, g).thickness);
 }
 
 // The active pairs of this step (bounding-volume test), and the step's islands for them.
 void ImplicitStepper::FindPairs() {
   pairs_.clear();
-  // Candidates from the broad phase, each body's bounding sphere grown by its travel and half
-  // the margin (Near's test, split between the two bodies), then Near on each.
+  left_out_.clear();
+  // Candidates from the broad phase, each body's bounding sphere grown by how far it can travel
+  // in two steps and half the margin, then Near on each.
   const int num_bodies = static_cast<int>(bodies_.size());
   spheres_.resize(num_bodies);
   for (int i = 0; i < num_bodies; ++i) {
@@ -260,19 +328,22 @@ void ImplicitStepper::FindPairs() {
     sphere.centre = body.state.position;
     sphere.fixed = body.fixed;
     const double radius = body.shape.BoundingRadius();
+    const Vector6d& nu = nu_start_[i];
     const double travel =
-        body.fixed
-            ? 0.0
-            : 2.0 * options_.h *
-                  (body.state.linear_velocity.norm() + body.state.angular_velocity.norm() * radius);
-    sphere.radius = radius + travel + 0.5 * options_.contact_margin;
+        body.fixed ? 0.0 : 2.0 * options_.h * (nu.head<3>().norm() + nu.tail<3>().norm() * radius);
+    sphere.radius = radius + travel + 0.5 * (options_.contact_margin + thickest_layer_);
   }
   broad_phase_.Find(spheres_, &candidates_);
   for (const auto& [i, j] : candidates_) {
     const int f = bodies_[i].fixed ? j : i;
     const int g = bodies_[i].fixed ? i : j;
-    if (Near(f, g)) pairs_.emplace_back(f, g);
+    (Near(f, g) ? pairs_ : left_out_).emplace_back(f, g);
   }
+  SetPairs();
+}
+
+// Sizes the per-pair workspace for pairs_ and finds its islands.
+void ImplicitStepper::SetPairs() {
   next_memory_.resize(pairs_.size());
   origin_.resize(pairs_.size());
   rest_.resize(pairs_.size());
@@ -280,6 +351,52 @@ void ImplicitStepper::FindPairs() {
   has_pair_.assign(bodies_.size(), 0);
   for (const auto& [f, g] : pairs_) has_pair_[f] = has_pair_[g] = 1;
   FindIslands();
+}
+
+// Moves into the step's problem the pairs left out of it that the solution would overrun: at the
+// islands' end-of-step twists, no axis of Apart proves them apart any more. Near proved every
+// pair left out apart by more than the margin at the free velocities, so only pairs whose bodies
+// the impulses move by more than the margin beyond their free motion are checked. Returns
+// whether any pair joined; pairs_ stays in the broad phase's order.
+bool ImplicitStepper::OverrunPairs() {
+  if (left_out_.empty()) return false;
+  const double h = options_.h;
+  for (const auto& island : islands_) {
+    for (size_t k = 0; k < island->bodies.size(); ++k) {
+      const int i = island->bodies[k];
+      nu_[i] =
+          island->z.allFinite()
+              ? Vector6d(island->z.segment<6>(island->builder.block_offset(island->nu_block[k])))
+              : Vector6d::Zero();
+      const Vector6d change = nu_[i] - nu_start_[i];
+      beyond_free_[i] = h * (change.head<3>().norm() +
+                             change.tail<3>().norm() * bodies_[i].shape.BoundingRadius());
+      end_pose_[i] = bodies_[i].state;
+      AdvanceState(h, nu_[i], &end_pose_[i]);
+    }
+  }
+  const size_t before = pairs_.size();
+  size_t kept = 0;
+  for (const auto& [f, g] : left_out_) {
+    const double beyond = beyond_free_[f] + (bodies_[g].fixed ? 0.0 : beyond_free_[g]);
+    const RigidBodyState& pose_g = bodies_[g].fixed ? bodies_[g].state : end_pose_[g];
+    if (beyond <= options_.contact_margin ||
+        Apart(f, g, end_pose_[f], pose_g, /*closing=*/false, laws_by_index_.Get(f, g).thickness)) {
+      left_out_[kept++] = {f, g};
+    } else {
+      pairs_.emplace_back(f, g);
+    }
+  }
+  left_out_.resize(kept);
+  if (pairs_.size() == before) return false;
+  const auto key = [](const std::pair<int, int>& p) {
+    return std::pair<int, int>(std::min(p.first, p.second), std::max(p.first, p.second));
+  };
+  std::sort(
+      pairs_.begin(), pairs_.end(),
+      [&](const std::pair<int, int>& x, const std::pair<int, int>& y) { return key(x) < key(y); });
+  SetPairs();
+  return true;
 }
 
 // The islands of the active pairs, each with the last step's problem when it had the same bodies
@@ -383,13 +500,6 @@ void ImplicitStepper::SetBodyData(IslandProblem* island,
     ne.step.applied_impulse =
         applied_impulses.empty() ? Vector6d::Zero() : Vector6d(applied_impulses[i]);
     ne.world_inertia = WorldInertia(body.mass, body.state.orientation);
-    // Start from the free-flight prediction; bodies whose contacts all have a remembered
-    // solution start from the previous twist instead (PrepareAttempt), consistent with those
-    // impulses.
-    nu_start_[i] << body.state.linear_velocity + h * options_.gravity +
-                        ne.step.applied_impulse.head<3>() / body.mass.mass,
-        body.state.angular_velocity +
-            ne.world_inertia.inverse() * ne.step.applied_impulse.tail<3>();
   }
 }
 
@@ -829,11 +939,17 @@ const ImplicitStepRecord& ImplicitStepper::Step(const std::vector<Vector6d>& app
   record_.contacts.clear();
   record_.max_penetration = 0.0;
   record_.solver_report.clear();
+  FreeVelocities(applied_impulses);
   FindPairs();
   auto solve = [&](int island, int /*worker*/) {
     SolveIsland(islands_[island].get(), applied_impulses);
   };
   pool_->Run(static_cast<int>(islands_.size()), solve);
+  // A pair left out that the solution overruns joins the problem, which is solved again; each
+  // round admits at least one pair, and two are enough unless the impulses change a lot.
+  for (int round = 0; round < kMaxSearchRounds && OverrunPairs(); ++round) {
+    pool_->Run(static_cast<int>(islands_.size()), solve);
+  }
   SummarizeIslands();
   ApplySolution();
   FinishStep(internal::SecondsSince(clock_start));
