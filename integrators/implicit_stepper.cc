@@ -258,11 +258,14 @@ double ImplicitStepper::Turning(int f, int g) const {
 }
 
 // How far F and G can close along the unit axis (pointing from G towards F) in two steps at
-// their free velocities: their centres' approach along it plus their turning. Motion across the
-// axis does not close a gap along it.
+// their free velocities if their other contacts may stop either of them: each centre's approach
+// towards the other along the axis, plus their turning. Boxes falling together close when the
+// lower one lands, and that landing is not in the free velocities; motion across the axis does
+// not close a gap along it.
 double ImplicitStepper::Closing(int f, int g, const Eigen::Vector3d& axis) const {
-  const double approach = -(nu_start_[f].head<3>() - nu_start_[g].head<3>()).dot(axis);
-  return 2.0 * options_.h * (std::max(0.0, approach) + Turning(f, g));
+  const double approach = std::max(0.0, -nu_start_[f].head<3>().dot(axis)) +
+                          std::max(0.0, nu_start_[g].head<3>().dot(axis));
+  return 2.0 * options_.h * (approach + Turning(f, g));
 }
 
 // Whether F and G are more than `enough` apart at the given poses beyond what they can close in
