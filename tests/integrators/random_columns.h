@@ -16,14 +16,16 @@ struct ColumnsSpec {
   int columns = 1;  // in a row along x, 1 m apart (boxes are at most 0.6 m wide)
   int boxes = 3;    // per column
   std::string stepper = "explicit";
-  double duration = 1.0;     // s
-  double max_yaw = 0.4;      // rad, each box turned by a uniform yaw in [-max_yaw, max_yaw]
-  double max_offset = 0.03;  // m, each box's centre moved by up to this in x and y
-  std::string extra;         // more top-level keys, e.g. "\"threads\": 2, " (with the comma)
+  double duration = 1.0;       // s
+  double max_yaw = 0.4;        // rad, each box turned by a uniform yaw in [-max_yaw, max_yaw]
+  double max_offset = 0.03;    // m, each box's centre moved by up to this in x and y
+  double drop = 0.001;         // m, half the boxes are placed this far above the one below
+  bool uniform_drops = false;  // ... or a uniform height in [0, drop]
+  std::string extra;           // more top-level keys, e.g. "\"threads\": 2, " (with the comma)
 };
 
 // The scene file's text: boxes with sides in [0.3, 0.6] m and masses in [0.5, 3] kg, each
-// placed on the one below or 1 mm above it; mu 0.5, h 0.01.
+// placed on the one below or `drop` above it; mu 0.5, h 0.01.
 inline std::string RandomColumnsScene(const ColumnsSpec& spec) {
   std::mt19937 rng(spec.seed);
   auto uniform = [&rng](double lo, double hi) {
@@ -40,7 +42,9 @@ inline std::string RandomColumnsScene(const ColumnsSpec& spec) {
     for (int i = 0; i < spec.boxes; ++i) {
       const double sx = uniform(0.3, 0.6), sy = uniform(0.3, 0.6), sz = uniform(0.3, 0.6);
       const double yaw = uniform(-spec.max_yaw, spec.max_yaw);
-      const double drop = uniform(0.0, 1.0) < 0.5 ? 0.0 : 0.001;
+      const double draw = uniform(0.0, 1.0);
+      const double drop =
+          draw < 0.5 ? 0.0 : (spec.uniform_drops ? spec.drop * (2.0 * draw - 1.0) : spec.drop);
       const double x = column * 1.0 + uniform(-spec.max_offset, spec.max_offset);
       const double y = uniform(-spec.max_offset, spec.max_offset);
       const double z = top + drop + 0.5 * sz;
