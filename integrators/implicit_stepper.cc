@@ -770,7 +770,8 @@ void ImplicitStepper::StartFromLoads(IslandProblem* island, bool keep_remembered
         for (int a = ForceBlock::kTangent; a <= ForceBlock::kSpin; ++a) p[a] *= share / p[n];
       }
       p[n] = share;
-    } else if (rest_[k] != 0 || !(Held(f) || Held(other))) {
+    } else if (rest_[k] != 0 || !(Held(f) || Held(other)) || StartGap(k) > 0.0) {
+      // Side pairs apart at the start press only if something pushes them together.
       for (int a = ForceBlock::kNormal; a <= ForceBlock::kSpin; ++a) p[a] = 0.0;
       p[n] = 0.0;
     }
