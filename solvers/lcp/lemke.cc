@@ -86,19 +86,22 @@ void EliminateFreeBlock(const Eigen::MatrixXd& M, ReducedLcp* r, std::vector<int
     for (int b = 0; b < nf; ++b) M_ff(a, b) = M(r->free[a], r->free[b]);
   }
   Eigen::FullPivLU<Eigen::MatrixXd> lu(M_ff);
-  if (!lu.isInvertible()) {
-    const int rank = static_cast<int>(lu.rank());
-    r->free_rank = rank;
-    std::vector<int> vars, rows;
-    for (int k = 0; k < nf; ++k) {
-      // Eigen permutations: column k of M_ff Q is column Q(k) of M_ff, and row i of M_ff
-      // lands at row P(i) of P M_ff; the leading rank x rank block of P M_ff Q is nonsingular.
-      (k < rank ? vars : *split_vars).push_back(r->free[lu.permutationQ().indices()[k]]);
-      (lu.permutationP().indices()[k] < rank ? rows : *split_rows).push_back(r->free[k]);
-    }
-    r->free = vars;
-    r->free_rows = rows;
+  if (lu.isInvertible()) {
+    // The whole free block is eliminated: its factorization is the one just computed.
+    r->free_lu = std::move(lu);
+    return;
   }
+  const int rank = static_cast<int>(lu.rank());
+  r->free_rank = rank;
+  std::vector<int> vars, rows;
+  for (int k = 0; k < nf; ++k) {
+    // Eigen permutations: column k of M_ff Q is column Q(k) of M_ff, and row i of M_ff
+    // lands at row P(i) of P M_ff; the leading rank x rank block of P M_ff Q is nonsingular.
+    (k < rank ? vars : *split_vars).push_back(r->free[lu.permutationQ().indices()[k]]);
+    (lu.permutationP().indices()[k] < rank ? rows : *split_rows).push_back(r->free[k]);
+  }
+  r->free = vars;
+  r->free_rows = rows;
   Eigen::MatrixXd block(r->free.size(), r->free.size());
   for (size_t a = 0; a < r->free.size(); ++a) {
     for (size_t b = 0; b < r->free.size(); ++b) block(a, b) = M(r->free_rows[a], r->free[b]);
