@@ -230,7 +230,8 @@ void ImplicitStepper::ContactMarkers(const StepRecord& record,
 }
 
 // The free velocities of every body this step (gravity and the applied impulses, no contact):
-// the pairs are found with them, and each island's Newton iteration starts from them.
+// the pairs are found with them, and each island's Newton iteration starts from them (a body
+// whose contacts are all remembered starts from its last twist instead, PrepareAttempt).
 void ImplicitStepper::FreeVelocities(const std::vector<Vector6d>& applied_impulses) {
   const double h = options_.h;
   for (size_t i = 0; i < bodies_.size(); ++i) {
@@ -307,9 +308,11 @@ bool ImplicitStepper::Near(int f, int g) const {
   if (G.shape.kind != ShapeKind::HalfSpace) {
     // The bounding spheres first: most candidates of the broad phase end there.
     const double distance = (F.state.position - G.state.position).norm();
+    // (Closing along any axis is at most both centres' speeds plus their turning.)
     const double reach =
         options_.contact_margin + thickest_layer_ +
-        2.0 * options_.h * ((nu_start_[f] - nu_start_[g]).head<3>().norm() + Turning(f, g));
+        2.0 * options_.h *
+            (nu_start_[f].head<3>().norm() + nu_start_[g].head<3>().norm() + Turning(f, g));
     if (distance > F.shape.BoundingRadius() + G.shape.BoundingRadius() + reach) return false;
   }
   // A quasi-rigid layer touches before the cores do.
