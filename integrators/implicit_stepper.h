@@ -36,7 +36,8 @@ struct ImplicitStepperOptions : StepperSettings {
   }
   // A pair enters the step's problem unless an axis (the line of centres, a box's face normal,
   // a plane's normal) separates its shapes by more than this (m) plus how far they can close
-  // along it in two steps at their free velocities, plus a quasi-rigid layer's thickness. A pair
+  // along it in two steps as they coast (their velocities and applied impulses, without gravity),
+  // plus a quasi-rigid layer's thickness. A pair
   // left out that the step's solution would overrun joins it, and the step is solved again.
   // Default 0.002 (2 mm: neighbours 5 mm apart at rest stay out, so they are not joined into one
   // island); >= 0.
@@ -139,7 +140,7 @@ class ImplicitStepper : public Stepper {
   std::vector<ImplicitPairState> memory_;              // per pair of the last step
   std::vector<ImplicitPairState> next_memory_;         // per pair of this step
   std::vector<Eigen::Vector3d> origin_;                // per pair: its local origin (F's position)
-  std::vector<Vector6d> nu_start_, nu_;                // per body: free and end twists
+  std::vector<Vector6d> nu_start_, nu_coast_, nu_;     // per body: free, coasting, end twists
   std::vector<double> beyond_free_;                    // per body: end motion beyond free (m)
   std::vector<RigidBodyState> end_pose_;               // per moving body: its pose at the end
   std::vector<char> all_remembered_;                   // per body
