@@ -69,12 +69,14 @@ TEST_CASE("ordinary stacks: the implicit default on columns dropped from up to 5
   // (8 boxes, seed 8041: six failed steps and 4 mm of overlap when only the bodies' relative
   // approach admitted pairs).
   const bool sanitized = testing::SanitizedBuild();
-  for (const auto& [boxes, seed] : {std::pair<int, unsigned>{8, 8041},
-                                    {3, 3031},
-                                    {5, 5032},
-                                    {10, 10033},
-                                    {7, 7034},
-                                    {9, 9035}}) {
+  for (const std::pair<int, unsigned>& column : {std::pair<int, unsigned>{8, 8041},
+                                                 {3, 3031},
+                                                 {5, 5032},
+                                                 {10, 10033},
+                                                 {7, 7034},
+                                                 {9, 9035}}) {
+    const int boxes = column.first;
+    const unsigned seed = column.second;
     CAPTURE(boxes);
     CAPTURE(seed);
     testing::ColumnsSpec spec;
