@@ -159,7 +159,8 @@ TEST_CASE("a box pushed into a row: the pair its impulse closes joins the same s
   bodies[2]["velocity"] = {3.0, 0.0, 0.0};
   const Json pushed = SceneOf("push", bodies, 0.05, 0.5);
   CheckSolved(pushed);
-  SceneRunner runner(ParseScene(pushed.dump(), "push.json"));
+  const Scene scene = ParseScene(pushed.dump(), "push.json");  // (the runner keeps a reference)
+  SceneRunner runner(scene);
   const StepRecord& first = runner.Step();
   CHECK(HasPair(first, 0, 1));
   // The record's penetration covers the step's pairs only; a pair left out is checked here.
