@@ -309,9 +309,9 @@ bool ImplicitStepper::Apart(int f, int g, const RigidBodyState& pose_f,
   return false;
 }
 
-// Whether F and G can touch within the next two steps: their clearance is within the margin. A
-// pair left out is then apart at the end of the step unless the impulses speed its bodies up
-// (OverrunPairs checks).
+// Whether F and G can touch within the next two steps: no axis of Apart proves them more than
+// the margin apart. A pair left out is then apart at the end of the step unless gravity or the
+// impulses move its bodies further (OverrunPairs checks).
 bool ImplicitStepper::Near(int f, int g) const {
   const Body& F = bodies_[f];
   const Body& G = bodies_[g];
@@ -387,6 +387,19 @@ bool ImplicitStepper::OverrunPairs() {
       const Vector6d change = nu_[i] - nu_coast_[i];
       beyond_free_[i] = h * (change.head<3>().norm() +
                              change.tail<3>().norm() * bodies_[i].shape.BoundingRadius());
+    }
+  }
+  const auto beyond = [&](int f, int g) {
+    return beyond_free_[f] + (bodies_[g].fixed ? 0.0 : beyond_free_[g]);
+  };
+  // A resting scene checks nothing: its end poses are only computed when a pair needs them.
+  if (std::none_of(left_out_.begin(), left_out_.end(), [&](const std::pair<int, int>& p) {
+        return beyond(p.first, p.second) > options_.contact_margin;
+      })) {
+    return false;
+  }
+  for (const auto& island : islands_) {
+    for (int i : island->bodies) {
       end_pose_[i] = bodies_[i].state;
       AdvanceState(h, nu_[i], &end_pose_[i]);
     }
@@ -394,9 +407,8 @@ bool ImplicitStepper::OverrunPairs() {
   const size_t before = pairs_.size();
   size_t kept = 0;
   for (const auto& [f, g] : left_out_) {
-    const double beyond = beyond_free_[f] + (bodies_[g].fixed ? 0.0 : beyond_free_[g]);
     const RigidBodyState& pose_g = bodies_[g].fixed ? bodies_[g].state : end_pose_[g];
-    if (beyond <= options_.contact_margin ||
+    if (beyond(f, g) <= options_.contact_margin ||
         Apart(f, g, end_pose_[f], pose_g, /*closing=*/false, laws_by_index_.Get(f, g).thickness)) {
       left_out_[kept++] = {f, g};
     } else {

@@ -35,12 +35,11 @@ struct ImplicitStepperOptions : StepperSettings {
     max_iterations = 100;
   }
   // A pair enters the step's problem unless an axis (the line of centres, a box's face normal,
-  // a plane's normal) separates its shapes by more than this (m) plus how far they can close
-  // along it in two steps as they coast (their velocities and applied impulses, without gravity),
-  // plus a quasi-rigid layer's thickness. A pair
-  // left out that the step's solution would overrun joins it, and the step is solved again.
-  // Default 0.002 (2 mm: neighbours 5 mm apart at rest stay out, so they are not joined into one
-  // island); >= 0.
+  // a plane's normal) separates its shapes by more than this (m) plus a quasi-rigid layer's
+  // thickness plus how far they can close along it in two steps as they coast (their velocities
+  // and applied impulses, without gravity). A pair left out that the step's solution would
+  // overrun joins it, and the step is solved again. Default 0.002 (2 mm: neighbours 5 mm apart
+  // at rest stay out, so they are not joined into one island); >= 0.
   double contact_margin = 0.002;
   // Keep the solver's full report (with its iteration history) in every record. Default
   // false.
