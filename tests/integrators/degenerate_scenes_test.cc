@@ -155,6 +155,12 @@ TEST_CASE("a box pushed into a row: the pair its impulse closes joins the same s
     const Scene resting = ParseScene(SceneOf("row", bodies, 0.01, 0.5).dump(), "row.json");
     SceneRunner runner(resting);
     CHECK_FALSE(HasPair(runner.Step(), 0, 1));
+    // With a margin wider than their gap the pair is in the step from the start.
+    Json wide = SceneOf("row", bodies, 0.01, 0.5);
+    wide["contact_margin"] = 0.01;
+    const Scene within = ParseScene(wide.dump(), "row.json");
+    SceneRunner wide_runner(within);
+    CHECK(HasPair(wide_runner.Step(), 0, 1));
   }
   bodies[2]["velocity"] = {3.0, 0.0, 0.0};
   const Json pushed = SceneOf("push", bodies, 0.05, 0.5);
