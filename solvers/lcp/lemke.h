@@ -52,11 +52,14 @@ class LemkeSolver {
     // If that basis is feasible it is the answer; otherwise Lemke runs from it (covering
     // vector B e) and, should that ray-terminate, once more from the cold start.
     bool warm_start = false;
-    // Recovery from a numerical failure (a basis that turned singular, values that overflowed,
-    // a complementary basis whose solution misses the tolerance through rounding): the point
-    // reached is accepted if it solves the problem to the tolerance; otherwise Lemke runs again
-    // with a fresh factorization every pivot and pivot tolerance max(pivot_tolerance, 1e-10),
-    // then 1e-8.
+    // A run that stops without a solution (a ray, the pivot cap, a numerical failure) whose
+    // point reached solves the problem to the tolerance is accepted as converged, whatever this
+    // option. Recovery from a numerical failure (a basis that turned singular, values that
+    // overflowed, a complementary basis whose solution misses the tolerance through rounding)
+    // whose point does not: Lemke runs again with a fresh factorization every pivot and pivot
+    // tolerance max(pivot_tolerance, 1e-10), then 1e-8, each re-run capped at max_pivots, or
+    // when that is 0 at 4 n + 100 pivots for a reduced LCP of size n (a re-run that needs more
+    // is cycling through rounding; lemke.cc).
     // The summary's `recovery` says which one succeeded. (A regularized retry is
     // ProximalPointSolver around this solver.) Default true.
     bool recover = true;
@@ -65,12 +68,15 @@ class LemkeSolver {
   };
 
   struct Summary : SolverSummary {
-    bool ray_termination = false;  // Lemke stopped on a secondary ray: no solution found.
+    // Lemke stopped on a secondary ray: no complementary basis (the point reached may still
+    // solve the problem, when z0 had reached zero: then the status is Converged).
+    bool ray_termination = false;
     bool warm_start_used = false;  // The warm-start basis was accepted as a starting basis.
     int lcp_size = 0;              // Size of the LCP after reducing the MLCP.
     int eliminated_free_variables = 0;
     int split_free_variables = 0;  // free variables split as x+ - x- (singular M_FF)
-    // Empty, or how a numerical failure was recovered from (Options::recover).
+    // Empty, or how a run without a complementary solution was recovered from
+    // (Options::recover).
     std::string recovery;
     std::string FullReport() const override;
   };
@@ -99,6 +105,7 @@ class LemkeSolver {
   void ResetSummary(Summary* summary) const;
   void SolveOnce(const LinearComplementarityProblem& problem, Eigen::VectorXd* z);
   void Recover(const LinearComplementarityProblem& problem, Eigen::VectorXd* z);
+  static int RerunPivotCap(int n);
   void RunLcp(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
               const std::vector<int>& warm_basis, Eigen::VectorXd* z, Summary* summary);
   // The steps of SolveLcp() (see lemke.cc).
@@ -135,6 +142,7 @@ class LemkeSolver {
   // The basic z columns in the first k columns of an n x n buffer; S's buffer; the LU of S
   // (one object per basis size up to kCachedSizes, so that recurring sizes allocate nothing).
   static constexpr int kCachedSizes = 128;
+  static constexpr int kRowByRowSize = 128;  // SolveBasis's x_W row by row up to this n
   Eigen::MatrixXd basis_z_buffer_, S_buffer_;
   std::vector<std::unique_ptr<internal::DenseLu>> lu_by_size_;
   std::unique_ptr<internal::DenseLu> lu_large_;  // shared by the sizes above kCachedSizes
@@ -142,7 +150,7 @@ class LemkeSolver {
   // Workspaces of the basis solves, the tie-breaking and the final refinement (sized once per
   // LCP size: PrepareWorkspace).
   int prepared_size_ = -1;
-  mutable Eigen::VectorXd btran_work_;
+  mutable Eigen::VectorXd btran_work_, solve_work_;
   Eigen::VectorXd column_work_, residual_, correction_, tie_y_, tie_unit_;
   Eigen::MatrixXd tie_rows_;
   std::vector<int> alive_, next_alive_;
