@@ -69,12 +69,18 @@ const ProximalPointSolver::Summary& ProximalPointSolver::Solve(
   summary_ = Summary();
   const SolverSummary& plain = inner_->Solve(problem, z);
   static_cast<SolverSummary&>(summary_) = plain;
-  if (plain.IsSolved() || options_.relative_regularization <= 0.0 ||
+  const double tolerance = inner_->options().tolerance;
+  if (!plain.IsSolved() && plain.status != Status::InvalidInput &&
+      plain.natural_residual <= tolerance) {
+    // The inner solver stopped at a point that solves the problem: it stands.
+    summary_.status = Status::Converged;
+    summary_.message += "; the point reached solves the problem";
+  }
+  if (summary_.IsSolved() || options_.relative_regularization <= 0.0 ||
       plain.status == Status::InvalidInput) {
     return summary_;
   }
   const std::string plain_message = plain.message;
-  const double tolerance = inner_->options().tolerance;
   const int size = problem.size();
   const Eigen::VectorXd& l = problem.lower();
   const Eigen::VectorXd& u = problem.upper();

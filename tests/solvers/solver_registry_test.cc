@@ -11,6 +11,7 @@
 
 #include "solvers/base/input_error.h"
 #include "solvers/mcp/mcp.h"
+#include "solvers/registry/proximal_point.h"
 
 namespace ncpkit {
 namespace {
@@ -159,4 +160,51 @@ TEST_CASE("solver registry: kind names") {
 }
 
 }  // namespace
+}  // namespace ncpkit
+
+namespace ncpkit {
+namespace {
+
+// Hands back the exact solution of SmallLcp() (z = (0.5, 0)) but reports that it stopped at its
+// iteration cap, as a solver does whose own stopping test is stricter than the residual.
+class PessimisticSolver : public ComplementaritySolver {
+ public:
+  explicit PessimisticSolver(const SolverOptions& options)
+      : ComplementaritySolver("pessimistic", options) {}
+  const SolverSummary& Solve(const LinearComplementarityProblem& problem,
+                             Eigen::VectorXd* z) override {
+    ++calls;
+    *z = Eigen::Vector2d(0.5, 0.0);
+    summary_ = SolverSummary();
+    summary_.status = Status::MaxIterations;
+    summary_.message = "stopped";
+    summary_.natural_residual = natural_residual(problem, *z);
+    return summary_;
+  }
+  const SolverSummary& Solve(const MixedComplementarityProblem&, Eigen::VectorXd*) override {
+    return summary_;
+  }
+  const SolverSummary& summary() const override { return summary_; }
+  int calls = 0;
+
+ private:
+  SolverSummary summary_;
+};
+
+}  // namespace
+
+TEST_CASE("the proximal-point wrapper keeps an inner point that solves the problem") {
+  SolverOptions options;
+  options.tolerance = 1e-10;
+  PessimisticSolver inner(options);
+  ProximalPointSolver proximal(&inner, ProximalPointSolver::Options());
+  Eigen::VectorXd z;
+  const ProximalPointSolver::Summary& summary = proximal.Solve(SmallLcp(), &z);
+  CHECK(summary.IsSolved());
+  CHECK(summary.natural_residual <= 1e-10);
+  CHECK(summary.outer_iterations == 0);
+  CHECK(inner.calls == 1);  // no regularized problem
+  CHECK(summary.message.find("the point reached solves the problem") != std::string::npos);
+}
+
 }  // namespace ncpkit
