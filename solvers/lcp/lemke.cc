@@ -310,7 +310,7 @@ void LemkeSolver::Recover(const LinearComplementarityProblem& problem, Eigen::Ve
     options_.pivot_tolerance = std::max(saved.pivot_tolerance, pivot_tolerance);
     options_.warm_start = false;
     options_.max_pivots = saved.max_pivots > 0 ? saved.max_pivots : RerunPivotCap(lcp_size);
-    SolveOnce(problem, &careful_z_);
+    SolveOnce(problem, &careful_z_, /*reduced=*/true);
     options_ = saved;
     pivots += summary.iterations;
     factorizations += summary.factorizations;
@@ -332,7 +332,8 @@ void LemkeSolver::Recover(const LinearComplementarityProblem& problem, Eigen::Ve
   summary.message = failure + "; re-runs with a fresh factorization every pivot failed too";
 }
 
-void LemkeSolver::SolveOnce(const LinearComplementarityProblem& problem, Eigen::VectorXd* z) {
+void LemkeSolver::SolveOnce(const LinearComplementarityProblem& problem, Eigen::VectorXd* z,
+                            bool reduced) {
   const auto start = std::chrono::steady_clock::now();
   Summary& summary = summary_;
   ResetSummary(&summary);
@@ -342,7 +343,7 @@ void LemkeSolver::SolveOnce(const LinearComplementarityProblem& problem, Eigen::
   if (warm) z_in_ = *z;
   if (!reduced_) reduced_ = std::make_unique<ReducedLcp>();
   ReducedLcp& r = *reduced_;
-  Reduce(problem, &r);
+  if (!reduced) Reduce(problem, &r);
   summary.eliminated_free_variables = static_cast<int>(r.free.size());
   summary.split_free_variables = r.split;
   summary.lcp_size = static_cast<int>(r.q.size());

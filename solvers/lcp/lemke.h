@@ -103,7 +103,11 @@ class LemkeSolver {
  private:
   enum class Outcome { Complementary, Ray, Numerical, PivotCap };
   void ResetSummary(Summary* summary) const;
-  void SolveOnce(const LinearComplementarityProblem& problem, Eigen::VectorXd* z);
+  // `reduced`: reduced_ already holds this problem's reduction (a re-run of the same problem:
+  // the reduction depends on the problem alone, and eliminating a large free block is most of
+  // a run's cost).
+  void SolveOnce(const LinearComplementarityProblem& problem, Eigen::VectorXd* z,
+                 bool reduced = false);
   void Recover(const LinearComplementarityProblem& problem, Eigen::VectorXd* z);
   static int RerunPivotCap(int n);
   void RunLcp(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
