@@ -31,6 +31,12 @@ double FbMerit(const Eigen::VectorXd& z, const Eigen::VectorXd& F, const Eigen::
 // J + mu I, whose solution tends to the projected step mid(l, u, z - F / mu) as mu grows.
 const std::array<double, 7> kShifts = {0.0, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0};
 
+// Stalled: the natural residual fell by less than kStallFactor over the last kStallWindow - 1
+// linearizations. On 30 random columns at h = 1.01 s, auto's slowest failing step went from
+// 5.9 s to 4.1 s with it, and it solved the same steps.
+constexpr int kStallWindow = 11;
+constexpr double kStallFactor = 0.5;
+
 std::string Scientific(double value) {
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%.3e", value);
@@ -144,6 +150,7 @@ JosephyNewton::Summary JosephyNewton::Solve(const MixedComplementarityProblem& p
   }
   double merit = FbMerit(*z, F, l, u);
   std::deque<double> recent = {merit};
+  std::deque<double> residuals;
   LemkeSolver::Options& lemke_options = lemke_.mutable_options();
   lemke_options.tolerance = 0.1 * options_.tolerance;
   lemke_options.warm_start = true;
@@ -152,6 +159,16 @@ JosephyNewton::Summary JosephyNewton::Solve(const MixedComplementarityProblem& p
     summary.natural_residual = natural_residual(*z, F, l, u);
     if (summary.natural_residual <= options_.tolerance) {
       summary.status = Status::Converged;
+      break;
+    }
+    residuals.push_back(summary.natural_residual);
+    if (static_cast<int>(residuals.size()) > kStallWindow) residuals.pop_front();
+    if (static_cast<int>(residuals.size()) == kStallWindow &&
+        !(summary.natural_residual <= kStallFactor * residuals.front())) {
+      summary.status = Status::Failed;
+      summary.message = "stalled: natural residual " + Scientific(summary.natural_residual) +
+                        " fell by less than a factor 2 over the last " +
+                        std::to_string(kStallWindow - 1) + " linearizations";
       break;
     }
     if (iteration >= options_.max_iterations) {

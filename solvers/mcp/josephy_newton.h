@@ -24,7 +24,9 @@ namespace ncpkit {
 // does not lower the merit, the proximal linearizations J + mu I are tried with growing mu
 // (mu / max(1, max|J_ij|) = 1e-3 ... 100): their solutions tend to the projected step
 // mid(l, u, z - F / mu). Near a solution with a nonsingular linearization the full step is
-// taken and convergence is quadratic. It fails, and says so, when no shift gives a step.
+// taken and convergence is quadratic. It fails, and says so, when no shift gives a step, or
+// as stalled when the natural residual has not halved over the last 10 linearizations (each is
+// a Lemke solve, whose reduction of a large free block dominates a failing step's cost).
 // Convergence is judged on the natural residual, like every ncpkit solver. A linear problem
 // is solved by its first linearization (Lemke on the problem itself).
 class JosephyNewton {

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <iostream>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -112,6 +113,45 @@ TEST_CASE("Josephy-Newton solves every MCP from every start but billups from 0, 
     }
   }
   CHECK(solved_where_fb_newton_fails == 2);  // kojshin from 3, josephy from 2
+}
+
+namespace {
+
+// F(z) = (z - 1)^2 + 1e-3 on a free z: no root, and the natural residual |F| cannot fall below
+// 1e-3, which Newton approaches and then hovers over.
+class NoRoot : public MixedComplementarityProblem {
+ public:
+  int size() const override { return 1; }
+  const Eigen::VectorXd& lower() const override { return lower_; }
+  const Eigen::VectorXd& upper() const override { return upper_; }
+  bool Evaluate(const Eigen::VectorXd& z, Eigen::VectorXd* F,
+                Eigen::SparseMatrix<double>* J) const override {
+    const double d = z[0] - 1.0;
+    F->resize(1);
+    (*F)[0] = d * d + 1e-3;
+    if (J != nullptr) {
+      J->resize(1, 1);
+      J->insert(0, 0) = 2.0 * d;  // the pattern stays one entry, even where its value is 0
+      J->makeCompressed();
+    }
+    return true;
+  }
+
+ private:
+  Eigen::VectorXd lower_ = Eigen::VectorXd::Constant(1, -std::numeric_limits<double>::infinity());
+  Eigen::VectorXd upper_ = Eigen::VectorXd::Constant(1, std::numeric_limits<double>::infinity());
+};
+
+}  // namespace
+
+TEST_CASE("Josephy-Newton stops, as stalled, where its residual no longer falls") {
+  Eigen::VectorXd z;
+  const JosephyNewton::Summary summary = JosephyNewton().Solve(NoRoot(), &z);
+  CAPTURE(summary.FullReport());
+  CHECK(summary.status == Status::Failed);
+  CHECK(summary.message.find("stalled") != std::string::npos);
+  CHECK(summary.natural_residual >= 1e-3);
+  CHECK(summary.iterations < 100);  // well before max_iterations
 }
 
 TEST_CASE("Josephy-Newton on a linear problem is one Lemke solve") {
