@@ -30,6 +30,8 @@ class SceneRunner {
   // Builds the scene's stepper (MakeStepper); throws InputError if the run would take more
   // than scene.max_steps steps.
   explicit SceneRunner(const Scene& scene);
+  // The runner keeps a reference to the scene, so a temporary one would dangle.
+  explicit SceneRunner(Scene&&) = delete;
   bool Done() const { return step_ >= num_steps_; }
   const StepRecord& Step();
   const Stepper& stepper() const { return *stepper_; }

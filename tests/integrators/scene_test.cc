@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "integrators/scene_runner.h"
@@ -126,6 +127,11 @@ TEST_CASE("every bundled scene parses") {
     CHECK_NOTHROW(LoadScene(std::string(NCPKIT_SOURCE_DIR) + "/scenes/" + file));
   }
 }
+
+// The runner keeps a reference to its scene: a temporary would dangle, so it does not compile.
+static_assert(std::is_constructible_v<SceneRunner, const Scene&>);
+static_assert(!std::is_constructible_v<SceneRunner, Scene&&>);
+static_assert(!std::is_constructible_v<SceneRunner, Scene>);
 
 TEST_CASE("condition events fire when the quantity reaches the value, again with repeat") {
   Scene scene = ParseScene(kGood, "probe.json");
