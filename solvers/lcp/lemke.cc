@@ -286,7 +286,7 @@ const LemkeSolver::Summary& LemkeSolver::Solve(const LinearComplementarityProble
 }
 
 // The default pivot cap of a careful re-run on a reduced LCP of size n. Every re-run that
-// recovered, over the test suite and the shipped scenes, needed at most 1.62 n pivots (2,500
+// recovered, over the test suite and the shipped scenes, needed at most 1.62 n pivots (2,816
 // re-runs, n from 48 to 200); one that cycles through rounding runs to the ordinary cap of
 // 10000 + 100 n pivots at a factorization each (the stacking scene's dlc/lemke: 14,800 pivots
 // on n = 48, 55 ms, twice), where the proximal-point wrapper solves the same problem in 62.
