@@ -18,6 +18,13 @@
 namespace ncpkit {
 namespace {
 
+// The default pivot cap of a careful re-run on a reduced LCP of size n. Every re-run that
+// recovered, over the test suite and the shipped scenes, needed at most 1.62 n pivots (2,816
+// re-runs, n from 48 to 200); one that cycles through rounding runs to the ordinary cap of
+// 10000 + 100 n pivots at a factorization each (the stacking scene's dlc/lemke: 14,800 pivots
+// on n = 48, 55 ms, twice), where the proximal-point wrapper solves the same problem in 62.
+int RerunPivotCap(int n) { return 4 * n + 100; }
+
 // The standard LCP that a box-constrained MLCP reduces to, and the map back (see lemke.h):
 //   z_i = sum over the kept entries a naming i of offset_a + sign_a x_a (a free variable split
 //         as x+ - x- is named twice), and
@@ -275,22 +282,18 @@ const LemkeSolver::Summary& LemkeSolver::Solve(const LinearComplementarityProble
     // A run can stop without a complementary basis at a point that solves the problem: on a
     // degenerate path z0 reaches zero without leaving the basis, and the next column is a ray.
     // The residual is the measure of a solution, so the point stands.
+    // The run's own message (a ray's names the LCP unsolvable) follows as what stopped it.
     summary_.status = Status::Converged;
     summary_.recovery = "the point reached solves the problem";
-    summary_.message += "; " + summary_.recovery;
+    summary_.message = summary_.recovery + " (natural residual " +
+                       internal::NumberText(summary_.natural_residual) +
+                       "); the run stopped: " + summary_.message;
   } else if (summary_.status == Status::NumericalFailure && options_.recover) {
     Recover(problem, z);
   }
   summary_.wall_time_seconds = internal::SecondsSince(start);
   return summary_;
 }
-
-// The default pivot cap of a careful re-run on a reduced LCP of size n. Every re-run that
-// recovered, over the test suite and the shipped scenes, needed at most 1.62 n pivots (2,816
-// re-runs, n from 48 to 200); one that cycles through rounding runs to the ordinary cap of
-// 10000 + 100 n pivots at a factorization each (the stacking scene's dlc/lemke: 14,800 pivots
-// on n = 48, 55 ms, twice), where the proximal-point wrapper solves the same problem in 62.
-int LemkeSolver::RerunPivotCap(int n) { return 4 * n + 100; }
 
 // Options::recover, after a numerical failure whose point does not solve the problem: a careful
 // re-run. *z holds the point of the failed run on entry, the best point on exit.

@@ -109,7 +109,6 @@ class LemkeSolver {
   void SolveOnce(const LinearComplementarityProblem& problem, Eigen::VectorXd* z,
                  bool reduced = false);
   void Recover(const LinearComplementarityProblem& problem, Eigen::VectorXd* z);
-  static int RerunPivotCap(int n);
   void RunLcp(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
               const std::vector<int>& warm_basis, Eigen::VectorXd* z, Summary* summary);
   // The steps of SolveLcp() (see lemke.cc).

@@ -159,12 +159,6 @@ TEST_CASE("solver registry: kind names") {
   CHECK(KindNames(0).empty());
 }
 
-}  // namespace
-}  // namespace ncpkit
-
-namespace ncpkit {
-namespace {
-
 // Hands back the exact solution of SmallLcp() (z = (0.5, 0)) but reports that it stopped at its
 // iteration cap, as a solver does whose own stopping test is stricter than the residual.
 class PessimisticSolver : public ComplementaritySolver {
@@ -191,8 +185,6 @@ class PessimisticSolver : public ComplementaritySolver {
   SolverSummary summary_;
 };
 
-}  // namespace
-
 TEST_CASE("the proximal-point wrapper keeps an inner point that solves the problem") {
   SolverOptions options;
   options.tolerance = 1e-10;
@@ -207,4 +199,5 @@ TEST_CASE("the proximal-point wrapper keeps an inner point that solves the probl
   CHECK(summary.message.find("the point reached solves the problem") != std::string::npos);
 }
 
+}  // namespace
 }  // namespace ncpkit
