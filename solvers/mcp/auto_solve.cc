@@ -1,5 +1,6 @@
 #include "solvers/mcp/auto_solve.h"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <limits>
@@ -91,9 +92,12 @@ bool RunMcpChain(const MixedComplementarityProblem& problem, const Eigen::Vector
       {NcpFunction::MinMap, start, "minmap-newton"},
   };
   const Eigen::VectorXd ones = Eigen::VectorXd::Ones(n);
-  std::vector<std::pair<Eigen::VectorXd, std::string>> restarts = {
-      {project(start + ones), "start + 1"}, {project(ones), "1"}, {project(10.0 * ones), "10"}};
-  if (l.allFinite() && u.allFinite()) restarts.push_back({0.5 * (l + u), "box midpoint"});
+  std::vector<std::pair<Eigen::VectorXd, std::string>> restarts;
+  if (options.restarts) {
+    restarts = {
+        {project(start + ones), "start + 1"}, {project(ones), "1"}, {project(10.0 * ones), "10"}};
+    if (l.allFinite() && u.allFinite()) restarts.push_back({0.5 * (l + u), "box midpoint"});
+  }
   for (const auto& [point, name] : restarts) {
     attempts.push_back({NcpFunction::FischerBurmeister, point, "fb-newton from " + name});
     attempts.push_back(
@@ -104,6 +108,7 @@ bool RunMcpChain(const MixedComplementarityProblem& problem, const Eigen::Vector
     if (k == 1 && !skip_first) {  // Josephy-Newton after FB Newton (LCPs: Lemke ran)
       JosephyNewton::Options o;
       o.tolerance = options.tolerance;
+      o.max_iterations = std::min(o.max_iterations, options.max_iterations);
       o.warm_start = true;
       JosephyNewton josephy(o);
       Eigen::VectorXd x = start;

@@ -23,7 +23,12 @@ class AutoSolver {
  public:
   struct Options {
     double tolerance = 1e-10;  // natural residual; > 0
-    int max_iterations = 200;  // per Newton attempt; >= 1
+    // Per Newton attempt (Josephy-Newton: linearizations, at most its own default); >= 1.
+    int max_iterations = 200;
+    // MCP chain: after the methods from the start point, FB and penalized FB from the restart
+    // points (below). Default true; a caller with start points of its own (the implicit stepper)
+    // turns them off.
+    bool restarts = true;
     bool IsValid(std::string* why) const;
   };
   struct Summary : SolverSummary {

@@ -183,6 +183,33 @@ TEST_CASE("auto solves every MCP from every start, billups and josephy included"
   CHECK(z[0] == doctest::Approx(1 + std::sqrt(1.01)).epsilon(1e-12));
 }
 
+TEST_CASE("auto without restarts: only the methods from the start point") {
+  // Billups from 0 is solved only from a restart point (above); without them the chain ends
+  // after FB Newton, Josephy-Newton, penalized FB and min-map Newton from 0.
+  AutoSolver::Options options;
+  options.restarts = false;
+  Eigen::VectorXd z = Eigen::VectorXd::Zero(1);
+  const AutoSolver::Summary billups =
+      AutoSolver(options).Solve(*McpExampleByName("billups").problem, &z);
+  CAPTURE(billups.path);
+  CHECK(!billups.IsSolved());
+  CHECK(billups.attempts == 4);
+  CHECK(billups.path.find(" from ") == std::string::npos);
+}
+
+TEST_CASE("auto's max_iterations caps every attempt, Josephy-Newton's linearizations too") {
+  // Uncapped, Josephy-Newton takes 15 linearizations on NoRoot before its stall test stops it.
+  AutoSolver::Options options;
+  options.max_iterations = 3;
+  options.restarts = false;
+  Eigen::VectorXd z;
+  const AutoSolver::Summary summary = AutoSolver(options).Solve(NoRoot(), &z);
+  CAPTURE(summary.path);
+  CHECK(!summary.IsSolved());
+  CHECK(summary.attempts == 4);
+  CHECK(summary.iterations <= 4 * 3);
+}
+
 TEST_CASE("linear convergence at a double root is diagnosed") {
   FischerBurmeisterNewton newton;
   Eigen::VectorXd z = Eigen::VectorXd::Zero(1);
