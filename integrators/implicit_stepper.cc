@@ -11,6 +11,7 @@
 #include "solvers/base/constants.h"
 #include "solvers/base/input_error.h"
 #include "solvers/base/internal/seconds.h"
+#include "solvers/mcp/auto_solve.h"
 #include "solvers/mcp/problem_builder.h"
 
 namespace ncpkit {
@@ -20,6 +21,9 @@ namespace {
 constexpr double kWarmStartAcceptance = 1e-2;
 // How many times a step is solved again with the pairs its solution overran (OverrunPairs).
 constexpr int kMaxSearchRounds = 2;
+// The variant whose islands are solved by FB Newton from every start, then by the AutoSolver's
+// chain from every start where FB Newton fails (SolveFromStarts).
+constexpr char kAutoName[] = "auto";
 
 template <int M, int N, bool kMovingG, bool kCompliant>
 void AddPairBlocks(ProblemBuilder* b, const ContactPairStep* s, int nu_f, int nu_g, int geometry,
@@ -116,6 +120,9 @@ struct ImplicitStepper::IslandProblem {
   std::vector<std::unique_ptr<NewtonEulerBlock>> body_data;  // per body of the island
   std::vector<std::unique_ptr<ContactPairStep>> pair_data;   // per pair of the island
   std::unique_ptr<ComplementaritySolver> solver;
+  // auto: the AutoSolver's chain, where `solver` fails from every start.
+  std::unique_ptr<AutoSolver> fallback;
+  AutoSolver::Summary fallback_summary;
   Eigen::VectorXd z, best_z;
   bool contacts_change = false;
   SolverSummary summary;  // the best start's, iterations summed over the starts
@@ -178,6 +185,7 @@ ImplicitStepper::ImplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
   beyond_free_.assign(n, 0.0);
   end_pose_.resize(n);
   all_remembered_.assign(n, 1);
+  chain_failed_.assign(n, 0);
   fixed_.resize(n);
   held_.assign(n, 0);
   supports_.assign(n, 0);
@@ -473,7 +481,16 @@ std::unique_ptr<ImplicitStepper::IslandProblem> ImplicitStepper::BuildIsland(
   problem->bodies.assign(island.bodies, island.bodies + island.num_bodies);
   for (int j = 0; j < island.num_links; ++j) problem->pairs.push_back(pairs_[island.links[j]]);
   problem->pair_index.resize(island.num_links);
-  problem->solver = CreateSolver(options_.solver, ProblemKind::Mixed, solver_options_);
+  if (options_.solver == kAutoName) {
+    problem->solver = CreateSolver("fb-newton", ProblemKind::Mixed, solver_options_);
+    AutoSolver::Options chain;
+    chain.tolerance = options_.tolerance;
+    chain.max_iterations = options_.max_iterations;
+    chain.restarts = false;  // the stepper's own starts take their place
+    problem->fallback = std::make_unique<AutoSolver>(chain);
+  } else {
+    problem->solver = CreateSolver(options_.solver, ProblemKind::Mixed, solver_options_);
+  }
   ProblemBuilder& builder = problem->builder;
   builder.set_name("implicit step");
   std::vector<int> nu_of_body(bodies_.size(), -1);
@@ -803,46 +820,79 @@ void ImplicitStepper::StartFromLoads(IslandProblem* island, bool keep_remembered
   }
 }
 
-// A step that fails from one start is retried from the next; the best point is kept. Where the
-// warm start and the columns' loads disagree on which pairs press (a landing, a column lifting
-// off), the warm start needs many iterations or fails, and the start from the loads goes first.
-void ImplicitStepper::SolveFromStarts(IslandProblem* island, int first_attempt, int last_attempt) {
-  SolverSummary& best = island->summary;
+// The order of an island's starts: the start from the loads goes before the warm start where
+// the two disagree on which pairs press (a landing, a column lifting off), since the warm start
+// then needs many iterations or fails.
+struct ImplicitStepper::StartOrder {
+  int attempts[4] = {};
+  int count = 0;
+};
+
+// What the attempts of one island's step have given so far.
+struct ImplicitStepper::AttemptTally {
   int total_iterations = 0, best_attempt = -1, tried = 0, prepared = -1;
-  bool load_first = false;
-  if (first_attempt == 0 && last_attempt >= 1) {
-    PrepareAttempt(island, 0);
-    prepared = 0;
-    load_first = island->contacts_change;
-  }
-  for (int a = first_attempt; a <= last_attempt; ++a) {
-    const int attempt = load_first && a <= 1 ? 1 - a : a;
-    if (attempt != prepared) PrepareAttempt(island, attempt);
-    prepared = attempt;
-    ++tried;
-    const SolverSummary& summary = island->solver->Solve(island->builder, &island->z);
-    total_iterations += summary.iterations;
-    if (best_attempt < 0 || !(summary.natural_residual >= best.natural_residual)) {
-      best_attempt = attempt;
+};
+
+// Runs `solver` from each start in `order` until one solves the island, keeping the best point
+// (island->best_z, island->summary). True if one solved it.
+template <class Solve>
+bool ImplicitStepper::TryStarts(IslandProblem* island, const StartOrder& order, AttemptTally* tally,
+                                const Solve& solve) {
+  SolverSummary& best = island->summary;
+  for (int k = 0; k < order.count; ++k) {
+    const int attempt = order.attempts[k];
+    if (attempt != tally->prepared) PrepareAttempt(island, attempt);
+    tally->prepared = attempt;
+    ++tally->tried;
+    const SolverSummary& summary = solve();
+    tally->total_iterations += summary.iterations;
+    if (tally->best_attempt < 0 || !(summary.natural_residual >= best.natural_residual)) {
+      tally->best_attempt = attempt;
       best = summary;
       island->best_z = island->z;
       if (options_.keep_solver_reports) island->report = summary.FullReport();
     }
-    if (summary.IsSolved()) break;
+    if (summary.IsSolved()) return true;
   }
-  if (best_attempt != prepared && !best.IsSolved()) PrepareAttempt(island, best_attempt);
+  return false;
+}
+
+// A step that fails from one start is retried from the next; the best point is kept. With
+// `auto`, FB Newton (configured for the step's problem) runs from every start first, and only an
+// island it does not solve goes through the AutoSolver's chain from each start in turn.
+void ImplicitStepper::SolveFromStarts(IslandProblem* island, int first_attempt, int last_attempt) {
+  SolverSummary& best = island->summary;
+  AttemptTally tally;
+  StartOrder order;
+  for (int a = first_attempt; a <= last_attempt; ++a) order.attempts[order.count++] = a;
+  if (first_attempt == 0 && last_attempt >= 1) {
+    PrepareAttempt(island, 0);
+    tally.prepared = 0;
+    if (island->contacts_change) std::swap(order.attempts[0], order.attempts[1]);
+  }
+  bool solved = TryStarts(island, order, &tally, [island]() -> const SolverSummary& {
+    return island->solver->Solve(island->builder, &island->z);
+  });
+  const int first_phase = tally.tried;
+  // The chain costs seconds on a hopeless island; once it has failed on a body's island in this
+  // step, the step's later rounds (with more pairs, OverrunPairs) do not run it again there.
+  const auto chain_failed = [&](int i) { return chain_failed_[i] != 0; };
+  if (!solved && island->fallback &&
+      std::none_of(island->bodies.begin(), island->bodies.end(), chain_failed)) {
+    solved = TryStarts(island, order, &tally, [island]() -> const SolverSummary& {
+      island->fallback_summary = island->fallback->Solve(island->builder, &island->z);
+      return island->fallback_summary;
+    });
+    if (!solved) {
+      for (const int i : island->bodies) chain_failed_[i] = 1;
+    }
+  }
+  if (tally.best_attempt != tally.prepared && !solved) PrepareAttempt(island, tally.best_attempt);
   island->z = island->best_z;
-  best.iterations = total_iterations;
-  island->attempts = tried;
-  if (best.IsSolved() && tried > 1) {
-    best.message += (best.message.empty() ? "" : "; ") + std::string("solved from start ") +
-                    std::to_string(best_attempt) + " after " + std::to_string(tried - 1) +
-                    " failed start(s)";
-  } else if (!best.IsSolved() && tried > 1) {
-    best.message += (best.message.empty() ? "" : "; ") + std::string("no start solved it (") +
-                    std::to_string(tried) + " tried); the best, start " +
-                    std::to_string(best_attempt) + ", is kept";
-  }
+  best.iterations = tally.total_iterations;
+  best.solver = solver_->name();
+  island->attempts = tally.tried;
+  DescribeAttempts(tally, first_phase, island->solver->name(), &best);
   island->finite = island->z.allFinite();
   if (!island->finite) {
     // A non-finite result moves nothing: the island's bodies keep their state.
@@ -850,6 +900,26 @@ void ImplicitStepper::SolveFromStarts(IslandProblem* island, int first_attempt, 
     best.message = "the step's result is not finite; the bodies were not moved" +
                    std::string(best.message.empty() ? "" : "; ") + best.message;
   }
+}
+
+// Adds to the island's message which start solved it, or that none did.
+void ImplicitStepper::DescribeAttempts(const AttemptTally& tally, int first_phase,
+                                       const std::string& first_solver, SolverSummary* best) {
+  std::string note;
+  const std::string start = "start " + std::to_string(tally.best_attempt);
+  if (tally.tried > first_phase) {
+    note = best->IsSolved() ? "from " + start + ", after " + first_solver + " failed from " +
+                                  std::to_string(first_phase) + " start(s)"
+                            : "no start solved it (" + first_solver + " and then the " +
+                                  "chain from " + std::to_string(first_phase) +
+                                  " starts each); the best, " + start + ", is kept";
+  } else if (tally.tried > 1) {
+    note = best->IsSolved() ? "solved from " + start + " after " + std::to_string(tally.tried - 1) +
+                                  " failed start(s)"
+                            : "no start solved it (" + std::to_string(tally.tried) +
+                                  " tried); the best, " + start + ", is kept";
+  }
+  if (!note.empty()) best->message += (best->message.empty() ? "" : "; ") + note;
 }
 
 void ImplicitStepper::SolveIsland(IslandProblem* island,
@@ -968,6 +1038,7 @@ const ImplicitStepRecord& ImplicitStepper::Step(const std::vector<Vector6d>& app
   record_.contacts.clear();
   record_.max_penetration = 0.0;
   record_.solver_report.clear();
+  std::fill(chain_failed_.begin(), chain_failed_.end(), 0);
   FreeVelocities(applied_impulses);
   FindPairs();
   auto solve = [&](int island, int /*worker*/) {

@@ -26,12 +26,14 @@ class WorkerPool;
 // Every option: meaning, default, units, valid range and source. IsValid() says which one is
 // out of range; the stepper's constructor throws InputError for it (RequireValidOptions).
 // The shared settings (StepperSettings): h by Xie & Chakraborty 2016 eq. 18 (backward Euler);
-// solver a registry name taking ProblemKind::Mixed, default "fb-newton"; tolerance on the natural
-// residual of each step's MCP; max_iterations per start (a step tries up to four starts),
-// default 100, >= 1; warm_start false: every step starts from the shapes' support points.
+// solver a registry name taking ProblemKind::Mixed, default "auto": FB Newton from every start,
+// then the AutoSolver's chain (Josephy-Newton, penalized FB, min-map Newton; auto_solve.h) from
+// every start where FB Newton fails; tolerance on the natural residual of each step's MCP;
+// max_iterations per start and method (a step tries up to four starts), default 100, >= 1;
+// warm_start false: every step starts from the shapes' support points.
 struct ImplicitStepperOptions : StepperSettings {
   ImplicitStepperOptions() {
-    solver = "fb-newton";
+    solver = "auto";
     max_iterations = 100;
   }
   // A pair enters the step's problem unless an axis (the line of centres, a box's face normal,
@@ -112,7 +114,14 @@ class ImplicitStepper : public Stepper {
   double StartGap(int k) const;
   double ClosingSpeed(const IslandProblem& island, int j, const Eigen::Vector3d& up) const;
   void StartFromLoads(IslandProblem* island, bool keep_remembered);
+  struct StartOrder;
+  struct AttemptTally;
+  template <class Solve>
+  bool TryStarts(IslandProblem* island, const StartOrder& order, AttemptTally* tally,
+                 const Solve& solve);
   void SolveFromStarts(IslandProblem* island, int first_attempt, int last_attempt);
+  static void DescribeAttempts(const AttemptTally& tally, int first_phase,
+                               const std::string& first_solver, SolverSummary* best);
   void SolveIsland(IslandProblem* island, const std::vector<Vector6d>& applied_impulses);
   void SummarizeIslands();
   void RecordContact(const IslandProblem& island, int j);
@@ -143,8 +152,9 @@ class ImplicitStepper : public Stepper {
   std::vector<double> beyond_free_;                    // per body: end motion beyond free (m)
   std::vector<RigidBodyState> end_pose_;               // per moving body: its pose at the end
   std::vector<char> all_remembered_;                   // per body
-  std::vector<char> has_pair_;                         // per body: in an active pair
-  std::vector<char> fixed_;                            // per body
+  std::vector<char> chain_failed_;  // per body: auto's chain failed on its island this step
+  std::vector<char> has_pair_;      // per body: in an active pair
+  std::vector<char> fixed_;         // per body
   // For StartFromLoads, per body: held up, the pairs it rests on, the speed it falls at by the
   // end of a free step (m/s), its total load and the load it carries (N s); per pair of the
   // step: +1 F rests on G, -1 G on F, 0 neither (a side contact); +-2 as +-1 but not pressing

@@ -26,7 +26,7 @@ def test_a_bundled_scene_loads_with_its_settings():
     scene = ncpkit.load_scene(ncpkit.scene_path("sliding_cube"))
     assert scene.name == "sliding-cube"
     assert scene.stepper == "implicit"
-    assert scene.solver == "fb-newton"
+    assert scene.solver == "auto"
     assert scene.h == pytest.approx(0.01)
     assert "cube" in scene.bodies
     assert "fb-newton-dense" in scene.default_variants

@@ -203,10 +203,11 @@ TEST_CASE("simulate shows progress on stderr once a run takes more than a second
 }
 
 TEST_CASE("simulate exits 1 with the step and reason when a step fails") {
-  // One Newton iteration per step cannot solve the contact steps.
+  // One FB Newton iteration per step cannot solve the contact steps (auto's chain can).
   TemporaryFile scene(
       "one_iteration.json",
       "{\"h\": 0.01, \"duration\": 0.05, \"max_iterations\": 1, \"warm_start\": false,"
+      " \"solver\": \"fb-newton\","
       " \"bodies\": [{\"name\": \"c\", \"shape\": \"box\", \"size\": [1,1,1],"
       " \"mass\": 1, \"position\": [0,0,0.5], \"velocity\": [1,0,0]}],"
       " \"fixed\": [{\"name\": \"g\", \"shape\": \"plane\", \"normal\": [0,0,1]}]}");
