@@ -831,6 +831,7 @@ struct ImplicitStepper::StartOrder {
 // What the attempts of one island's step have given so far.
 struct ImplicitStepper::AttemptTally {
   int total_iterations = 0, best_attempt = -1, tried = 0, prepared = -1;
+  bool from_best_point = false;  // the last attempt started from the chain's best point
 };
 
 // Runs `solver` from each start in `order` until one solves the island, keeping the best point
@@ -879,10 +880,7 @@ void ImplicitStepper::SolveFromStarts(IslandProblem* island, int first_attempt, 
   const auto chain_failed = [&](int i) { return chain_failed_[i] != 0; };
   if (!solved && island->fallback &&
       std::none_of(island->bodies.begin(), island->bodies.end(), chain_failed)) {
-    solved = TryStarts(island, order, &tally, [island]() -> const SolverSummary& {
-      island->fallback_summary = island->fallback->Solve(island->builder, &island->z);
-      return island->fallback_summary;
-    });
+    solved = RunChain(island, order, &tally);
     if (!solved) {
       for (const int i : island->bodies) chain_failed_[i] = 1;
     }
@@ -902,17 +900,40 @@ void ImplicitStepper::SolveFromStarts(IslandProblem* island, int first_attempt, 
   }
 }
 
+// auto's second phase: the AutoSolver's chain from each start and, if none solves the island,
+// FB Newton from the best point found (the chain's methods leave some islands just above the
+// tolerance, 1e-10-1e-9 on pushed rows, where FB Newton from their point reaches it).
+bool ImplicitStepper::RunChain(IslandProblem* island, const StartOrder& order,
+                               AttemptTally* tally) {
+  if (TryStarts(island, order, tally, [island]() -> const SolverSummary& {
+        island->fallback_summary = island->fallback->Solve(island->builder, &island->z);
+        return island->fallback_summary;
+      })) {
+    return true;
+  }
+  StartOrder best_start;
+  best_start.attempts[best_start.count++] = tally->best_attempt;
+  tally->from_best_point = true;
+  return TryStarts(island, best_start, tally, [island]() -> const SolverSummary& {
+    island->z = island->best_z;
+    return island->solver->Solve(island->builder, &island->z);
+  });
+}
+
 // Adds to the island's message which start solved it, or that none did.
 void ImplicitStepper::DescribeAttempts(const AttemptTally& tally, int first_phase,
                                        const std::string& first_solver, SolverSummary* best) {
-  std::string note;
   const std::string start = "start " + std::to_string(tally.best_attempt);
-  if (tally.tried > first_phase) {
-    note = best->IsSolved() ? "from " + start + ", after " + first_solver + " failed from " +
-                                  std::to_string(first_phase) + " start(s)"
-                            : "no start solved it (" + first_solver + " and then the " +
-                                  "chain from " + std::to_string(first_phase) +
-                                  " starts each); the best, " + start + ", is kept";
+  const std::string starts = std::to_string(first_phase) + " start(s)";
+  std::string note;
+  if (tally.tried > first_phase && !best->IsSolved()) {
+    note = "no start solved it (" + first_solver + ", then the chain, from " + starts + ", then " +
+           first_solver + " from the best point); the best, " + start + ", is kept";
+  } else if (tally.tried > first_phase && tally.from_best_point) {
+    note = "solved by " + first_solver + " from the chain's best point (" + start + "), after " +
+           first_solver + " and the chain failed from " + starts;
+  } else if (tally.tried > first_phase) {
+    note = "from " + start + ", after " + first_solver + " failed from " + starts;
   } else if (tally.tried > 1) {
     note = best->IsSolved() ? "solved from " + start + " after " + std::to_string(tally.tried - 1) +
                                   " failed start(s)"

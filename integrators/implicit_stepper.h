@@ -119,6 +119,7 @@ class ImplicitStepper : public Stepper {
   template <class Solve>
   bool TryStarts(IslandProblem* island, const StartOrder& order, AttemptTally* tally,
                  const Solve& solve);
+  bool RunChain(IslandProblem* island, const StartOrder& order, AttemptTally* tally);
   void SolveFromStarts(IslandProblem* island, int first_attempt, int last_attempt);
   static void DescribeAttempts(const AttemptTally& tally, int first_phase,
                                const std::string& first_solver, SolverSummary* best);

@@ -161,6 +161,15 @@ TEST_CASE("implicit auto: FB Newton from every start, then the chain where it fa
   CHECK(chain.failed == 0);
   INFO(chain.messages);
   CHECK(chain.messages.find("after fb-newton failed from 4 start(s)") != std::string::npos);
+  if (!testing::SanitizedBuild()) {
+    // Seed 22, its 27th step: the chain ends at 1.3e-10 from every start (tolerance 1e-10), and
+    // FB Newton from its best point reaches 9.98e-11.
+    const Scene row22 = ParseScene(testing::RandomPushedRowScene(22, "implicit"), "pushed row");
+    const VariantRun polished = RunVariant(row22, "auto", 0.27);
+    CHECK(polished.failed == 0);
+    CHECK(polished.messages.find("solved by fb-newton from the chain's best point") !=
+          std::string::npos);
+  }
   // Where FB Newton solves every step, auto is FB Newton: the same trajectory, bit for bit.
   testing::ColumnsSpec spec;
   spec.seed = 305;
