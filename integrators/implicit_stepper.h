@@ -28,9 +28,9 @@ class WorkerPool;
 // The shared settings (StepperSettings): h by Xie & Chakraborty 2016 eq. 18 (backward Euler);
 // solver a registry name taking ProblemKind::Mixed, default "auto": FB Newton from every start,
 // then the AutoSolver's chain (Josephy-Newton, penalized FB, min-map Newton; auto_solve.h) from
-// every start where FB Newton fails, then FB Newton from the chain's best point; tolerance on the natural residual of each step's MCP;
-// max_iterations per start and method (a step tries up to four starts), default 100, >= 1;
-// warm_start false: every step starts from the shapes' support points.
+// every start where FB Newton fails, then FB Newton from the chain's best point; tolerance on the
+// natural residual of each step's MCP; max_iterations per start and method (a step tries up to four
+// starts), default 100, >= 1; warm_start false: every step starts from the shapes' support points.
 struct ImplicitStepperOptions : StepperSettings {
   ImplicitStepperOptions() {
     solver = "auto";
