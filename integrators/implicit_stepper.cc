@@ -22,7 +22,8 @@ constexpr double kWarmStartAcceptance = 1e-2;
 // How many times a step is solved again with the pairs its solution overran (OverrunPairs).
 constexpr int kMaxSearchRounds = 2;
 // The variant whose islands are solved by FB Newton from every start, then by the AutoSolver's
-// chain from every start where FB Newton fails (SolveFromStarts).
+// chain from every start where FB Newton fails, then by FB Newton from the chain's best point
+// (SolveFromStarts, RunChain).
 constexpr char kAutoName[] = "auto";
 
 template <int M, int N, bool kMovingG, bool kCompliant>
@@ -832,6 +833,7 @@ struct ImplicitStepper::StartOrder {
 struct ImplicitStepper::AttemptTally {
   int total_iterations = 0, best_attempt = -1, tried = 0, prepared = -1;
   bool from_best_point = false;  // the last attempt started from the chain's best point
+  bool chain_skipped = false;    // the chain failed on these bodies earlier in the step
 };
 
 // Runs `solver` from each start in `order` until one solves the island, keeping the best point
@@ -878,9 +880,9 @@ void ImplicitStepper::SolveFromStarts(IslandProblem* island, int first_attempt, 
   // The chain costs seconds on a hopeless island; once it has failed on a body's island in this
   // step, the step's later rounds (with more pairs, OverrunPairs) do not run it again there.
   const auto chain_failed = [&](int i) { return chain_failed_[i] != 0; };
-  if (!solved && island->fallback &&
-      std::none_of(island->bodies.begin(), island->bodies.end(), chain_failed)) {
-    solved = RunChain(island, order, &tally);
+  if (!solved && island->fallback) {
+    tally.chain_skipped = std::any_of(island->bodies.begin(), island->bodies.end(), chain_failed);
+    if (!tally.chain_skipped) solved = RunChain(island, order, &tally);
     if (!solved) {
       for (const int i : island->bodies) chain_failed_[i] = 1;
     }
@@ -923,6 +925,7 @@ bool ImplicitStepper::RunChain(IslandProblem* island, const StartOrder& order,
 // Adds to the island's message which start solved it, or that none did.
 void ImplicitStepper::DescribeAttempts(const AttemptTally& tally, int first_phase,
                                        const std::string& first_solver, SolverSummary* best) {
+  if (tally.tried <= 1) return;  // one start solved it (the usual step): nothing to add
   const std::string start = "start " + std::to_string(tally.best_attempt);
   const std::string starts = std::to_string(first_phase) + " start(s)";
   std::string note;
@@ -934,11 +937,12 @@ void ImplicitStepper::DescribeAttempts(const AttemptTally& tally, int first_phas
            first_solver + " and the chain failed from " + starts;
   } else if (tally.tried > first_phase) {
     note = "from " + start + ", after " + first_solver + " failed from " + starts;
-  } else if (tally.tried > 1) {
+  } else {
     note = best->IsSolved() ? "solved from " + start + " after " + std::to_string(tally.tried - 1) +
                                   " failed start(s)"
                             : "no start solved it (" + std::to_string(tally.tried) +
                                   " tried); the best, " + start + ", is kept";
+    if (tally.chain_skipped) note += " (the chain failed on these bodies earlier in the step)";
   }
   if (!note.empty()) best->message += (best->message.empty() ? "" : "; ") + note;
 }
