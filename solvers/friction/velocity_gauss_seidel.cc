@@ -63,6 +63,7 @@ void VelocityGaussSeidel::Prepare(const GlobalFrictionContactProblem& problem) {
         std::copy(problem.piece_data(p), problem.piece_data(p) + 18, record + 18 * k);
       }
     }
+    FindManifolds(nc);
     return;
   }
   product_offset_.resize(static_cast<size_t>(num_pieces) + 1);
@@ -146,8 +147,8 @@ void VelocityGaussSeidel::ContactVelocities(const GlobalFrictionContactProblem& 
 // and v updated by B_a times the change of r_a.
 // u_a = w_a + H_a^T v.
 template <bool kCompact>
-Eigen::Vector3d VelocityGaussSeidel::LocalVelocity(const GlobalFrictionContactProblem& problem,
-                                                   int a, const double* v) const {
+EIGEN_ALWAYS_INLINE Eigen::Vector3d VelocityGaussSeidel::LocalVelocity(
+    const GlobalFrictionContactProblem& problem, int a, const double* v) const {
   Eigen::Vector3d u = problem.w().segment<3>(3 * a);
   if constexpr (kCompact) {
     const double* record = records_.data() + static_cast<size_t>(kRecord) * a;
@@ -169,8 +170,9 @@ Eigen::Vector3d VelocityGaussSeidel::LocalVelocity(const GlobalFrictionContactPr
 
 // v += B_a change (B_a = M^-1 H_a).
 template <bool kCompact>
-void VelocityGaussSeidel::ScatterChange(const GlobalFrictionContactProblem& problem, int a,
-                                        const Eigen::Vector3d& change, double* v) const {
+EIGEN_ALWAYS_INLINE void VelocityGaussSeidel::ScatterChange(
+    const GlobalFrictionContactProblem& problem, int a, const Eigen::Vector3d& change,
+    double* v) const {
   if constexpr (kCompact) {
     const double* record = records_.data() + static_cast<size_t>(kRecord) * a;
     for (int k = 0; k < 2; ++k) {
@@ -205,13 +207,196 @@ inline Eigen::Vector3d VelocityGaussSeidel::LocalSolve(int a, const Eigen::Vecto
       .r;
 }
 
+// How far from exact a manifold's sticking solution may be, relative to its velocities, for the
+// manifold to be solved as a block: rounding, not a model mismatch.
+constexpr double kRangeTolerance = 1e-8;
+
+// Runs of 3 to kMaxManifold consecutive contacts with the same blocks (compact layout).
+void VelocityGaussSeidel::FindManifolds(int nc) {
+  manifolds_.clear();
+  manifold_of_.assign(nc, -1);
+  if (!options_.manifolds) return;
+  for (int a = 0; a < nc;) {
+    int end = a + 1;
+    while (end < nc && end - a < kMaxManifold && slots_[2 * end] == slots_[2 * a] &&
+           slots_[2 * end + 1] == slots_[2 * a + 1]) {
+      ++end;
+    }
+    if (end - a >= 3) {
+      manifold_of_[a] = static_cast<int>(manifolds_.size());
+      Manifold& manifold = manifolds_.emplace_back();
+      manifold.first = a;
+      manifold.end = end;
+    }
+    a = end;
+  }
+}
+
+// H_0: the manifold's pieces on its first block, side by side.
+void VelocityGaussSeidel::ManifoldRowsOf(const Manifold& manifold, ManifoldRows* H0) const {
+  for (int a = manifold.first, i = 0; a < manifold.end; ++a, ++i) {
+    H0->middleCols<3>(3 * i) = Eigen::Map<const Eigen::Matrix<double, 6, 3>>(
+        records_.data() + static_cast<size_t>(kRecord) * a);
+  }
+}
+
+// H_0 H_0^T, then H_0 W_MM H_0^T = sum over the blocks k of (H_0 H_k^T) (B_k H_0^T). The
+// manifold is unusable where either is singular (contacts on one line: a turn about it is free)
+// or where u has a part outside the range of H_0^T (the gaps' offsets of a face tilted against
+// the other: no impulse makes every contact stick).
+void VelocityGaussSeidel::FactorizeManifold(const GlobalFrictionContactProblem& problem,
+                                            const ManifoldVector& u, Manifold* manifold) {
+  const int m = manifold->end - manifold->first;
+  ManifoldRows H0;
+  ManifoldRowsOf(*manifold, &H0);
+  const auto rows = H0.leftCols(3 * m);
+  const auto regular = [](const Eigen::LDLT<Eigen::Matrix<double, 6, 6>>& f) {
+    const Eigen::Matrix<double, 6, 1> d = f.vectorD();
+    return f.info() == Eigen::Success && d.minCoeff() > 1e-12 * d.maxCoeff();
+  };
+  manifold->state = Manifold::kUnusable;
+  manifold->gram.compute(rows * rows.transpose());
+  if (!regular(manifold->gram)) return;
+  const Eigen::Matrix<double, 6, 1> projected = manifold->gram.solve(rows * u.head(3 * m));
+  const double outside = (u.head(3 * m) - rows.transpose() * projected).cwiseAbs().maxCoeff();
+  if (!(outside <= kRangeTolerance * u.head(3 * m).cwiseAbs().maxCoeff())) return;
+  for (int a = manifold->first; a < manifold->end; ++a) {
+    if (!ready_[a]) MakeReady(problem, a);
+  }
+  Eigen::Matrix<double, 6, 6> reduced = Eigen::Matrix<double, 6, 6>::Zero();
+  for (int k = 0; k < 2; ++k) {
+    if (slots_[2 * manifold->first + k] < 0) continue;
+    Eigen::Matrix<double, 6, 6> left = Eigen::Matrix<double, 6, 6>::Zero();
+    Eigen::Matrix<double, 6, 6> right = Eigen::Matrix<double, 6, 6>::Zero();
+    for (int i = 0; i < m; ++i) {
+      const double* record = records_.data() + static_cast<size_t>(kRecord) * (manifold->first + i);
+      const Eigen::Map<const Eigen::Matrix<double, 6, 3>> H(record + 18 * k);
+      const Eigen::Map<const Eigen::Matrix<double, 6, 3>> B(record + 36 + 18 * k);
+      left.noalias() += H0.middleCols<3>(3 * i) * H.transpose();
+      right.noalias() += B * H0.middleCols<3>(3 * i).transpose();
+    }
+    reduced.noalias() += left * right;
+  }
+  manifold->reduced.compute(reduced);
+  if (regular(manifold->reduced)) manifold->state = Manifold::kFactorized;
+}
+
+// Whether u + W_MM change = 0, to rounding: W_MM has the two rigid bodies' form.
+bool VelocityGaussSeidel::SolvesManifold(const Manifold& manifold, const ManifoldVector& u,
+                                         const ManifoldVector& change) const {
+  const int m = manifold.end - manifold.first;
+  ManifoldVector after = u;
+  for (int k = 0; k < 2; ++k) {
+    if (slots_[2 * manifold.first + k] < 0) continue;
+    Eigen::Matrix<double, 6, 1> dv = Eigen::Matrix<double, 6, 1>::Zero();
+    for (int i = 0; i < m; ++i) {
+      const double* record = records_.data() + static_cast<size_t>(kRecord) * (manifold.first + i);
+      dv.noalias() += Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record + 36 + 18 * k) *
+                      change.segment<3>(3 * i);
+    }
+    for (int i = 0; i < m; ++i) {
+      const double* record = records_.data() + static_cast<size_t>(kRecord) * (manifold.first + i);
+      after.segment<3>(3 * i).noalias() +=
+          Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record + 18 * k).transpose() * dv;
+    }
+  }
+  return after.head(3 * m).cwiseAbs().maxCoeff() <=
+         kRangeTolerance * u.head(3 * m).cwiseAbs().maxCoeff();
+}
+
+bool VelocityGaussSeidel::InsideCones(const GlobalFrictionContactProblem& problem,
+                                      const Manifold& manifold, const Eigen::VectorXd& r,
+                                      const ManifoldVector& change) const {
+  for (int a = manifold.first, i = 0; a < manifold.end; ++a, ++i) {
+    const Eigen::Vector3d next = r.segment<3>(3 * a) + change.segment<3>(3 * i);
+    if (!(next[0] >= 0.0) || TangentNorm(next[1], next[2]) > problem.mu()[a] * next[0]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// A manifold within this of sticking (every |u| below it, in units of the tolerance) is left to
+// the contact-by-contact solves, which finish it at a fraction of a block's cost: the resting
+// steps' warm starts already solve their manifolds, and factorizing them would double the step.
+constexpr double kNearlyStuck = 10.0;
+
+// Whether the manifold may be tried now, with its velocities into *u: false where a contact slid
+// at its last local solve (or, in the first sweep, starts on its cone's boundary) or where every
+// velocity is already within kNearlyStuck tolerances. *pressed: some contact pushes or closes.
+bool VelocityGaussSeidel::ManifoldMayStick(const GlobalFrictionContactProblem& problem, int sweep,
+                                           const Manifold& manifold, const Eigen::VectorXd& r,
+                                           ManifoldVector* u, bool* pressed) const {
+  *pressed = false;
+  double largest = 0.0;
+  for (int a = manifold.first, i = 0; a < manifold.end; ++a, ++i) {
+    const Eigen::Vector3d ra = r.segment<3>(3 * a);
+    if (!std::isnan(directions_[a].x()) ||
+        (sweep == 1 && ra[0] > 0.0 && TangentNorm(ra[1], ra[2]) >= problem.mu()[a] * ra[0])) {
+      return false;
+    }
+    const Eigen::Vector3d ua = LocalVelocity<true>(problem, a, v_.data());
+    u->segment<3>(3 * i) = ua;
+    *pressed = *pressed || ra[0] > 0.0 || ua[0] < 0.0;
+    largest = std::max(largest, ua.cwiseAbs().maxCoeff());
+  }
+  return !*pressed || largest > kNearlyStuck * options_.tolerance;
+}
+
+// The manifold's sticking solution (top of the header), applied if its reactions lie in the
+// cones; false leaves r and v as they were, for the contact-by-contact solves.
+bool VelocityGaussSeidel::StickManifold(const GlobalFrictionContactProblem& problem, int sweep,
+                                        Manifold* manifold, Eigen::VectorXd* r) {
+  if (manifold->state == Manifold::kUnusable) return false;
+  ManifoldVector u;
+  bool pressed;
+  if (!ManifoldMayStick(problem, sweep, *manifold, *r, &u, &pressed)) return false;
+  if (!pressed) return true;  // every contact apart and leaving: nothing changes
+  const int m = manifold->end - manifold->first;
+  ManifoldRows H0;
+  ManifoldRowsOf(*manifold, &H0);
+  const auto rows = H0.leftCols(3 * m);
+  if (manifold->state == Manifold::kUnfactorized) {
+    FactorizeManifold(problem, u, manifold);
+    if (manifold->state == Manifold::kUnusable) return false;
+  }
+  ManifoldVector change;
+  change.head(3 * m).noalias() =
+      rows.transpose() * manifold->reduced.solve(-(rows * u.head(3 * m)));
+  if (manifold->state == Manifold::kFactorized) {
+    manifold->state =
+        SolvesManifold(*manifold, u, change) ? Manifold::kChecked : Manifold::kUnusable;
+    if (manifold->state == Manifold::kUnusable) return false;
+  }
+  if (!InsideCones(problem, *manifold, *r, change)) {
+    // Without the current self-equilibrated impulses (W_MM's null space: H_0 r = 0).
+    const Eigen::VectorXd::SegmentReturnType rm = r->segment(3 * manifold->first, 3 * m);
+    change.head(3 * m) += rows.transpose() * manifold->gram.solve(rows * rm) - rm;
+    if (!InsideCones(problem, *manifold, *r, change)) return false;
+  }
+  for (int a = manifold->first, i = 0; a < manifold->end; ++a, ++i) {
+    const Eigen::Vector3d delta = change.segment<3>(3 * i);
+    r->segment<3>(3 * a) += delta;
+    ScatterChange<true>(problem, a, delta, v_.data());
+  }
+  return true;
+}
+
 template <bool kCompact>
-void VelocityGaussSeidel::Sweep(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r) {
+void VelocityGaussSeidel::Sweep(const GlobalFrictionContactProblem& problem, int sweep,
+                                Eigen::VectorXd* r) {
   const int nc = problem.num_contacts();
   const Eigen::VectorXd& mu = problem.mu();
   const double omega = options_.relaxation;
   double* v = v_.data();
   for (int a = 0; a < nc; ++a) {
+    if constexpr (kCompact) {
+      const int k = manifold_of_[a];
+      if (k >= 0 && StickManifold(problem, sweep, &manifolds_[k], r)) {
+        a = manifolds_[k].end - 1;
+        continue;
+      }
+    }
     const Eigen::Vector3d u = LocalVelocity<kCompact>(problem, a, v);
     const Eigen::Vector3d old = r->segment<3>(3 * a);
     const bool apart = old.isZero(0.0);
@@ -272,9 +457,9 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
   while (!converged && sweep < options_.max_sweeps && std::isfinite(best_error)) {
     ++sweep;
     if (compact_) {
-      Sweep<true>(problem, r);
+      Sweep<true>(problem, sweep, r);
     } else {
-      Sweep<false>(problem, r);
+      Sweep<false>(problem, sweep, r);
     }
     if (options_.time_limit_seconds > 0.0 && elapsed() > options_.time_limit_seconds) {
       timed_out = true;

@@ -14,6 +14,18 @@
 // max_sweeps), and after the last, u = H^T v + w is formed and the FCLib error of the local form
 // checked (the measure every friction solver reports; a check costs a third of a sweep); v is
 // recomputed from r before convergence is declared. The best point checked is returned.
+//
+// Manifolds (Options::manifolds): a run of 3 to 8 consecutive contacts on the same two blocks
+// of rigid bodies (a box face's corners) is solved as one block where it sticks. Contact by
+// contact, the corners of a face trade friction impulses that cancel out (W's null space on the
+// face: self-equilibrated friction) and a sweep drifts through them slowly. Where the contacts'
+// last local solves stuck, the manifold's velocities u_M are set to zero at once by the change
+// of least norm, delta = H_0^T y with (H_0 W_MM H_0^T) y = -H_0 u_M (H_0: the manifold's rows of
+// the first block, 6 x 3m; W_MM = H_0^T K H_0 for two rigid bodies, so this is exact); if the
+// reactions r + delta lie in the cones they are taken, else the same without the current
+// self-equilibrated part of r, else the contacts are solved one by one as before. The 6 x 6
+// factorizations are made when a manifold is first tried in a solve, and a manifold whose
+// W_MM is not of that form (checked on its first candidate) is never tried again in the solve.
 #ifndef NCPKIT_SOLVERS_FRICTION_VELOCITY_GAUSS_SEIDEL_H_
 #define NCPKIT_SOLVERS_FRICTION_VELOCITY_GAUSS_SEIDEL_H_
 
@@ -42,6 +54,8 @@ class VelocityGaussSeidel {
     bool warm_start = false;
     // Stop with MaxIterations once this much wall time has passed. Default 0: no limit; >= 0.
     double time_limit_seconds = 0.0;
+    // Solve sticking manifolds as one block (top of this file). Default true.
+    bool manifolds = true;
     bool IsValid(std::string* why) const;
   };
 
@@ -63,7 +77,7 @@ class VelocityGaussSeidel {
   void MakeReady(const GlobalFrictionContactProblem& problem, int contact);
   void ContactVelocities(const GlobalFrictionContactProblem& problem);
   template <bool kCompact>
-  void Sweep(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r);
+  void Sweep(const GlobalFrictionContactProblem& problem, int sweep, Eigen::VectorXd* r);
   template <bool kCompact>
   Eigen::Vector3d LocalVelocity(const GlobalFrictionContactProblem& problem, int a,
                                 const double* v) const;
@@ -73,7 +87,33 @@ class VelocityGaussSeidel {
   Eigen::Vector3d LocalSolve(int a, const Eigen::Vector3d& q_local, double mu,
                              const Eigen::Vector3d& old);
 
+  // A manifold's contacts [first, end) and the factorizations of H_0 W_MM H_0^T and H_0 H_0^T.
+  struct Manifold {
+    enum State { kUnfactorized, kFactorized, kChecked, kUnusable };
+    int first = 0, end = 0;
+    State state = kUnfactorized;
+    Eigen::LDLT<Eigen::Matrix<double, 6, 6>> reduced, gram;
+  };
+  static constexpr int kMaxManifold = 8;
+  using ManifoldVector = Eigen::Matrix<double, 3 * kMaxManifold, 1>;
+  using ManifoldRows = Eigen::Matrix<double, 6, 3 * kMaxManifold>;
+  void FindManifolds(int nc);
+  void ManifoldRowsOf(const Manifold& manifold, ManifoldRows* H0) const;
+  void FactorizeManifold(const GlobalFrictionContactProblem& problem, const ManifoldVector& u,
+                         Manifold* manifold);
+  bool ManifoldMayStick(const GlobalFrictionContactProblem& problem, int sweep,
+                        const Manifold& manifold, const Eigen::VectorXd& r, ManifoldVector* u,
+                        bool* pressed) const;
+  bool StickManifold(const GlobalFrictionContactProblem& problem, int sweep, Manifold* manifold,
+                     Eigen::VectorXd* r);
+  bool SolvesManifold(const Manifold& manifold, const ManifoldVector& u,
+                      const ManifoldVector& change) const;
+  bool InsideCones(const GlobalFrictionContactProblem& problem, const Manifold& manifold,
+                   const Eigen::VectorXd& r, const ManifoldVector& change) const;
+
   Options options_;
+  std::vector<Manifold> manifolds_;
+  std::vector<int> manifold_of_;  // per contact: the manifold it starts, else -1
   // The compact layout (6-row blocks, at most two a contact): per contact H_0, H_1, B_0, B_1
   // (6 x 3 each, column-major) and the offsets of their blocks in v (-1: none).
   static constexpr int kRecord = 72;

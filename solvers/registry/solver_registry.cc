@@ -357,8 +357,8 @@ std::deque<SolverEntry> LibraryRows() {
        kLocalAndGlobalFriction, kLocalAndGlobalFriction, false,
        ConeProximal(Function::FischerBurmeister)},
       {"nsgs-velocity",
-       "block Gauss-Seidel over contacts keeping the velocities, W never formed; global form "
-       "only (velocity_gauss_seidel.h)",
+       "block Gauss-Seidel over contacts keeping the velocities, W never formed, a face's "
+       "sticking corners solved as one block; global form only (velocity_gauss_seidel.h)",
        kGlobal, kGlobal, false, VelocityGaussSeidel::Options()},
   };
 }
