@@ -23,9 +23,11 @@
 // of least norm, delta = H_0^T y with (H_0 W_MM H_0^T) y = -H_0 u_M (H_0: the manifold's rows of
 // the first block, 6 x 3m; W_MM = H_0^T K H_0 for two rigid bodies, so this is exact); if the
 // reactions r + delta lie in the cones they are taken, else the same without the current
-// self-equilibrated part of r, else the contacts are solved one by one as before. The 6 x 6
-// factorizations are made when a manifold is first tried in a solve, and a manifold whose
-// W_MM is not of that form (checked on its first candidate) is never tried again in the solve.
+// self-equilibrated part of r, else the contacts are solved one by one as before. Blocks are
+// tried in the first 30 sweeps of a solve, on manifolds not already within 10 tolerances of
+// sticking. The 6 x 6 factorizations are made when a manifold is first tried in a solve, and a
+// manifold whose W_MM is not of that form, or whose velocities no impulse can zero (a tilted
+// face's gaps), is left to the contact-by-contact solves for the rest of the solve.
 #ifndef NCPKIT_SOLVERS_FRICTION_VELOCITY_GAUSS_SEIDEL_H_
 #define NCPKIT_SOLVERS_FRICTION_VELOCITY_GAUSS_SEIDEL_H_
 
@@ -87,12 +89,14 @@ class VelocityGaussSeidel {
   Eigen::Vector3d LocalSolve(int a, const Eigen::Vector3d& q_local, double mu,
                              const Eigen::Vector3d& old);
 
-  // A manifold's contacts [first, end) and the factorizations of H_0 W_MM H_0^T and H_0 H_0^T.
+  // A manifold's contacts [first, end) and, at `matrices` in manifold_matrices_, its sticking
+  // map P = -H_0^T (H_0 W_MM H_0^T)^-1 H_0 (change = P u) and the projector
+  // Q = H_0^T (H_0 H_0^T)^-1 H_0 onto W_MM's range, each 3m x 3m, column-major.
   struct Manifold {
     enum State { kUnfactorized, kFactorized, kChecked, kUnusable };
     int first = 0, end = 0;
+    size_t matrices = 0;
     State state = kUnfactorized;
-    Eigen::LDLT<Eigen::Matrix<double, 6, 6>> reduced, gram;
   };
   static constexpr int kMaxManifold = 8;
   using ManifoldVector = Eigen::Matrix<double, 3 * kMaxManifold, 1>;
@@ -114,6 +118,7 @@ class VelocityGaussSeidel {
   Options options_;
   std::vector<Manifold> manifolds_;
   std::vector<int> manifold_of_;  // per contact: the manifold it starts, else -1
+  std::vector<double> manifold_matrices_;
   // The compact layout (6-row blocks, at most two a contact): per contact H_0, H_1, B_0, B_1
   // (6 x 3 each, column-major) and the offsets of their blocks in v (-1: none).
   static constexpr int kRecord = 72;
