@@ -11,6 +11,13 @@
 #include "solvers/friction/single_contact.h"
 
 namespace ncpkit {
+namespace {
+// Scratch that keeps its values and capacity from solve to solve.
+void GrowTo(size_t size, std::vector<double>* scratch) {
+  if (scratch->size() < size) scratch->resize(size);
+}
+}  // namespace
+
 bool VelocityGaussSeidel::Options::IsValid(std::string* why) const {
   return internal::OptionChecks()
       .Require(max_sweeps >= 1, "max_sweeps", max_sweeps, "must be >= 1")
@@ -42,7 +49,10 @@ void VelocityGaussSeidel::Prepare(const GlobalFrictionContactProblem& problem) {
   if (compact_) {
     // B and W_aa are formed when a contact is first pressed (MakeReady): the contacts that stay
     // apart through a solve (speculative ones) never need them.
-    records_.resize(static_cast<size_t>(kRecord) * nc);  // a missing piece's values unused
+    // Grown, never shrunk: one solver serves islands of every size in turn, and resizing up
+    // again would zero the records each time. Every record read is written first (here and in
+    // MakeReady; a missing piece's values are unused).
+    GrowTo(static_cast<size_t>(kRecord) * nc, &records_);
     slots_.assign(2 * static_cast<size_t>(nc), -1);
     ready_.assign(nc, 0);
     // Blocks whose inverse is diag(s I, K) (s > 0): 0 for the others.
@@ -234,7 +244,7 @@ void VelocityGaussSeidel::FindManifolds(int nc) {
     }
     a = end;
   }
-  manifold_matrices_.resize(size);
+  GrowTo(size, &manifold_matrices_);  // written by FactorizeManifold before any use
 }
 
 // H_0: the manifold's pieces on its first block, side by side.
