@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -90,6 +91,7 @@ ExplicitStepper::ExplicitStepper(std::vector<Body> bodies, const ContactLawTable
     models_.push_back(internal::MakeExplicitContactModel(options_));
   }
   pool_ = std::make_unique<internal::WorkerPool>(options_.threads);
+  worker_points_.resize(options_.threads);
   for (const Body& body : bodies_) fixed_.push_back(body.fixed ? 1 : 0);
   CheckShapePairs();
 }
@@ -251,52 +253,99 @@ void ExplicitStepper::FindContacts(bool only_grown) {
   } else {
     broad_phase_.Find(spheres_, &pairs_);
   }
+  MatchPreviousContacts();
   record_.contacts.clear();
-  const std::vector<ExplicitContact>& previous = workspace_.previous;
   workspace_.previous_range.clear();
+  const int num_pairs = static_cast<int>(pairs_.size());
+  const int chunks = std::min(num_pairs / kMinPairsPerChunk, 4 * pool_->size());
+  if (pool_->size() == 1 || chunks <= 1) {
+    SearchPairs(0, num_pairs, only_grown, &points_, &record_.contacts, &workspace_.previous_range);
+    return;
+  }
+  // Chunks of pairs on the pool, joined in pair order: the same list for any number of threads.
+  if (static_cast<int>(batches_.size()) < chunks) batches_.resize(chunks);
+  auto search = [&](int chunk, int worker) {
+    ContactBatch& batch = batches_[chunk];
+    batch.contacts.clear();
+    batch.previous_range.clear();
+    const int first = static_cast<int>(static_cast<int64_t>(num_pairs) * chunk / chunks);
+    const int end = static_cast<int>(static_cast<int64_t>(num_pairs) * (chunk + 1) / chunks);
+    SearchPairs(first, end, only_grown, &worker_points_[worker], &batch.contacts,
+                &batch.previous_range);
+  };
+  pool_->Run(chunks, search);
+  for (int chunk = 0; chunk < chunks; ++chunk) {
+    const ContactBatch& batch = batches_[chunk];
+    record_.contacts.insert(record_.contacts.end(), batch.contacts.begin(), batch.contacts.end());
+    workspace_.previous_range.insert(workspace_.previous_range.end(), batch.previous_range.begin(),
+                                     batch.previous_range.end());
+  }
+}
+
+// Each pair's range in the previous list, and that the geometry has a distance for it (checked
+// here, in pair order, so that the error names the same pair on any number of threads).
+void ExplicitStepper::MatchPreviousContacts() {
+  const std::vector<ExplicitContact>& previous = workspace_.previous;
+  pair_previous_.resize(pairs_.size());
   // The previous list and the pairs are both in (i, j) order: one cursor finds each pair's range.
   int cursor = 0;
   const int num_previous = static_cast<int>(previous.size());
-  for (const auto& [i, j] : pairs_) {
-    const std::pair<int, int> pair(i, j);
+  for (size_t k = 0; k < pairs_.size(); ++k) {
+    const auto [i, j] = pairs_[k];
+    const Body& a = bodies_[i];
+    const Body& b = bodies_[j];
+    if (!geometry_.Supports(a.shape.kind, b.shape.kind)) {
+      throw InputError("explicit stepper: no explicit distance between a " + a.shape.Name() +
+                       " and a " + b.shape.Name() + " (bodies " + a.name + ", " + b.name + ")");
+    }
     while (cursor < num_previous &&
-           std::make_pair(previous[cursor].body_a, previous[cursor].body_b) < pair) {
+           std::make_pair(previous[cursor].body_a, previous[cursor].body_b) < pairs_[k]) {
       ++cursor;
     }
     int end = cursor;
     while (end < num_previous && previous[end].body_a == i && previous[end].body_b == j) ++end;
-    const std::pair<int, int> range(cursor, end);
-    if (only_grown && !grown_[i] && !grown_[j]) {
-      // Same poses, same threshold: the first search's contacts of the pair.
-      record_.contacts.insert(record_.contacts.end(), previous.begin() + range.first,
-                              previous.begin() + range.second);
-      workspace_.previous_range.resize(record_.contacts.size(), range);
-      continue;
-    }
-    AddPairContacts(i, j, range);
+    pair_previous_[k] = {cursor, end};
   }
 }
 
-void ExplicitStepper::AddPairContacts(int i, int j, std::pair<int, int> previous_range) {
+void ExplicitStepper::SearchPairs(int first, int end, bool only_grown,
+                                  std::vector<ContactPoint>* points,
+                                  std::vector<ExplicitContact>* contacts,
+                                  std::vector<std::pair<int, int>>* previous_range) const {
+  const std::vector<ExplicitContact>& previous = workspace_.previous;
+  for (int k = first; k < end; ++k) {
+    const auto [i, j] = pairs_[k];
+    const std::pair<int, int> range = pair_previous_[k];
+    if (only_grown && !grown_[i] && !grown_[j]) {
+      // Same poses, same threshold: the first search's contacts of the pair.
+      contacts->insert(contacts->end(), previous.begin() + range.first,
+                       previous.begin() + range.second);
+      previous_range->resize(contacts->size(), range);
+      continue;
+    }
+    AddPairContacts(i, j, range, points, contacts, previous_range);
+  }
+}
+
+void ExplicitStepper::AddPairContacts(int i, int j, std::pair<int, int> range,
+                                      std::vector<ContactPoint>* points,
+                                      std::vector<ExplicitContact>* contacts,
+                                      std::vector<std::pair<int, int>>* previous_range) const {
   const Body& a = bodies_[i];
   const Body& b = bodies_[j];
-  if (!geometry_.Supports(a.shape.kind, b.shape.kind)) {
-    throw InputError("explicit stepper: no explicit distance between a " + a.shape.Name() +
-                     " and a " + b.shape.Name() + " (bodies " + a.name + ", " + b.name + ")");
-  }
   ShapePose pose_a, pose_b;
   pose_a.position = a.state.position;
   pose_a.rotation = rotations_[i];
   pose_b.position = b.state.position;
   pose_b.rotation = rotations_[j];
-  points_.clear();
+  points->clear();
   geometry_.FindContacts(a.shape, pose_a, b.shape, pose_b,
-                         options_.contact_margin + reach_[i] + reach_[j], &points_);
+                         options_.contact_margin + reach_[i] + reach_[j], points);
   // Warm starts match contacts in the frame of a moving body of the pair (B unless B is
   // fixed): there a point stays put while the body slides or turns.
   const bool on_b = !b.fixed;
   const Body& anchor = on_b ? b : a;
-  for (const ContactPoint& point : points_) {
+  for (const ContactPoint& point : *points) {
     ExplicitContact c;
     c.body_a = i;
     c.body_b = j;
@@ -304,8 +353,8 @@ void ExplicitStepper::AddPairContacts(int i, int j, std::pair<int, int> previous
     ContactTangentBasis(point.normal, &c.tangent1, &c.tangent2);
     c.anchor_point = (on_b ? pose_b : pose_a).rotation.transpose() *
                      ((on_b ? point.point_b : point.point_a) - anchor.state.position);
-    record_.contacts.push_back(c);
-    workspace_.previous_range.push_back(previous_range);
+    contacts->push_back(c);
+    previous_range->push_back(range);
   }
 }
 
@@ -351,7 +400,8 @@ bool ExplicitStepper::NewContactViolated(const std::vector<Vector6d>& end_veloci
 }
 
 // Each contact's rows, its contact-frame velocity J nu_f + [b_N, 0, 0], its friction
-// coefficient, and the contacts of every moving body.
+// coefficient (in chunks on the pool: each contact's are its own), and the contacts of every
+// moving body.
 void ExplicitStepper::ComputeFrameRows() {
   internal::ExplicitWorkspace& w = workspace_;
   const std::vector<ExplicitContact>& contacts = record_.contacts;
@@ -361,6 +411,16 @@ void ExplicitStepper::ComputeFrameRows() {
   w.contact_velocity.resize(3 * nc);
   w.normal_offset.resize(nc);
   w.mu.resize(nc);
+  const int chunks = std::min(nc / kMinContactsPerChunk, 4 * pool_->size());
+  if (pool_->size() == 1 || chunks <= 1) {
+    FrameRowsOf(0, nc);
+  } else {
+    auto rows = [&](int chunk, int /*worker*/) {
+      FrameRowsOf(static_cast<int>(static_cast<int64_t>(nc) * chunk / chunks),
+                  static_cast<int>(static_cast<int64_t>(nc) * (chunk + 1) / chunks));
+    };
+    pool_->Run(chunks, rows);
+  }
   const int n = static_cast<int>(bodies_.size());
   w.by_body_begin.assign(static_cast<size_t>(n) + 1, 0);
   for (const ExplicitContact& contact : contacts) {
@@ -372,6 +432,15 @@ void ExplicitStepper::ComputeFrameRows() {
   by_body_fill_.assign(w.by_body_begin.begin(), w.by_body_begin.end() - 1);
   for (int c = 0; c < nc; ++c) {
     const ExplicitContact& contact = contacts[c];
+    if (!bodies_[contact.body_a].fixed) w.by_body[by_body_fill_[contact.body_a]++] = {c, 0};
+    if (!bodies_[contact.body_b].fixed) w.by_body[by_body_fill_[contact.body_b]++] = {c, 1};
+  }
+}
+
+void ExplicitStepper::FrameRowsOf(int first, int end) {
+  internal::ExplicitWorkspace& w = workspace_;
+  for (int c = first; c < end; ++c) {
+    const ExplicitContact& contact = record_.contacts[c];
     const Body& a = bodies_[contact.body_a];
     const Body& b = bodies_[contact.body_b];
     w.rows_a[c] = -BodyFrameRows(contact, contact.point.point_a, a.state.position);
@@ -383,8 +452,6 @@ void ExplicitStepper::ComputeFrameRows() {
     const double offset = NormalOffset(contact, w.rows_a[c], w.rows_b[c], law);
     w.contact_velocity[3 * c] += offset;
     w.normal_offset[c] = offset;
-    if (!a.fixed) w.by_body[by_body_fill_[contact.body_a]++] = {c, 0};
-    if (!b.fixed) w.by_body[by_body_fill_[contact.body_b]++] = {c, 1};
   }
 }
 

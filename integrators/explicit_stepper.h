@@ -145,13 +145,22 @@ class ExplicitStepper : public Stepper {
   // previous list.
   void FindContacts(bool only_grown = false);
   void UpdateBounds();
-  void AddPairContacts(int i, int j, std::pair<int, int> previous_range);
+  void MatchPreviousContacts();
+  // The contacts of pairs_[first, end) appended to *contacts, each with its pair's range in the
+  // previous list; `points` is scratch. Safe on several threads at once.
+  void SearchPairs(int first, int end, bool only_grown, std::vector<ContactPoint>* points,
+                   std::vector<ExplicitContact>* contacts,
+                   std::vector<std::pair<int, int>>* previous_range) const;
+  void AddPairContacts(int i, int j, std::pair<int, int> range, std::vector<ContactPoint>* points,
+                       std::vector<ExplicitContact>* contacts,
+                       std::vector<std::pair<int, int>>* previous_range) const;
   // Stages 3-5: rows, the islands, each island's solve and its impulses into the velocities.
   void SolveContacts();
   void SolveIslands();
   void GuardUnsolvedIsland(const internal::IslandView& island,
                            internal::ExplicitIslandResult* result);
   void ComputeFrameRows();
+  void FrameRowsOf(int first, int end);  // contacts [first, end): safe on several threads at once
   double NormalOffset(const ExplicitContact& contact, const internal::Matrix36& rows_a,
                       const internal::Matrix36& rows_b, const ContactLaw& law) const;
   // Where the impulses sped a body up, its pairs searched again and the step solved again if a
@@ -164,6 +173,14 @@ class ExplicitStepper : public Stepper {
 
   // Contact searches of a step at most after the first (see Step()).
   static constexpr int kMaxReachPasses = 2;
+  // With several threads the narrow phase runs in chunks of at least this many pairs (a box
+  // pair's search costs about a microsecond, a batch's hand-over a few).
+  static constexpr int kMinPairsPerChunk = 32;
+  static constexpr int kMinContactsPerChunk = 128;  // the same for the frame rows
+  struct ContactBatch {                             // a chunk's contacts and their previous ranges
+    std::vector<ExplicitContact> contacts;
+    std::vector<std::pair<int, int>> previous_range;
+  };
 
   std::vector<Body> bodies_;
   ContactLawsByIndex laws_;
@@ -182,6 +199,9 @@ class ExplicitStepper : public Stepper {
   std::vector<Eigen::Matrix3d> rotations_;
   std::vector<std::pair<int, int>> pairs_;
   std::vector<ContactPoint> points_;
+  std::vector<std::pair<int, int>> pair_previous_;  // per pair: its range in the previous list
+  std::vector<ContactBatch> batches_;               // the chunks of a parallel search (grown only)
+  std::vector<std::vector<ContactPoint>> worker_points_;  // per worker: narrow-phase scratch
   internal::ExplicitWorkspace workspace_;
   std::vector<int> by_body_fill_;  // ComputeFrameRows: each body's next slot in by_body
   ExplicitStepRecord record_;

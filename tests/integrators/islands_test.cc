@@ -309,6 +309,23 @@ TEST_CASE("islands: the explicit stepper's trajectory is bitwise the same on 1, 
   }
 }
 
+TEST_CASE("islands: the explicit stepper's contact search in chunks on threads, bitwise") {
+  // The pile's hundreds of pairs and contacts go through the narrow phase and the frame rows in
+  // chunks on the pool (the random columns above are too small for that), its settled heap is
+  // one island; at 5 sweeps a step, as the engines' budgets.
+  Scene scene = LoadScene(SceneDirectory() + "/engine/pile200.json");
+  scene.duration = testing::SanitizedBuild() ? 0.12 : 0.4;
+  scene.mutable_settings().max_iterations = 5;
+  int islands = 0;
+  int64_t failed = 0;
+  const std::vector<double> one = Trajectory(scene, scene.variant(), &islands, &failed);
+  CHECK(islands > 1);
+  for (int threads : {2, 3}) {
+    if (testing::SanitizedBuild() && threads == 3) continue;
+    CheckSameOnThreads(scene, scene.variant(), threads, one, islands, failed);
+  }
+}
+
 // The largest difference of two trajectories (Trajectory()), over positions and velocities
 // (quaternion entries are compared as positions).
 double LargestDifference(const std::vector<double>& a, const std::vector<double>& b) {
