@@ -54,7 +54,7 @@ void WorkerPool::HelperLoop(int worker) {
     Work(worker);
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (--busy_ == 0) done_.notify_one();
+      if (busy_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_.notify_one();
     }
   }
 }
@@ -69,13 +69,19 @@ void WorkerPool::RunErased(int count, Erased call, void* fn) {
     error_ = nullptr;
     next_.store(0, std::memory_order_relaxed);
     // With one item (or no helper) the helpers are not woken.
-    busy_ = count > 1 ? static_cast<int>(helpers_.size()) : 0;
-    if (busy_ > 0) generation_.fetch_add(1, std::memory_order_release);
+    const int helpers = count > 1 ? static_cast<int>(helpers_.size()) : 0;
+    busy_.store(helpers, std::memory_order_relaxed);
+    if (helpers > 0) generation_.fetch_add(1, std::memory_order_release);
   }
-  if (busy_ > 0) wake_.notify_all();
+  if (busy_.load(std::memory_order_relaxed) > 0) wake_.notify_all();
   Work(0);
+  // The helpers' last items end about when this thread's do: poll before sleeping, since a
+  // wake-up costs more than the wait.
+  for (int poll = 0; poll < kSpinPolls && busy_.load(std::memory_order_acquire) > 0; ++poll) {
+    std::this_thread::yield();
+  }
   std::unique_lock<std::mutex> lock(mutex_);
-  done_.wait(lock, [&] { return busy_ == 0; });
+  done_.wait(lock, [&] { return busy_.load(std::memory_order_acquire) == 0; });
   if (error_) {
     std::exception_ptr error = error_;
     error_ = nullptr;

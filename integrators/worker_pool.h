@@ -57,7 +57,7 @@ class WorkerPool {
   int count_ = 0;
   std::atomic<int> next_{0};
   std::atomic<unsigned> generation_{0};
-  int busy_ = 0;  // helpers still in the current batch (under the mutex)
+  std::atomic<int> busy_{0};  // helpers still in the current batch (changed under the mutex)
   bool stop_ = false;
   std::exception_ptr error_;
 };
