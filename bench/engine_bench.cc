@@ -84,7 +84,8 @@ Scene LoadExplicitScene(const std::string& file) {
 
 // Whoever steps the scene: the explicit stepper with a variant, or a peer engine.
 // `who`: a peer's name, or an ncpkit variant with an optional "@N": at most N sweeps or
-// iterations a step (SolverOptions::max_iterations), the fixed budget engines step with.
+// iterations a step (SolverOptions::max_iterations), the fixed budget engines step with; then an
+// optional ",threads=T": the step on T threads (the trajectory is the same for any T).
 class Runner {
  public:
   Runner(const Scene& scene, const std::string& who) : scene_(scene) {
@@ -92,10 +93,15 @@ class Runner {
       if (engine.name == who) peer_ = engine.make(scene_);
     }
     if (peer_ == nullptr) {
-      const size_t at = who.find('@');
-      scene_.ApplyVariant(who.substr(0, at));
+      const size_t comma = who.find(",threads=");
+      const std::string variant = who.substr(0, comma);
+      const size_t at = variant.find('@');
+      scene_.ApplyVariant(variant.substr(0, at));
       if (at != std::string::npos) {
-        scene_.options<ExplicitStepperOptions>().max_iterations = std::stoi(who.substr(at + 1));
+        scene_.options<ExplicitStepperOptions>().max_iterations = std::stoi(variant.substr(at + 1));
+      }
+      if (comma != std::string::npos) {
+        scene_.mutable_settings().threads = std::stoi(who.substr(comma + 9));
       }
       runner_ = std::make_unique<SceneRunner>(scene_);
     }
@@ -256,8 +262,10 @@ int RegisterEngineBenchmarks() {
        {"cone/nsgs-velocity", "cone/nsgs-velocity@10", "cone/nsgs-velocity@20", "cone/nsgs",
         "cone/fc-newton-fb"}},
       {"engine/pile200.json",
-       {"cone/nsgs-velocity@5", "cone/nsgs-velocity@10", "cone/nsgs-velocity@20"}},
-      {"engine/wall100.json", {"cone/nsgs-velocity", "cone/nsgs-velocity@20"}},
+       {"cone/nsgs-velocity@5", "cone/nsgs-velocity@5,threads=2", "cone/nsgs-velocity@10",
+        "cone/nsgs-velocity@20"}},
+      {"engine/wall100.json",
+       {"cone/nsgs-velocity", "cone/nsgs-velocity@20", "cone/nsgs-velocity@20,threads=2"}},
   };
   for (const Entry& entry : entries) {
     std::vector<std::string> who = entry.variants;
