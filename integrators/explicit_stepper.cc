@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "contact/contact_frame.h"
+#include "dynamics/shape_registry.h"
 #include "integrators/explicit/model.h"
 #include "integrators/json_reader.h"
 #include "integrators/worker_pool.h"
@@ -91,7 +92,10 @@ ExplicitStepper::ExplicitStepper(std::vector<Body> bodies, const ContactLawTable
     models_.push_back(internal::MakeExplicitContactModel(options_));
   }
   pool_ = std::make_unique<internal::WorkerPool>(options_.threads);
+  // Each worker's narrow-phase scratch at the most points a pair can give (a polygon of
+  // kMaxSupportCandidates), so that it never grows mid-run on whichever worker meets such a pair.
   worker_points_.resize(options_.threads);
+  for (std::vector<ContactPoint>& points : worker_points_) points.reserve(kMaxSupportCandidates);
   for (const Body& body : bodies_) fixed_.push_back(body.fixed ? 1 : 0);
   CheckShapePairs();
 }
@@ -531,7 +535,7 @@ void ExplicitStepper::SolveIslands() {
     models_[worker]->ApplyImpulses(step, view, record_.contacts);
     if (!result.summary.IsSolved()) GuardUnsolvedIsland(view, &result);
   };
-  pool_->Run(num_islands, solve);
+  pool_->RunStriped(num_islands, solve);  // a worker's model grows to the islands it takes
   record_.islands = num_islands;
   record_.problem_size = 0;
   int attempts = 1;

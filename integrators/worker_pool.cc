@@ -27,14 +27,21 @@ WorkerPool::~WorkerPool() {
 }
 
 void WorkerPool::Work(int worker) {
-  for (int item = next_.fetch_add(1, std::memory_order_relaxed); item < count_;
-       item = next_.fetch_add(1, std::memory_order_relaxed)) {
+  const auto call = [&](int item) {
     try {
       call_(fn_, item, worker);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!error_) error_ = std::current_exception();
     }
+  };
+  if (striped_) {
+    for (int item = worker; item < count_; item += size()) call(item);
+    return;
+  }
+  for (int item = next_.fetch_add(1, std::memory_order_relaxed); item < count_;
+       item = next_.fetch_add(1, std::memory_order_relaxed)) {
+    call(item);
   }
 }
 
@@ -59,13 +66,14 @@ void WorkerPool::HelperLoop(int worker) {
   }
 }
 
-void WorkerPool::RunErased(int count, Erased call, void* fn) {
+void WorkerPool::RunErased(int count, Erased call, void* fn, bool striped) {
   if (count <= 0) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     call_ = call;
     fn_ = fn;
     count_ = count;
+    striped_ = striped;
     error_ = nullptr;
     next_.store(0, std::memory_order_relaxed);
     // With one item (or no helper) the helpers are not woken.

@@ -4,10 +4,11 @@
 // keeps one pool for its life, since starting threads every step would cost more than a small
 // island's solve.
 //
-// Which thread runs an item is not fixed, so the work of an item must depend on nothing but
-// the item: each worker has its own solver and scratch (the `worker` argument), and a solver's
-// result depends only on the problem and the start it is given, never on the problems it
-// solved before. Then a step's result is bitwise the same for any number of threads.
+// Which thread runs an item is not fixed (Run) or fixed by its index (RunStriped); either way
+// the work of an item must depend on nothing but the item: each worker has its own solver and
+// scratch (the `worker` argument), and a solver's result depends only on the problem and the
+// start it is given, never on the problems it solved before. Then a step's result is bitwise the
+// same for any number of threads.
 #ifndef NCPKIT_INTEGRATORS_WORKER_POOL_H_
 #define NCPKIT_INTEGRATORS_WORKER_POOL_H_
 
@@ -35,7 +36,15 @@ class WorkerPool {
   // remaining items are still taken, and skipped). Allocates nothing.
   template <class Function>
   void Run(int count, Function& fn) {
-    RunErased(count, &Call<Function>, &fn);
+    RunErased(count, &Call<Function>, &fn, /*striped=*/false);
+  }
+  // The same with item i on worker i mod size(): a worker takes the same items every time, so
+  // scratch that grows to the largest item it has taken stops growing once the items stop
+  // changing (a step's islands at rest), where the shared counter may hand a worker a larger
+  // item for the first time at any call.
+  template <class Function>
+  void RunStriped(int count, Function& fn) {
+    RunErased(count, &Call<Function>, &fn, /*striped=*/true);
   }
 
  private:
@@ -44,7 +53,7 @@ class WorkerPool {
   static void Call(void* fn, int item, int worker) {
     (*static_cast<Function*>(fn))(item, worker);
   }
-  void RunErased(int count, Erased call, void* fn);
+  void RunErased(int count, Erased call, void* fn, bool striped);
   void HelperLoop(int worker);
   void Work(int worker);
 
@@ -55,6 +64,7 @@ class WorkerPool {
   Erased call_ = nullptr;
   void* fn_ = nullptr;
   int count_ = 0;
+  bool striped_ = false;
   std::atomic<int> next_{0};
   std::atomic<unsigned> generation_{0};
   std::atomic<int> busy_{0};  // helpers still in the current batch (changed under the mutex)

@@ -210,6 +210,17 @@ TEST_CASE("worker pool: every item runs once, on any number of threads, and erro
       int total = 0;
       for (auto& w : by_worker) total += w.load();
       CHECK(total == count);
+      // Striped: item i on worker i mod threads, every time.
+      std::vector<std::atomic<int>> worker_of(count);
+      auto striped = [&](int item, int worker) {
+        runs[item].fetch_add(1);
+        worker_of[item].store(worker);
+      };
+      pool.RunStriped(count, striped);
+      for (int item = 0; item < count; ++item) {
+        CHECK(runs[item].load() == 2);
+        CHECK(worker_of[item].load() == item % threads);
+      }
     }
     std::atomic<int> ran{0};
     auto failing = [&](int item, int /*worker*/) {

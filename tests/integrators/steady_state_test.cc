@@ -150,6 +150,22 @@ TEST_CASE("explicit steps with unchanged contacts allocate nothing") {
   }
 }
 
+// On threads, the explicit stepper's narrow phase and frame rows run in chunks whose buffers
+// keep their capacity: the 50-box stack (25 islands, some 75 pairs) at rest allocates nothing.
+TEST_CASE("explicit steps on two threads with unchanged contacts allocate nothing") {
+  if (!testing::CountsMalloc()) {
+    MESSAGE("the sanitizer owns malloc in this build: allocations are counted in Release only");
+    return;
+  }
+  Scene stack = Bundled("engine/stack50.json");
+  stack.mutable_settings().threads = 2;
+  const AllocationCount count = CountSteadyAllocations(stack, 30);
+  INFO(count.allocations << " allocations in " << count.steady_steps << " steady steps, at most "
+                         << count.worst << " in one");
+  CHECK(count.steady_steps >= 50);
+  CHECK(count.allocations == 0);
+}
+
 // The solver of the latest step's first island (the implicit stepper's islands each have
 // their own), or the stepper's one solver.
 const ComplementaritySolver& FirstIslandSolver(const Stepper& stepper) {
