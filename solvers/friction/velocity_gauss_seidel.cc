@@ -443,6 +443,46 @@ void VelocityGaussSeidel::Sweep(const GlobalFrictionContactProblem& problem, int
   }
 }
 
+bool VelocityGaussSeidel::StickIsland(const GlobalFrictionContactProblem& problem,
+                                      Eigen::VectorXd* r) {
+  const int nc = problem.num_contacts();
+  const int n = 3 * nc;
+  for (int a = 0; a < nc; ++a) {
+    if (!ready_[a]) MakeReady(problem, a);
+  }
+  // W_ab = sum over the blocks both contacts touch of H_a^T B_b, from the records.
+  stick_W_.setZero(n, n);
+  for (int a = 0; a < nc; ++a) {
+    const double* record_a = records_.data() + static_cast<size_t>(kRecord) * a;
+    for (int b = 0; b < nc; ++b) {
+      const double* record_b = records_.data() + static_cast<size_t>(kRecord) * b;
+      for (int k = 0; k < 2; ++k) {
+        for (int l = 0; l < 2; ++l) {
+          if (slots_[2 * a + k] < 0 || slots_[2 * a + k] != slots_[2 * b + l]) continue;
+          stick_W_.block<3, 3>(3 * a, 3 * b).noalias() +=
+              Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record_a + 18 * k).transpose() *
+              Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record_b + 36 + 18 * l);
+        }
+      }
+    }
+  }
+  stick_q_ = u_;
+  stick_q_.noalias() -= stick_W_ * (*r);
+  stick_r_ = -Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd>(stick_W_).solve(stick_q_);
+  if (!stick_r_.allFinite()) return false;
+  problem.Velocity(stick_r_, &v_);
+  ContactVelocities(problem);
+  const FrictionErrors errors =
+      internal::FrictionErrorsOf(problem.mu(), problem.local_q_norm(), stick_r_, u_);
+  if (errors.fclib <= options_.tolerance) {
+    *r = stick_r_;
+    return true;
+  }
+  problem.Velocity(*r, &v_);  // back to the start
+  ContactVelocities(problem);
+  return false;
+}
+
 const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
     const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r) {
   const auto start = std::chrono::steady_clock::now();
@@ -478,6 +518,14 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
   if (converged) {
     internal::DescribeFrictionPointOf(mu, errors, *r, &summary);
     described = true;
+  }
+  if (!converged && options_.stick_islands && compact_ && nc <= kMaxStickContacts &&
+      StickIsland(problem, r)) {
+    errors = errors_at();
+    internal::DescribeFrictionPointOf(mu, errors, *r, &summary);
+    best_ = *r;
+    best_error = errors.fclib;
+    described = converged = true;
   }
   bool timed_out = false;
   int next_check = 1, last_check = 0;

@@ -58,6 +58,10 @@ class VelocityGaussSeidel {
     double time_limit_seconds = 0.0;
     // Solve sticking manifolds as one block (top of this file). Default true.
     bool manifolds = true;
+    // Before the sweeps, where the start is not a solution and the island has at most
+    // kMaxStickContacts contacts: the least-norm impulses that make every contact stick
+    // (r = -W^+ q, dense), taken if they solve the problem. Default false.
+    bool stick_islands = false;
     bool IsValid(std::string* why) const;
   };
 
@@ -78,6 +82,9 @@ class VelocityGaussSeidel {
   void SetDiagonalBlock(int contact, const Eigen::Matrix3d& W);
   void MakeReady(const GlobalFrictionContactProblem& problem, int contact);
   void ContactVelocities(const GlobalFrictionContactProblem& problem);
+  // Options::stick_islands: true if it solved the problem (then *r, v_ and u_ are its).
+  bool StickIsland(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r);
+  static constexpr int kMaxStickContacts = 48;
   template <bool kCompact>
   void Sweep(const GlobalFrictionContactProblem& problem, int sweep, Eigen::VectorXd* r);
   template <bool kCompact>
@@ -124,6 +131,8 @@ class VelocityGaussSeidel {
   static constexpr int kRecord = 72;
   bool compact_ = false;
   std::vector<double> records_;
+  Eigen::MatrixXd stick_W_;
+  Eigen::VectorXd stick_q_, stick_r_;
   std::vector<int> slots_;
   std::vector<char> ready_;         // B_0, B_1 and W_aa formed
   std::vector<double> scalar_top_;  // per block: s where M_k^-1 = diag(s I, K), else 0
