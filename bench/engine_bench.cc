@@ -93,7 +93,8 @@ class Runner {
       if (engine.name == who) peer_ = engine.make(scene_);
     }
     if (peer_ == nullptr) {
-      const size_t comma = who.find(",threads=");
+      const std::string threads_key = ",threads=";
+      const size_t comma = who.find(threads_key);
       const std::string variant = who.substr(0, comma);
       const size_t at = variant.find('@');
       scene_.ApplyVariant(variant.substr(0, at));
@@ -101,7 +102,7 @@ class Runner {
         scene_.options<ExplicitStepperOptions>().max_iterations = std::stoi(variant.substr(at + 1));
       }
       if (comma != std::string::npos) {
-        scene_.mutable_settings().threads = std::stoi(who.substr(comma + 9));
+        scene_.mutable_settings().threads = std::stoi(who.substr(comma + threads_key.size()));
       }
       runner_ = std::make_unique<SceneRunner>(scene_);
     }

@@ -68,6 +68,8 @@ void WorkerPool::HelperLoop(int worker) {
 
 void WorkerPool::RunErased(int count, Erased call, void* fn, bool striped) {
   if (count <= 0) return;
+  // With one item (or no helper) the helpers are not woken.
+  const int helpers = count > 1 ? static_cast<int>(helpers_.size()) : 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     call_ = call;
@@ -76,12 +78,10 @@ void WorkerPool::RunErased(int count, Erased call, void* fn, bool striped) {
     striped_ = striped;
     error_ = nullptr;
     next_.store(0, std::memory_order_relaxed);
-    // With one item (or no helper) the helpers are not woken.
-    const int helpers = count > 1 ? static_cast<int>(helpers_.size()) : 0;
     busy_.store(helpers, std::memory_order_relaxed);
     if (helpers > 0) generation_.fetch_add(1, std::memory_order_release);
   }
-  if (busy_.load(std::memory_order_relaxed) > 0) wake_.notify_all();
+  if (helpers > 0) wake_.notify_all();
   Work(0);
   // The helpers' last items end about when this thread's do: poll before sleeping, since a
   // wake-up costs more than the wait.

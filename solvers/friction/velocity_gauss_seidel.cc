@@ -444,7 +444,7 @@ void VelocityGaussSeidel::Sweep(const GlobalFrictionContactProblem& problem, int
 }
 
 bool VelocityGaussSeidel::StickIsland(const GlobalFrictionContactProblem& problem,
-                                      Eigen::VectorXd* r) {
+                                      Eigen::VectorXd* r, FrictionErrors* errors) {
   const int nc = problem.num_contacts();
   const int n = 3 * nc;
   for (int a = 0; a < nc; ++a) {
@@ -468,14 +468,16 @@ bool VelocityGaussSeidel::StickIsland(const GlobalFrictionContactProblem& proble
   }
   stick_q_ = u_;
   stick_q_.noalias() -= stick_W_ * (*r);
-  stick_r_ = -Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd>(stick_W_).solve(stick_q_);
+  stick_decomposition_.compute(stick_W_);
+  stick_r_ = -stick_decomposition_.solve(stick_q_);
   if (!stick_r_.allFinite()) return false;
   problem.Velocity(stick_r_, &v_);
   ContactVelocities(problem);
-  const FrictionErrors errors =
+  const FrictionErrors stuck =
       internal::FrictionErrorsOf(problem.mu(), problem.local_q_norm(), stick_r_, u_);
-  if (errors.fclib <= options_.tolerance) {
+  if (stuck.fclib <= options_.tolerance) {
     *r = stick_r_;
+    *errors = stuck;
     return true;
   }
   problem.Velocity(*r, &v_);  // back to the start
@@ -520,8 +522,7 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
     described = true;
   }
   if (!converged && options_.stick_islands && compact_ && nc <= kMaxStickContacts &&
-      StickIsland(problem, r)) {
-    errors = errors_at();
+      StickIsland(problem, r, &errors)) {
     internal::DescribeFrictionPointOf(mu, errors, *r, &summary);
     best_ = *r;
     best_error = errors.fclib;

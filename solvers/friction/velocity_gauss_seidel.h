@@ -82,8 +82,10 @@ class VelocityGaussSeidel {
   void SetDiagonalBlock(int contact, const Eigen::Matrix3d& W);
   void MakeReady(const GlobalFrictionContactProblem& problem, int contact);
   void ContactVelocities(const GlobalFrictionContactProblem& problem);
-  // Options::stick_islands: true if it solved the problem (then *r, v_ and u_ are its).
-  bool StickIsland(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r);
+  // Options::stick_islands: true if it solved the problem (then *r, v_, u_ and *errors are
+  // its), else v_ and u_ are the start's again.
+  bool StickIsland(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r,
+                   FrictionErrors* errors);
   static constexpr int kMaxStickContacts = 48;
   template <bool kCompact>
   void Sweep(const GlobalFrictionContactProblem& problem, int sweep, Eigen::VectorXd* r);
@@ -131,7 +133,8 @@ class VelocityGaussSeidel {
   static constexpr int kRecord = 72;
   bool compact_ = false;
   std::vector<double> records_;
-  Eigen::MatrixXd stick_W_;
+  Eigen::MatrixXd stick_W_;  // StickIsland's W, its decomposition and vectors (kept storage)
+  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> stick_decomposition_;
   Eigen::VectorXd stick_q_, stick_r_;
   std::vector<int> slots_;
   std::vector<char> ready_;         // B_0, B_1 and W_aa formed

@@ -374,6 +374,22 @@ GlobalFrictionContactProblem BoxColumn(int count, unsigned seed, double push) {
   return problem;
 }
 
+// Calls check(problem, its local form, push) on BoxColumn(count, seed, push) for seeds 1-20 and
+// pushes 0 (held), 0.5 (half what friction holds) and 3 (sliding).
+template <class Check>
+void ForEachBoxColumn(int count, const Check& check) {
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    for (double push : {0.0, 0.5, 3.0}) {
+      CAPTURE(seed);
+      CAPTURE(push);
+      const GlobalFrictionContactProblem problem = BoxColumn(count, seed, push);
+      FrictionContactProblem local;
+      problem.Reduce(&local);
+      check(problem, local, push);
+    }
+  }
+}
+
 TEST_CASE("nsgs-velocity: manifolds, a box face's corners solved as one block where they stick") {
   // One box on the ground is one manifold: held, its block's sticking solution is the answer
   // and the first sweep ends the solve; contact by contact, the corners trade friction
@@ -382,62 +398,50 @@ TEST_CASE("nsgs-velocity: manifolds, a box face's corners solved as one block wh
   // corners; seed 6): then the corners are solved one by one. Pushed beyond it, the box slides
   // and the sweeps are those without blocks.
   int one_sweep = 0;
-  for (unsigned seed = 1; seed <= 20; ++seed) {
-    for (double push : {0.0, 0.5, 3.0}) {
-      CAPTURE(seed);
-      CAPTURE(push);
-      const GlobalFrictionContactProblem problem = BoxColumn(1, seed, push);
-      FrictionContactProblem local;
-      problem.Reduce(&local);
-      VelocityGaussSeidel::Options options;
-      options.tolerance = 1e-10;
-      Eigen::VectorXd blocks, single;
-      const auto with = VelocityGaussSeidel(options).Solve(problem, &blocks);
-      REQUIRE(with.IsSolved());
-      CHECK(FclibError(local, blocks) <= 1e-10);
-      const int block_sweeps = with.iterations, block_sliding = with.sliding;
-      options.manifolds = false;
-      const auto without = VelocityGaussSeidel(options).Solve(problem, &single);
-      REQUIRE(without.IsSolved());
-      if (push == 0.0) {
-        CHECK(block_sweeps == 1);
-        CHECK(without.iterations >= 8);
-      } else if (push < 1.0) {
-        CHECK(block_sweeps <= without.iterations);
-        one_sweep += block_sweeps == 1;
-      } else {
-        // Sliding: no block is taken, so the sweeps are those without blocks, bit for bit.
-        CHECK(block_sliding >= 1);
-        CHECK(with.sticking == 0);  // sliding or, unloaded, taking off
-        CHECK(block_sweeps == without.iterations);
-        CHECK(blocks == single);
-      }
+  ForEachBoxColumn(1, [&](const GlobalFrictionContactProblem& problem,
+                          const FrictionContactProblem& local, double push) {
+    VelocityGaussSeidel::Options options;
+    options.tolerance = 1e-10;
+    Eigen::VectorXd blocks, single;
+    const auto with = VelocityGaussSeidel(options).Solve(problem, &blocks);
+    REQUIRE(with.IsSolved());
+    CHECK(FclibError(local, blocks) <= 1e-10);
+    const int block_sweeps = with.iterations, block_sliding = with.sliding;
+    options.manifolds = false;
+    const auto without = VelocityGaussSeidel(options).Solve(problem, &single);
+    REQUIRE(without.IsSolved());
+    if (push == 0.0) {
+      CHECK(block_sweeps == 1);
+      CHECK(without.iterations >= 8);
+    } else if (push < 1.0) {
+      CHECK(block_sweeps <= without.iterations);
+      one_sweep += block_sweeps == 1;
+    } else {
+      // Sliding: no block is taken, so the sweeps are those without blocks, bit for bit.
+      CHECK(block_sliding >= 1);
+      CHECK(with.sticking == 0);  // sliding or, unloaded, taking off
+      CHECK(block_sweeps == without.iterations);
+      CHECK(blocks == single);
     }
-  }
+  });
   CHECK(one_sweep >= 18);
 }
 
 TEST_CASE("nsgs-velocity: manifolds between two moving boxes solve to the same error measure") {
   // Two boxes: two manifolds, the top one between two moving bodies; the normal impulses still
   // pass from one to the other sweep by sweep. Solved with and without blocks, every seed.
-  for (unsigned seed = 1; seed <= 20; ++seed) {
-    for (double push : {0.0, 0.5, 3.0}) {
-      CAPTURE(seed);
-      CAPTURE(push);
-      const GlobalFrictionContactProblem problem = BoxColumn(2, seed, push);
-      FrictionContactProblem local;
-      problem.Reduce(&local);
-      VelocityGaussSeidel::Options options;
-      options.tolerance = 1e-10;
-      for (bool manifolds : {true, false}) {
-        options.manifolds = manifolds;
-        Eigen::VectorXd r;
-        const auto summary = VelocityGaussSeidel(options).Solve(problem, &r);
-        REQUIRE(summary.IsSolved());
-        CHECK(FclibError(local, r) <= 1e-10);
-      }
+  ForEachBoxColumn(2, [](const GlobalFrictionContactProblem& problem,
+                         const FrictionContactProblem& local, double /*push*/) {
+    VelocityGaussSeidel::Options options;
+    options.tolerance = 1e-10;
+    for (bool manifolds : {true, false}) {
+      options.manifolds = manifolds;
+      Eigen::VectorXd r;
+      const auto summary = VelocityGaussSeidel(options).Solve(problem, &r);
+      REQUIRE(summary.IsSolved());
+      CHECK(FclibError(local, r) <= 1e-10);
     }
-  }
+  });
 }
 
 TEST_CASE("nsgs-velocity: stick_islands, the least-norm sticking impulses where they solve") {
@@ -446,31 +450,25 @@ TEST_CASE("nsgs-velocity: stick_islands, the least-norm sticking impulses where 
   // one sweep at a time). Where they leave a cone or the push makes the top box slide, the
   // attempt is undone: the sweeps, bit for bit those without it.
   int held_without_sweeps = 0;
-  for (unsigned seed = 1; seed <= 20; ++seed) {
-    for (double push : {0.0, 0.5, 3.0}) {
-      CAPTURE(seed);
-      CAPTURE(push);
-      const GlobalFrictionContactProblem problem = BoxColumn(2, seed, push);
-      FrictionContactProblem local;
-      problem.Reduce(&local);
-      VelocityGaussSeidel::Options options;
-      options.tolerance = 1e-10;
-      Eigen::VectorXd swept, stuck;
-      const auto without = VelocityGaussSeidel(options).Solve(problem, &swept);
-      options.stick_islands = true;
-      const auto with = VelocityGaussSeidel(options).Solve(problem, &stuck);
-      REQUIRE(with.IsSolved());
-      CHECK(FclibError(local, stuck) <= 1e-10);
-      if (with.iterations == 0) {
-        CHECK(with.sticking == problem.num_contacts());
-        held_without_sweeps += push == 0.0;
-      } else {
-        CHECK(with.iterations == without.iterations);
-        CHECK(stuck == swept);
-      }
-      if (push == 3.0) CHECK(with.iterations > 0);
+  ForEachBoxColumn(2, [&](const GlobalFrictionContactProblem& problem,
+                          const FrictionContactProblem& local, double push) {
+    VelocityGaussSeidel::Options options;
+    options.tolerance = 1e-10;
+    Eigen::VectorXd swept, stuck;
+    const auto without = VelocityGaussSeidel(options).Solve(problem, &swept);
+    options.stick_islands = true;
+    const auto with = VelocityGaussSeidel(options).Solve(problem, &stuck);
+    REQUIRE(with.IsSolved());
+    CHECK(FclibError(local, stuck) <= 1e-10);
+    if (with.iterations == 0) {
+      CHECK(with.sticking == problem.num_contacts());
+      held_without_sweeps += push == 0.0;
+    } else {
+      CHECK(with.iterations == without.iterations);
+      CHECK(stuck == swept);
     }
-  }
+    if (push == 3.0) CHECK(with.iterations > 0);
+  });
   CHECK(held_without_sweeps == 20);
 }
 
