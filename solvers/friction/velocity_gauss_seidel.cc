@@ -471,6 +471,10 @@ bool VelocityGaussSeidel::StickIsland(const GlobalFrictionContactProblem& proble
   stick_decomposition_.compute(stick_W_);
   stick_r_ = -stick_decomposition_.solve(stick_q_);
   if (!stick_r_.allFinite()) return false;
+  // Kept, not recomputed from *r: the sweeps' v_ carries their rounding, and a failed attempt
+  // leaves them bit for bit as they were.
+  stick_v_ = v_;
+  stick_u_ = u_;
   problem.Velocity(stick_r_, &v_);
   ContactVelocities(problem);
   const FrictionErrors stuck =
@@ -480,9 +484,26 @@ bool VelocityGaussSeidel::StickIsland(const GlobalFrictionContactProblem& proble
     *errors = stuck;
     return true;
   }
-  problem.Velocity(*r, &v_);  // back to the start
-  ContactVelocities(problem);
+  v_.swap(stick_v_);  // back to where the attempt started
+  u_.swap(stick_u_);
   return false;
+}
+
+// Every contact pressing is the sign that the island may rest: where some contact is apart or
+// newly met, the sticking impulses would pull, and on a tumbling pile the dense solve fails on
+// most islands it is tried on.
+bool VelocityGaussSeidel::MayStickIsland(const GlobalFrictionContactProblem& problem,
+                                         Eigen::VectorXd* r, FrictionErrors* errors,
+                                         bool* stick_tried) {
+  const int nc = problem.num_contacts();
+  if (*stick_tried || !options_.stick_islands || !compact_ || nc > kMaxStickContacts) {
+    return false;
+  }
+  for (int a = 0; a < nc; ++a) {
+    if (!((*r)[3 * a] > 0.0)) return false;
+  }
+  *stick_tried = true;
+  return StickIsland(problem, r, errors);
 }
 
 const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
@@ -521,8 +542,8 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
     internal::DescribeFrictionPointOf(mu, errors, *r, &summary);
     described = true;
   }
-  if (!converged && options_.stick_islands && compact_ && nc <= kMaxStickContacts &&
-      StickIsland(problem, r, &errors)) {
+  bool stick_tried = false;
+  if (!converged && MayStickIsland(problem, r, &errors, &stick_tried)) {
     internal::DescribeFrictionPointOf(mu, errors, *r, &summary);
     best_ = *r;
     best_error = errors.fclib;
@@ -561,6 +582,11 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
     last_check = sweep;
     last_error = error;
     converged = error <= options_.tolerance;
+    if (!converged && !last && MayStickIsland(problem, r, &errors, &stick_tried)) {
+      best_ = *r;
+      best_error = errors.fclib;
+      described = converged = true;
+    }
     if (converged || last) internal::DescribeFrictionPointOf(mu, errors, *r, &summary);
     if (!(error >= best_error)) {
       best_error = error;

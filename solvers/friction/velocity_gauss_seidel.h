@@ -58,10 +58,11 @@ class VelocityGaussSeidel {
     double time_limit_seconds = 0.0;
     // Solve sticking manifolds as one block (top of this file). Default true.
     bool manifolds = true;
-    // Before the sweeps, where the start is not a solution and the island has at most
-    // kMaxStickContacts contacts: the least-norm impulses that make every contact stick
-    // (r = -W^+ q, dense), taken if they solve the problem. Default false.
-    bool stick_islands = false;
+    // Once a solve, on problems of at most kMaxStickContacts contacts, at the first point where
+    // every contact presses (r_N > 0) and the problem is not yet solved (the warm start, else
+    // a check between sweeps): the least-norm impulses that make every contact stick
+    // (r = -W^+ q, dense), taken if they solve the problem. Default true.
+    bool stick_islands = true;
     bool IsValid(std::string* why) const;
   };
 
@@ -83,9 +84,12 @@ class VelocityGaussSeidel {
   void MakeReady(const GlobalFrictionContactProblem& problem, int contact);
   void ContactVelocities(const GlobalFrictionContactProblem& problem);
   // Options::stick_islands: true if it solved the problem (then *r, v_, u_ and *errors are
-  // its), else v_ and u_ are the start's again.
+  // its), else v_ and u_ are as they were, bit for bit.
   bool StickIsland(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r,
                    FrictionErrors* errors);
+  // StickIsland where Options::stick_islands asks for it and *stick_tried is false (then true).
+  bool MayStickIsland(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r,
+                      FrictionErrors* errors, bool* stick_tried);
   static constexpr int kMaxStickContacts = 48;
   template <bool kCompact>
   void Sweep(const GlobalFrictionContactProblem& problem, int sweep, Eigen::VectorXd* r);
@@ -135,7 +139,7 @@ class VelocityGaussSeidel {
   std::vector<double> records_;
   Eigen::MatrixXd stick_W_;  // StickIsland's W, its decomposition and vectors (kept storage)
   Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> stick_decomposition_;
-  Eigen::VectorXd stick_q_, stick_r_;
+  Eigen::VectorXd stick_q_, stick_r_, stick_v_, stick_u_;
   std::vector<int> slots_;
   std::vector<char> ready_;         // B_0, B_1 and W_aa formed
   std::vector<double> scalar_top_;  // per block: s where M_k^-1 = diag(s I, K), else 0

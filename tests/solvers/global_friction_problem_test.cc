@@ -402,6 +402,7 @@ TEST_CASE("nsgs-velocity: manifolds, a box face's corners solved as one block wh
                           const FrictionContactProblem& local, double push) {
     VelocityGaussSeidel::Options options;
     options.tolerance = 1e-10;
+    options.stick_islands = false;  // the blocks alone
     Eigen::VectorXd blocks, single;
     const auto with = VelocityGaussSeidel(options).Solve(problem, &blocks);
     REQUIRE(with.IsSolved());
@@ -446,30 +447,42 @@ TEST_CASE("nsgs-velocity: manifolds between two moving boxes solve to the same e
 
 TEST_CASE("nsgs-velocity: stick_islands, the least-norm sticking impulses where they solve") {
   // Two boxes, 20 seeds: held, every contact sticks and the least-norm impulses that make it so
-  // solve the problem before any sweep (the sweeps pass the normal impulses between the boxes
-  // one sweep at a time). Where they leave a cone or the push makes the top box slide, the
-  // attempt is undone: the sweeps, bit for bit those without it.
-  int held_without_sweeps = 0;
+  // solve the problem at the first point where every contact presses: after the first or
+  // second sweep from zero (the sweeps alone pass the normal impulses between the boxes one
+  // sweep at a time), before any sweep from a warm start that presses. Where they leave a cone or
+  // the push makes the top box slide, the attempt is undone: the sweeps, bit for bit those without
+  // it.
+  int held_by_sticking = 0;
   ForEachBoxColumn(2, [&](const GlobalFrictionContactProblem& problem,
                           const FrictionContactProblem& local, double push) {
     VelocityGaussSeidel::Options options;
     options.tolerance = 1e-10;
+    REQUIRE(options.stick_islands);  // the default
     Eigen::VectorXd swept, stuck;
-    const auto without = VelocityGaussSeidel(options).Solve(problem, &swept);
-    options.stick_islands = true;
     const auto with = VelocityGaussSeidel(options).Solve(problem, &stuck);
+    options.stick_islands = false;
+    const auto without = VelocityGaussSeidel(options).Solve(problem, &swept);
     REQUIRE(with.IsSolved());
     CHECK(FclibError(local, stuck) <= 1e-10);
-    if (with.iterations == 0) {
+    if (with.iterations < without.iterations) {
       CHECK(with.sticking == problem.num_contacts());
-      held_without_sweeps += push == 0.0;
+      CHECK(with.iterations <= 2);
+      held_by_sticking += push == 0.0;
+      // From a warm start where every contact presses: no sweep.
+      options.stick_islands = true;
+      options.warm_start = true;
+      Eigen::VectorXd warm = 0.5 * stuck;
+      const auto warmed = VelocityGaussSeidel(options).Solve(problem, &warm);
+      CHECK(warmed.IsSolved());
+      CHECK(warmed.iterations == 0);
+      CHECK(FclibError(local, warm) <= 1e-10);
     } else {
       CHECK(with.iterations == without.iterations);
       CHECK(stuck == swept);
     }
-    if (push == 3.0) CHECK(with.iterations > 0);
+    if (push == 3.0) CHECK(with.iterations == without.iterations);
   });
-  CHECK(held_without_sweeps == 20);
+  CHECK(held_by_sticking == 20);
 }
 
 TEST_CASE("nsgs-velocity: runs of contacts that are not two rigid bodies' are solved one by one") {
