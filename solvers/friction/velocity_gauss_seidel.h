@@ -28,6 +28,16 @@
 // sticking. The 6 x 6 factorizations are made when a manifold is first tried in a solve, and a
 // manifold whose W_MM is not of that form, or whose velocities no impulse can zero (a tilted
 // face's gaps), is left to the contact-by-contact solves for the rest of the solve.
+//
+// Resting islands (Options::stick_islands): sweeps pass a column's normal impulses from box to
+// box one sweep at a time, and crawl on turned boxes. Where every contact sticks, the answer is
+// one linear solve: the least-norm impulses that zero every contact velocity, r = -W^+ q (any
+// impulses that zero them give the same velocities). Tried once a solve, on at most
+// kMaxStickContacts contacts, at the first point where every contact presses and nearly every
+// one sticks (the warm start, else a check); W is formed from the records and factorized
+// densely (a complete orthogonal decomposition, W being singular wherever a face has four
+// corners). Kept only if the problem is then solved to the tolerance; else the sweeps go on bit
+// for bit as without it.
 #ifndef NCPKIT_SOLVERS_FRICTION_VELOCITY_GAUSS_SEIDEL_H_
 #define NCPKIT_SOLVERS_FRICTION_VELOCITY_GAUSS_SEIDEL_H_
 
@@ -58,9 +68,9 @@ class VelocityGaussSeidel {
     double time_limit_seconds = 0.0;
     // Solve sticking manifolds as one block (top of this file). Default true.
     bool manifolds = true;
-    // Once a solve, on problems of at most kMaxStickContacts contacts, at the first point where
-    // every contact presses (r_N > 0) and the problem is not yet solved (the warm start, else
-    // a check between sweeps): the least-norm impulses that make every contact stick
+    // Once a solve, on problems of at most kMaxStickContacts contacts, at the first point that
+    // is not a solution and looks like an island at rest (the warm start, else a check between
+    // sweeps; MayStickIsland): the least-norm impulses that make every contact stick
     // (r = -W^+ q, dense), taken if they solve the problem. Default true.
     bool stick_islands = true;
     bool IsValid(std::string* why) const;
@@ -87,9 +97,10 @@ class VelocityGaussSeidel {
   // its), else v_ and u_ are as they were, bit for bit.
   bool StickIsland(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r,
                    FrictionErrors* errors);
-  // StickIsland where Options::stick_islands asks for it and *stick_tried is false (then true).
+  // StickIsland where Options::stick_islands asks for it, *stick_tried is false (then true) and
+  // the point *r (the start, else after a sweep) looks like an island at rest.
   bool MayStickIsland(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r,
-                      FrictionErrors* errors, bool* stick_tried);
+                      FrictionErrors* errors, bool* stick_tried, bool at_start);
   static constexpr int kMaxStickContacts = 48;
   template <bool kCompact>
   void Sweep(const GlobalFrictionContactProblem& problem, int sweep, Eigen::VectorXd* r);
@@ -140,6 +151,7 @@ class VelocityGaussSeidel {
   Eigen::MatrixXd stick_W_;  // StickIsland's W, its decomposition and vectors (kept storage)
   Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> stick_decomposition_;
   Eigen::VectorXd stick_q_, stick_r_, stick_v_, stick_u_;
+  int not_sticking_ = 0;  // contacts the last sweep left apart or sliding
   std::vector<int> slots_;
   std::vector<char> ready_;         // B_0, B_1 and W_aa formed
   std::vector<double> scalar_top_;  // per block: s where M_k^-1 = diag(s I, K), else 0

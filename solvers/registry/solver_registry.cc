@@ -358,7 +358,8 @@ std::deque<SolverEntry> LibraryRows() {
        ConeProximal(Function::FischerBurmeister)},
       {"nsgs-velocity",
        "block Gauss-Seidel over contacts keeping the velocities, W never formed, a face's "
-       "sticking corners solved as one block; global form only (velocity_gauss_seidel.h)",
+       "sticking corners solved as one block, a resting island at once; global form only "
+       "(velocity_gauss_seidel.h)",
        kGlobal, kGlobal, false, VelocityGaussSeidel::Options()},
   };
 }
