@@ -82,6 +82,7 @@ class GlobalFrictionContactProblem {
   Eigen::Map<const Eigen::MatrixXd> PieceRows(int p) const;
   const double* piece_data(int p) const { return piece_values_.data() + piece_offset_[p]; }
   const double* inverse_mass_data(int k) const { return inverse_mass_.data() + mass_offset_[k]; }
+  const double* mass_data(int k) const { return mass_.data() + mass_offset_[k]; }  // M_k
   const Eigen::VectorXd& f() const { return f_; }
   const Eigen::VectorXd& w() const { return w_; }
   const Eigen::VectorXd& mu() const { return mu_; }

@@ -448,14 +448,80 @@ void VelocityGaussSeidel::Sweep(const GlobalFrictionContactProblem& problem, int
   }
 }
 
-bool VelocityGaussSeidel::StickIsland(const GlobalFrictionContactProblem& problem,
-                                      Eigen::VectorXd* r, FrictionErrors* errors) {
+// The least-norm sticking impulses r = -W^+ q through the bodies: with W = A K A^T (A = H^T, one
+// 6-column block per body, K = M^-1) and A of full column rank (every body held in all six
+// directions by its contacts, as a box face's corners hold it), W^+ = A G^-1 K^-1 G^-1 A^T with
+// G = A^T A: two Cholesky solves of the bodies' size (6 a body) instead of a decomposition of
+// the contacts' (3 a contact, 12 a face). q = A v_free + w from the free velocities. False
+// where G is singular or nearly so (a box on an edge), for the dense path.
+bool VelocityGaussSeidel::StickImpulsesByBodies(const GlobalFrictionContactProblem& problem) {
+  using Vector6 = Eigen::Matrix<double, 6, 1>;
+  constexpr double kMinReciprocalCondition = 1e-10;
+  const int nc = problem.num_contacts();
+  const int m = problem.num_dofs();
+  for (int k = 0; k < problem.num_blocks(); ++k) {
+    if (problem.block_size(k) != 6) return false;  // a block without contacts, of another size
+  }
+  const Eigen::VectorXd& free = problem.free_velocity();
+  const Eigen::VectorXd& w = problem.w();
+  stick_G_.setZero(m, m);
+  stick_y_.setZero(m);
+  for (int a = 0; a < nc; ++a) {
+    const double* record = records_.data() + static_cast<size_t>(kRecord) * a;
+    Eigen::Vector3d q = w.segment<3>(3 * a);
+    for (int k = 0; k < 2; ++k) {
+      if (slots_[2 * a + k] >= 0) {
+        q.noalias() += Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record + 18 * k).transpose() *
+                       free.segment<6>(slots_[2 * a + k]);
+      }
+    }
+    for (int k = 0; k < 2; ++k) {
+      const int sk = slots_[2 * a + k];
+      if (sk < 0) continue;
+      const Eigen::Map<const Eigen::Matrix<double, 6, 3>> Hk(record + 18 * k);
+      stick_y_.segment<6>(sk).noalias() += Hk * q;
+      for (int l = 0; l < 2; ++l) {
+        const int sl = slots_[2 * a + l];
+        if (sl < 0) continue;
+        stick_G_.block<6, 6>(sk, sl).noalias() +=
+            Hk * Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record + 18 * l).transpose();
+      }
+    }
+  }
+  stick_cholesky_.compute(stick_G_);
+  if (stick_cholesky_.info() != Eigen::Success ||
+      !(stick_cholesky_.rcond() >= kMinReciprocalCondition)) {
+    return false;
+  }
+  stick_cholesky_.solveInPlace(stick_y_);
+  for (int k = 0; k < problem.num_blocks(); ++k) {  // K^-1 y = M y, block by block
+    const Vector6 y_k = stick_y_.segment<6>(problem.block_offset(k));
+    stick_y_.segment<6>(problem.block_offset(k)).noalias() =
+        Eigen::Map<const Eigen::Matrix<double, 6, 6>>(problem.mass_data(k)) * y_k;
+  }
+  stick_cholesky_.solveInPlace(stick_y_);
+  stick_r_.resize(3 * nc);
+  for (int a = 0; a < nc; ++a) {
+    const double* record = records_.data() + static_cast<size_t>(kRecord) * a;
+    Eigen::Vector3d r_a = Eigen::Vector3d::Zero();
+    for (int k = 0; k < 2; ++k) {
+      if (slots_[2 * a + k] >= 0) {
+        r_a.noalias() -=
+            Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record + 18 * k).transpose() *
+            stick_y_.segment<6>(slots_[2 * a + k]);
+      }
+    }
+    stick_r_.segment<3>(3 * a) = r_a;
+  }
+  return stick_r_.allFinite();
+}
+
+// The same from W formed from the records, W_ab = sum over the blocks both contacts touch of
+// H_a^T B_b, by a complete orthogonal decomposition.
+void VelocityGaussSeidel::StickImpulsesDense(const GlobalFrictionContactProblem& problem,
+                                             const Eigen::VectorXd& r) {
   const int nc = problem.num_contacts();
   const int n = 3 * nc;
-  for (int a = 0; a < nc; ++a) {
-    if (!ready_[a]) MakeReady(problem, a);
-  }
-  // W_ab = sum over the blocks both contacts touch of H_a^T B_b, from the records.
   stick_W_.setZero(n, n);
   for (int a = 0; a < nc; ++a) {
     const double* record_a = records_.data() + static_cast<size_t>(kRecord) * a;
@@ -472,9 +538,18 @@ bool VelocityGaussSeidel::StickIsland(const GlobalFrictionContactProblem& proble
     }
   }
   stick_q_ = u_;
-  stick_q_.noalias() -= stick_W_ * (*r);
+  stick_q_.noalias() -= stick_W_ * r;
   stick_decomposition_.compute(stick_W_);
   stick_r_ = -stick_decomposition_.solve(stick_q_);
+}
+
+bool VelocityGaussSeidel::StickIsland(const GlobalFrictionContactProblem& problem,
+                                      Eigen::VectorXd* r, FrictionErrors* errors) {
+  const int nc = problem.num_contacts();
+  for (int a = 0; a < nc; ++a) {
+    if (!ready_[a]) MakeReady(problem, a);
+  }
+  if (!StickImpulsesByBodies(problem)) StickImpulsesDense(problem, *r);
   if (!stick_r_.allFinite()) return false;
   // Kept, not recomputed from *r: the sweeps' v_ carries their rounding, and a failed attempt
   // leaves them bit for bit as they were.

@@ -34,10 +34,11 @@
 // one linear solve: the least-norm impulses that zero every contact velocity, r = -W^+ q (any
 // impulses that zero them give the same velocities). Tried once a solve, on at most
 // kMaxStickContacts contacts, at the first point where every contact presses and nearly every
-// one sticks (the warm start, else a check); W is formed from the records and factorized
-// densely (a complete orthogonal decomposition, W being singular wherever a face has four
-// corners). Kept only if the problem is then solved to the tolerance; else the sweeps go on bit
-// for bit as without it.
+// one sticks (the warm start, else a check). W is singular wherever a face has four corners;
+// its pseudo-inverse comes through the bodies (W = A M^-1 A^T, two Cholesky factorizations of
+// A^T A, 6 rows a body) where every body is held in all six directions, else from W formed from
+// the records by a complete orthogonal decomposition. Kept only if the problem is then solved
+// to the tolerance; else the sweeps go on bit for bit as without it.
 #ifndef NCPKIT_SOLVERS_FRICTION_VELOCITY_GAUSS_SEIDEL_H_
 #define NCPKIT_SOLVERS_FRICTION_VELOCITY_GAUSS_SEIDEL_H_
 
@@ -97,6 +98,10 @@ class VelocityGaussSeidel {
   // its), else v_ and u_ are as they were, bit for bit.
   bool StickIsland(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r,
                    FrictionErrors* errors);
+  // StickIsland's impulses into stick_r_: through the bodies where they are held in every
+  // direction (false otherwise), else densely from W and the point r.
+  bool StickImpulsesByBodies(const GlobalFrictionContactProblem& problem);
+  void StickImpulsesDense(const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r);
   // StickIsland where Options::stick_islands asks for it, *stick_tried is false (then true) and
   // the point *r (the start, else after a sweep) looks like an island at rest.
   bool MayStickIsland(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r,
@@ -151,6 +156,9 @@ class VelocityGaussSeidel {
   Eigen::MatrixXd stick_W_;  // StickIsland's W, its decomposition and vectors (kept storage)
   Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> stick_decomposition_;
   Eigen::VectorXd stick_q_, stick_r_, stick_v_, stick_u_;
+  Eigen::MatrixXd stick_G_;  // StickImpulsesByBodies' A^T A, its factorization and vector
+  Eigen::LLT<Eigen::MatrixXd> stick_cholesky_;
+  Eigen::VectorXd stick_y_;
   int not_sticking_ = 0;  // contacts the last sweep left apart or sliding
   std::vector<int> slots_;
   std::vector<char> ready_;         // B_0, B_1 and W_aa formed

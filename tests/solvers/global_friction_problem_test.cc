@@ -468,6 +468,10 @@ TEST_CASE("nsgs-velocity: stick_islands, the least-norm sticking impulses where 
       CHECK(with.sticking == problem.num_contacts());
       CHECK(with.iterations <= 2);
       held_by_sticking += push == 0.0;
+      // The impulses of least norm, -W^+ q (through the bodies: each box held in every direction).
+      const Eigen::MatrixXd W(local.W_columns());
+      const Eigen::VectorXd least_norm = -W.completeOrthogonalDecomposition().solve(local.q());
+      CHECK((stuck - least_norm).norm() <= 1e-9 * least_norm.norm());
       // From a warm start where every contact presses: no sweep.
       options.stick_islands = true;
       options.warm_start = true;
@@ -483,6 +487,40 @@ TEST_CASE("nsgs-velocity: stick_islands, the least-norm sticking impulses where 
     if (push == 3.0) CHECK(with.iterations == without.iterations);
   });
   CHECK(held_by_sticking == 20);
+}
+
+TEST_CASE("nsgs-velocity: stick_islands where a body is free to roll about its contacts") {
+  // A box on one of its edges, four contacts on the line under its centre of mass: it may roll
+  // about the line (A^T A singular), so the sticking impulses come from W's decomposition. The
+  // least-norm ones share the weight equally, without friction, after the first sweep.
+  GlobalFrictionContactProblem problem;
+  Eigen::Matrix<double, 6, 1> f = Eigen::Matrix<double, 6, 1>::Zero();
+  f.z() = -1.0;
+  problem.AddBlock(Eigen::Matrix<double, 6, 6>::Identity(), f);
+  const Eigen::Vector3d frame[3] = {Eigen::Vector3d::UnitZ(), Eigen::Vector3d::UnitX(),
+                                    Eigen::Vector3d::UnitY()};
+  for (double x : {-0.15, -0.05, 0.05, 0.15}) {
+    problem.AddContact(0.5, Eigen::Vector3d::Zero());
+    const Eigen::Vector3d p(x, 0.0, -0.5);
+    Eigen::Matrix<double, 6, 3> H;
+    for (int j = 0; j < 3; ++j) H.col(j) << frame[j], p.cross(frame[j]);
+    problem.AddContactBlock(0, H);
+  }
+  problem.Finalize();
+  FrictionContactProblem local;
+  problem.Reduce(&local);
+  VelocityGaussSeidel::Options options;
+  options.tolerance = 1e-12;
+  Eigen::VectorXd r;
+  const auto summary = VelocityGaussSeidel(options).Solve(problem, &r);
+  REQUIRE(summary.IsSolved());
+  CHECK(summary.iterations <= 2);
+  CHECK(summary.sticking == 4);
+  CHECK(FclibError(local, r) <= 1e-12);
+  for (int a = 0; a < 4; ++a) {
+    CHECK(r[3 * a] == doctest::Approx(0.25).epsilon(1e-12));
+    CHECK(std::abs(r[3 * a + 1]) + std::abs(r[3 * a + 2]) <= 1e-12);
+  }
 }
 
 TEST_CASE("nsgs-velocity: runs of contacts that are not two rigid bodies' are solved one by one") {
