@@ -569,7 +569,7 @@ bool VelocityGaussSeidel::StickIsland(const GlobalFrictionContactProblem& proble
   return false;
 }
 
-// Signs that the island may rest, so that the dense solve is tried where it is likely to
+// Signs that the island may rest, so that the sticking solve is tried where it is likely to
 // succeed (on the 200-box pile at 5 sweeps, where cubes tumble, most attempts without them
 // fail): every contact presses (where one is apart or newly met the sticking impulses would
 // pull); at the start every contact is inside its cone (a contact sliding on in a warm start

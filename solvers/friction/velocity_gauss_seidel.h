@@ -1,7 +1,7 @@
 // Block Gauss-Seidel over contacts for the frictional contact problem in its global form
 // (global_friction_problem.h), keeping the velocities v = M^-1 (H r + f) instead of the contact
 // velocities u = W r + q: the way multibody codes (Moreau and Jean's NSCD; the engines'
-// sequential impulses) sweep their contacts, without ever forming W.
+// sequential impulses) sweep their contacts, without forming W.
 //
 // Per contact a, with B_a = M^-1 H_a (computed once per solve, a few nonzeros per column):
 //   u_a = H_a^T v + w_a;  solve the 3 x 3 problem of W_aa = H_a^T B_a exactly for the reaction
@@ -72,7 +72,7 @@ class VelocityGaussSeidel {
     // Once a solve, on problems of at most kMaxStickContacts contacts, at the first point that
     // is not a solution and looks like an island at rest (the warm start, else a check between
     // sweeps; MayStickIsland): the least-norm impulses that make every contact stick
-    // (r = -W^+ q, dense), taken if they solve the problem. Default true.
+    // (r = -W^+ q; top of this file), taken if they solve the problem. Default true.
     bool stick_islands = true;
     bool IsValid(std::string* why) const;
   };

@@ -357,7 +357,7 @@ std::deque<SolverEntry> LibraryRows() {
        kLocalAndGlobalFriction, kLocalAndGlobalFriction, false,
        ConeProximal(Function::FischerBurmeister)},
       {"nsgs-velocity",
-       "block Gauss-Seidel over contacts keeping the velocities, W never formed, a face's "
+       "block Gauss-Seidel over contacts keeping the velocities, a face's "
        "sticking corners solved as one block, a resting island at once; global form only "
        "(velocity_gauss_seidel.h)",
        kGlobal, kGlobal, false, VelocityGaussSeidel::Options()},
