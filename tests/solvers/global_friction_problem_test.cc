@@ -449,9 +449,10 @@ TEST_CASE("nsgs-velocity: stick_islands, the least-norm sticking impulses where 
   // Two boxes, 20 seeds: held, every contact sticks and the least-norm impulses that make it so
   // solve the problem at the first point where every contact presses: after the first or
   // second sweep from zero (the sweeps alone pass the normal impulses between the boxes one
-  // sweep at a time), before any sweep from a warm start that presses. Where they leave a cone or
-  // the push makes the top box slide, the attempt is undone: the sweeps, bit for bit those without
-  // it.
+  // sweep at a time), before any sweep from a warm start that presses. Half-pushed, some are
+  // solved so once the sweeps have stopped sliding their contacts (after how many sweeps
+  // depends on the build's rounding: 2 to 12 here). Where the impulses leave a cone or the push
+  // makes the top box slide, the attempt is undone: the sweeps, bit for bit those without it.
   int held_by_sticking = 0;
   ForEachBoxColumn(2, [&](const GlobalFrictionContactProblem& problem,
                           const FrictionContactProblem& local, double push) {
@@ -466,8 +467,10 @@ TEST_CASE("nsgs-velocity: stick_islands, the least-norm sticking impulses where 
     CHECK(FclibError(local, stuck) <= 1e-10);
     if (with.iterations < without.iterations) {
       CHECK(with.sticking == problem.num_contacts());
-      CHECK(with.iterations <= 2);
-      held_by_sticking += push == 0.0;
+      if (push == 0.0) {
+        CHECK(with.iterations <= 2);
+        ++held_by_sticking;
+      }
       // The impulses of least norm, -W^+ q (through the bodies: each box held in every direction).
       const Eigen::MatrixXd W(local.W_columns());
       const Eigen::VectorXd least_norm = -W.completeOrthogonalDecomposition().solve(local.q());
