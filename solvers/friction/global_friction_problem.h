@@ -88,6 +88,8 @@ class GlobalFrictionContactProblem {
   const Eigen::VectorXd& mu() const { return mu_; }
   // ||q|| of the local form, q = H^T M^-1 f + w: the FCLib error's normalization.
   double local_q_norm() const { return local_q_norm_; }
+  // q = H^T M^-1 f + w, the local form's (after Finalize()).
+  const Eigen::VectorXd& local_q() const { return q_; }
   // M^-1 f: the velocities without reactions (after Finalize()).
   const Eigen::VectorXd& free_velocity() const { return free_velocity_; }
 

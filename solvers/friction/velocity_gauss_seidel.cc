@@ -452,8 +452,8 @@ void VelocityGaussSeidel::Sweep(const GlobalFrictionContactProblem& problem, int
 // 6-column block per body, K = M^-1) and A of full column rank (every body held in all six
 // directions by its contacts, as a box face's corners hold it), W^+ = A G^-1 K^-1 G^-1 A^T with
 // G = A^T A: two Cholesky solves of the bodies' size (6 a body) instead of a decomposition of
-// the contacts' (3 a contact, 12 a face). q = A v_free + w from the free velocities. False
-// where G is singular or nearly so (a box on an edge), for the dense path.
+// the contacts' (3 a contact, 12 a face). False where G is singular or nearly so (a box on an
+// edge), for the dense path.
 bool VelocityGaussSeidel::StickImpulsesByBodies(const GlobalFrictionContactProblem& problem) {
   using Vector6 = Eigen::Matrix<double, 6, 1>;
   constexpr double kMinReciprocalCondition = 1e-10;
@@ -462,19 +462,12 @@ bool VelocityGaussSeidel::StickImpulsesByBodies(const GlobalFrictionContactProbl
   for (int k = 0; k < problem.num_blocks(); ++k) {
     if (problem.block_size(k) != 6) return false;  // a block without contacts, of another size
   }
-  const Eigen::VectorXd& free = problem.free_velocity();
-  const Eigen::VectorXd& w = problem.w();
+  const Eigen::VectorXd& q_all = problem.local_q();
   stick_G_.setZero(m, m);
   stick_y_.setZero(m);
   for (int a = 0; a < nc; ++a) {
     const double* record = records_.data() + static_cast<size_t>(kRecord) * a;
-    Eigen::Vector3d q = w.segment<3>(3 * a);
-    for (int k = 0; k < 2; ++k) {
-      if (slots_[2 * a + k] >= 0) {
-        q.noalias() += Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record + 18 * k).transpose() *
-                       free.segment<6>(slots_[2 * a + k]);
-      }
-    }
+    const Eigen::Vector3d q = q_all.segment<3>(3 * a);
     for (int k = 0; k < 2; ++k) {
       const int sk = slots_[2 * a + k];
       if (sk < 0) continue;
@@ -518,8 +511,7 @@ bool VelocityGaussSeidel::StickImpulsesByBodies(const GlobalFrictionContactProbl
 
 // The same from W formed from the records, W_ab = sum over the blocks both contacts touch of
 // H_a^T B_b, by a complete orthogonal decomposition.
-void VelocityGaussSeidel::StickImpulsesDense(const GlobalFrictionContactProblem& problem,
-                                             const Eigen::VectorXd& r) {
+void VelocityGaussSeidel::StickImpulsesDense(const GlobalFrictionContactProblem& problem) {
   const int nc = problem.num_contacts();
   const int n = 3 * nc;
   stick_W_.setZero(n, n);
@@ -537,10 +529,8 @@ void VelocityGaussSeidel::StickImpulsesDense(const GlobalFrictionContactProblem&
       }
     }
   }
-  stick_q_ = u_;
-  stick_q_.noalias() -= stick_W_ * r;
   stick_decomposition_.compute(stick_W_);
-  stick_r_ = -stick_decomposition_.solve(stick_q_);
+  stick_r_ = -stick_decomposition_.solve(problem.local_q());
 }
 
 bool VelocityGaussSeidel::StickIsland(const GlobalFrictionContactProblem& problem,
@@ -549,7 +539,7 @@ bool VelocityGaussSeidel::StickIsland(const GlobalFrictionContactProblem& proble
   for (int a = 0; a < nc; ++a) {
     if (!ready_[a]) MakeReady(problem, a);
   }
-  if (!StickImpulsesByBodies(problem)) StickImpulsesDense(problem, *r);
+  if (!StickImpulsesByBodies(problem)) StickImpulsesDense(problem);
   if (!stick_r_.allFinite()) return false;
   // Kept, not recomputed from *r: the sweeps' v_ carries their rounding, and a failed attempt
   // leaves them bit for bit as they were.

@@ -99,9 +99,9 @@ class VelocityGaussSeidel {
   bool StickIsland(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r,
                    FrictionErrors* errors);
   // StickIsland's impulses into stick_r_: through the bodies where they are held in every
-  // direction (false otherwise), else densely from W and the point r.
+  // direction (false otherwise), else densely from W.
   bool StickImpulsesByBodies(const GlobalFrictionContactProblem& problem);
-  void StickImpulsesDense(const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r);
+  void StickImpulsesDense(const GlobalFrictionContactProblem& problem);
   // StickIsland where Options::stick_islands asks for it, *stick_tried is false (then true) and
   // the point *r (the start, else after a sweep) looks like an island at rest.
   bool MayStickIsland(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r,
@@ -155,7 +155,7 @@ class VelocityGaussSeidel {
   std::vector<double> records_;
   Eigen::MatrixXd stick_W_;  // StickIsland's W, its decomposition and vectors (kept storage)
   Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> stick_decomposition_;
-  Eigen::VectorXd stick_q_, stick_r_, stick_v_, stick_u_;
+  Eigen::VectorXd stick_r_, stick_v_, stick_u_;
   Eigen::MatrixXd stick_G_;  // StickImpulsesByBodies' A^T A, its factorization and vector
   Eigen::LLT<Eigen::MatrixXd> stick_cholesky_;
   Eigen::VectorXd stick_y_;
