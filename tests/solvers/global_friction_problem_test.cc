@@ -12,58 +12,14 @@
 #include "solvers/friction/nonsmooth_gauss_seidel.h"
 #include "solvers/friction/velocity_gauss_seidel.h"
 #include "solvers/registry/solver_registry.h"
+#include "tests/solvers/friction_scenes.h"
 
 namespace ncpkit {
 namespace {
-
-// `bodies` rigid bodies (random SPD 6 x 6 mass blocks) and `nc` contacts, each between two
-// bodies (one of them a fixed one, not in M, in a third of the contacts), random H pieces, f
-// pushing the bodies together, w random.
-struct RandomScene {
-  Eigen::SparseMatrix<double> M, H;
-  Eigen::VectorXd f, w, mu;
-};
-
-RandomScene MakeScene(int nc, int bodies, double mu, unsigned seed, int block = 6) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<double> normal;
-  std::uniform_int_distribution<int> body(0, bodies - 1);
-  const int n = block * bodies;
-  Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n, n);
-  for (int k = 0; k < bodies; ++k) {
-    Eigen::MatrixXd A(block, block);
-    for (int i = 0; i < block; ++i)
-      for (int j = 0; j < block; ++j) A(i, j) = normal(rng);
-    M.block(block * k, block * k, block, block) =
-        A * A.transpose() + block * Eigen::MatrixXd::Identity(block, block);
-  }
-  Eigen::MatrixXd H = Eigen::MatrixXd::Zero(n, 3 * nc);
-  for (int a = 0; a < nc; ++a) {
-    const int b1 = body(rng), b2 = (b1 + 1 + body(rng) % (bodies - 1)) % bodies;
-    for (int j = 0; j < 3; ++j)
-      for (int i = 0; i < block; ++i) {
-        H(block * b1 + i, 3 * a + j) = normal(rng);
-        if (a % 3 != 0) H(block * b2 + i, 3 * a + j) = -normal(rng);
-      }
-  }
-  RandomScene scene;
-  scene.M = M.sparseView();
-  scene.H = H.sparseView();
-  scene.f = Eigen::VectorXd(n);
-  for (int i = 0; i < n; ++i) scene.f[i] = normal(rng);
-  scene.w = Eigen::VectorXd(3 * nc);
-  for (int a = 0; a < nc; ++a) {
-    scene.w[3 * a] = normal(rng) - 1.0;
-    scene.w[3 * a + 1] = normal(rng);
-    scene.w[3 * a + 2] = normal(rng);
-  }
-  scene.mu = Eigen::VectorXd::Constant(nc, mu);
-  return scene;
-}
-
-GlobalFrictionContactProblem Make(const RandomScene& s) {
-  return GlobalFrictionContactProblem(s.M, s.H, s.f, s.w, s.mu);
-}
+using test::BoxColumn;
+using test::Make;
+using test::MakeScene;
+using test::RandomScene;
 
 TEST_CASE(
     "global frictional contact problem: the local form is W = H^T M^-1 H, q = H^T M^-1 f + w") {
@@ -305,73 +261,6 @@ TEST_CASE("nsgs-velocity: warm starts, budgets, non-finite starts, and local pro
   empty.AddBlock(Eigen::MatrixXd::Identity(6, 6), Eigen::VectorXd::Ones(6));
   empty.Finalize();
   CHECK(solver->Solve(empty, &x).IsSolved());
-}
-
-// One box, or two one on the other, of random sizes, masses and yaws on a fixed ground,
-// h = 0.01 s: the bottom box's four corners on the ground and the top box's four corners on the
-// bottom box (highest first, as the explicit stepper orders them), with gravity and a
-// horizontal push on the top box, `push` times what friction can hold.
-GlobalFrictionContactProblem BoxColumn(int count, unsigned seed, double push) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  const double h = 0.01, g = 9.81, mu = 0.5;
-  struct Box {
-    Eigen::Vector3d center, half;
-    Eigen::Matrix3d rotation;
-    double mass;
-  };
-  Box boxes[2];
-  double base = 0.0;
-  for (int k = 0; k < count; ++k) {
-    Box& box = boxes[k];
-    box.half = Eigen::Vector3d(0.2 + 0.3 * uniform(rng), 0.2 + 0.3 * uniform(rng),
-                               0.1 + 0.3 * uniform(rng));
-    if (k == 1) box.half.head<2>() *= 0.5;  // on the bottom box's top face
-    box.mass = 0.5 + 3.0 * uniform(rng);
-    box.rotation =
-        Eigen::AngleAxisd(0.8 * (uniform(rng) - 0.5), Eigen::Vector3d::UnitZ()).toRotationMatrix();
-    box.center = Eigen::Vector3d(0.05 * (uniform(rng) - 0.5), 0.05 * (uniform(rng) - 0.5),
-                                 base + box.half.z());
-    base += 2.0 * box.half.z();
-  }
-  GlobalFrictionContactProblem problem;
-  for (int k = 0; k < count; ++k) {
-    const Box& box = boxes[k];
-    const Eigen::Vector3d d = box.half.cwiseAbs2();
-    const Eigen::Vector3d inertia =
-        box.mass / 3.0 * Eigen::Vector3d(d.y() + d.z(), d.x() + d.z(), d.x() + d.y());
-    Eigen::Matrix<double, 6, 6> M = Eigen::Matrix<double, 6, 6>::Zero();
-    M.topLeftCorner<3, 3>() = box.mass * Eigen::Matrix3d::Identity();
-    M.bottomRightCorner<3, 3>() = box.rotation * inertia.asDiagonal() * box.rotation.transpose();
-    Eigen::Matrix<double, 6, 1> f = Eigen::Matrix<double, 6, 1>::Zero();
-    f.z() = -box.mass * g * h;
-    if (k == count - 1) f.x() = push * mu * box.mass * g * h;
-    problem.AddBlock(M, f);
-  }
-  // Rows of a contact at p with normal +z on body k (sign +1 above the contact, -1 below).
-  const auto rows = [&](int k, const Eigen::Vector3d& p, double sign) {
-    Eigen::Matrix<double, 6, 3> H;
-    const Eigen::Vector3d frame[3] = {Eigen::Vector3d::UnitZ(), Eigen::Vector3d::UnitX(),
-                                      Eigen::Vector3d::UnitY()};
-    for (int j = 0; j < 3; ++j) {
-      H.col(j) << sign * frame[j], sign * (p - boxes[k].center).cross(frame[j]);
-    }
-    return H;
-  };
-  const double corners[4][2] = {{-1, -1}, {1, -1}, {1, 1}, {-1, 1}};
-  for (int k = count - 1; k >= 0; --k) {
-    for (const auto& c : corners) {
-      const Eigen::Vector3d p =
-          boxes[k].center + boxes[k].rotation * Eigen::Vector3d(c[0] * boxes[k].half.x(),
-                                                                c[1] * boxes[k].half.y(),
-                                                                -boxes[k].half.z());
-      problem.AddContact(mu, Eigen::Vector3d::Zero());
-      if (k == 1) problem.AddContactBlock(0, rows(0, p, -1.0));
-      problem.AddContactBlock(k, rows(k, p, 1.0));
-    }
-  }
-  problem.Finalize();
-  return problem;
 }
 
 // Calls check(problem, its local form, push) on BoxColumn(count, seed, push) for seeds 1-20 and
