@@ -40,12 +40,16 @@ def solvers():
 
 def solver_names(kind="linear"):
     """Names of the solvers that take ``kind``: "linear" (LCP / box MLCP), "mixed" (MCP),
-    "friction" (3D frictional contact) or "global_friction" (its global form, as the explicit
-    stepper poses it)."""
-    if kind not in ("linear", "mixed", "friction", "global_friction"):
-        raise InputError("kind must be 'linear', 'mixed', 'friction' or 'global_friction', not %r"
-                         % (kind,))
-    return [s["name"] for s in _registry() if s[kind]]
+    "friction" (3D frictional contact with Coulomb cones), "global_friction" (its global form, as
+    the explicit stepper poses it) or "convex" (the convex contact model of a frictional contact
+    problem, convex_newton.h: solve_friction takes them by name; their residual is that
+    model's)."""
+    if kind not in ("linear", "mixed", "friction", "global_friction", "convex"):
+        raise InputError("kind must be 'linear', 'mixed', 'friction', 'global_friction' or "
+                         "'convex', not %r" % (kind,))
+    if kind == "convex":
+        return [s["name"] for s in _registry() if s["convex_model"]]
+    return [s["name"] for s in _registry() if s[kind] and not s["convex_model"]]
 
 
 def _vector(name, value, n=None, required=False):

@@ -377,13 +377,15 @@ PYBIND11_MODULE(_ncpkit, m) {
           d["mixed"] = e.Takes(ProblemKind::Mixed);
           d["friction"] = e.Takes(ProblemKind::Friction);
           d["global_friction"] = e.Takes(ProblemKind::GlobalFriction);
+          d["convex_model"] = e.convex_model;
           d["kinds"] = KindNames(e.kinds);
           rows.append(d);
         }
         return rows;
       },
       "The solver registry: one dict per solver (name, description, linear, mixed, friction, "
-      "global_friction: the problem kinds it takes; kinds: their names).");
+      "global_friction: the problem kinds it takes; convex_model: it solves the convex contact "
+      "model of frictional contact problems, not their Coulomb cones; kinds: their names).");
   m.def("_solve_friction_sparse", &SolveFriction<Eigen::SparseMatrix<double>>, py::arg("W"),
         py::arg("q"), py::arg("mu"), py::arg("solver"), py::arg("start"));
   m.def("_solve_friction_dense", &SolveFriction<Eigen::MatrixXd>, py::arg("W"), py::arg("q"),

@@ -46,6 +46,18 @@ def test_the_friction_solvers_are_in_the_registry():
     assert {"nsgs", "nsgs-shuffled", "fc-newton", "fc-newton-fb", "fc-proximal", "fc-proximal-fb",
             "auto"} == set(names)
     assert "lemke" not in names
+    assert ncpkit.solver_names("convex") == ["convex-newton"]
+
+
+def test_the_convex_model_from_numpy():
+    # Its own model, not Coulomb's: solved to its tolerance, and the Coulomb error of its
+    # impulses is that of a different problem (larger here, where contacts slide).
+    W, q, mu = contact_problem(8, 1)
+    r, summary = ncpkit.solve_friction(W, q, mu, solver="convex-newton", tolerance=1e-10)
+    assert summary.solved, summary.message
+    assert summary.solver == "convex-newton"
+    assert summary.natural_residual <= 1e-10
+    assert fclib_error(W, q, mu, r) > 1e-6
 
 
 @pytest.mark.parametrize("solver", ncpkit.solver_names("friction"))

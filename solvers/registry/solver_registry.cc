@@ -81,6 +81,13 @@ void ApplySolverOptions(const SolverOptions& s, VelocityGaussSeidel::Options* o)
   o->time_limit_seconds = s.time_limit_seconds;
 }
 
+void ApplySolverOptions(const SolverOptions& s, ConvexNewton::Options* o) {
+  o->tolerance = s.tolerance;
+  if (s.max_iterations > 0) o->max_iterations = s.max_iterations;
+  o->warm_start = s.warm_start;
+  o->time_limit_seconds = s.time_limit_seconds;
+}
+
 // The summary type Solver::Solve returns for Problem, or void when it takes no such problem.
 template <class Solver, class Problem, class = void>
 struct SummaryOf {
@@ -361,6 +368,10 @@ std::deque<SolverEntry> LibraryRows() {
        "sticking corners solved as one block, a resting island at once; global form only "
        "(velocity_gauss_seidel.h)",
        kGlobal, kGlobal, false, VelocityGaussSeidel::Options()},
+      {"convex-newton",
+       "the convex contact model (relaxed cone with a compliance) by primal Newton with an exact "
+       "line search and a sparse Cholesky; its error is that model's (convex_newton.h)",
+       kLocalAndGlobalFriction, 0, false, ConvexNewton::Options(), /*convex_model=*/true},
   };
 }
 
@@ -446,10 +457,10 @@ std::string SolverTableMarkdown() {
   return table;
 }
 
-std::vector<std::string> SolverNames(ProblemKind kind) {
+std::vector<std::string> SolverNames(ProblemKind kind, bool convex_model) {
   std::vector<std::string> names;
   for (const SolverEntry& entry : SolverRegistry()) {
-    if (entry.Takes(kind)) names.push_back(entry.name);
+    if (entry.Takes(kind) && entry.convex_model == convex_model) names.push_back(entry.name);
   }
   return names;
 }

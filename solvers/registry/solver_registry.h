@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "solvers/base/status.h"
+#include "solvers/friction/convex_newton.h"
 #include "solvers/friction/friction_auto.h"
 #include "solvers/friction/friction_newton.h"
 #include "solvers/friction/friction_problem.h"
@@ -157,7 +158,7 @@ struct SolverClasses {
 using RegisteredSolverClasses =
     SolverClasses<LemkeSolver, ProjectedGaussSeidel, FischerBurmeisterNewton, JosephyNewton,
                   AutoSolvers, NonsmoothGaussSeidel, FrictionNewton, FrictionProximalPoint,
-                  VelocityGaussSeidel>;
+                  VelocityGaussSeidel, ConvexNewton>;
 // What a registry row runs: the Options of one solver class, holding that class's defaults and
 // the settings that make the row what its name says (fb-newton-dense: always dense LU;
 // fc-proximal-fb: proximal steps solved on the Fischer-Burmeister function). CreateSolver puts
@@ -175,6 +176,10 @@ struct SolverEntry {
   // Needs M_ii > 0 on every row (PGS): problems with free rows of zero diagonal are not its.
   bool needs_positive_diagonal = false;
   SolverConfiguration configuration;
+  // Solves the convex contact model of the frictional contact problems it takes
+  // (convex_newton.h), not their Coulomb cones: its error is that model's. Such a row is for
+  // the explicit stepper's convex model; the cone model and `auto` do not take it.
+  bool convex_model = false;
   bool Takes(ProblemKind kind) const { return (kinds & KindBit(kind)) != 0; }
   bool Compared(ProblemKind kind) const { return (compared & KindBit(kind)) != 0; }
 };
@@ -199,8 +204,10 @@ std::string KindNames(ProblemKinds kinds);
 // The registry as a Markdown table (name, kinds, description): docs/solvers.md and
 // `ncpkit solvers` print it.
 std::string SolverTableMarkdown();
-// The names that take `kind`, in table order.
-std::vector<std::string> SolverNames(ProblemKind kind);
+// The names that take `kind`, in table order: those that solve its problems, or with
+// convex_model those that solve the convex contact model of its frictional contact problems
+// (SolverEntry::convex_model; IsSolverName and CreateSolver take both).
+std::vector<std::string> SolverNames(ProblemKind kind, bool convex_model = false);
 bool IsSolverName(const std::string& name, ProblemKind kind);
 // "a, b, c" of SolverNames(kind), for messages and usage texts.
 std::string SolverNameList(ProblemKind kind);
