@@ -84,8 +84,9 @@ Scene LoadExplicitScene(const std::string& file) {
 
 // Whoever steps the scene: the explicit stepper with a variant, or a peer engine.
 // `who`: a peer's name, or an ncpkit variant with an optional "@N": at most N sweeps or
-// iterations a step (SolverOptions::max_iterations), the fixed budget engines step with; then an
-// optional ",threads=T": the step on T threads (the trajectory is the same for any T).
+// iterations a step (SolverOptions::max_iterations), the fixed budget engines step with; then
+// optional ",threads=T" (the step on T threads; the trajectory is the same for any T) and
+// ",tolerance=E" (the solver's tolerance instead of the scene's), in that order.
 class Runner {
  public:
   Runner(const Scene& scene, const std::string& who) : scene_(scene) {
@@ -93,16 +94,19 @@ class Runner {
       if (engine.name == who) peer_ = engine.make(scene_);
     }
     if (peer_ == nullptr) {
-      const std::string threads_key = ",threads=";
-      const size_t comma = who.find(threads_key);
+      const size_t comma = who.find(',');
       const std::string variant = who.substr(0, comma);
       const size_t at = variant.find('@');
       scene_.ApplyVariant(variant.substr(0, at));
       if (at != std::string::npos) {
         scene_.options<ExplicitStepperOptions>().max_iterations = std::stoi(variant.substr(at + 1));
       }
-      if (comma != std::string::npos) {
-        scene_.mutable_settings().threads = std::stoi(who.substr(comma + threads_key.size()));
+      const std::string threads_key = ",threads=", tolerance_key = ",tolerance=";
+      if (const size_t t = who.find(threads_key); t != std::string::npos) {
+        scene_.mutable_settings().threads = std::stoi(who.substr(t + threads_key.size()));
+      }
+      if (const size_t t = who.find(tolerance_key); t != std::string::npos) {
+        scene_.mutable_settings().tolerance = std::stod(who.substr(t + tolerance_key.size()));
       }
       runner_ = std::make_unique<SceneRunner>(scene_);
     }
@@ -261,12 +265,13 @@ int RegisterEngineBenchmarks() {
        {"cone/nsgs-velocity", "cone/nsgs", "cone/auto", "pyramid/lemke", "relaxed/lemke"}},
       {"engine/stack50.json",
        {"cone/nsgs-velocity", "cone/nsgs-velocity@10", "cone/nsgs-velocity@20", "cone/nsgs",
-        "cone/fc-newton-fb"}},
+        "cone/fc-newton-fb", "convex/convex-newton,tolerance=1e-8"}},
       {"engine/pile200.json",
        {"cone/nsgs-velocity@5", "cone/nsgs-velocity@5,threads=2", "cone/nsgs-velocity@10",
-        "cone/nsgs-velocity@20"}},
+        "cone/nsgs-velocity@20", "convex/convex-newton,tolerance=1e-8"}},
       {"engine/wall100.json",
-       {"cone/nsgs-velocity", "cone/nsgs-velocity@20", "cone/nsgs-velocity@20,threads=2"}},
+       {"cone/nsgs-velocity", "cone/nsgs-velocity@20", "cone/nsgs-velocity@20,threads=2",
+        "convex/convex-newton,tolerance=1e-8"}},
   };
   for (const Entry& entry : entries) {
     std::vector<std::string> who = entry.variants;

@@ -35,7 +35,43 @@ constexpr internal::EnumName<ExplicitModel> kExplicitModelNames[] = {
     {ExplicitModel::Cone, "cone"},
     {ExplicitModel::Pyramid, "pyramid"},
     {ExplicitModel::Relaxed, "relaxed"},
+    {ExplicitModel::Convex, "convex"},
     {ExplicitModel::Soft, "soft"}};
+
+ProblemKind ModelProblemKind(ExplicitModel model) {
+  return model == ExplicitModel::Cone || model == ExplicitModel::Convex
+             ? ProblemKind::GlobalFriction
+             : ProblemKind::Linear;
+}
+
+// Whether the registry row `solver` solves the model's problem: the cone's Coulomb solvers are
+// not the convex model's, and the other way round.
+bool ModelTakesSolver(ExplicitModel model, const std::string& solver) {
+  if (!IsSolverName(solver, ModelProblemKind(model))) return false;
+  if (model != ExplicitModel::Cone && model != ExplicitModel::Convex) return true;
+  return FindSolver(solver)->convex_model == (model == ExplicitModel::Convex);
+}
+
+// The names a model takes, "a, b, c".
+std::string ModelSolverList(ExplicitModel model) {
+  std::string list;
+  for (const std::string& name :
+       SolverNames(ModelProblemKind(model), model == ExplicitModel::Convex)) {
+    list += (list.empty() ? "" : ", ") + name;
+  }
+  return list;
+}
+
+constexpr char kConvexDefaultSolver[] = "convex-newton";
+
+// The explicit variants, for messages and usage texts.
+std::string ExplicitVariantGrammar() {
+  return "cone/<solver>[-cold] with one of " + ModelSolverList(ExplicitModel::Cone) +
+         ", convex/<solver> with one of " + ModelSolverList(ExplicitModel::Convex) +
+         ", pyramid/<solver> or relaxed/<solver> with one of " +
+         SolverNameList(ProblemKind::Linear) + ", or soft";
+}
+
 }  // namespace
 
 const char* ToString(ExplicitModel model) { return internal::NameIn(kExplicitModelNames, model); }
@@ -82,6 +118,16 @@ ExplicitStepper::ExplicitStepper(std::vector<Body> bodies, const ContactLawTable
                                  const ExplicitStepperOptions& options)
     : bodies_(std::move(bodies)), options_(options) {
   RequireValidOptions(options_, "explicit stepper");
+  if (options_.model == ExplicitModel::Convex && options_.solver == "auto") {
+    options_.solver = kConvexDefaultSolver;
+  }
+  if (options_.model != ExplicitModel::Soft &&
+      IsSolverName(options_.solver, ProblemKind::GlobalFriction) &&
+      !ModelTakesSolver(options_.model, options_.solver)) {
+    throw InputError("explicit stepper: the " + std::string(ToString(options_.model)) +
+                     " model does not take " + options_.solver + " (it takes " +
+                     ModelSolverList(options_.model) + ")");
+  }
   std::string why;
   if (!laws.IsValid(&why)) throw InputError("explicit stepper: " + why);
   ValidateBodies(bodies_, /*dynamic=*/true);
@@ -627,10 +673,6 @@ const StepRecord& ExplicitStepper::Step(const std::vector<Vector6d>& applied_imp
 
 namespace {
 
-ProblemKind ModelProblemKind(ExplicitModel model) {
-  return model == ExplicitModel::Cone ? ProblemKind::GlobalFriction : ProblemKind::Linear;
-}
-
 std::string ReadExplicitVariant(const std::string& variant, ExplicitStepperOptions* options) {
   if (variant == "soft") {
     options->model = ExplicitModel::Soft;
@@ -641,12 +683,9 @@ std::string ReadExplicitVariant(const std::string& variant, ExplicitStepperOptio
   ExplicitModel model = ExplicitModel::Cone;
   const bool known = SplitSolverVariant(variant, &parsed, &why) &&
                      ParseExplicitModel(parsed.model, &model) && model != ExplicitModel::Soft;
-  if (!known || !IsSolverName(parsed.solver, ModelProblemKind(model))) {
-    return "unknown explicit variant '" + variant +
-           "' (expected cone/<solver>[-cold] with one of " +
-           SolverNameList(ProblemKind::GlobalFriction) +
-           ", pyramid/<solver> or relaxed/<solver> with one of " +
-           SolverNameList(ProblemKind::Linear) + ", or soft; e.g. cone/nsgs)";
+  if (!known || !ModelTakesSolver(model, parsed.solver)) {
+    return "unknown explicit variant '" + variant + "' (expected " + ExplicitVariantGrammar() +
+           "; e.g. cone/nsgs)";
   }
   if (model == ExplicitModel::Pyramid && FindSolver(parsed.solver)->needs_positive_diagonal) {
     return "explicit variant '" + variant + "': " + parsed.solver +
@@ -667,17 +706,22 @@ void ReadModelAndSolver(const internal::Reader& in, const internal::Json& object
     const std::string model = in.String(object.at("model"), prefix + "model");
     if (!ParseExplicitModel(model, &options->model)) {
       in.Fail(prefix + "model",
-              "must be \"cone\", \"pyramid\", \"relaxed\" or \"soft\", not \"" + model + "\"");
+              "must be \"cone\", \"pyramid\", \"relaxed\", \"convex\" or "
+              "\"soft\", not \"" +
+                  model + "\"");
     }
   }
-  if (!object.contains("solver")) return;
-  const ProblemKind kind = ModelProblemKind(options->model);
-  if (!IsSolverName(options->solver, kind)) {
-    in.Fail(prefix + "solver",
-            "unknown solver '" + options->solver + "' for the " + ToString(options->model) +
-                " model (expected a " +
-                (kind == ProblemKind::GlobalFriction ? "frictional contact" : "linear") +
-                " solver: " + SolverNameList(kind) + ")");
+  if (!object.contains("solver")) {
+    if (options->model == ExplicitModel::Convex) options->solver = kConvexDefaultSolver;
+    return;
+  }
+  if (!ModelTakesSolver(options->model, options->solver)) {
+    const char* kind = options->model == ExplicitModel::Cone     ? "frictional contact"
+                       : options->model == ExplicitModel::Convex ? "convex-model"
+                                                                 : "linear";
+    in.Fail(prefix + "solver", "unknown solver '" + options->solver + "' for the " +
+                                   ToString(options->model) + " model (expected a " + kind +
+                                   " solver: " + ModelSolverList(options->model) + ")");
   }
 }
 
@@ -728,17 +772,14 @@ class ExplicitConfig final : public StepperConfigOf<ExplicitStepperOptions> {
   std::string SetVariant(const std::string& variant) override {
     return ReadExplicitVariant(variant, &options);
   }
-  std::string VariantGrammar() const override {
-    return "cone/<solver>[-cold] with one of " + SolverNameList(ProblemKind::GlobalFriction) +
-           ", pyramid/<solver> or relaxed/<solver> with one of " +
-           SolverNameList(ProblemKind::Linear) + ", or soft";
-  }
+  std::string VariantGrammar() const override { return ExplicitVariantGrammar(); }
   // The pyramid's gamma rows have a zero diagonal; the relaxed cone's LCP takes every solver.
   std::vector<std::string> DefaultVariants() const override {
     std::vector<std::string> variants;
     internal::AppendComparedVariants("cone/", ProblemKind::GlobalFriction, false, &variants);
     internal::AppendComparedVariants("pyramid/", ProblemKind::Linear, true, &variants);
     internal::AppendComparedVariants("relaxed/", ProblemKind::Linear, false, &variants);
+    variants.push_back(std::string("convex/") + kConvexDefaultSolver);
     return variants;
   }
   std::unique_ptr<Stepper> MakeStepper(const std::vector<Body>& bodies, const ContactLawTable& laws,

@@ -1,6 +1,6 @@
 // The explicit velocity-level time-stepper (Stewart & Trinkle; Anitescu & Potra): contact points,
 // normals and gaps from the explicit distances at the start of the step, then one
-// complementarity problem in the step's contact impulses, in one of three friction models, or
+// complementarity problem in the step's contact impulses, in one of four friction models, or
 // no problem at all with soft contact (the contact modelling notes):
 //
 //   cone     Coulomb cones: a frictional contact problem in FCLib's global form, for every
@@ -10,6 +10,9 @@
 //   relaxed  Anitescu's relaxed cone: an LCP in the pyramid's edge impulses with a symmetric
 //            positive semidefinite matrix, for Lemke, PGS and the Newton methods
 //            (integrators/explicit/relaxed.h).
+//   convex   the convex contact model: the cone's global problem with Anitescu's relaxed cone and
+//            a compliance, a strictly convex problem, for convex-newton
+//            (solvers/friction/convex_newton.h; posed as the cone's, integrators/explicit/cone.h).
 //   soft     the contact modelling notes' spring-damper contact, no problem
 //            (integrators/explicit/soft.h).
 //
@@ -45,14 +48,16 @@ struct ExplicitStepContext;
 class WorkerPool;
 }  // namespace internal
 
-enum class ExplicitModel { Cone, Pyramid, Relaxed, Soft };
-// "cone", "pyramid", "relaxed", "soft".
+enum class ExplicitModel { Cone, Pyramid, Relaxed, Convex, Soft };
+// "cone", "pyramid", "relaxed", "convex", "soft".
 const char* ToString(ExplicitModel model);
 bool ParseExplicitModel(const std::string& name, ExplicitModel* model);
 
 // The shared settings (StepperSettings): solver a registry name taking the model's problem,
-// ProblemKind::GlobalFriction for cone, Linear for pyramid and relaxed (unused by soft), default
-// "auto"; tolerance the FCLib error for cone, the natural residual of the LCP otherwise;
+// ProblemKind::GlobalFriction for cone (a Coulomb solver) and convex (a convex-model solver,
+// SolverEntry::convex_model), Linear for pyramid and relaxed (unused by soft), default "auto"
+// (for convex: convex-newton); tolerance the FCLib error for cone, the convex model's error for
+// convex, the natural residual of the LCP otherwise;
 // max_iterations default 0, the solver's own; warm_start from the previous step's impulses,
 // matched by pair and contact point (within the margin).
 struct ExplicitStepperOptions : StepperSettings {

@@ -41,6 +41,7 @@ std::unique_ptr<ExplicitContactModel> MakeExplicitContactModel(
     const ExplicitStepperOptions& options) {
   switch (options.model) {
     case ExplicitModel::Cone:
+    case ExplicitModel::Convex:  // the cone's problem, for a convex-model solver
       return std::make_unique<ConeModel>(options);
     case ExplicitModel::Pyramid:
       return std::make_unique<PyramidModel>(options);

@@ -112,7 +112,8 @@ TEST_CASE("the default variants of each stepper: the solvers compared by default
   CHECK(DefaultVariants("explicit") ==
         Variants{"cone/nsgs", "cone/nsgs-shuffled", "cone/fc-newton", "cone/fc-newton-fb",
                  "cone/fc-proximal", "cone/fc-proximal-fb", "cone/nsgs-velocity", "pyramid/lemke",
-                 "pyramid/fb-newton", "relaxed/lemke", "relaxed/pgs", "relaxed/fb-newton"});
+                 "pyramid/fb-newton", "relaxed/lemke", "relaxed/pgs", "relaxed/fb-newton",
+                 "convex/convex-newton"});
   // dlc and qp have free rows of zero diagonal (no PGS).
   CHECK(DefaultVariants("quasistatic") ==
         Variants{"dqc/fb-newton", "dqc/fb-newton-dense", "dqc/penalized-fb", "dqc/minmap-newton",
