@@ -11,6 +11,7 @@
 #include "solvers/base/internal/message_buffer.h"
 #include "solvers/base/internal/seconds.h"
 #include "solvers/friction/internal/convex_contact.h"
+#include "solvers/linalg/block_cholesky.h"
 #include "solvers/linalg/sparse_cholesky.h"
 #include "solvers/linalg/sparse_lu.h"
 
@@ -22,7 +23,7 @@ struct ConvexNewtonWorkspace {
   Eigen::MatrixX2d compliance;
   Eigen::VectorXd u, gamma, du, u_of_r, best, best_u;
   std::vector<Eigen::Matrix3d> curvature;
-  std::vector<ConvexContactState> states;
+  std::vector<ConvexContactState> states, factored_states;
   std::vector<ConvexContactScales> scales;
   // The global form: velocities, direction, gradient and scratch (n each).
   Eigen::VectorXd v, dv, gradient, scratch;
@@ -33,6 +34,10 @@ struct ConvexNewtonWorkspace {
   std::vector<int> pair_offset;
   Eigen::SparseMatrix<double> hessian;
   SparseCholesky cholesky;
+  // Where every block is a rigid body's 6 x 6: the block factorization instead of CHOLMOD.
+  bool rigid_blocks = false, factorized = false;
+  BlockCholesky block_cholesky;
+  std::vector<std::pair<int, int>> block_pairs;
   Eigen::MatrixXd dense_hessian;
   Eigen::LLT<Eigen::MatrixXd> dense_cholesky;
   std::vector<double> piece_products;  // H_p G (b x 3) per piece of a contact
@@ -106,23 +111,37 @@ class GlobalForm {
   }
   // The Newton direction into dv, its contact velocities into du; a0 = dv^T (M v - f),
   // a1 = dv^T M dv. False if the Hessian could not be factorized.
-  bool Direction(const Eigen::VectorXd& gamma, Eigen::VectorXd* du, double* a0, double* a1) {
+  bool Direction(const Eigen::VectorXd& gamma, bool refactor, Eigen::VectorXd* du, double* a0,
+                 double* a1) {
     const int n = p_.num_dofs();
     MassTimes(w_.v, &w_.scratch);
     w_.scratch -= p_.f();  // M v - f
     w_.gradient = w_.scratch;
     AddImpulses(-1.0, gamma, &w_.gradient);
     if (n <= ConvexNewton::kDenseDofs) {
-      AssembleDense();
-      w_.dense_cholesky.compute(w_.dense_hessian);
+      if (refactor) {
+        AssembleDense();
+        w_.dense_cholesky.compute(w_.dense_hessian);
+      }
       if (w_.dense_cholesky.info() != Eigen::Success) return false;
       w_.dv = -w_.dense_cholesky.solve(w_.gradient);
     } else {
-      AssembleSparse();
-      w_.cholesky.compute(w_.hessian);
-      if (w_.cholesky.info() != Eigen::Success) return false;
+      if (refactor) {
+        AssembleSparse();
+        if (w_.rigid_blocks) {
+          w_.factorized = w_.block_cholesky.Factorize();
+        } else {
+          w_.cholesky.compute(w_.hessian);
+          w_.factorized = w_.cholesky.info() == Eigen::Success;
+        }
+      }
+      if (!w_.factorized) return false;
       w_.gradient = -w_.gradient;
-      w_.cholesky.solveInto(w_.gradient, &w_.dv);
+      if (w_.rigid_blocks) {
+        w_.block_cholesky.Solve(w_.gradient, &w_.dv);
+      } else {
+        w_.cholesky.solveInto(w_.gradient, &w_.dv);
+      }
     }
     if (!w_.dv.allFinite()) return false;
     *a0 = w_.dv.dot(w_.scratch);
@@ -141,7 +160,9 @@ class GlobalForm {
     return true;
   }
   void Move(double alpha) { w_.v += alpha * w_.dv; }
-  int symbolic_analyses() const { return w_.cholesky.symbolic_analyses(); }
+  int symbolic_analyses() const {
+    return w_.cholesky.symbolic_analyses() + w_.block_cholesky.analyses();
+  }
 
  private:
   void MassTimes(const Eigen::VectorXd& x, Eigen::VectorXd* out) const {
@@ -234,6 +255,14 @@ class GlobalForm {
     }
     std::sort(w_.pairs.begin(), w_.pairs.end());
     w_.pairs.erase(std::unique(w_.pairs.begin(), w_.pairs.end()), w_.pairs.end());
+    w_.rigid_blocks = p_.num_dofs() == BlockCholesky::kBlock * p_.num_blocks();
+    if (w_.rigid_blocks) {
+      w_.block_pairs.clear();
+      for (const auto& [j, i] : w_.pairs) w_.block_pairs.emplace_back(i, j);
+      std::sort(w_.block_pairs.begin(), w_.block_pairs.end());
+      w_.rigid_blocks = w_.block_cholesky.Analyze(p_.num_blocks(), w_.block_pairs);
+      if (w_.rigid_blocks) return;
+    }
     const int n = p_.num_dofs();
     Eigen::SparseMatrix<double>& A = w_.hessian;
     A.resize(n, n);
@@ -288,12 +317,31 @@ class GlobalForm {
       for (int s = 0; s < X.rows(); ++s) values[s] += X(s, t);
     }
   }
+  // X at block (i, j), i >= j, of the Hessian: into the block factorization's storage or
+  // CHOLMOD's matrix.
+  template <class Matrix>
+  void AddBlock(int i, int j, const Matrix& X) {
+    if (w_.rigid_blocks) {
+      if constexpr (Matrix::RowsAtCompileTime == BlockCholesky::kBlock &&
+                    Matrix::ColsAtCompileTime == BlockCholesky::kBlock) {
+        w_.block_cholesky.Add(i, j, X);
+      } else {
+        w_.block_cholesky.Add(i, j, BlockCholesky::Block(X));
+      }
+    } else {
+      AddToSparse(i, j, X);
+    }
+  }
   void AssembleSparse() {
-    Eigen::SparseMatrix<double>& A = w_.hessian;
-    std::fill(A.valuePtr(), A.valuePtr() + A.nonZeros(), 0.0);
+    if (w_.rigid_blocks) {
+      w_.block_cholesky.SetZero();
+    } else {
+      Eigen::SparseMatrix<double>& A = w_.hessian;
+      std::fill(A.valuePtr(), A.valuePtr() + A.nonZeros(), 0.0);
+    }
     for (int k = 0; k < p_.num_blocks(); ++k) {
       const int b = p_.block_size(k);
-      AddToSparse(k, k, Eigen::Map<const Eigen::MatrixXd>(p_.mass_data(k), b, b));
+      AddBlock(k, k, Eigen::Map<const Eigen::MatrixXd>(p_.mass_data(k), b, b));
     }
     for (int a = 0; a < num_contacts(); ++a) {
       if (w_.states[a] == ConvexContactState::Apart) continue;
@@ -301,7 +349,7 @@ class GlobalForm {
       for (int k = p_.piece_begin(a); k < p_.piece_begin(a + 1); ++k) {
         for (int l = p_.piece_begin(a); l < p_.piece_begin(a + 1); ++l) {
           const int bk = p_.piece_block(k), bl = p_.piece_block(l);
-          if (bk >= bl) PieceBlock(a, slot, k, l, [&](const auto& X) { AddToSparse(bk, bl, X); });
+          if (bk >= bl) PieceBlock(a, slot, k, l, [&](const auto& X) { AddBlock(bk, bl, X); });
         }
       }
     }
@@ -331,7 +379,23 @@ class LocalForm {
   }
   void Velocities(Eigen::VectorXd* u) const { p_.Velocity(w_.rho, u); }
   void VelocityOfImpulses(const Eigen::VectorXd& r, Eigen::VectorXd* u) const { p_.Velocity(r, u); }
-  bool Direction(const Eigen::VectorXd& gamma, Eigen::VectorXd* du, double* a0, double* a1) {
+  bool Direction(const Eigen::VectorXd& gamma, bool refactor, Eigen::VectorXd* du, double* a0,
+                 double* a1) {
+    if (refactor && !Factorize()) return false;
+    w_.drho = gamma - w_.rho;
+    w_.lu.solveInPlace(&w_.drho);
+    if (!w_.drho.allFinite()) return false;
+    *du = p_.W() * w_.drho;
+    *a0 = du->dot(w_.rho);
+    *a1 = du->dot(w_.drho);
+    return true;
+  }
+  void Move(double alpha) { w_.rho += alpha * w_.drho; }
+  int symbolic_analyses() const { return 0; }
+
+ private:
+  // I + G W into newton_matrix, and its LU.
+  bool Factorize() {
     Eigen::SparseMatrix<double>& A = w_.newton_matrix;
     std::fill(A.valuePtr(), A.valuePtr() + A.nonZeros(), 0.0);
     for (const int d : w_.diagonal_target) A.valuePtr()[d] = 1.0;
@@ -350,19 +414,8 @@ class LocalForm {
       if (w_.lu.info() != Eigen::Success) return false;
     }
     w_.lu.factorize(A);
-    if (w_.lu.info() != Eigen::Success) return false;
-    w_.drho = gamma - w_.rho;
-    w_.lu.solveInPlace(&w_.drho);
-    if (!w_.drho.allFinite()) return false;
-    *du = p_.W() * w_.drho;
-    *a0 = du->dot(w_.rho);
-    *a1 = du->dot(w_.drho);
-    return true;
+    return w_.lu.info() == Eigen::Success;
   }
-  void Move(double alpha) { w_.rho += alpha * w_.drho; }
-  int symbolic_analyses() const { return 0; }
-
- private:
   // I + G W on W's 3 x 3 block pattern with every diagonal block: each block column's block
   // rows in order, three rows each.
   void BuildPattern() {
@@ -512,6 +565,7 @@ void ConvexNewton::Run(Form* form, Eigen::VectorXd* r) {
   w.states.resize(nc);
   w.gamma.resize(3 * nc);
   double best_error = std::numeric_limits<double>::infinity();
+  double last_error = best_error;
   const char* stop = "";
   for (int iteration = 0;; ++iteration) {
     form->Velocities(&w.u);
@@ -547,12 +601,21 @@ void ConvexNewton::Run(Form* form, Eigen::VectorXd* r) {
       break;
     }
     double a0 = 0.0, a1 = 0.0;
-    if (!form->Direction(w.gamma, &w.du, &a0, &a1)) {
+    // The last factorization serves again where no contact changed its state since and the
+    // last step cut the error tenfold: the Hessian moved only with the sliding contacts'
+    // curvature, its direction still descends, and the exact line search keeps the descent.
+    const bool reuse =
+        s.factorizations > 0 && w.states == w.factored_states && error <= 0.1 * last_error;
+    if (!form->Direction(w.gamma, !reuse, &w.du, &a0, &a1)) {
       s.status = Status::NumericalFailure;
       stop = "the Newton matrix could not be factorized";
       break;
     }
-    ++s.factorizations;
+    if (!reuse) {
+      ++s.factorizations;
+      w.factored_states = w.states;
+    }
+    last_error = error;
     const LineFunction line{w.scales, w.u, w.du, a0, a1};
     const double alpha = ExactLineSearch(line, &s.line_search_iterations);
     if (!(alpha > 0.0)) {

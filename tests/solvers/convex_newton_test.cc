@@ -154,26 +154,40 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("convex-newton: the sparse factorization keeps its analysis for the same pattern") {
-  // Ten bodies (60 degrees of freedom, above kDenseDofs): CHOLMOD analyzes the first problem
-  // and no other of the same pattern.
-  const test::RandomScene scene = test::MakeScene(30, 10, 0.5, 3);
-  const GlobalFrictionContactProblem problem = test::Make(scene);
-  REQUIRE(problem.num_dofs() > ConvexNewton::kDenseDofs);
-  ConvexNewton solver;
-  Eigen::VectorXd r;
-  CHECK(solver.Solve(problem, &r).IsSolved());
-  CHECK(solver.Solve(problem, &r).symbolic_analyses == 0);
-  const test::RandomScene other = test::MakeScene(30, 10, 0.5, 4);  // other pairs of bodies
-  const GlobalFrictionContactProblem moved = test::Make(other);
-  const ConvexNewton::Summary& summary = solver.Solve(moved, &r);
-  CHECK(summary.IsSolved());
-  CHECK(summary.symbolic_analyses == 1);
-  // Warm started from its own solution: solved before any iteration.
-  ConvexNewton::Options options;
-  options.warm_start = true;
-  ConvexNewton warm(options);
-  CHECK(warm.Solve(moved, &r).iterations == 0);
+TEST_CASE("convex-newton: the sparse factorizations keep their analysis for the same pattern") {
+  // Above kDenseDofs: ten rigid bodies (6 x 6 blocks: the block factorization) and twenty
+  // 3-row blocks (CHOLMOD). Each analyzes the first problem and no other of the same pattern,
+  // and both solve to the model's conditions.
+  for (const int block : {6, 3}) {
+    CAPTURE(block);
+    const int bodies = 60 / block;
+    const test::RandomScene scene = test::MakeScene(30, bodies, 0.5, 3, block);
+    const GlobalFrictionContactProblem problem = test::Make(scene);
+    REQUIRE(problem.num_dofs() > ConvexNewton::kDenseDofs);
+    ConvexNewton solver;
+    Eigen::VectorXd r;
+    const ConvexNewton::Summary& first = solver.Solve(problem, &r);
+    CHECK(first.IsSolved());
+    CHECK(first.symbolic_analyses == 1);
+    Eigen::VectorXd q;
+    const Eigen::MatrixXd W = DenseW(problem, &q);
+    CHECK(test::ConvexModelViolationsOf(W, q, problem.mu(), solver.Compliances(problem), r)
+              .Largest() <= 1e-7);
+    CHECK(solver.Solve(problem, &r).symbolic_analyses == 0);
+    const test::RandomScene other = test::MakeScene(30, bodies, 0.5, 4, block);  // other pairs
+    const GlobalFrictionContactProblem moved = test::Make(other);
+    const ConvexNewton::Summary& summary = solver.Solve(moved, &r);
+    CHECK(summary.IsSolved());
+    CHECK(summary.symbolic_analyses == 1);
+    // Warm started from its own solution (v = M^-1 (H r + f), whose impulses are r to the
+    // tolerance): solved within one iteration.
+    ConvexNewton::Options options;
+    options.warm_start = true;
+    ConvexNewton warm(options);
+    const ConvexNewton::Summary& again = warm.Solve(moved, &r);
+    CHECK(again.IsSolved());
+    CHECK(again.iterations <= 1);
+  }
 }
 
 TEST_CASE("convex-newton: bad input is refused with a reason") {
