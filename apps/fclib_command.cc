@@ -153,6 +153,12 @@ int RunFclibCommand(const std::vector<std::string>& args, std::ostream& out) {
         << " problems:";
     for (const std::string& name : solvers) out << "  " << name << " " << solved_count[name];
     out << "\n";
+    for (const std::string& name : solvers) {
+      if (FindSolver(name)->convex_model) {
+        out << name << ": the error is the convex contact model's (docs/fclib.md), not the "
+            << "Coulomb problem's; it refuses a W that is not symmetric\n";
+      }
+    }
   }
   if (line.Has("csv")) WriteCsv(rows, line.Value("csv", ""));
   if (line.Has("profile")) {
