@@ -1,14 +1,19 @@
 #include <unistd.h>
 
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include "apps/cli_options.h"
 #include "apps/commands.h"
 #include "apps/simulation.h"
 #include "apps/viewer.h"
+#include "integrators/explicit_stepper.h"
 #include "integrators/trajectory_table.h"
+#include "readers/fclib_writer.h"
 #include "solvers/base/input_error.h"
 
 namespace ncpkit {
@@ -38,11 +43,70 @@ int Report(const SimulationStats& stats, const CommandLine& line, std::ostream& 
   return 0;
 }
 
+// --save-problems DIR: every island problem of an explicit scene's cone or convex model as an
+// FCLib file, DIR/<scene file stem>-<step>-<island>-<pass>.hdf5 (pass 2, 3, ... where a step
+// searched its pairs again and solved the island again), with the impulses found as its
+// /solution. The names depend on neither the threads nor the order islands are solved in.
+class ProblemSaver {
+ public:
+  ProblemSaver(const std::string& directory, const std::string& scene_path)
+      : directory_(directory), stem_(std::filesystem::path(scene_path).stem().string()) {
+    std::error_code error;
+    std::filesystem::create_directories(directory_, error);
+    if (error || !std::filesystem::is_directory(directory_)) {
+      throw InputError("--save-problems: cannot create the folder " + directory_);
+    }
+  }
+  void Attach(SceneRunner& runner) {
+    auto* stepper = dynamic_cast<ExplicitStepper*>(&runner.mutable_stepper());
+    if (stepper == nullptr ||
+        (stepper->model() != ExplicitModel::Cone && stepper->model() != ExplicitModel::Convex)) {
+      throw InputError(
+          "--save-problems: takes explicit scenes of the cone or convex model (their steps pose "
+          "global frictional contact problems); this run is " +
+          runner.stepper().variant());
+    }
+    stepper->SetProblemObserver([this](int island, const GlobalFrictionContactProblem& problem,
+                                       const Eigen::VectorXd& r) { Save(island, problem, r); });
+  }
+  // After each step: a write that failed (on a worker thread) is thrown here.
+  void StepDone() {
+    ++step_;
+    passes_.clear();
+    if (!failure_.empty()) throw InputError(failure_);
+  }
+  int saved() const { return saved_; }
+
+ private:
+  void Save(int island, const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r) {
+    const int pass = ++passes_[island];
+    char name[64];
+    std::snprintf(name, sizeof(name), "-%06lld-%04d-%d.hdf5", static_cast<long long>(step_ + 1),
+                  island, pass);
+    const std::string path = (std::filesystem::path(directory_) / (stem_ + name)).string();
+    try {
+      WriteFclibGlobal(
+          path, problem,
+          stem_ + " step " + std::to_string(step_ + 1) + " island " + std::to_string(island), &r);
+      ++saved_;
+    } catch (const std::exception& e) {
+      if (failure_.empty()) failure_ = e.what();
+    }
+  }
+
+  std::string directory_, stem_;
+  int64_t step_ = 0;
+  int saved_ = 0;
+  std::map<int, int> passes_;
+  std::string failure_;
+};
+
 }  // namespace
 
 int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) {
   const CommandLine line = CommandLine::Parse(
-      args, {"solver", "duration", "out", "max-steps", "html", "threads"}, {"json", "quiet"});
+      args, {"solver", "duration", "out", "max-steps", "html", "threads", "save-problems"},
+      {"json", "quiet"});
   if (line.positional.size() != 1) {
     throw UsageError("simulate needs exactly one SCENE file\n" + UsageText());
   }
@@ -61,18 +125,29 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) 
     if (!html) throw InputError("cannot write " + line.Value("html", ""));
     viewer.emplace(scene, variant);
   }
+  std::optional<ProblemSaver> saver;
+  if (line.Has("save-problems")) saver.emplace(line.Value("save-problems", ""), line.positional[0]);
   TrajectoryTable table;
   ProgressLine progress(std::cerr, isatty(STDERR_FILENO) == 1, scene.duration);
   int64_t steps = 0, failed = 0;
-  const SimulationStats stats =
-      RunScene(scene, variant, [&](const StepRecord& record, const SceneRunner& runner) {
+  const auto on_start = [&](SceneRunner& runner) {
+    if (saver) saver->Attach(runner);
+  };
+  const SimulationStats stats = RunScene(
+      scene, variant,
+      [&](const StepRecord& record, const SceneRunner& runner) {
+        if (saver) saver->StepDone();
         if (csv.is_open()) table.Add(record, runner.stepper(), !runner.fired().empty());
         if (viewer) viewer->Add(record, runner.stepper());
         if (line.Has("quiet")) return;
         failed += record.summary.IsSolved() ? 0 : 1;
         progress.Update(++steps, runner.num_steps(), record.time, failed);
-      });
+      },
+      on_start);
   progress.Finish();
+  if (saver && !line.Has("json")) {
+    out << saver->saved() << " problems saved in " << line.Value("save-problems", "") << "\n";
+  }
   if (csv.is_open()) {
     table.WriteCsv(csv);
     CloseOrThrow(&csv, line.Value("out", ""));

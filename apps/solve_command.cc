@@ -44,6 +44,7 @@ std::string UsageText() {
          "  ncpkit lcp-demo             bundled LCPs x LCP solvers\n"
          "  ncpkit simulate SCENE [--solver NAME] [--duration T] [--max-steps N] [--out traj.csv]\n"
          "                  [--json] [--quiet] [--html page.html] [--threads N]\n"
+         "                  [--save-problems DIR]\n"
          "  ncpkit view SCENE TRAJ.csv --html page.html\n"
          "  ncpkit compare SCENE... [--solvers a,b,...] [--csv FILE] [--duration T] [--max-steps "
          "N]\n"
@@ -63,7 +64,9 @@ std::string UsageText() {
          "      (not with --quiet). --html writes a page that plays the run (shapes, contact\n"
          "      points and normals, solver statistics); view makes it from a --out CSV.\n"
          "      --threads N solves each step's islands on N threads (the trajectory is the\n"
-         "      same for any N).\n"
+         "      same for any N). --save-problems DIR writes every island problem of an\n"
+         "      explicit cone or convex scene as an FCLib file (DIR/<scene>-<step>-<island>-\n"
+         "      <pass>.hdf5, global form, its solution included) for `ncpkit fclib DIR`.\n"
          "  ncpkit solve FILE [--q QFILE] [--solver " +
          solvers +
          "all] [--tol T] [--max-iter N] [--json]\n"

@@ -578,6 +578,13 @@ void ExplicitStepper::SolveIslands() {
     const internal::IslandView view = workspace_.islands.island(island);
     internal::ExplicitIslandResult& result = island_results_[island];
     models_[worker]->Solve(step, view, &record_.contacts, &result);
+    if (observer_) {
+      const Eigen::VectorXd* r = nullptr;
+      if (const GlobalFrictionContactProblem* problem = models_[worker]->LastGlobalProblem(&r)) {
+        const std::lock_guard<std::mutex> lock(observer_mutex_);
+        observer_(island, *problem, *r);
+      }
+    }
     models_[worker]->ApplyImpulses(step, view, record_.contacts);
     if (!result.summary.IsSolved()) GuardUnsolvedIsland(view, &result);
   };

@@ -27,7 +27,9 @@
 #define NCPKIT_INTEGRATORS_EXPLICIT_STEPPER_H_
 
 #include <Eigen/Dense>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -131,6 +133,16 @@ class ExplicitStepper : public Stepper {
   void TablePairs(const StepRecord& record, std::vector<PairRow>* rows) const override;
   void ContactMarkers(const StepRecord& record, std::vector<ContactMarker>* markers) const override;
   const ExplicitStepRecord& record() const { return record_; }
+  ExplicitModel model() const { return options_.model; }
+
+  // Called after each island's solve of the cone and convex models with the island's index, its
+  // global problem and the impulses found (in the problem's contact order), e.g. to save the
+  // step's problems (`ncpkit simulate --save-problems`). A step that searches its pairs again
+  // solves its islands again, and calls again. From the worker threads, one call at a time;
+  // null: none.
+  using ProblemObserver = std::function<void(int island, const GlobalFrictionContactProblem&,
+                                             const Eigen::VectorXd& r)>;
+  void SetProblemObserver(ProblemObserver observer) { observer_ = std::move(observer); }
 
  private:
   // Throws InputError for a pair of shape kinds that may meet without an explicit distance.
@@ -193,6 +205,8 @@ class ExplicitStepper : public Stepper {
   // One model per worker thread (its solver and scratch); models_[0] names the solver.
   std::vector<std::unique_ptr<internal::ExplicitContactModel>> models_;
   std::unique_ptr<internal::WorkerPool> pool_;
+  ProblemObserver observer_;
+  std::mutex observer_mutex_;
   std::vector<internal::ExplicitIslandResult> island_results_;  // per island (grown only)
   int passes_ = 0;  // the step's repeated searches that solved it again
   ExplicitContactGeometry geometry_;

@@ -174,13 +174,14 @@ class StatsAccumulator {
 
 }  // namespace
 
-SimulationStats RunScene(
-    const Scene& scene, const std::string& variant,
-    const std::function<void(const StepRecord&, const SceneRunner&)>& on_step) {
+SimulationStats RunScene(const Scene& scene, const std::string& variant,
+                         const std::function<void(const StepRecord&, const SceneRunner&)>& on_step,
+                         const std::function<void(SceneRunner&)>& on_start) {
   Scene run = scene;
   run.ApplyVariant(variant);
   StatsAccumulator stats(scene.name, variant);
   SceneRunner runner(run);
+  if (on_start) on_start(runner);
   while (!runner.Done()) {
     const StepRecord& record = runner.Step();
     stats.Add(record);

@@ -75,9 +75,10 @@ struct SimulationStats {
 
 // Runs `scene` (its duration may have been overridden by the caller) with `variant` (one the
 // scene's stepper takes, Scene::TakesVariant); `on_step` (optional) sees every record and the
-// runner after the step.
+// runner after the step, `on_start` (optional) the runner before the first.
 SimulationStats RunScene(const Scene& scene, const std::string& variant,
-                         const std::function<void(const StepRecord&, const SceneRunner&)>& on_step);
+                         const std::function<void(const StepRecord&, const SceneRunner&)>& on_step,
+                         const std::function<void(SceneRunner&)>& on_start = nullptr);
 
 // The figures of SimulationStats by name, in one order: what `ncpkit simulate --json` writes and
 // Python's simulate() returns. A value is an integer, a number (non-finite ones are written as

@@ -21,6 +21,10 @@ class ConeModel : public ExplicitContactModel {
   void Solve(const ExplicitStepContext& step, const IslandView& island,
              std::vector<ExplicitContact>* contacts, ExplicitIslandResult* result) override;
   const ComplementaritySolver& solver() const override { return *solver_; }
+  const GlobalFrictionContactProblem* LastGlobalProblem(const Eigen::VectorXd** r) const override {
+    *r = &r_;
+    return &problem_;
+  }
 
  private:
   // The island's contacts highest first along gravity into order_.

@@ -15,6 +15,7 @@
 
 #include "dynamics/body.h"
 #include "integrators/explicit/workspace.h"
+#include "solvers/friction/global_friction_problem.h"
 #include "solvers/registry/solver_registry.h"
 
 namespace ncpkit {
@@ -52,6 +53,12 @@ class ExplicitContactModel {
                              const std::vector<ExplicitContact>& contacts);
   // The solver the model hands its problems to.
   virtual const ComplementaritySolver& solver() const = 0;
+  // The latest island's global frictional contact problem and the impulses solved for it (*r),
+  // for a model that poses one (cone, convex); else null.
+  virtual const GlobalFrictionContactProblem* LastGlobalProblem(const Eigen::VectorXd** r) const {
+    *r = nullptr;
+    return nullptr;
+  }
   // Whether the impulses hold the end-of-step velocities to the contacts (then a body they sped
   // up has its pairs searched again); false for forces from the start of the step.
   virtual bool ConstrainsEndVelocities() const { return true; }

@@ -1,6 +1,7 @@
 // ncpkit solve and ncpkit fclib on frictional contact problems, run as a user would.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -165,12 +166,6 @@ TEST_CASE("fclib: a table, a CSV and a performance profile over a folder") {
   std::filesystem::remove_all(folder);
 }
 
-}  // namespace
-}  // namespace ncpkit
-
-namespace ncpkit {
-namespace {
-
 TEST_CASE("an explicit scene file through simulate and compare") {
   const std::string scene = std::string(NCPKIT_SOURCE_DIR) + "/tests/data/explicit_boxes.json";
   const testing::Run run = testing::RunNcpkit("simulate " + scene + " --json", false);
@@ -186,6 +181,52 @@ TEST_CASE("an explicit scene file through simulate and compare") {
   const testing::Run wrong = testing::RunNcpkit("simulate " + scene + " --solver fb-newton");
   CHECK(wrong.status == 2);
   CHECK(wrong.output.find("cone/<solver>") != std::string::npos);
+}
+
+TEST_CASE("simulate --save-problems: the steps' island problems as FCLib files fclib replays") {
+  const std::filesystem::path folder = std::filesystem::path(P_tmpdir) / "ncpkit_saved_problems";
+  std::filesystem::remove_all(folder);
+  const std::string scene = std::string(NCPKIT_SOURCE_DIR) + "/scenes/engine/stack50.json";
+  const Run run =
+      RunNcpkit("simulate " + scene + " --duration 0.3 --quiet --save-problems " + folder.string());
+  REQUIRE(run.status == 0);
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) files.push_back(entry);
+  std::sort(files.begin(), files.end());
+  // The columns land as one island (their 5 mm gaps are within the pairs' reach while they
+  // fall), then rest as 25: more files than steps, each named by step, island and pass.
+  REQUIRE(files.size() > 30);
+  CHECK(run.output.find(std::to_string(files.size()) + " problems saved in") != std::string::npos);
+  CHECK(files.front().filename() == "stack50-000002-0000-1.hdf5");  // the first step is free fall
+  CHECK(files.back().filename() == "stack50-000030-0024-1.hdf5");
+  for (const std::filesystem::path& file : files) {
+    CAPTURE(file);
+    const FclibFile data = ReadFclibFile(file.string());
+    CHECK(data.from_global);
+    CHECK(data.num_degrees_of_freedom % 6 == 0);
+    CHECK(data.title.find("stack50 step") == 0);
+    // The saved impulses solve the saved problem to the scene's tolerance (1e-6).
+    REQUIRE(data.solution_r.size() == data.problem.size());
+    CHECK(FclibError(data.problem, data.solution_r) <= 1e-6);
+  }
+  const Run replay = RunNcpkit("fclib " + folder.string() + " --solvers nsgs");
+  CHECK(replay.status == 0);
+  const std::string count = std::to_string(files.size());
+  CHECK(replay.output.find("of " + count + " problems:  nsgs " + count) != std::string::npos);
+  // The convex model's problems are the same global problems; other steppers pose none.
+  std::filesystem::remove_all(folder);
+  CHECK(RunNcpkit("simulate " + scene +
+                  " --duration 0.05 --solver convex/convex-newton "
+                  "--save-problems " +
+                  folder.string())
+            .status == 0);
+  CHECK(std::filesystem::exists(folder / "stack50-000002-0000-1.hdf5"));
+  const Run implicit = RunNcpkit("simulate " + std::string(NCPKIT_SOURCE_DIR) +
+                                 "/scenes/sliding_cube.json --save-problems " + folder.string());
+  CHECK(implicit.status != 0);
+  CHECK(implicit.output.find("--save-problems: takes explicit scenes of the cone or convex "
+                             "model") != std::string::npos);
+  std::filesystem::remove_all(folder);
 }
 
 }  // namespace
