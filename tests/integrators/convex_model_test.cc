@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "integrators/explicit_stepper.h"
 #include "integrators/scene.h"
@@ -69,10 +70,12 @@ struct CheckedRegistration {
     entry.description = "convex-newton, each solution checked (a test's own solver)";
     entry.kinds = KindBit(ProblemKind::GlobalFriction);
     entry.convex_model = true;
-    entry.configuration = ExternalSolver{[](const std::string& name, const SolverOptions& options) {
+    ExternalSolver external;
+    external.make = [](const std::string& name, const SolverOptions& options) {
       return std::unique_ptr<ComplementaritySolver>(new CheckedConvexNewton(name, options));
-    }};
-    RegisterSolver(entry);
+    };
+    entry.configuration = std::move(external);
+    RegisterSolver(std::move(entry));
   }
   ~CheckedRegistration() { UnregisterSolver("test-checked-convex"); }
 };
