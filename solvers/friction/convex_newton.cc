@@ -219,12 +219,14 @@ class GlobalForm {
         Eigen::Map<const Eigen::MatrixXd>(p_.piece_data(l), bl, 3).transpose();
     add(X);
   }
-  void AssembleDense() {
-    const int n = p_.num_dofs();
-    w_.dense_hessian.setZero(n, n);
+  // Calls add(i, j, X) with every block X of the Hessian M + H G H^T at block (i, j): M's
+  // diagonal blocks, then each pressed contact's products of its pieces (only i >= j with
+  // lower_only).
+  template <class Add>
+  void ForEachHessianBlock(bool lower_only, const Add& add) {
     for (int k = 0; k < p_.num_blocks(); ++k) {
-      const int o = p_.block_offset(k), b = p_.block_size(k);
-      w_.dense_hessian.block(o, o, b, b) = Eigen::Map<const Eigen::MatrixXd>(p_.mass_data(k), b, b);
+      const int b = p_.block_size(k);
+      add(k, k, Eigen::Map<const Eigen::MatrixXd>(p_.mass_data(k), b, b));
     }
     for (int a = 0; a < num_contacts(); ++a) {
       if (w_.states[a] == ConvexContactState::Apart) continue;
@@ -232,14 +234,19 @@ class GlobalForm {
       for (int k = p_.piece_begin(a); k < p_.piece_begin(a + 1); ++k) {
         for (int l = p_.piece_begin(a); l < p_.piece_begin(a + 1); ++l) {
           const int bk = p_.piece_block(k), bl = p_.piece_block(l);
-          PieceBlock(a, slot, k, l, [&](const auto& X) {
-            w_.dense_hessian.block(p_.block_offset(bk), p_.block_offset(bl), X.rows(), X.cols()) +=
-                X;
-          });
+          if (lower_only && bk < bl) continue;
+          PieceBlock(a, slot, k, l, [&](const auto& X) { add(bk, bl, X); });
         }
       }
     }
   }
+  void AssembleDense() {
+    w_.dense_hessian.setZero(p_.num_dofs(), p_.num_dofs());
+    ForEachHessianBlock(false, [&](int i, int j, const auto& X) {
+      w_.dense_hessian.block(p_.block_offset(i), p_.block_offset(j), X.rows(), X.cols()) += X;
+    });
+  }
+
   // The pattern of the lower triangle: every block's diagonal block, and the block pairs that
   // share a contact (apart or not: the pattern, and so CHOLMOD's analysis, stays while the
   // contacts touch the same bodies).
@@ -339,20 +346,7 @@ class GlobalForm {
       Eigen::SparseMatrix<double>& A = w_.hessian;
       std::fill(A.valuePtr(), A.valuePtr() + A.nonZeros(), 0.0);
     }
-    for (int k = 0; k < p_.num_blocks(); ++k) {
-      const int b = p_.block_size(k);
-      AddBlock(k, k, Eigen::Map<const Eigen::MatrixXd>(p_.mass_data(k), b, b));
-    }
-    for (int a = 0; a < num_contacts(); ++a) {
-      if (w_.states[a] == ConvexContactState::Apart) continue;
-      const int slot = PieceProducts(a);
-      for (int k = p_.piece_begin(a); k < p_.piece_begin(a + 1); ++k) {
-        for (int l = p_.piece_begin(a); l < p_.piece_begin(a + 1); ++l) {
-          const int bk = p_.piece_block(k), bl = p_.piece_block(l);
-          if (bk >= bl) PieceBlock(a, slot, k, l, [&](const auto& X) { AddBlock(bk, bl, X); });
-        }
-      }
-    }
+    ForEachHessianBlock(true, [&](int i, int j, const auto& X) { AddBlock(i, j, X); });
   }
 
   const GlobalFrictionContactProblem& p_;
@@ -513,6 +507,19 @@ double ExactLineSearch(const LineFunction& line, int* evaluations) {
   return alpha;
 }
 
+// Each contact's compliances (R_N, R_T), rows of *compliance: the options' ratios times the
+// scale of its Delassus block, from either form.
+template <class Form>
+void CompliancesOf(const ConvexNewton::Options& options, const Form& form,
+                   Eigen::MatrixX2d* compliance) {
+  compliance->resize(form.num_contacts(), 2);
+  for (int a = 0; a < form.num_contacts(); ++a) {
+    const double scale = DelassusScale(form.DelassusBlock(a));
+    (*compliance)(a, 0) = options.normal_regularization * scale;
+    (*compliance)(a, 1) = options.tangential_regularization * scale;
+  }
+}
+
 }  // namespace
 
 bool ConvexNewton::Options::IsValid(std::string* why) const {
@@ -551,12 +558,9 @@ void ConvexNewton::Run(Form* form, Eigen::VectorXd* r) {
   Summary& s = summary_;
   const int nc = form->num_contacts();
   const Eigen::VectorXd& mu = form->mu();
-  w.compliance.resize(nc, 2);
+  CompliancesOf(options_, *form, &w.compliance);
   w.scales.resize(nc);
   for (int a = 0; a < nc; ++a) {
-    const double scale = DelassusScale(form->DelassusBlock(a));
-    w.compliance(a, 0) = options_.normal_regularization * scale;
-    w.compliance(a, 1) = options_.tangential_regularization * scale;
     w.scales[a] = ConvexContactScales(mu[a], w.compliance(a, 0), w.compliance(a, 1));
   }
   const bool warm = options_.warm_start && r->size() == 3 * nc && r->allFinite();
@@ -688,23 +692,15 @@ const ConvexNewton::Summary& ConvexNewton::Solve(const FrictionContactProblem& p
 
 Eigen::MatrixX2d ConvexNewton::Compliances(const GlobalFrictionContactProblem& problem) const {
   ConvexNewtonWorkspace scratch;
-  const GlobalForm form(problem, &scratch);
-  Eigen::MatrixX2d compliance(problem.num_contacts(), 2);
-  for (int a = 0; a < problem.num_contacts(); ++a) {
-    const double scale = DelassusScale(form.DelassusBlock(a));
-    compliance(a, 0) = options_.normal_regularization * scale;
-    compliance(a, 1) = options_.tangential_regularization * scale;
-  }
+  Eigen::MatrixX2d compliance;
+  CompliancesOf(options_, GlobalForm(problem, &scratch), &compliance);
   return compliance;
 }
 
 Eigen::MatrixX2d ConvexNewton::Compliances(const FrictionContactProblem& problem) const {
-  Eigen::MatrixX2d compliance(problem.num_contacts(), 2);
-  for (int a = 0; a < problem.num_contacts(); ++a) {
-    const double scale = DelassusScale(problem.DiagonalBlock(a));
-    compliance(a, 0) = options_.normal_regularization * scale;
-    compliance(a, 1) = options_.tangential_regularization * scale;
-  }
+  ConvexNewtonWorkspace scratch;
+  Eigen::MatrixX2d compliance;
+  CompliancesOf(options_, LocalForm(problem, &scratch), &compliance);
   return compliance;
 }
 
