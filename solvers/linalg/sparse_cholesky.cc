@@ -33,26 +33,29 @@ bool SamePattern(const Eigen::SparseMatrix<double>& A, const std::vector<int>& o
          std::equal(inner.begin(), inner.end(), A.innerIndexPtr());
 }
 
-using Llt = Eigen::CholmodSimplicialLLT<Eigen::SparseMatrix<double>>;
+}  // namespace
+
+namespace internal {
 
 // Eigen's factorization, with its factor reachable for the solves that write into the
-// caller's storage.
-class AccessibleLlt : public Llt {
+// caller's storage. Not in the anonymous namespace: SparseCholesky::Impl, declared in the
+// header, holds one (GCC warns of such a field where a unity build includes this file).
+class CholmodLlt : public Eigen::CholmodSimplicialLLT<Eigen::SparseMatrix<double>> {
  public:
   cholmod_factor* factor() { return m_cholmodFactor; }
 };
 
-}  // namespace
+}  // namespace internal
 
 struct SparseCholesky::Impl {
   // CHOLMOD's memory (the factor, solve results) lives in this cache's blocks: every CHOLMOD
   // call runs in a scope of it, so that a refactorization or a solve reuses the last one's.
   internal::SuiteSparseBlockCache cache;
-  std::unique_ptr<AccessibleLlt> llt;
+  std::unique_ptr<internal::CholmodLlt> llt;
   std::string messages;
   Impl() {
     const internal::SuiteSparseBlockCache::Scope scope(&cache);
-    llt = std::make_unique<AccessibleLlt>();
+    llt = std::make_unique<internal::CholmodLlt>();
     llt->cholmod().print = 0;
     llt->cholmod().error_handler = &CollectMessage;
   }
