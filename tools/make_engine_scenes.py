@@ -1,10 +1,18 @@
 #!/usr/bin/env python3
 """Writes the engine-scale scenes of scenes/engine/ (explicit stepper): a stack of 50 boxes,
 a pile of 200 boxes dropped into a bin, a wall of 100 bricks. Deterministic: run it again to
-regenerate the files after changing a size here."""
+regenerate the files after changing a size here.
+
+  python3 tools/make_engine_scenes.py                 the three shipped scenes
+  python3 tools/make_engine_scenes.py --pile N FILE   a pile of N cubes (1 to 100000) in layers
+                                                      of c x c, c the cube root of N rounded,
+                                                      above a bin 0.32 c m wide: N = 1000 is
+                                                      10 x 10 x 10 in a 3.2 m bin
+"""
 import json
 import math
 import os
+import sys
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenes", "engine")
 GROUND = {"name": "ground", "shape": "plane", "normal": [0, 0, 1]}
@@ -38,31 +46,42 @@ def stack50():
             "fixed": [GROUND], "bodies": bodies}
 
 
-def pile200():
-    # 200 cubes of 0.2 m in a 5 x 5 x 8 lattice above a 1.6 m square bin, each turned a little
-    # about its own axis, dropped together.
+def pile(count=200):
+    # `count` cubes of 0.2 m in a lattice of side x side x layers above a square bin
+    # (0.32 m of bin per column of the lattice), each turned a little about its own axis,
+    # dropped together. 200: 5 x 5 x 8 in a 1.6 m bin, the shipped pile.
     side, pitch = 0.2, 0.26
     wall = 0.1
+    columns = 5 if count == 200 else int(round(count ** (1.0 / 3.0)))
+    layers = -(-count // (columns * columns))
     bodies = []
-    for k in range(8):
-        for i in range(5):
-            for j in range(5):
+    for k in range(layers):
+        for i in range(columns):
+            for j in range(columns):
                 n = len(bodies)
+                if n == count:
+                    break
                 angle = 0.35 * math.sin(1.7 * n + 0.3)
                 axis = [math.sin(n), math.cos(2 * n), 1.0]
                 norm = math.sqrt(sum(a * a for a in axis))
                 s = math.sin(angle / 2) / norm
                 q = [math.cos(angle / 2), axis[0] * s, axis[1] * s, axis[2] * s]
+                centre = (columns - 1) / 2.0
                 bodies.append(box("c%d" % n, [side] * 3,
-                                  [(i - 2) * pitch, (j - 2) * pitch, 0.3 + k * pitch], 1.0, q))
-    inner = 1.6
+                                  [(i - centre) * pitch, (j - centre) * pitch, 0.3 + k * pitch],
+                                  1.0, q))
+    inner = 0.32 * columns
+    height = 1.0 if count == 200 else round(0.2 * layers + 0.5, 3)
     fixed = [GROUND]
-    for name, pos, size in [("wall_east", [inner / 2 + wall / 2, 0, 0.5], [wall, inner + 2 * wall, 1.0]),
-                            ("wall_west", [-inner / 2 - wall / 2, 0, 0.5], [wall, inner + 2 * wall, 1.0]),
-                            ("wall_north", [0, inner / 2 + wall / 2, 0.5], [inner, wall, 1.0]),
-                            ("wall_south", [0, -inner / 2 - wall / 2, 0.5], [inner, wall, 1.0])]:
+    for name, pos, size in [("wall_east", [inner / 2 + wall / 2, 0, height / 2], [wall, inner + 2 * wall, height]),
+                            ("wall_west", [-inner / 2 - wall / 2, 0, height / 2], [wall, inner + 2 * wall, height]),
+                            ("wall_north", [0, inner / 2 + wall / 2, height / 2], [inner, wall, height]),
+                            ("wall_south", [0, -inner / 2 - wall / 2, height / 2], [inner, wall, height])]:
+        if count != 200:  # (the shipped pile keeps its file byte for byte)
+            size, pos = [round(x, 6) for x in size], [round(x, 6) for x in pos]
         fixed.append({"name": name, "shape": "box", "size": size, "position": pos})
-    return {"name": "200-box pile", "description": "200 cubes of 0.2 m dropped into a 1.6 m bin",
+    return {"name": "%d-box pile" % count,
+            "description": "%d cubes of 0.2 m dropped into a %.3g m bin" % (count, inner),
             "stepper": "explicit", "model": "cone", "solver": "nsgs-velocity", "tolerance": 1e-6,
             "h": 0.01, "gravity": [0, 0, -9.81], "duration": 2.0, "contact": {"mu": 0.5},
             "fixed": fixed, "bodies": bodies}
@@ -93,7 +112,16 @@ def wall100():
 
 
 if __name__ == "__main__":
-    os.makedirs(HERE, exist_ok=True)
-    write("stack50.json", stack50())
-    write("pile200.json", pile200())
-    write("wall100.json", wall100())
+    if len(sys.argv) == 4 and sys.argv[1] == "--pile":
+        if not sys.argv[2].isdigit() or not 1 <= int(sys.argv[2]) <= 100000:
+            sys.exit("--pile: N must be a whole number from 1 to 100000, not %r" % sys.argv[2])
+        with open(sys.argv[3], "w") as f:
+            json.dump(pile(int(sys.argv[2])), f, indent=1)
+            f.write("\n")
+    elif len(sys.argv) == 1:
+        os.makedirs(HERE, exist_ok=True)
+        write("stack50.json", stack50())
+        write("pile200.json", pile(200))
+        write("wall100.json", wall100())
+    else:
+        sys.exit(__doc__)
