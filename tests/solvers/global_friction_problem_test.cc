@@ -16,17 +16,13 @@
 
 namespace ncpkit {
 namespace {
-using test::BoxColumn;
-using test::Make;
-using test::MakeScene;
-using test::RandomScene;
 
 TEST_CASE(
     "global frictional contact problem: the local form is W = H^T M^-1 H, q = H^T M^-1 f + w") {
   for (const int block : {6, 3, 1}) {
     CAPTURE(block);
-    const RandomScene scene = MakeScene(7, 4, 0.4, 3, block);
-    const GlobalFrictionContactProblem problem = Make(scene);
+    const test::RandomScene scene = test::MakeScene(7, 4, 0.4, 3, block);
+    const GlobalFrictionContactProblem problem = test::Make(scene);
     CHECK(problem.num_blocks() == 4);
     CHECK(problem.num_dofs() == 4 * block);
     const Eigen::MatrixXd Minv = Eigen::MatrixXd(scene.M).inverse();
@@ -54,7 +50,7 @@ TEST_CASE(
 }
 
 TEST_CASE("global frictional contact problem: a point of the wrong size has infinite errors") {
-  const GlobalFrictionContactProblem problem = Make(MakeScene(4, 3, 0.3, 5));
+  const GlobalFrictionContactProblem problem = test::Make(test::MakeScene(4, 3, 0.3, 5));
   FrictionContactProblem local;
   problem.Reduce(&local);
   for (const Eigen::Index size : {Eigen::Index{0}, Eigen::Index{11}, Eigen::Index{13}}) {
@@ -72,8 +68,8 @@ TEST_CASE("global frictional contact problem: a point of the wrong size has infi
 TEST_CASE("global frictional contact problem: built block by block, as a time-stepper does") {
   // The same problem built with AddBlock / AddContact / AddContactBlock, twice into one object
   // (the storage reused), equals the one built from the sparse matrices.
-  const RandomScene scene = MakeScene(5, 3, 0.5, 7);
-  const GlobalFrictionContactProblem reference = Make(scene);
+  const test::RandomScene scene = test::MakeScene(5, 3, 0.5, 7);
+  const GlobalFrictionContactProblem reference = test::Make(scene);
   GlobalFrictionContactProblem built;
   for (int round = 0; round < 2; ++round) {
     built.Clear();
@@ -105,12 +101,12 @@ TEST_CASE("global frictional contact problem: built block by block, as a time-st
 }
 
 TEST_CASE("global frictional contact problem: malformed data is refused, naming what") {
-  const RandomScene scene = MakeScene(4, 3, 0.5, 11);
-  const auto refuses = [](const RandomScene& s, const char* what) {
+  const test::RandomScene scene = test::MakeScene(4, 3, 0.5, 11);
+  const auto refuses = [](const test::RandomScene& s, const char* what) {
     CAPTURE(what);
-    CHECK_THROWS_WITH_AS(Make(s), doctest::Contains(what), InputError);
+    CHECK_THROWS_WITH_AS(test::Make(s), doctest::Contains(what), InputError);
   };
-  RandomScene s = scene;
+  test::RandomScene s = scene;
   s.mu[2] = -0.1;
   refuses(s, "mu(2)");
   s = scene;
@@ -125,10 +121,10 @@ TEST_CASE("global frictional contact problem: malformed data is refused, naming 
   s = scene;
   s.M.coeffRef(0, 7) = 0.5;  // couples bodies 0 and 1: not block diagonal within 6 rows
   s.M.coeffRef(7, 0) = 0.5;
-  CHECK_NOTHROW(Make(s));     // one 12-row block, still block diagonal
+  CHECK_NOTHROW(test::Make(s));     // one 12-row block, still block diagonal
   s.M.coeffRef(0, 17) = 0.5;  // all three bodies in one block: 18 rows, still allowed
   s.M.coeffRef(17, 0) = 0.5;
-  CHECK_NOTHROW(Make(s));
+  CHECK_NOTHROW(test::Make(s));
   s = scene;
   s.M.coeffRef(3, 3) = -50.0;  // not positive definite
   refuses(s, "not positive definite");
@@ -171,8 +167,8 @@ TEST_CASE("nsgs-velocity: the same reactions as NSGS on the local form, and ever
   int solved = 0;
   for (unsigned seed = 1; seed <= 10; ++seed) {
     CAPTURE(seed);
-    const RandomScene scene = MakeScene(12, 6, 0.3, seed);
-    const GlobalFrictionContactProblem problem = Make(scene);
+    const test::RandomScene scene = test::MakeScene(12, 6, 0.3, seed);
+    const GlobalFrictionContactProblem problem = test::Make(scene);
     FrictionContactProblem local;
     problem.Reduce(&local);
     NonsmoothGaussSeidel::Options nsgs_options;
@@ -209,8 +205,8 @@ TEST_CASE("nsgs-velocity: the same reactions as NSGS on the local form, and ever
 }
 
 TEST_CASE("nsgs-velocity: warm starts, budgets, non-finite starts, and local problems refused") {
-  const RandomScene scene = MakeScene(10, 5, 0.5, 21);
-  const GlobalFrictionContactProblem problem = Make(scene);
+  const test::RandomScene scene = test::MakeScene(10, 5, 0.5, 21);
+  const GlobalFrictionContactProblem problem = test::Make(scene);
   VelocityGaussSeidel::Options options;
   options.tolerance = 1e-10;
   Eigen::VectorXd r;
@@ -263,7 +259,7 @@ TEST_CASE("nsgs-velocity: warm starts, budgets, non-finite starts, and local pro
   CHECK(solver->Solve(empty, &x).IsSolved());
 }
 
-// Calls check(problem, its local form, push) on BoxColumn(count, seed, push) for seeds 1-20 and
+// Calls check(problem, its local form, push) on test::BoxColumn(count, seed, push) for seeds 1-20 and
 // pushes 0 (held), 0.5 (half what friction holds) and 3 (sliding).
 template <class Check>
 void ForEachBoxColumn(int count, const Check& check) {
@@ -271,7 +267,7 @@ void ForEachBoxColumn(int count, const Check& check) {
     for (double push : {0.0, 0.5, 3.0}) {
       CAPTURE(seed);
       CAPTURE(push);
-      const GlobalFrictionContactProblem problem = BoxColumn(count, seed, push);
+      const GlobalFrictionContactProblem problem = test::BoxColumn(count, seed, push);
       FrictionContactProblem local;
       problem.Reduce(&local);
       check(problem, local, push);
