@@ -121,8 +121,8 @@ TEST_CASE("global frictional contact problem: malformed data is refused, naming 
   s = scene;
   s.M.coeffRef(0, 7) = 0.5;  // couples bodies 0 and 1: not block diagonal within 6 rows
   s.M.coeffRef(7, 0) = 0.5;
-  CHECK_NOTHROW(test::Make(s));     // one 12-row block, still block diagonal
-  s.M.coeffRef(0, 17) = 0.5;  // all three bodies in one block: 18 rows, still allowed
+  CHECK_NOTHROW(test::Make(s));  // one 12-row block, still block diagonal
+  s.M.coeffRef(0, 17) = 0.5;     // all three bodies in one block: 18 rows, still allowed
   s.M.coeffRef(17, 0) = 0.5;
   CHECK_NOTHROW(test::Make(s));
   s = scene;
@@ -259,8 +259,8 @@ TEST_CASE("nsgs-velocity: warm starts, budgets, non-finite starts, and local pro
   CHECK(solver->Solve(empty, &x).IsSolved());
 }
 
-// Calls check(problem, its local form, push) on test::BoxColumn(count, seed, push) for seeds 1-20 and
-// pushes 0 (held), 0.5 (half what friction holds) and 3 (sliding).
+// Calls check(problem, its local form, push) on test::BoxColumn(count, seed, push) for seeds 1-20
+// and pushes 0 (held), 0.5 (half what friction holds) and 3 (sliding).
 template <class Check>
 void ForEachBoxColumn(int count, const Check& check) {
   for (unsigned seed = 1; seed <= 20; ++seed) {
