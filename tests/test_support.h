@@ -3,6 +3,7 @@
 #define NCPKIT_TESTS_TEST_SUPPORT_H_
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -15,11 +16,16 @@ inline std::string SharedData(const std::string& relative) {
   return std::string(NCPKIT_SHARED_DIR) + "/data/" + relative;
 }
 
+// A path in the temporary directory that no other test process uses: ctest runs the test files
+// as separate processes at once, and two of them writing one fixed path read each other's files.
+inline std::string TemporaryPath(const std::string& name) {
+  return std::string(P_tmpdir) + "/ncpkit_test_" + std::to_string(getpid()) + "_" + name;
+}
+
 // A file with the given contents in the temporary directory, removed on destruction.
 class TemporaryFile {
  public:
-  TemporaryFile(const std::string& name, const std::string& contents)
-      : path_(std::string(P_tmpdir) + "/ncpkit_test_" + name) {
+  TemporaryFile(const std::string& name, const std::string& contents) : path_(TemporaryPath(name)) {
     std::ofstream(path_) << contents;
   }
   ~TemporaryFile() { std::remove(path_.c_str()); }

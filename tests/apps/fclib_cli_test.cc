@@ -39,7 +39,7 @@ std::string ReadAll(const std::string& path) {
 }
 
 TEST_CASE("solve an FCLib file: the --solution file checks out independently") {
-  const std::string solution = std::string(P_tmpdir) + "/ncpkit_fclib_cli_solution.txt";
+  const std::string solution = testing::TemporaryPath("fclib_cli_solution.txt");
   const std::string file = SharedData("fclib/Rover/Rover1040.hdf5");
   const Run run = RunNcpkit("solve " + file + " --solution " + solution);
   CHECK(run.status == 0);
@@ -109,7 +109,7 @@ TEST_CASE("solve every friction solver with --json; a Siconos FC3D file by name 
 }
 
 TEST_CASE("friction problems: bad files and options exit 2 with a message") {
-  const std::string path = std::string(P_tmpdir) + "/ncpkit_fclib_cli_bad.hdf5";
+  const std::string path = testing::TemporaryPath("fclib_cli_bad.hdf5");
   {
     testing::Hdf5Writer out(path);
     const Eigen::MatrixXd W = Eigen::MatrixXd::Identity(3, 3);
@@ -130,7 +130,7 @@ TEST_CASE("friction problems: bad files and options exit 2 with a message") {
   CHECK(RunNcpkit("solve " + rover + " --solution /nonexistent/dir/x.txt").status == 2);
   CHECK(RunNcpkit("fclib " + rover + " --solvers nsgs,pgs").status == 2);
   CHECK(RunNcpkit("fclib").status == 2);
-  const std::string empty = std::string(P_tmpdir) + "/ncpkit_fclib_cli_empty";
+  const std::string empty = testing::TemporaryPath("fclib_cli_empty");
   std::filesystem::create_directories(empty);
   const Run no_files = RunNcpkit("fclib " + empty);
   CHECK(no_files.status == 2);
@@ -139,7 +139,7 @@ TEST_CASE("friction problems: bad files and options exit 2 with a message") {
 }
 
 TEST_CASE("fclib: a table, a CSV and a performance profile over a folder") {
-  const std::string folder = std::string(P_tmpdir) + "/ncpkit_fclib_cli_folder";
+  const std::string folder = testing::TemporaryPath("fclib_cli_folder");
   std::filesystem::create_directories(folder + "/sub");
   std::filesystem::copy_file(SharedData("fclib/Rover/Rover1040.hdf5"), folder + "/a.hdf5",
                              std::filesystem::copy_options::overwrite_existing);
@@ -184,7 +184,8 @@ TEST_CASE("an explicit scene file through simulate and compare") {
 }
 
 TEST_CASE("simulate --save-problems: the steps' island problems as FCLib files fclib replays") {
-  const std::filesystem::path folder = std::filesystem::path(P_tmpdir) / "ncpkit_saved_problems";
+  const std::filesystem::path folder =
+      std::filesystem::path(testing::TemporaryPath("saved_problems"));
   std::filesystem::remove_all(folder);
   const std::string scene = std::string(NCPKIT_SOURCE_DIR) + "/scenes/engine/stack50.json";
   const Run run =

@@ -18,9 +18,7 @@ namespace {
 
 using testing::Hdf5Writer;
 
-std::string TempPath(const std::string& name) {
-  return std::string(P_tmpdir) + "/ncpkit_fclib_test_" + name;
-}
+std::string TempPath(const std::string& name) { return testing::TemporaryPath("fclib_" + name); }
 
 // A random local problem with n_c contacts: W = J J^T + 0.1 I, sparse in 3 x 3 blocks.
 struct RandomLocal {
