@@ -6,8 +6,8 @@ regenerate the files after changing a size here.
   python3 tools/make_engine_scenes.py                 the three shipped scenes
   python3 tools/make_engine_scenes.py --pile N FILE   a pile of N cubes (1 to 100000) in layers
                                                       of c x c, c the cube root of N rounded,
-                                                      above a bin 0.32 c m wide: N = 1000 is
-                                                      10 x 10 x 10 in a 3.2 m bin
+                                                      above a bin 0.4 c m wide: N = 1000 is
+                                                      10 x 10 x 10 in a 4 m bin
 """
 import json
 import math
@@ -47,10 +47,15 @@ def stack50():
 
 
 def pile(count=200):
-    # `count` cubes of 0.2 m in a lattice of side x side x layers above a square bin
-    # (0.32 m of bin per column of the lattice), each turned a little about its own axis,
-    # dropped together. 200: 5 x 5 x 8 in a 1.6 m bin, the shipped pile.
-    side, pitch = 0.2, 0.26
+    # `count` cubes of 0.2 m in a lattice of side x side x layers above a square bin, each
+    # turned a little about its own axis, dropped together. 200: 5 x 5 x 8 at a pitch of
+    # 0.26 m in a 1.6 m bin (0.32 m a column), the shipped pile, whose turns happen to leave
+    # its cubes apart. Other counts: a pitch of 0.35 m, above the cube's diagonal (0.2 sqrt 3),
+    # so that no two turned cubes meet at the start whatever their turns, in 0.4 m of bin a
+    # column.
+    side = 0.2
+    shipped = count == 200
+    pitch, bin_per_column = (0.26, 0.32) if shipped else (0.35, 0.4)
     wall = 0.1
     columns = 5 if count == 200 else int(round(count ** (1.0 / 3.0)))
     layers = -(-count // (columns * columns))
@@ -70,14 +75,14 @@ def pile(count=200):
                 bodies.append(box("c%d" % n, [side] * 3,
                                   [(i - centre) * pitch, (j - centre) * pitch, 0.3 + k * pitch],
                                   1.0, q))
-    inner = 0.32 * columns
-    height = 1.0 if count == 200 else round(0.2 * layers + 0.5, 3)
+    inner = bin_per_column * columns
+    height = 1.0 if shipped else round(0.2 * layers + 0.5, 3)
     fixed = [GROUND]
     for name, pos, size in [("wall_east", [inner / 2 + wall / 2, 0, height / 2], [wall, inner + 2 * wall, height]),
                             ("wall_west", [-inner / 2 - wall / 2, 0, height / 2], [wall, inner + 2 * wall, height]),
                             ("wall_north", [0, inner / 2 + wall / 2, height / 2], [inner, wall, height]),
                             ("wall_south", [0, -inner / 2 - wall / 2, height / 2], [inner, wall, height])]:
-        if count != 200:  # (the shipped pile keeps its file byte for byte)
+        if not shipped:  # (the shipped pile keeps its file byte for byte)
             size, pos = [round(x, 6) for x in size], [round(x, 6) for x in pos]
         fixed.append({"name": name, "shape": "box", "size": size, "position": pos})
     return {"name": "%d-box pile" % count,
