@@ -123,6 +123,8 @@ class StatsAccumulator {
     Add(record.time, record.summary, record.max_penetration, record.step_seconds);
     stats_.max_islands = std::max(stats_.max_islands, record.islands);
     stats_.failed_islands += record.failed_islands;
+    ++contacts_[record.num_contacts];
+    stats_.max_contacts = std::max(stats_.max_contacts, record.num_contacts);
   }
   void Add(double time, const SolverSummary& summary, double penetration, double seconds) {
     ++stats_.steps;
@@ -146,19 +148,13 @@ class StatsAccumulator {
     const double us = seconds * 1e6;
     times_.Add(us);
     stats_.max_us = std::max(stats_.max_us, us);
-    ++iterations_[summary.iterations];  // distinct counts only: bounded by the solver's cap
+    ++iterations_[summary.iterations];
     stats_.max_iterations = std::max(stats_.max_iterations, summary.iterations);
   }
   SimulationStats Finish() {
     stats_.median_us = times_.Median();
-    int64_t seen = 0;
-    for (const auto& [iterations, count] : iterations_) {
-      seen += count;
-      if (2 * seen > stats_.steps) {
-        stats_.median_iterations = iterations;
-        break;
-      }
-    }
+    stats_.median_iterations = MedianOf(iterations_);
+    stats_.median_contacts = MedianOf(contacts_);
     stats_.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     stats_.peak_rss_kb = PeakResidentKilobytes();
@@ -169,7 +165,18 @@ class StatsAccumulator {
   std::chrono::steady_clock::time_point start_;
   SimulationStats stats_;
   LogHistogram times_;
-  std::map<int, int64_t> iterations_;
+  // The median of counts kept as {value: steps}, over stats_.steps.
+  int MedianOf(const std::map<int, int64_t>& counts) const {
+    int64_t seen = 0;
+    for (const auto& [value, count] : counts) {
+      seen += count;
+      if (2 * seen > stats_.steps) return value;
+    }
+    return 0;
+  }
+
+  std::map<int, int64_t> iterations_;  // distinct counts only: bounded by the solver's cap
+  std::map<int, int64_t> contacts_;    // distinct counts only: at most the largest count
 };
 
 }  // namespace
@@ -201,6 +208,8 @@ std::vector<std::pair<const char*, StatsValue>> StatsFields(const SimulationStat
           {"max_us_per_step", s.max_us},
           {"median_iterations", int64_t{s.median_iterations}},
           {"max_iterations", int64_t{s.max_iterations}},
+          {"median_contacts", int64_t{s.median_contacts}},
+          {"max_contacts", int64_t{s.max_contacts}},
           {"islands", int64_t{s.max_islands}},
           {"failed_islands", s.failed_islands},
           {"first_failure", s.first_failure},

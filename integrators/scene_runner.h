@@ -63,6 +63,9 @@ struct SimulationStats {
   // Whole step (assembly + solve); the median within 0.5 % (a histogram: constant memory).
   double median_us = 0.0, max_us = 0.0;
   int median_iterations = 0, max_iterations = 0;
+  // Contacts in a step's problems (all islands): the median and the largest over the steps, so
+  // that median_us / median_contacts is the cost of a contact.
+  int median_contacts = 0, max_contacts = 0;
   // The most islands (integrators/islands.h) a step posed, and the islands left unsolved over the
   // run (a failed step counts each of its unsolved islands).
   int max_islands = 0;

@@ -248,8 +248,13 @@ TEST_CASE("simulate --threads: the islands on N threads, the same summary; bad c
   const nlohmann::json b = nlohmann::json::parse(two.output);
   CHECK(a["islands"] == 25);  // 5 x 5 columns on one ground
   CHECK(a["failed_islands"] == 0);
-  for (const char* key : {"steps", "failed_steps", "max_natural_residual", "max_penetration",
-                          "median_iterations", "max_iterations", "islands", "failed_islands"}) {
+  // Resting, each of the 25 columns has 8 contacts: 4 corners on the ground, 4 between its
+  // boxes; more while the boxes land.
+  CHECK(a["median_contacts"] == 200);
+  CHECK(a["max_contacts"] >= 200);
+  for (const char* key :
+       {"steps", "failed_steps", "max_natural_residual", "max_penetration", "median_iterations",
+        "max_iterations", "median_contacts", "max_contacts", "islands", "failed_islands"}) {
     CAPTURE(key);
     CHECK(a[key] == b[key]);
   }
