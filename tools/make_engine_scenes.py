@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Writes the engine-scale scenes of scenes/engine/ (explicit stepper): a stack of 50 boxes,
 a pile of 200 boxes dropped into a bin, a wall of 100 bricks. Deterministic: run it again to
-regenerate the files after changing a size here.
+regenerate the files after changing a size here. The stack steps the Coulomb cone by default;
+the pile and the wall the convex model (convex-newton), which solves every one of their steps
+to the tolerance where the cone's solvers do not (docs/steppers.md, "Engine-scale scenes").
 
   python3 tools/make_engine_scenes.py                 the three shipped scenes
   python3 tools/make_engine_scenes.py --pile N FILE   a pile of N cubes (1 to 100000) in layers
@@ -87,9 +89,9 @@ def pile(count=200):
         fixed.append({"name": name, "shape": "box", "size": size, "position": pos})
     return {"name": "%d-box pile" % count,
             "description": "%d cubes of 0.2 m dropped into a %.3g m bin" % (count, inner),
-            "stepper": "explicit", "model": "cone", "solver": "nsgs-velocity", "tolerance": 1e-6,
-            "h": 0.01, "gravity": [0, 0, -9.81], "duration": 2.0, "contact": {"mu": 0.5},
-            "fixed": fixed, "bodies": bodies}
+            "stepper": "explicit", "model": "convex", "solver": "convex-newton",
+            "tolerance": 1e-6, "h": 0.01, "gravity": [0, 0, -9.81], "duration": 2.0,
+            "contact": {"mu": 0.5}, "fixed": fixed, "bodies": bodies}
 
 
 def wall100():
@@ -111,9 +113,9 @@ def wall100():
             bodies.append(box("brick%d_9" % course, [0.5 * length, depth, height],
                               [9 * length + 0.25 * length, 0, z], 1.0))
     return {"name": "100-brick wall", "description": "ten courses of ten bricks in running bond",
-            "stepper": "explicit", "model": "cone", "solver": "nsgs-velocity", "tolerance": 1e-6,
-            "h": 0.01, "gravity": [0, 0, -9.81], "duration": 2.0, "contact": {"mu": 0.6},
-            "fixed": [GROUND], "bodies": bodies}
+            "stepper": "explicit", "model": "convex", "solver": "convex-newton",
+            "tolerance": 1e-6, "h": 0.01, "gravity": [0, 0, -9.81], "duration": 2.0,
+            "contact": {"mu": 0.6}, "fixed": [GROUND], "bodies": bodies}
 
 
 if __name__ == "__main__":
