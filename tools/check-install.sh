@@ -25,7 +25,8 @@ cmake --build "$work/consumer" -j "$jobs" >/dev/null
 echo "-- the installed Python package: pytest in a fresh Debian interpreter, from outside the tree"
 site=$(cd "$prefix" && ls -d lib/python3*/dist-packages)
 (cd / && PYTHONPATH="$prefix/$site" MPLBACKEND=Agg NCPKIT_SHARED_DIR="${NCPKIT_SHARED_DIR:-$OLDPWD/../shared}" \
-  /usr/bin/python3 -m pytest -q -p no:cacheprovider "$OLDPWD/python/tests" >/dev/null)
+  /usr/bin/python3 -m pytest -q -p no:cacheprovider "$OLDPWD/python/tests" > "$OLDPWD/$work/pytest.log" \
+  || { cat "$OLDPWD/$work/pytest.log"; exit 1; })
 (cd / && PYTHONPATH="$prefix/$site" /usr/bin/python3 -c \
   "import ncpkit, os; assert ncpkit.__file__.startswith('$prefix'), ncpkit.__file__; \
    assert ncpkit.scene_directory().startswith('$prefix')")

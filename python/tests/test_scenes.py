@@ -130,7 +130,9 @@ def test_generated_piles_start_apart_and_step(tmp_path, count):
     # start (the loader refuses overlapping bodies) whatever N.
     import sys
     path = tmp_path / ("pile%d.json" % count)
-    script = os.path.join(os.environ["NCPKIT_SOURCE_DIR"], "tools", "make_engine_scenes.py")
+    # Beside this file in the source tree (the tests also run on an installed package).
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
+                          "make_engine_scenes.py")
     subprocess.run([sys.executable, script, "--pile", str(count), str(path)], check=True)
     scene = ncpkit.load_scene(str(path))
     assert len(scene.bodies) == count + 5  # and the ground and the bin's four walls
