@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "solvers/base/input_error.h"
+#include "solvers/base/internal/message_buffer.h"
 #include "solvers/base/internal/seconds.h"
 #include "solvers/friction/single_contact.h"
 
@@ -25,6 +26,7 @@ bool VelocityGaussSeidel::Options::IsValid(std::string* why) const {
                "must be positive and finite")
       .Require(relaxation > 0.0 && relaxation < 2.0, "relaxation", relaxation, "must be in (0, 2)")
       .Require(time_limit_seconds >= 0.0, "time_limit_seconds", time_limit_seconds, "must be >= 0")
+      .Require(rate_window >= 0, "rate_window", rate_window, "must be >= 0")
       .Done(why);
 }
 
@@ -587,6 +589,39 @@ bool VelocityGaussSeidel::MayStickIsland(const GlobalFrictionContactProblem& pro
   return StickIsland(problem, r, errors);
 }
 
+void VelocityGaussSeidel::RateWindow::Explain(std::string* message) const {
+  internal::MessageBuffer text;
+  text.Text(" (stopped: at its rate over the last ").Integer(measured_over);
+  text.Text(" sweeps it would need ").Number(needed).Text(" more)");
+  text.AppendTo(message);
+}
+
+int VelocityGaussSeidel::NextCheck(const Options& options, int sweep, double error, int last_check,
+                                   double last_error) {
+  int next = sweep + std::min(20, (sweep + 1) / 2);
+  if (last_check > 0 && error > options.tolerance) {
+    const double rate = std::pow(error / last_error, 1.0 / (sweep - last_check));
+    const double at_end = error * std::pow(rate, options.max_sweeps - sweep);
+    if (!(at_end <= 10.0 * options.tolerance)) {
+      next = std::max(next, std::min(options.max_sweeps, sweep + 20));
+    }
+  }
+  return next;
+}
+
+bool VelocityGaussSeidel::RateWindow::Stalled(const Options& options, int sweep,
+                                              double best_error) {
+  if (options.rate_window <= 0 || sweep - start_sweep < options.rate_window) return false;
+  measured_over = sweep - start_sweep;
+  const double rate = std::pow(best_error / start_error, 1.0 / measured_over);
+  needed = rate < 1.0 ? std::log(options.tolerance / best_error) / std::log(rate)
+                      : std::numeric_limits<double>::infinity();
+  stalled = !(needed <= options.max_sweeps - sweep);
+  start_sweep = sweep;
+  start_error = best_error;
+  return stalled;
+}
+
 const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
     const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r) {
   const auto start = std::chrono::steady_clock::now();
@@ -633,6 +668,7 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
   bool timed_out = false;
   int next_check = 1, last_check = 0;
   double last_error = best_error;
+  RateWindow window{sweep, best_error};
   while (!converged && sweep < options_.max_sweeps && std::isfinite(best_error)) {
     ++sweep;
     if (compact_) {
@@ -652,14 +688,7 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
     ContactVelocities(problem);
     errors = errors_at();
     const double error = errors.fclib;
-    next_check = sweep + std::min(20, (sweep + 1) / 2);
-    if (last_check > 0 && error > options_.tolerance) {
-      const double rate = std::pow(error / last_error, 1.0 / (sweep - last_check));
-      const double at_end = error * std::pow(rate, options_.max_sweeps - sweep);
-      if (!(at_end <= 10.0 * options_.tolerance)) {
-        next_check = std::max(next_check, std::min(options_.max_sweeps, sweep + 20));
-      }
-    }
+    next_check = NextCheck(options_, sweep, error, last_check, last_error);
     last_check = sweep;
     last_error = error;
     converged = error <= options_.tolerance;
@@ -679,6 +708,7 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
       timed_out = !converged;
       break;
     }
+    if (!converged && !last && window.Stalled(options_, sweep, best_error)) break;
   }
   if (!described) {
     *r = best_;
@@ -687,6 +717,7 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
     DescribeFrictionPoint(problem, *r, u_, &summary);
   }
   internal::SetSweepOutcome(options_.tolerance, sweep, timed_out, *r, &summary);
+  if (window.stalled) window.Explain(&summary.message);
   summary.wall_time_seconds = elapsed();
   return summary;
 }

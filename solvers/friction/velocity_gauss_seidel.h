@@ -74,6 +74,11 @@ class VelocityGaussSeidel {
     // sweeps; MayStickIsland): the least-norm impulses that make every contact stick
     // (r = -W^+ q; top of this file), taken if they solve the problem. Default true.
     bool stick_islands = true;
+    // At the first check at least this many sweeps after the last such check, stop with
+    // MaxIterations when the best FCLib error's rate between them would not reach the tolerance
+    // within the sweeps left (the summary gives the sweeps it would need). Default 0: never.
+    // >= 0.
+    int rate_window = 0;
     bool IsValid(std::string* why) const;
   };
 
@@ -90,6 +95,23 @@ class VelocityGaussSeidel {
   const Summary& Solve(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r);
 
  private:
+  // The rate of the best error between checks at least Options::rate_window sweeps apart.
+  struct RateWindow {
+    int start_sweep = 0;
+    double start_error = 0.0;
+    bool stalled = false;
+    int measured_over = 0;  // sweeps of the last measured window
+    double needed = 0.0;    // sweeps the last window's rate says are needed
+    // Ends a window at `sweep` once it is long enough: true when its rate would not reach the
+    // tolerance within the sweeps left.
+    bool Stalled(const Options& options, int sweep, double best_error);
+    void Explain(std::string* message) const;  // the reason of a stop, for the summary
+  };
+  // The sweep after `sweep` (error `error`; the previous check at last_check with last_error)
+  // at which the error is checked next (top of this file).
+  static int NextCheck(const Options& options, int sweep, double error, int last_check,
+                       double last_error);
+
   void Prepare(const GlobalFrictionContactProblem& problem);
   void SetDiagonalBlock(int contact, const Eigen::Matrix3d& W);
   void MakeReady(const GlobalFrictionContactProblem& problem, int contact);
