@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "solvers/base/input_error.h"
+#include "solvers/base/internal/seconds.h"
 
 namespace ncpkit {
 namespace {
@@ -13,6 +14,11 @@ namespace {
 // The first NSGS attempt's sweeps, and the window over which its rate is measured.
 constexpr int kNsgsSweeps = 1000;
 constexpr int kRateWindow = 50;
+// The Newton attempt starts from the best point when its error is within this factor of the
+// tolerance.
+constexpr double kPolishFactor = 100.0;
+// nsgs-velocity's sweeps on a problem in the global form.
+constexpr int kVelocitySweeps = 2000;
 
 }  // namespace
 
@@ -34,26 +40,91 @@ std::string FrictionAuto::Summary::FullReport() const {
 
 const FrictionAuto::Summary& FrictionAuto::Solve(const FrictionContactProblem& problem,
                                                  Eigen::VectorXd* r) {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  const auto elapsed = [&]() {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-  };
+  const auto start = std::chrono::steady_clock::now();
   ResetSummaryKeepingStorage(&summary_);
-  Summary& summary = summary_;
-  summary.solver = "auto";
-  summary.tolerance = options_.tolerance;
-  if (!AcceptOptions(options_, &summary)) return summary;
+  summary_.solver = "auto";
+  summary_.tolerance = options_.tolerance;
+  if (!AcceptOptions(options_, &summary_)) return summary_;
   const int m = problem.size();
   if (!(options_.warm_start && r->size() == m && r->allFinite())) r->setZero(m);
+  start_ = *r;
+  problem.Velocity(start_, &u_);
+  best_ = start_;
+  RunSequence(problem, ComputeFrictionErrors(problem, start_, u_).fclib, start, r);
+  return summary_;
+}
+
+const FrictionAuto::Summary& FrictionAuto::Solve(const GlobalFrictionContactProblem& problem,
+                                                 Eigen::VectorXd* r) {
+  const auto start = std::chrono::steady_clock::now();
+  ResetSummaryKeepingStorage(&summary_);
+  summary_.solver = "auto";
+  summary_.tolerance = options_.tolerance;
+  if (!AcceptOptions(options_, &summary_)) return summary_;
+  const int m = problem.size();
+  if (!(options_.warm_start && r->size() == m && r->allFinite())) r->setZero(m);
+  start_ = *r;
+  // Sweeps on the global form first: no W formed, and the manifold and resting-island blocks
+  // that the local-form solvers lack (walls, stacks). Stopped early by its rate where it would
+  // not reach the tolerance (piles), for the local-form sequence.
+  VelocityGaussSeidel::Options& o = velocity_.mutable_options();
+  o.tolerance = options_.tolerance;
+  o.warm_start = true;
+  o.time_limit_seconds = options_.time_limit_seconds;
+  o.max_sweeps = kVelocitySweeps;
+  o.rate_window = kRateWindow;
+  best_ = start_;
+  const FrictionSolverSummary& sweeps = velocity_.Solve(problem, &best_);
+  // A start that solves the problem is no attempt (as in the local form).
+  const bool at_start = sweeps.IsSolved() && best_ == start_;
+  if (!at_start) RecordAttempt("nsgs-velocity", sweeps);
+  problem.Reduce(&reduced_);
+  if (sweeps.IsSolved()) {
+    *r = best_;
+    reduced_.Velocity(*r, &u_);
+    Finish(reduced_, true, start, r);
+    return summary_;
+  }
+  // The local-form sequence goes on from the sweeps' point where their rate stopped them far
+  // from the tolerance (piles). Near it they stall at the rounding of the velocities they keep,
+  // and NSGS and Newton from that point do no better (boxes tumbling onto the ground, at
+  // 1e-10): the sequence starts afresh, and their point is kept for the end.
+  const double velocity_error = sweeps.natural_residual;
+  if (velocity_error > kPolishFactor * options_.tolerance) {
+    RunSequence(reduced_, velocity_error, start, r);
+    return summary_;
+  }
+  velocity_best_ = best_;
+  best_ = start_;
+  reduced_.Velocity(start_, &u_);
+  RunSequence(reduced_, ComputeFrictionErrors(reduced_, start_, u_).fclib, start, r);
+  if (!summary_.IsSolved() && velocity_error < summary_.natural_residual) {
+    *r = velocity_best_;
+    reduced_.Velocity(*r, &u_);
+    Finish(reduced_, false, start, r);
+  }
+  return summary_;
+}
+
+void FrictionAuto::RecordAttempt(const char* name, const FrictionSolverSummary& step) {
+  ++summary_.attempts;
+  summary_.iterations += step.iterations;
+  summary_.factorizations += step.factorizations;
+  if (!summary_.path.empty()) summary_.path += "; ";
+  summary_.path.append(name).append(": ").append(ToString(step.status));
+  summary_.path.append(" (").append(step.message).append(")");
+  if (step.IsSolved()) summary_.solved_by = name;
+}
+
+void FrictionAuto::RunSequence(const FrictionContactProblem& problem, double best_error,
+                               std::chrono::steady_clock::time_point start, Eigen::VectorXd* r) {
+  const auto elapsed = [&]() { return internal::SecondsSince(start); };
   Eigen::VectorXd& best = best_;
   Eigen::VectorXd& x = x_;
-  best = *r;
-  problem.Velocity(best, &u_);
-  double best_error = ComputeFrictionErrors(problem, best, u_).fclib;
   int last_iterations = 0;  // of the latest attempt
-  // Runs one attempt from the best point; true when it solved the problem.
-  const auto attempt = [&](const char* name, auto& solver, auto configure) -> bool {
+  // Runs one attempt from the best point (or from the start); true when it solved the problem.
+  const auto attempt = [&](const char* name, auto& solver, auto configure,
+                           bool from_start = false) -> bool {
     double left = 0.0;
     if (options_.time_limit_seconds > 0.0) {
       left = options_.time_limit_seconds - elapsed();
@@ -64,20 +135,16 @@ const FrictionAuto::Summary& FrictionAuto::Solve(const FrictionContactProblem& p
     o.warm_start = true;
     o.time_limit_seconds = left;
     configure(o);
-    x = best;
+    // Newton from the best point where it is already close to the tolerance (a polish), else
+    // from the start (top of friction_auto.h).
+    x = from_start && best_error > kPolishFactor * options_.tolerance ? start_ : best;
     const FrictionSolverSummary& step = solver.Solve(problem, &x);
     last_iterations = step.iterations;
-    ++summary.attempts;
-    summary.iterations += step.iterations;
-    summary.factorizations += step.factorizations;
-    if (!summary.path.empty()) summary.path += "; ";
-    summary.path.append(name).append(": ").append(ToString(step.status));
-    summary.path.append(" (").append(step.message).append(")");
+    RecordAttempt(name, step);
     if (step.natural_residual < best_error) {
       best_error = step.natural_residual;
       best = x;
     }
-    if (step.IsSolved()) summary.solved_by = name;
     return step.IsSolved();
   };
   using Ordering = NonsmoothGaussSeidel::Ordering;
@@ -94,11 +161,13 @@ const FrictionAuto::Summary& FrictionAuto::Solve(const FrictionContactProblem& p
                 o.rate_window = kRateWindow;
               }) ||
       (nsgs_sweeps = last_iterations, false) ||
-      attempt("fc-newton-fb", newton_,
-              [](FrictionNewton::Options& o) {
-                o.function = Function::FischerBurmeister;
-                o.max_iterations = 50;
-              }) ||
+      attempt(
+          "fc-newton-fb", newton_,
+          [](FrictionNewton::Options& o) {
+            o.function = Function::FischerBurmeister;
+            o.max_iterations = 200;
+          },
+          true) ||
       (nsgs_sweeps < kNsgsSweeps && attempt("nsgs", nsgs_,
                                             [nsgs_sweeps](NonsmoothGaussSeidel::Options& o) {
                                               o.max_sweeps = kNsgsSweeps - nsgs_sweeps;
@@ -126,6 +195,13 @@ const FrictionAuto::Summary& FrictionAuto::Solve(const FrictionContactProblem& p
       });
   *r = best;
   problem.Velocity(*r, &u_);
+  Finish(problem, solved, start, r);
+}
+
+void FrictionAuto::Finish(const FrictionContactProblem& problem, bool solved,
+                          std::chrono::steady_clock::time_point start, const Eigen::VectorXd* r) {
+  const auto elapsed = [&]() { return internal::SecondsSince(start); };
+  Summary& summary = summary_;
   DescribeFrictionPoint(problem, *r, u_, &summary);
   // snprintf, not a stream: the kept message is rewritten in place.
   char text[256];
@@ -134,7 +210,8 @@ const FrictionAuto::Summary& FrictionAuto::Solve(const FrictionContactProblem& p
     std::snprintf(text, sizeof(text), " after %d attempt(s): FCLib error %g", summary.attempts,
                   summary.natural_residual);
     summary.message.assign("solved by ")
-        .append(solved ? summary.solved_by.c_str() : "the start point")
+        .append(solved && !summary.solved_by.empty() ? summary.solved_by.c_str()
+                                                     : "the start point")
         .append(text);
   } else {
     summary.status =
@@ -149,7 +226,6 @@ const FrictionAuto::Summary& FrictionAuto::Solve(const FrictionContactProblem& p
     }
   }
   summary.wall_time_seconds = elapsed();
-  return summary;
 }
 
 }  // namespace ncpkit

@@ -3,22 +3,39 @@
 #define NCPKIT_SOLVERS_FRICTION_FRICTION_AUTO_H_
 
 #include <Eigen/Dense>
+#include <chrono>
 #include <string>
 
 #include "solvers/base/status.h"
 #include "solvers/friction/friction_newton.h"
 #include "solvers/friction/friction_problem.h"
+#include "solvers/friction/global_friction_problem.h"
 #include "solvers/friction/nonsmooth_gauss_seidel.h"
+#include "solvers/friction/velocity_gauss_seidel.h"
 
 namespace ncpkit {
 
 // Each attempt starts from the best point so far (the smallest FCLib error) and the first to
-// reach the tolerance ends the sequence:
+// reach the tolerance ends the sequence. Which attempts run is decided by what the earlier ones
+// measured: a sweep method's rate stops it where it would not reach the tolerance within its
+// budget, and the next kind of method takes over. A problem in the global form (M, H; the
+// explicit stepper's) is first swept in that form:
+//   0. nsgs-velocity, up to 2000 sweeps, stopped early in the same way (rate_window 50): its
+//      manifold and resting-island blocks solve walls and stacks that the local-form solvers
+//      below do not; then the problem is reduced to the local form (W, q) for the rest, from
+//      the sweeps' point where they stopped further than 100 tolerances from the solution, else
+//      again from the start point (near the tolerance they stall at the rounding of the
+//      velocities they keep; their point is returned if nothing does better).
 //   1. nsgs, natural order, up to 1000 sweeps (cheap sweeps; most problems with well-posed
 //      contacts end here), stopped early when its rate over the last 50 sweeps would not reach
 //      the tolerance within them (NonsmoothGaussSeidel::Options::rate_window);
-//   2. fc-newton-fb, up to 50 iterations (stacks, where NSGS crawls), and where it fails after
-//      an early stop, nsgs again for the rest of its 1000 sweeps;
+//   2. fc-newton-fb, up to 200 iterations, from the best point if its error is within 100
+//      times the tolerance (a polish: NSGS stalled near it, at its rounding), else from the
+//      start point: from the points NSGS leaves far from the solution on a pile's islands
+//      (contacts in the middle of trading impulses) the Newton method needs more iterations
+//      than from the start, and fails more often (measured on step problems of the 200-box
+//      pile, docs/benchmarks.md); where it fails after an early stop, nsgs again for the rest of
+//      its 1000 sweeps;
 //   3. fc-proximal, up to 100 proximal steps (redundant contacts, a singular W);
 //   4. nsgs-shuffled, up to 10000 sweeps (a random order breaks the natural one's cycles);
 //   5. fc-proximal-fb, up to 1000 proximal steps;
@@ -45,12 +62,26 @@ class FrictionAuto {
   // vectors, so that a solve no larger than the last, solved by the same attempt, allocates
   // nothing.
   const Summary& Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r);
+  // The same for the global form: attempt 0, then the sequence on problem.Reduce()'s local form
+  // (the FCLib error of both forms is the local form's).
+  const Summary& Solve(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r);
 
  private:
+  // Attempts 1-6 from start_ (and best_ with its error best_error), on the clock since `start`.
+  void RunSequence(const FrictionContactProblem& problem, double best_error,
+                   std::chrono::steady_clock::time_point start, Eigen::VectorXd* r);
+  // Adds an attempt's figures and its line of the path to the summary.
+  void RecordAttempt(const char* name, const FrictionSolverSummary& step);
+  // The summary's status, message and description of the point *r (u_ its velocities).
+  void Finish(const FrictionContactProblem& problem, bool solved,
+              std::chrono::steady_clock::time_point start, const Eigen::VectorXd* r);
+
   Options options_;
   Summary summary_;
-  Eigen::VectorXd best_, x_, u_;
+  Eigen::VectorXd best_, x_, u_, start_, velocity_best_;
+  FrictionContactProblem reduced_;  // a global problem's local form
   NonsmoothGaussSeidel nsgs_;
+  VelocityGaussSeidel velocity_;
   FrictionNewton newton_;
   FrictionProximalPoint proximal_;
 };

@@ -311,6 +311,12 @@ const FrictionAuto::Summary& AutoSolvers::Solve(const FrictionContactProblem& pr
   return friction_.Solve(problem, r);
 }
 
+const FrictionAuto::Summary& AutoSolvers::Solve(const GlobalFrictionContactProblem& problem,
+                                                Eigen::VectorXd* r) {
+  friction_.mutable_options() = options_.friction;
+  return friction_.Solve(problem, r);
+}
+
 bool AutoSolvers::Options::IsValid(std::string* why) const {
   return complementarity.IsValid(why) && friction.IsValid(why);
 }

@@ -136,6 +136,8 @@ class AutoSolvers {
   AutoSolver::Summary Solve(const LinearComplementarityProblem& problem, Eigen::VectorXd* z) const;
   AutoSolver::Summary Solve(const MixedComplementarityProblem& problem, Eigen::VectorXd* z) const;
   const FrictionAuto::Summary& Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r);
+  const FrictionAuto::Summary& Solve(const GlobalFrictionContactProblem& problem,
+                                     Eigen::VectorXd* r);
 
  private:
   Options options_;

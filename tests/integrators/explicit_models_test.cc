@@ -196,6 +196,7 @@ EnergyRun RunEnergy(const std::vector<Body>& bodies, const std::string& variant)
   for (int step = 0; step < 300; ++step) {
     const StepRecord& record = stepper.Step();
     run.failed += !record.summary.IsSolved();
+    if (!record.summary.IsSolved()) MESSAGE("step " << step << ": " << record.summary.message);
     if (step > 0) run.deepest = std::max(run.deepest, record.max_penetration);
     const double next = Energy(stepper.bodies(), g);
     run.largest_rise = std::max(run.largest_rise, next - energy);

@@ -9,6 +9,8 @@
 #include <random>
 
 #include "solvers/base/input_error.h"
+#include "solvers/friction/friction_auto.h"
+#include "solvers/friction/friction_newton.h"
 #include "solvers/friction/nonsmooth_gauss_seidel.h"
 #include "solvers/friction/velocity_gauss_seidel.h"
 #include "solvers/registry/solver_registry.h"
@@ -457,6 +459,96 @@ TEST_CASE("nsgs-velocity: runs of contacts that are not two rigid bodies' are so
     CHECK(block_error == single.natural_residual);
     CHECK(with == without);
   }
+}
+
+TEST_CASE("nsgs-velocity: rate_window stops a solve that would not reach the tolerance") {
+  VelocityGaussSeidel::Options options;
+  options.tolerance = 1e-10;
+  // Forty contacts between eight bodies: the sweeps crawl. Measured over windows of at least
+  // 50 sweeps, the rate says the budget is too small, and the solve stops long before it.
+  const GlobalFrictionContactProblem slow = test::Make(test::MakeScene(40, 8, 0.5, 1));
+  options.rate_window = 50;
+  Eigen::VectorXd r;
+  const VelocityGaussSeidel::Summary stopped = VelocityGaussSeidel(options).Solve(slow, &r);
+  CAPTURE(stopped.message);
+  CHECK(stopped.status == Status::MaxIterations);
+  CHECK(stopped.iterations >= 50);
+  CHECK(stopped.iterations < options.max_sweeps / 10);
+  CHECK(stopped.message.find("stopped: at its rate over the last") != std::string::npos);
+  // The rate was right: the whole budget does not solve it either.
+  options.rate_window = 0;
+  Eigen::VectorXd whole;
+  const VelocityGaussSeidel::Summary full = VelocityGaussSeidel(options).Solve(slow, &whole);
+  CHECK(full.status == Status::MaxIterations);
+  CHECK(full.iterations == options.max_sweeps);
+  // A problem the sweeps solve within the budget: the same sweeps, bit for bit, with or without
+  // the window.
+  const GlobalFrictionContactProblem quick = test::Make(test::MakeScene(20, 8, 0.5, 2));
+  Eigen::VectorXd plain, windowed;
+  const int sweeps = VelocityGaussSeidel(options).Solve(quick, &plain).iterations;
+  options.rate_window = 50;
+  const VelocityGaussSeidel::Summary same = VelocityGaussSeidel(options).Solve(quick, &windowed);
+  CHECK(same.IsSolved());
+  CHECK(same.iterations == sweeps);
+  CHECK(windowed == plain);
+  options.rate_window = -1;
+  CHECK(VelocityGaussSeidel(options).Solve(quick, &windowed).status == Status::InvalidInput);
+}
+
+TEST_CASE("auto on the global form: nsgs-velocity first, the local-form sequence where it crawls") {
+  FrictionAuto solver;
+  solver.mutable_options().tolerance = 1e-10;
+  // Solved by the sweeps on the global form.
+  const GlobalFrictionContactProblem quick = test::Make(test::MakeScene(20, 8, 0.5, 2));
+  Eigen::VectorXd r;
+  const FrictionAuto::Summary first = solver.Solve(quick, &r);
+  CHECK(first.IsSolved());
+  CHECK(first.solved_by == "nsgs-velocity");
+  CHECK(first.attempts == 1);
+  FrictionContactProblem local;
+  quick.Reduce(&local);
+  CHECK(FclibError(local, r) <= 1e-10);
+  // From its own answer: the start point solves it, and no attempt is made.
+  solver.mutable_options().warm_start = true;
+  const FrictionAuto::Summary warm = solver.Solve(quick, &r);
+  CHECK(warm.IsSolved());
+  CHECK(warm.attempts == 0);
+  CHECK(warm.message.find("solved by the start point") == 0);
+  // Where the sweeps crawl, their rate stops them and a local-form attempt solves it; the
+  // answer is checked on the local form, independently of the solver.
+  solver.mutable_options().warm_start = false;
+  const GlobalFrictionContactProblem slow = test::Make(test::MakeScene(40, 8, 0.5, 1));
+  Eigen::VectorXd x;
+  const FrictionAuto::Summary second = solver.Solve(slow, &x);
+  CAPTURE(second.path);
+  CHECK(second.IsSolved());
+  CHECK(second.path.find("nsgs-velocity: max_iterations") == 0);
+  CHECK(second.path.find("stopped: at its rate") != std::string::npos);
+  CHECK(second.solved_by != "nsgs-velocity");
+  CHECK(second.attempts >= 2);
+  slow.Reduce(&local);
+  CHECK(FclibError(local, x) <= 1e-10);
+  CHECK(second.natural_residual == doctest::Approx(FclibError(local, x)));
+  // On the local form the Newton attempt starts from the start point, not from where the
+  // sweeps stopped: its answer is fc-newton-fb's from r = 0, bit for bit.
+  Eigen::VectorXd z;
+  const FrictionAuto::Summary on_local = solver.Solve(local, &z);
+  CAPTURE(on_local.path);
+  REQUIRE(on_local.solved_by == "fc-newton-fb");
+  FrictionNewton::Options newton;
+  newton.function = FrictionNewton::Function::FischerBurmeister;
+  newton.tolerance = 1e-10;
+  Eigen::VectorXd from_zero;
+  CHECK(FrictionNewton(newton).Solve(local, &from_zero).IsSolved());
+  CHECK(z == from_zero);
+  // The registry's auto takes the global form the same way.
+  SolverOptions options;
+  options.tolerance = 1e-10;
+  const auto registered = CreateSolver("auto", ProblemKind::GlobalFriction, options);
+  Eigen::VectorXd y;
+  const SolverSummary& summary = registered->Solve(slow, &y);
+  CHECK(summary.IsSolved());
+  CHECK(summary.message == second.message);
 }
 
 }  // namespace
