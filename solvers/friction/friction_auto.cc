@@ -16,7 +16,7 @@ constexpr int kNsgsSweeps = 1000;
 constexpr int kRateWindow = 50;
 // The Newton attempt starts from the best point when its error is within this factor of the
 // tolerance.
-constexpr double kPolishFactor = 100.0;
+constexpr double kPolishFactor = 10.0;
 // nsgs-velocity's sweeps on a problem in the global form.
 constexpr int kVelocitySweeps = 2000;
 

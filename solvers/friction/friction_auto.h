@@ -23,13 +23,13 @@ namespace ncpkit {
 //   0. nsgs-velocity, up to 2000 sweeps, stopped early in the same way (rate_window 50): its
 //      manifold and resting-island blocks solve walls and stacks that the local-form solvers
 //      below do not; then the problem is reduced to the local form (W, q) for the rest, from
-//      the sweeps' point where they stopped further than 100 tolerances from the solution, else
+//      the sweeps' point where they stopped further than 10 tolerances from the solution, else
 //      again from the start point (near the tolerance they stall at the rounding of the
 //      velocities they keep; their point is returned if nothing does better).
 //   1. nsgs, natural order, up to 1000 sweeps (cheap sweeps; most problems with well-posed
 //      contacts end here), stopped early when its rate over the last 50 sweeps would not reach
 //      the tolerance within them (NonsmoothGaussSeidel::Options::rate_window);
-//   2. fc-newton-fb, up to 200 iterations, from the best point if its error is within 100
+//   2. fc-newton-fb, up to 200 iterations, from the best point if its error is within 10
 //      times the tolerance (a polish: NSGS stalled near it, at its rounding), else from the
 //      start point: from the points NSGS leaves far from the solution on a pile's islands
 //      (contacts in the middle of trading impulses) the Newton method needs more iterations
