@@ -50,6 +50,7 @@ const FrictionAuto::Summary& FrictionAuto::Solve(const FrictionContactProblem& p
   start_ = *r;
   problem.Velocity(start_, &u_);
   best_ = start_;
+  newton_from_start_ = false;
   RunSequence(problem, ComputeFrictionErrors(problem, start_, u_).fclib, start, r);
   return summary_;
 }
@@ -90,6 +91,7 @@ const FrictionAuto::Summary& FrictionAuto::Solve(const GlobalFrictionContactProb
   // and NSGS and Newton from that point do no better (boxes tumbling onto the ground, at
   // 1e-10): the sequence starts afresh, and their point is kept for the end.
   const double velocity_error = sweeps.natural_residual;
+  newton_from_start_ = true;
   if (velocity_error > kPolishFactor * options_.tolerance) {
     RunSequence(reduced_, velocity_error, start, r);
     return summary_;
@@ -163,11 +165,11 @@ void FrictionAuto::RunSequence(const FrictionContactProblem& problem, double bes
       (nsgs_sweeps = last_iterations, false) ||
       attempt(
           "fc-newton-fb", newton_,
-          [](FrictionNewton::Options& o) {
+          [this](FrictionNewton::Options& o) {
             o.function = Function::FischerBurmeister;
-            o.max_iterations = 200;
+            o.max_iterations = newton_from_start_ ? 200 : 50;
           },
-          true) ||
+          newton_from_start_) ||
       (nsgs_sweeps < kNsgsSweeps && attempt("nsgs", nsgs_,
                                             [nsgs_sweeps](NonsmoothGaussSeidel::Options& o) {
                                               o.max_sweeps = kNsgsSweeps - nsgs_sweeps;

@@ -29,13 +29,14 @@ namespace ncpkit {
 //   1. nsgs, natural order, up to 1000 sweeps (cheap sweeps; most problems with well-posed
 //      contacts end here), stopped early when its rate over the last 50 sweeps would not reach
 //      the tolerance within them (NonsmoothGaussSeidel::Options::rate_window);
-//   2. fc-newton-fb, up to 200 iterations, from the best point if its error is within 10
-//      times the tolerance (a polish: NSGS stalled near it, at its rounding), else from the
-//      start point: from the points NSGS leaves far from the solution on a pile's islands
-//      (contacts in the middle of trading impulses) the Newton method needs more iterations
-//      than from the start, and fails more often (measured on step problems of the 200-box
-//      pile, docs/benchmarks.md); where it fails after an early stop, nsgs again for the rest of
-//      its 1000 sweeps;
+//   2. fc-newton-fb, up to 50 iterations from the best point; for a problem posed in the
+//      global form, up to 200 from the start point unless the best point is within 10 times
+//      the tolerance (a polish: NSGS stalled near it, at its rounding). From the points NSGS
+//      leaves far from the solution on the explicit stepper's pile islands (contacts in the
+//      middle of trading impulses) the Newton method needs more iterations than from the
+//      start and fails more often, while on FCLib's BoxesStack and RockPile it does better
+//      from them (both measured, docs/benchmarks.md); where it fails after an early stop, nsgs
+//      again for the rest of its 1000 sweeps;
 //   3. fc-proximal, up to 100 proximal steps (redundant contacts, a singular W);
 //   4. nsgs-shuffled, up to 10000 sweeps (a random order breaks the natural one's cycles);
 //   5. fc-proximal-fb, up to 1000 proximal steps;
@@ -79,6 +80,7 @@ class FrictionAuto {
   Options options_;
   Summary summary_;
   Eigen::VectorXd best_, x_, u_, start_, velocity_best_;
+  bool newton_from_start_ = false;  // attempt 2's start and budget (above)
   FrictionContactProblem reduced_;  // a global problem's local form
   NonsmoothGaussSeidel nsgs_;
   VelocityGaussSeidel velocity_;
