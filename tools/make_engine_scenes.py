@@ -59,7 +59,7 @@ def pile(count=200):
     shipped = count == 200
     pitch, bin_per_column = (0.26, 0.32) if shipped else (0.35, 0.4)
     wall = 0.1
-    columns = 5 if count == 200 else int(round(count ** (1.0 / 3.0)))
+    columns = 5 if shipped else int(round(count ** (1.0 / 3.0)))
     layers = -(-count // (columns * columns))
     bodies = []
     for k in range(layers):
