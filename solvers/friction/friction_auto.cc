@@ -38,16 +38,20 @@ std::string FrictionAuto::Summary::FullReport() const {
   return os.str();
 }
 
-const FrictionAuto::Summary& FrictionAuto::Solve(const FrictionContactProblem& problem,
-                                                 Eigen::VectorXd* r) {
-  const auto start = std::chrono::steady_clock::now();
+bool FrictionAuto::Begin(int size, Eigen::VectorXd* r) {
   ResetSummaryKeepingStorage(&summary_);
   summary_.solver = "auto";
   summary_.tolerance = options_.tolerance;
-  if (!AcceptOptions(options_, &summary_)) return summary_;
-  const int m = problem.size();
-  if (!(options_.warm_start && r->size() == m && r->allFinite())) r->setZero(m);
+  if (!AcceptOptions(options_, &summary_)) return false;
+  if (!(options_.warm_start && r->size() == size && r->allFinite())) r->setZero(size);
   start_ = *r;
+  return true;
+}
+
+const FrictionAuto::Summary& FrictionAuto::Solve(const FrictionContactProblem& problem,
+                                                 Eigen::VectorXd* r) {
+  const auto start = std::chrono::steady_clock::now();
+  if (!Begin(problem.size(), r)) return summary_;
   problem.Velocity(start_, &u_);
   best_ = start_;
   newton_from_start_ = false;
@@ -58,13 +62,7 @@ const FrictionAuto::Summary& FrictionAuto::Solve(const FrictionContactProblem& p
 const FrictionAuto::Summary& FrictionAuto::Solve(const GlobalFrictionContactProblem& problem,
                                                  Eigen::VectorXd* r) {
   const auto start = std::chrono::steady_clock::now();
-  ResetSummaryKeepingStorage(&summary_);
-  summary_.solver = "auto";
-  summary_.tolerance = options_.tolerance;
-  if (!AcceptOptions(options_, &summary_)) return summary_;
-  const int m = problem.size();
-  if (!(options_.warm_start && r->size() == m && r->allFinite())) r->setZero(m);
-  start_ = *r;
+  if (!Begin(problem.size(), r)) return summary_;
   // Sweeps on the global form first: no W formed, and the manifold and resting-island blocks
   // that the local-form solvers lack (walls, stacks). Stopped early by its rate where it would
   // not reach the tolerance (piles), for the local-form sequence.

@@ -68,6 +68,9 @@ class FrictionAuto {
   const Summary& Solve(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r);
 
  private:
+  // Resets the summary, checks the options and sets *r and start_ to the start point (the warm
+  // start if usable, else zero); false for invalid options (the summary says why).
+  bool Begin(int size, Eigen::VectorXd* r);
   // Attempts 1-6 from start_ (and best_ with its error best_error), on the clock since `start`.
   void RunSequence(const FrictionContactProblem& problem, double best_error,
                    std::chrono::steady_clock::time_point start, Eigen::VectorXd* r);
