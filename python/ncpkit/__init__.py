@@ -7,6 +7,7 @@ registry's options as keyword arguments (``tolerance``, ``max_iterations``, ``wa
 
     z, summary = ncpkit.solve_lcp(M, q, solver="lemke")             # numpy or scipy.sparse M
     z, summary = ncpkit.solve_lcp(M, q, lower=l, upper=u)           # a box MLCP
+    z, summary, sens = ncpkit.solve_lcp(M, q, sensitivities=True)   # sens.jacobian("q"), sens.vjp(g)
     z, summary = ncpkit.solve_mcp(F, J, lower, upper, start=x0)     # F, J: Python callables
     M, q, lower, upper = ncpkit.read_problem("lcp_deudeu.dat")      # the program's readers
     W, q, mu = ncpkit.read_friction_problem("RockPile_tob1.hdf5")   # FCLib / Siconos FC3D
@@ -27,7 +28,11 @@ from ._ncpkit import scene_directory as _source_scene_directory
 from ._ncpkit import solvers as _registry
 from . import _ncpkit
 
-__all__ = ["InputError", "Summary", "read_problem", "read_friction_problem", "Scene", "Trajectory", "solvers", "solver_names",
+
+class SolveError(RuntimeError):
+    """A result asked of a solve that did not converge (its summary's message says how far)."""
+
+__all__ = ["InputError", "SolveError", "Summary", "LinearSensitivity", "read_problem", "read_friction_problem", "Scene", "Trajectory", "solvers", "solver_names",
            "solve_lcp", "solve_mcp", "solve_friction", "load_scene", "parse_scene", "simulate",
            "scene_directory", "scene_path"]
 
@@ -80,23 +85,99 @@ def _csc(name, M):
     return M.tocsc().astype(float)
 
 
-def solve_lcp(M, q, lower=None, upper=None, solver="auto", start=None, **options):
+def solve_lcp(M, q, lower=None, upper=None, solver="auto", start=None, sensitivities=False,
+              degenerate_side="bound", **options):
     """Solves the LCP (or, with bounds, the box MLCP) w = M z + q.
 
     M: a square numpy array or scipy.sparse matrix; q: a vector. lower and upper default to 0
-    and +inf. start (optional) warm-starts the solver. Returns (z, Summary).
+    and +inf. start (optional) warm-starts the solver. Returns (z, Summary); with
+    sensitivities=True, (z, Summary, LinearSensitivity): the derivatives of z with respect to
+    the data at the solution (degenerate_side: "bound" or "free", the one-sided derivative
+    returned at a degenerate index; docs/derivatives.md).
     """
     q = _vector("q", q, required=True)
     lower = _vector("lower", lower, q.size)
     upper = _vector("upper", upper, q.size)
     start = _vector("start", start, q.size)
     if hasattr(M, "tocsc"):
-        return _ncpkit._solve_sparse(_csc("M", M), q, lower, upper, solver, start,
-                                     **options)
-    M = np.asarray(M, dtype=float)
-    if M.ndim != 2:
-        raise InputError("M must be a matrix (2 dimensions), not %d" % M.ndim)
-    return _ncpkit._solve_dense(M, q, lower, upper, solver, start, **options)
+        M = _csc("M", M)
+        z, summary = _ncpkit._solve_sparse(M, q, lower, upper, solver, start, **options)
+        dense = False
+    else:
+        M = np.asarray(M, dtype=float)
+        if M.ndim != 2:
+            raise InputError("M must be a matrix (2 dimensions), not %d" % M.ndim)
+        z, summary = _ncpkit._solve_dense(M, q, lower, upper, solver, start, **options)
+        dense = True
+    if not sensitivities:
+        return z, summary
+    if not summary.solved:
+        raise SolveError("no sensitivities: the solve did not converge (%s)" % summary.message)
+    return z, summary, LinearSensitivity(M, q, lower, upper, z, dense, degenerate_side)
+
+
+class LinearSensitivity:
+    """Derivatives of an LCP / box MLCP solution z with respect to its data (q, M, lower,
+    upper), by implicit differentiation of its active set (docs/derivatives.md).
+
+    jacobian(name): the dense Jacobian of z: n x n for "q", "lower", "upper"; for "M", n x n x n
+    (dz_i / dM_jk) when M was given dense, n x nnz(M) (M's nonzeros in CSC order) when sparse.
+    jvp(q=, M=, lower=, upper=): dz for a perturbation of the data. vjp(g): the gradients of
+    <g, z> as a dict {"q", "M", "lower", "upper"} ("M" dense, or scipy.sparse on M's pattern).
+    degenerate: the indices where the solution map has a kink (at a bound with w_i = 0).
+    """
+
+    def __init__(self, M, q, lower, upper, z, dense, degenerate_side):
+        n = q.size
+        lower = np.zeros(n) if lower is None else lower
+        upper = np.full(n, np.inf) if upper is None else upper
+        import scipy.sparse  # only where sensitivities are asked for
+        self._dense = dense
+        self._pattern = scipy.sparse.csc_matrix(M) if dense else M
+        self._z = np.array(z, dtype=float)
+        self._handle = _ncpkit._linear_sensitivity(self._pattern, q, lower, upper, self._z,
+                                                   degenerate_side)
+
+    @property
+    def degenerate(self):
+        return list(self._handle.degenerate)
+
+    @property
+    def least_squares(self):
+        """True where the free rows' matrix was singular (least-norm derivatives)."""
+        return self._handle.least_squares
+
+    def jacobian(self, name):
+        if name == "M" and self._dense:
+            by_q = self._handle.jacobian("q")
+            return np.einsum("ij,k->ijk", by_q, self._z)
+        return self._handle.jacobian(name)
+
+    def jvp(self, q=None, M=None, lower=None, upper=None):
+        import scipy.sparse
+        n = self._z.size
+        dq = _vector("q", q, n)
+        dl = _vector("lower", lower, n)
+        du = _vector("upper", upper, n)
+        empty = np.zeros(0)
+        dM = scipy.sparse.csc_matrix((n, n)) if M is None else scipy.sparse.csc_matrix(M, dtype=float)
+        if dM.shape != (n, n):
+            raise InputError("M has shape %s, the problem %d x %d" % (dM.shape, n, n))
+        return self._handle.jvp(empty if dq is None else dq, empty if dl is None else dl,
+                                empty if du is None else du, dM)
+
+    def vjp(self, g):
+        import scipy.sparse
+        g = _vector("g", g, self._z.size, required=True)
+        dq, dl, du, left = self._handle.vjp(g)
+        if self._dense:
+            dM = np.outer(left, self._z)
+        else:
+            pattern = self._pattern.tocoo()
+            dM = scipy.sparse.csc_matrix(
+                (left[pattern.row] * self._z[pattern.col], (pattern.row, pattern.col)),
+                shape=pattern.shape)
+        return {"q": dq, "M": dM, "lower": dl, "upper": du}
 
 
 def solve_mcp(F, J, lower, upper, solver="auto", start=None, **options):

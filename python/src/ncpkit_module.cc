@@ -32,6 +32,7 @@
 #include "solvers/lcp/linear_problem.h"
 #include "solvers/mcp/mcp.h"
 #include "solvers/registry/solver_registry.h"
+#include "solvers/sensitivity/linear_sensitivity.h"
 
 namespace py = pybind11;
 
@@ -216,6 +217,29 @@ py::tuple SolveMatrix(const Matrix& M, const Eigen::VectorXd& q,
   const LinearComplementarityProblem problem(
       M, q, FullOr(lower, n, 0.0), FullOr(upper, n, std::numeric_limits<double>::infinity()));
   return SolveLinear(problem, solver, start, kwargs);
+}
+
+// The sensitivity of an LCP / box MLCP solution z (sparse M, the bounds given in full).
+LinearSensitivity MakeLinearSensitivity(const Eigen::SparseMatrix<double>& M,
+                                        const Eigen::VectorXd& q, const Eigen::VectorXd& lower,
+                                        const Eigen::VectorXd& upper, const Eigen::VectorXd& z,
+                                        const std::string& degenerate_side) {
+  SensitivityOptions options;
+  if (degenerate_side == "free") {
+    options.degenerate_side = DegenerateSide::Free;
+  } else if (degenerate_side != "bound") {
+    throw InputError("degenerate_side is \"" + degenerate_side +
+                     "\"; it must be \"bound\" or \"free\"");
+  }
+  return LinearSensitivity(LinearComplementarityProblem(M, q, lower, upper), z, options);
+}
+
+LinearSensitivity::Input LinearInput(const std::string& name) {
+  if (name == "q") return LinearSensitivity::Input::q;
+  if (name == "M") return LinearSensitivity::Input::M;
+  if (name == "lower") return LinearSensitivity::Input::lower;
+  if (name == "upper") return LinearSensitivity::Input::upper;
+  throw InputError("no input \"" + name + "\": an LCP's are q, M, lower, upper");
 }
 
 // A frictional contact problem FC(W, q, mu), W sparse or dense.
@@ -404,6 +428,29 @@ PYBIND11_MODULE(_ncpkit, m) {
         py::arg("upper"), py::arg("solver"), py::arg("start"));
   m.def("_solve_sparse", &SolveMatrix<Eigen::SparseMatrix<double>>, py::arg("M"), py::arg("q"),
         py::arg("lower"), py::arg("upper"), py::arg("solver"), py::arg("start"));
+  py::class_<LinearSensitivity>(m, "_LinearSensitivity")
+      .def("jacobian", [](const LinearSensitivity& s,
+                          const std::string& input) { return s.Jacobian(LinearInput(input)); })
+      .def("vjp",
+           [](const LinearSensitivity& s, const Eigen::VectorXd& g) {
+             const LinearSensitivity::Gradient gradient = s.Vjp(g);
+             return py::make_tuple(gradient.q, gradient.lower, gradient.upper, gradient.M_left);
+           })
+      .def("jvp",
+           [](const LinearSensitivity& s, const Eigen::VectorXd& q, const Eigen::VectorXd& lower,
+              const Eigen::VectorXd& upper, const Eigen::SparseMatrix<double>& M) {
+             LinearSensitivity::Tangent tangent;
+             tangent.q = q;
+             tangent.lower = lower;
+             tangent.upper = upper;
+             tangent.M = M;
+             return s.Jvp(tangent);
+           })
+      .def_property_readonly("degenerate", &LinearSensitivity::degenerate)
+      .def_property_readonly("least_squares",
+                             [](const LinearSensitivity& s) { return s.box().least_squares(); });
+  m.def("_linear_sensitivity", &MakeLinearSensitivity, py::arg("M"), py::arg("q"), py::arg("lower"),
+        py::arg("upper"), py::arg("z"), py::arg("degenerate_side"));
   m.def("_solve_mcp", &SolveMixed, py::arg("F"), py::arg("J"), py::arg("lower"), py::arg("upper"),
         py::arg("solver"), py::arg("start"));
   m.def(

@@ -1,0 +1,93 @@
+"""Sensitivities of LCP solutions from Python: solve_lcp(..., sensitivities=True) on dense and
+sparse M, against closed forms and central differences, the adjoint identity, the degenerate
+rule and refused input."""
+import numpy as np
+import pytest
+import scipy.sparse
+
+import ncpkit
+
+M2 = np.array([[2.0, 1.0], [1.0, 2.0]])
+
+
+def test_closed_form_of_a_two_by_two_problem():
+    z, summary, sens = ncpkit.solve_lcp(M2, [-1.0, 1.0], solver="lemke", sensitivities=True)
+    assert summary.solved
+    assert z == pytest.approx([0.5, 0.0], abs=1e-14)
+    assert sens.degenerate == []
+    assert sens.jacobian("q") == pytest.approx(np.array([[-0.5, 0.0], [0.0, 0.0]]), abs=1e-14)
+    by_M = sens.jacobian("M")
+    assert by_M.shape == (2, 2, 2)
+    assert by_M[0, 0, 0] == pytest.approx(-0.25, abs=1e-14)
+
+
+@pytest.mark.parametrize("side, expected", [("bound", 0.0), ("free", -2.0 / 3.0)])
+def test_degenerate_index_returns_the_side_named(side, expected):
+    z, _, sens = ncpkit.solve_lcp(M2, [-1.0, -0.5], solver="lemke", sensitivities=True,
+                                  degenerate_side=side)
+    assert sens.degenerate == [1]
+    assert sens.jacobian("q")[1, 1] == pytest.approx(expected, abs=1e-14)
+
+
+def random_problem(n, seed):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n, n))
+    M = A @ A.T + n * np.eye(n)
+    q = rng.standard_normal(n) * n
+    return M, q
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_jacobians_match_central_differences(sparse):
+    checked = 0
+    for seed in range(10):
+        M, q = random_problem(8, seed)
+        given = scipy.sparse.csr_matrix(M) if sparse else M
+        z, _, sens = ncpkit.solve_lcp(given, q, solver="lemke", tolerance=1e-13,
+                                      sensitivities=True)
+        jacobian = sens.jacobian("q")
+        h = 1e-6
+        for i in range(len(q)):
+            e = np.zeros(len(q))
+            e[i] = h
+            plus, _ = ncpkit.solve_lcp(M, q + e, solver="lemke", tolerance=1e-13)
+            minus, _ = ncpkit.solve_lcp(M, q - e, solver="lemke", tolerance=1e-13)
+            if ((plus > 0) != (z > 0)).any() or ((minus > 0) != (z > 0)).any():
+                continue  # the active set changed within h
+            checked += 1
+            assert (plus - minus) / (2 * h) == pytest.approx(jacobian[:, i], abs=1e-6)
+    assert checked >= 60
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_vjp_is_the_adjoint_of_jvp(sparse):
+    rng = np.random.default_rng(3)
+    M, q = random_problem(12, 7)
+    lower = -rng.random(12)
+    upper = rng.random(12)
+    given = scipy.sparse.csc_matrix(M) if sparse else M
+    z, _, sens = ncpkit.solve_lcp(given, q, lower=lower, upper=upper, solver="lemke",
+                                  sensitivities=True)
+    dq, dl, du = rng.standard_normal(12), rng.standard_normal(12), rng.standard_normal(12)
+    dM = rng.standard_normal((12, 12))
+    g = rng.standard_normal(12)
+    forward = g @ sens.jvp(q=dq, M=dM, lower=dl, upper=du)
+    grads = sens.vjp(g)
+    gM = grads["M"].toarray() if sparse else grads["M"]
+    backward = grads["q"] @ dq + grads["lower"] @ dl + grads["upper"] @ du + np.sum(gM * dM)
+    assert forward == pytest.approx(backward, rel=1e-12, abs=1e-12)
+    # The Jacobians agree with the products.
+    assert sens.jacobian("lower") @ dl == pytest.approx(sens.jvp(lower=dl), abs=1e-12)
+
+
+def test_refused_input():
+    with pytest.raises(ncpkit.InputError, match="degenerate_side"):
+        ncpkit.solve_lcp(M2, [-1.0, 1.0], sensitivities=True, degenerate_side="left")
+    _, _, sens = ncpkit.solve_lcp(M2, [-1.0, 1.0], sensitivities=True)
+    with pytest.raises(ncpkit.InputError, match="no input"):
+        sens.jacobian("W")
+    with pytest.raises(ncpkit.InputError):
+        sens.vjp([1.0, 2.0, 3.0])
+    with pytest.raises(ncpkit.SolveError, match="did not converge"):
+        ncpkit.solve_lcp(M2, [-1.0, -1.0], solver="pgs", max_iterations=1, tolerance=1e-14,
+                         sensitivities=True)

@@ -1,0 +1,109 @@
+// Derivatives of the solution of a box-constrained complementarity problem (MCP) with respect to
+// anything its function and bounds depend on, by implicit differentiation of the solution's
+// active set: the core that the LCP/MLCP, MCP and builder sensitivities share
+// (docs/derivatives.md).
+//
+// At a solution z of  l <= z <= u  ⊥  F(z), each index is
+//   at its lower bound (z_i = l_i, F_i >= 0), at its upper bound (z_i = u_i, F_i <= 0), or
+//   free (l_i < z_i < u_i, F_i = 0),
+// and, where no index is degenerate, the solution is differentiable: a perturbation that moves F
+// by dF at fixed z (dF = dF/dtheta dtheta) and the bounds by dl, du moves z by
+//   dz_B = dl_B or du_B                             (the bound of an index at its bound),
+//   J_FF dz_F = -(dF_F + J_FB dz_B)                 (the free rows stay F_i = 0),
+// J = dF/dz at z. A degenerate index (at its bound with F_i = 0: z_i - l_i and |F_i| both within
+// the tolerance) is where the solution map has a kink; Options::degenerate_side names the
+// one-sided derivative returned — that of the piece where the index stays at its bound
+// (default), or of the piece where it is free — and degenerate() lists those indices. Where J_FF
+// is singular (redundant equations), dz_F is the least-squares solution of least norm
+// (the pseudo-inverse of J_FF from its complete orthogonal decomposition, dense); least_squares()
+// says so.
+//
+// The adjoint (vector-Jacobian) products come from the same factorization: for a scalar L(z)
+// with gradient g, lambda solves J_FF^T lambda = g_F, and
+//   dL/dF (at fixed z) = -lambda on the free indices and 0 elsewhere,
+//   dL/d(bound_i) = g_i - (J_FB^T lambda)_i for an index at its bound, 0 for a free one,
+// so that <g, dz> = <dL/dF, dF> + <dL/dl, dl> + <dL/du, du> for every perturbation.
+#ifndef NCPKIT_SOLVERS_SENSITIVITY_BOX_SENSITIVITY_H_
+#define NCPKIT_SOLVERS_SENSITIVITY_BOX_SENSITIVITY_H_
+
+#include <Eigen/Dense>
+#include <Eigen/SparseCore>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ncpkit {
+
+class KluLu;
+
+// The one-sided derivative returned at a degenerate index (box_sensitivity.h).
+enum class DegenerateSide { Bound, Free };
+
+struct SensitivityOptions {
+  // The one-sided derivative returned at a degenerate index. Default Bound.
+  DegenerateSide degenerate_side = DegenerateSide::Bound;
+  // An index is degenerate when z_i - bound and |F_i| are both within this tolerance, scaled
+  // by (1 + ||z||_inf) and (1 + ||F_0||_inf) respectively (F_0: the caller's scale of F,
+  // ||q|| for an LCP). Default 1e-7 (solvers stop at natural residuals of 1e-8); > 0.
+  double degeneracy_tolerance = 1e-7;
+  // Free indices up to which a singular J_FF is solved in least squares (a dense
+  // decomposition, and its pseudo-inverse kept: 8 n^2 bytes); above it, the sensitivity is
+  // refused with the reason. Default 2000.
+  int max_dense_least_squares = 2000;
+  bool IsValid(std::string* why) const;
+};
+
+class BoxSensitivity {
+ public:
+  using Options = SensitivityOptions;
+  using Side = DegenerateSide;
+  enum class IndexState { Lower, Upper, Free };
+
+  // The active set of z and the factorization of J_FF. J: dF/dz at z (n x n); F: F(z); scale:
+  // the scale of F in the degeneracy test. Throws InputError for mismatched sizes, non-finite
+  // values, z outside [l, u], invalid options, or a singular J_FF too large for least squares.
+  BoxSensitivity(const Eigen::SparseMatrix<double>& J, const Eigen::VectorXd& F,
+                 const Eigen::VectorXd& z, const Eigen::VectorXd& lower,
+                 const Eigen::VectorXd& upper, double scale, const Options& options);
+  ~BoxSensitivity();
+  BoxSensitivity(BoxSensitivity&&) noexcept;
+  BoxSensitivity& operator=(BoxSensitivity&&) noexcept;
+
+  int size() const { return static_cast<int>(state_.size()); }
+  IndexState state(int i) const { return state_[i]; }
+  // Degenerate indices, ascending.
+  const std::vector<int>& degenerate() const { return degenerate_; }
+  // True when J_FF was singular and the least-squares solution of least norm is used.
+  bool least_squares() const { return least_squares_; }
+
+  // dz for the perturbation dF of F at fixed z and dl, du of the bounds (an empty vector is 0).
+  Eigen::VectorXd Tangent(const Eigen::VectorXd& dF, const Eigen::VectorXd& dl,
+                          const Eigen::VectorXd& du) const;
+  // The adjoint of Tangent for the gradient g of a scalar of z: its gradients with respect to
+  // F (at fixed z), l and u.
+  struct Adjoint {
+    Eigen::VectorXd F, lower, upper;
+  };
+  Adjoint Cotangent(const Eigen::VectorXd& g) const;
+
+ private:
+  void Classify(const Eigen::VectorXd& F, const Eigen::VectorXd& z, const Eigen::VectorXd& lower,
+                const Eigen::VectorXd& upper, double scale);
+  void Factorize(const Eigen::SparseMatrix<double>& J);
+  // x = J_FF^-1 b (or its least-squares solution), transposed when `transpose`.
+  Eigen::VectorXd SolveFree(const Eigen::VectorXd& b, bool transpose) const;
+
+  Options options_;
+  std::vector<IndexState> state_;
+  std::vector<int> degenerate_;
+  std::vector<int> free_, bound_;     // indices, ascending
+  std::vector<int> position_;         // index -> its position in free_ (or -1)
+  Eigen::SparseMatrix<double> J_FB_;  // |F| x |B|
+  std::unique_ptr<KluLu> lu_, lu_transpose_;
+  Eigen::MatrixXd pseudo_inverse_;  // J_FF^+ where J_FF is singular
+  bool least_squares_ = false;
+};
+
+}  // namespace ncpkit
+
+#endif  // NCPKIT_SOLVERS_SENSITIVITY_BOX_SENSITIVITY_H_
