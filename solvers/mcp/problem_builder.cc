@@ -57,6 +57,7 @@ int ProblemBuilder::AddVariableBlock(const Eigen::VectorXd& lower, const Eigen::
   const int offset = size();
   offsets_.push_back(offset);
   block_sizes_.push_back(static_cast<int>(count));
+  is_parameter_.push_back(0);
   auto append = [&](Eigen::VectorXd& to, const Eigen::VectorXd& v) {
     to.conservativeResize(offset + count);
     to.tail(count) = v;
@@ -68,10 +69,40 @@ int ProblemBuilder::AddVariableBlock(const Eigen::VectorXd& lower, const Eigen::
   return static_cast<int>(offsets_.size()) - 1;
 }
 
+int ProblemBuilder::AddParameterBlock(const Eigen::VectorXd& values) {
+  const Eigen::Index count = values.size();
+  if (count <= 0) throw InputError("parameter block: needs at least one value");
+  for (Eigen::Index k = 0; k < count; ++k) {
+    if (!std::isfinite(values[k]))
+      throw InputError("parameter block: entry " + std::to_string(k) + " is not finite");
+  }
+  const int offset = num_parameters();
+  offsets_.push_back(offset);
+  block_sizes_.push_back(static_cast<int>(count));
+  is_parameter_.push_back(1);
+  parameters_.conservativeResize(offset + count);
+  parameters_.tail(count) = values;
+  pattern_ready_ = false;
+  return static_cast<int>(offsets_.size()) - 1;
+}
+
+void ProblemBuilder::SetParameterBlock(int block, const Eigen::VectorXd& values) {
+  if (block < 0 || block >= num_variable_blocks() || !is_parameter_[block])
+    throw InputError("parameter block " + std::to_string(block) + " does not exist");
+  if (values.size() != block_sizes_[block] || !values.allFinite())
+    throw InputError("parameter block " + std::to_string(block) + ": needs " +
+                     std::to_string(block_sizes_[block]) + " finite values");
+  parameters_.segment(offsets_[block], block_sizes_[block]) = values;
+}
+
 void ProblemBuilder::CheckBlock(int block, int expected_size, const char* role) const {
   if (block < 0 || block >= num_variable_blocks()) {
     throw InputError(std::string("residual block: ") + role + " variable block " +
                      std::to_string(block) + " does not exist");
+  }
+  if (is_parameter_[block] && std::string(role) == "paired") {
+    throw InputError("residual block: block " + std::to_string(block) +
+                     " is a parameter block; residuals pair with variable blocks");
   }
   if (expected_size >= 0 && block_sizes_[block] != expected_size) {
     throw InputError(std::string("residual block: ") + role + " variable block " +
@@ -85,10 +116,7 @@ int ProblemBuilder::PairedSize(const std::vector<int>& paired_blocks) const {
   if (paired_blocks.empty()) throw InputError("residual block: no paired variable block");
   int total = 0;
   for (int block : paired_blocks) {
-    if (block < 0 || block >= num_variable_blocks()) {
-      throw InputError("residual block: paired variable block " + std::to_string(block) +
-                       " does not exist");
-    }
+    CheckBlock(block, -1, "paired");
     total += block_sizes_[block];
   }
   return total;
@@ -136,9 +164,6 @@ void ProblemBuilder::AddBlock(std::unique_ptr<internal::ResidualBlockBase> block
   if (blocks.empty()) throw InputError("residual block: reads no variable block");
   block->block_ids = blocks;
   block->paired_blocks = paired_blocks;
-  for (int id : blocks) {
-    for (int k = 0; k < block_sizes_[id]; ++k) block->local_columns.push_back(offsets_[id] + k);
-  }
   residual_blocks_.push_back(std::move(block));
   pattern_ready_ = false;
 }
@@ -188,8 +213,13 @@ int GroupColumns(int num_columns, const std::vector<int>& pattern_starts,
 void ProblemBuilder::BuildPattern() const {
   const int n = size();
   std::vector<char> covered(n, 0);
-  std::vector<Eigen::Triplet<double>> triplets;
+  std::vector<Eigen::Triplet<double>> triplets, parameter_triplets;
   for (const auto& block : residual_blocks_) {
+    block->local_columns.clear();
+    for (int id : block->block_ids) {
+      const int base = is_parameter_[id] ? n + offsets_[id] : offsets_[id];
+      for (int k = 0; k < block_sizes_[id]; ++k) block->local_columns.push_back(base + k);
+    }
     block->rows.clear();
     for (int paired : block->paired_blocks) {
       for (int k = 0; k < block_sizes_[paired]; ++k) block->rows.push_back(offsets_[paired] + k);
@@ -197,7 +227,12 @@ void ProblemBuilder::BuildPattern() const {
     for (int row : block->rows) covered[row] = 1;
     ForEachEntry(*block, [&](int e, int i, int k) {
       (void)e;
-      triplets.emplace_back(block->rows[i], block->local_columns[k], 0.0);
+      const int column = block->local_columns[k];
+      if (column < n) {
+        triplets.emplace_back(block->rows[i], column, 0.0);
+      } else {
+        parameter_triplets.emplace_back(block->rows[i], column - n, 0.0);
+      }
     });
   }
   for (int i = 0; i < n; ++i) {
@@ -209,20 +244,62 @@ void ProblemBuilder::BuildPattern() const {
   pattern_.resize(n, n);
   pattern_.setFromTriplets(triplets.begin(), triplets.end());
   pattern_.makeCompressed();
+  parameter_pattern_.resize(n, num_parameters());
+  parameter_pattern_.setFromTriplets(parameter_triplets.begin(), parameter_triplets.end());
+  parameter_pattern_.makeCompressed();
+  // The position of entry (row, column) in a compressed pattern's values.
+  auto slot = [](const Eigen::SparseMatrix<double>& pattern, int row, int column) {
+    const int* begin = pattern.innerIndexPtr() + pattern.outerIndexPtr()[column];
+    const int* end = pattern.innerIndexPtr() + pattern.outerIndexPtr()[column + 1];
+    return static_cast<int>(std::lower_bound(begin, end, row) - pattern.innerIndexPtr());
+  };
   size_t largest = 0;
   for (const auto& block : residual_blocks_) {
     largest = std::max(largest, static_cast<size_t>(block->num_jacobian_entries()));
     block->jacobian_slots.assign(block->num_jacobian_entries(), 0);
     ForEachEntry(*block, [&](int e, int i, int k) {
       const int column = block->local_columns[k];
-      const int* begin = pattern_.innerIndexPtr() + pattern_.outerIndexPtr()[column];
-      const int* end = pattern_.innerIndexPtr() + pattern_.outerIndexPtr()[column + 1];
-      const int* at = std::lower_bound(begin, end, block->rows[i]);
-      block->jacobian_slots[e] = static_cast<int>(at - pattern_.innerIndexPtr());
+      block->jacobian_slots[e] = column < n
+                                     ? slot(pattern_, block->rows[i], column)
+                                     : -1 - slot(parameter_pattern_, block->rows[i], column - n);
     });
   }
   local_jacobian_.resize(largest);
   pattern_ready_ = true;
+}
+
+const Eigen::VectorXd& ProblemBuilder::Extended(const Eigen::VectorXd& z) const {
+  if (parameters_.size() == 0) return z;
+  extended_.resize(z.size() + parameters_.size());
+  extended_.head(z.size()) = z;
+  extended_.tail(parameters_.size()) = parameters_;
+  return extended_;
+}
+
+bool ProblemBuilder::EvaluateBlocks(const Eigen::VectorXd& z, Eigen::VectorXd* F, double* J,
+                                    double* P) const {
+  const Eigen::VectorXd& x = Extended(z);
+  const bool derivatives = J != nullptr || P != nullptr;
+  for (const auto& block : residual_blocks_) {
+    const int m = block->num_residuals();
+    const int entries = block->num_jacobian_entries();
+    local_residuals_.resize(m);
+    if (!block->Evaluate(x, local_residuals_.data(),
+                         derivatives ? local_jacobian_.data() : nullptr)) {
+      return false;
+    }
+    for (int i = 0; i < m; ++i) (*F)[block->rows[i]] += local_residuals_[i];
+    if (!derivatives) continue;
+    for (int k = 0; k < entries; ++k) {
+      const int slot = block->jacobian_slots[k];
+      if (slot >= 0) {
+        if (J != nullptr) J[slot] += local_jacobian_[k];
+      } else if (P != nullptr) {
+        P[-1 - slot] += local_jacobian_[k];
+      }
+    }
+  }
+  return F->allFinite();
 }
 
 bool ProblemBuilder::Evaluate(const Eigen::VectorXd& z, Eigen::VectorXd* F,
@@ -233,24 +310,24 @@ bool ProblemBuilder::Evaluate(const Eigen::VectorXd& z, Eigen::VectorXd* F,
     if (J->nonZeros() != pattern_.nonZeros() || J->rows() != size()) *J = pattern_;
     std::fill(J->valuePtr(), J->valuePtr() + J->nonZeros(), 0.0);
   }
-  for (const auto& block : residual_blocks_) {
-    const int m = block->num_residuals();
-    const int entries = block->num_jacobian_entries();
-    local_residuals_.resize(m);
-    if (!block->Evaluate(z, local_residuals_.data(), J ? local_jacobian_.data() : nullptr)) {
-      return false;
-    }
-    for (int i = 0; i < m; ++i) (*F)[block->rows[i]] += local_residuals_[i];
-    if (J) {
-      double* values = J->valuePtr();
-      for (int k = 0; k < entries; ++k) values[block->jacobian_slots[k]] += local_jacobian_[k];
-    }
-  }
-  if (!F->allFinite()) return false;
+  if (!EvaluateBlocks(z, F, J ? J->valuePtr() : nullptr, nullptr)) return false;
   if (J) {
     for (Eigen::Index k = 0; k < J->nonZeros(); ++k) {
       if (!std::isfinite(J->valuePtr()[k])) return false;
     }
+  }
+  return true;
+}
+
+bool ProblemBuilder::EvaluateParameterJacobian(const Eigen::VectorXd& z,
+                                               Eigen::SparseMatrix<double>* J) const {
+  if (!pattern_ready_) BuildPattern();
+  Eigen::VectorXd F = Eigen::VectorXd::Zero(size());
+  *J = parameter_pattern_;
+  std::fill(J->valuePtr(), J->valuePtr() + J->nonZeros(), 0.0);
+  if (!EvaluateBlocks(z, &F, nullptr, J->valuePtr())) return false;
+  for (Eigen::Index k = 0; k < J->nonZeros(); ++k) {
+    if (!std::isfinite(J->valuePtr()[k])) return false;
   }
   return true;
 }

@@ -35,11 +35,15 @@ class ResidualBlockBase {
     return pattern_starts.empty() ? num_residuals() * num_local_variables() : pattern_starts.back();
   }
   std::vector<int> pattern_starts, pattern_columns;
-  std::vector<int> block_ids;       // variable blocks read, in functor order
-  std::vector<int> paired_blocks;   // variable blocks whose rows receive the residuals, in order
-  std::vector<int> rows;            // global row of each residual (set with the pattern)
-  std::vector<int> local_columns;   // global variable index of each local variable
-  std::vector<int> jacobian_slots;  // index into J's values of each local Jacobian entry
+  std::vector<int> block_ids;      // variable blocks read, in functor order
+  std::vector<int> paired_blocks;  // variable blocks whose rows receive the residuals, in order
+  std::vector<int> rows;           // global row of each residual (set with the pattern)
+  // Each local variable's index in z, or size() + its index in the parameters (set with the
+  // pattern).
+  std::vector<int> local_columns;
+  // Index into J's values of each local Jacobian entry; -1 - k for entry k of the parameter
+  // Jacobian's values (a local variable that is a parameter).
+  std::vector<int> jacobian_slots;
 };
 
 template <class Functor, int kNumResiduals, int... kBlockSizes>
@@ -220,6 +224,11 @@ class DynamicAutoDiffResidualBlock : public ResidualBlockBase {
 // Several residual blocks may add into the same rows. A functor returning false, or a
 // non-finite value, makes Evaluate() return false (solvers then shorten the step).
 //
+// Parameter blocks (AddParameterBlock) are values a functor reads like a variable block's but
+// that are no unknowns: they get no rows, and their entries of the Jacobian, dF/dtheta, come
+// from the same Jets and are returned by EvaluateParameterJacobian() — the derivatives that the
+// sensitivity of a solution with respect to them needs (solvers/sensitivity/mcp_sensitivity.h).
+//
 // Not thread-safe: Evaluate() builds the sparsity pattern on first use.
 class ProblemBuilder : public MixedComplementarityProblem {
  public:
@@ -283,6 +292,18 @@ class ProblemBuilder : public MixedComplementarityProblem {
     AddBlock(std::move(block), paired_blocks, blocks);
   }
 
+  // Adds a block of parameters with these (finite) values; returns its id, in the same
+  // numbering as variable blocks: residual blocks read it by that id, and never pair with it.
+  int AddParameterBlock(const Eigen::VectorXd& values);
+  // Sets a parameter block's values (finite, of its size): the next Evaluate() reads them.
+  void SetParameterBlock(int block, const Eigen::VectorXd& values);
+  bool is_parameter_block(int block) const { return is_parameter_.at(block) != 0; }
+  // All parameters, block after block in the order they were added.
+  const Eigen::VectorXd& parameters() const { return parameters_; }
+  int num_parameters() const { return static_cast<int>(parameters_.size()); }
+
+  // Blocks of either kind; a variable block's offset is its first variable's index in z, a
+  // parameter block's its first entry's in parameters().
   int num_variable_blocks() const { return static_cast<int>(offsets_.size()); }
   int block_offset(int block) const { return offsets_.at(block); }
   int block_size(int block) const { return block_sizes_.at(block); }
@@ -299,6 +320,9 @@ class ProblemBuilder : public MixedComplementarityProblem {
   void set_name(std::string name) { name_ = std::move(name); }
   // The start values of the variable blocks: where a solve begins when z is empty.
   void DefaultStart(Eigen::VectorXd* z) const override { *z = start_; }
+  // dF/dtheta at z (size() x num_parameters(), column-major, fixed pattern). Returns false as
+  // Evaluate() does.
+  bool EvaluateParameterJacobian(const Eigen::VectorXd& z, Eigen::SparseMatrix<double>* J) const;
 
  private:
   // expected_size -1: any size.
@@ -311,12 +335,21 @@ class ProblemBuilder : public MixedComplementarityProblem {
                 const std::vector<int>& paired_blocks, const std::vector<int>& blocks);
   void BuildPattern() const;
 
+  // Evaluates every residual block at z (and the parameters) into F, scattering the
+  // Jacobian's entries into J's values (columns of z) and P's (columns of the parameters); a
+  // null J or P skips its entries.
+  bool EvaluateBlocks(const Eigen::VectorXd& z, Eigen::VectorXd* F, double* J, double* P) const;
+  // The vector the residual blocks read: z followed by the parameters (z itself without any).
+  const Eigen::VectorXd& Extended(const Eigen::VectorXd& z) const;
+
   std::string name_ = "builder";
   std::vector<int> offsets_, block_sizes_;
-  Eigen::VectorXd lower_, upper_, start_;
+  std::vector<char> is_parameter_;  // per block
+  Eigen::VectorXd lower_, upper_, start_, parameters_;
   std::vector<std::unique_ptr<internal::ResidualBlockBase>> residual_blocks_;
   mutable bool pattern_ready_ = false;
-  mutable Eigen::SparseMatrix<double> pattern_;
+  mutable Eigen::SparseMatrix<double> pattern_, parameter_pattern_;
+  mutable Eigen::VectorXd extended_;
   mutable std::vector<double> local_residuals_, local_jacobian_;
 };
 
