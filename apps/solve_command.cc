@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstdio>
 #include <limits>
+#include <sstream>
 
 #include "apps/cli_options.h"
 #include "apps/commands.h"
@@ -11,6 +12,7 @@
 #include "readers/siconos_reader.h"
 #include "solvers/base/input_error.h"
 #include "solvers/registry/solver_registry.h"
+#include "solvers/sensitivity/linear_sensitivity.h"
 
 namespace ncpkit {
 namespace {
@@ -71,7 +73,7 @@ std::string UsageText() {
          solvers +
          "all] [--tol T] [--max-iter N] [--json]\n"
          "                  [--lower LFILE] [--upper UFILE] [--solution OUT] [--kind lcp|fc3d]\n"
-         "                  [--time-limit S]\n"
+         "                  [--time-limit S] [--sensitivity q|M|lower|upper]\n"
          "      FILE: Siconos .dat LCP (or MLCP if the name contains 'mlcp'), or a Matrix\n"
          "      Market .mtx matrix with its q vector in QFILE and optional bounds (default\n"
          "      l = 0, u = inf; 'inf' and '-inf' allowed) in LFILE and UFILE; or a 3D\n"
@@ -81,7 +83,9 @@ std::string UsageText() {
          "\n"
          "      (default auto, --tol 1e-8 on the FCLib error). --solution writes the\n"
          "      solution, one number a line in problem order (z; or r, contact by contact,\n"
-         "      [normal, tangent, tangent]).\n"
+         "      [normal, tangent, tangent]). --sensitivity adds the Jacobian of z with\n"
+         "      respect to q, M (a column per stored entry), lower or upper to the report\n"
+         "      of each solver that converged (LCP and MLCP files).\n"
          "  ncpkit fclib DIR_OR_FILE... [--solvers a,b] [--tol 1e-6] [--time-limit S] [--csv F]\n"
          "                  [--profile F.svg] [--json]\n"
          "      every frictional contact problem (.hdf5 files of the folders, or the files\n"
@@ -145,6 +149,55 @@ void PrintSmallVector(const char* label, const Eigen::VectorXd& x, std::ostream&
   out << "\n";
 }
 
+// A finite number with the digits that read back to it (17 significant).
+std::string ExactNumber(double x) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.17g", x);
+  return buffer;
+}
+
+// --sensitivity INPUT: the Jacobian of the solution with respect to q, M, lower or upper
+// (docs/derivatives.md) as JSON members: the input, its size, the Jacobian's rows, the
+// degenerate indices; for M, the (row, column) of M's entry each column belongs to.
+std::string SensitivityJson(const LinearComplementarityProblem& problem, const Eigen::VectorXd& z,
+                            const std::string& input) {
+  const LinearSensitivity::Input which = input == "q"       ? LinearSensitivity::Input::q
+                                         : input == "M"     ? LinearSensitivity::Input::M
+                                         : input == "lower" ? LinearSensitivity::Input::lower
+                                                            : LinearSensitivity::Input::upper;
+  const LinearSensitivity sensitivity(problem, z);
+  const Eigen::MatrixXd jacobian = sensitivity.Jacobian(which);
+  std::ostringstream os;
+  os << ", \"sensitivity\": {\"input\": " << JsonString(input) << ", \"rows\": " << jacobian.rows()
+     << ", \"cols\": " << jacobian.cols() << ", \"jacobian\": [";
+  for (Eigen::Index i = 0; i < jacobian.rows(); ++i) {
+    os << (i ? ", [" : "[");
+    for (Eigen::Index j = 0; j < jacobian.cols(); ++j)
+      os << (j ? ", " : "") << ExactNumber(jacobian(i, j));
+    os << "]";
+  }
+  os << "], \"degenerate\": [";
+  for (size_t k = 0; k < sensitivity.degenerate().size(); ++k)
+    os << (k ? ", " : "") << sensitivity.degenerate()[k];
+  os << "], \"least_squares\": " << (sensitivity.box().least_squares() ? "true" : "false");
+  if (which == LinearSensitivity::Input::M) {
+    os << ", \"entries\": [";
+    const Eigen::SparseMatrix<double>& M = problem.sparse_columns();
+    bool first = true;
+    for (int j = 0; j < M.outerSize(); ++j)
+      for (Eigen::SparseMatrix<double>::InnerIterator it(M, j); it; ++it, first = false)
+        os << (first ? "[" : ", [") << it.row() << ", " << j << "]";
+    os << "]";
+  }
+  os << "}";
+  return os.str();
+}
+
+template <class Problem>
+std::string SensitivityJson(const Problem&, const Eigen::VectorXd&, const std::string&) {
+  return "";
+}
+
 // Runs each solver on the problem; prints a full report (one solver), a table or JSON lines.
 template <class Problem>
 int SolveWithEach(const Problem& problem, ProblemKind kind, const std::vector<std::string>& solvers,
@@ -163,18 +216,27 @@ int SolveWithEach(const Problem& problem, ProblemKind kind, const std::vector<st
     if (const auto* friction = dynamic_cast<const FrictionSolverSummary*>(&summary)) {
       record.siconos_error = friction->siconos_error;
     }
+    const std::string sensitivity = line.Value("sensitivity", "");
+    const std::string extra_json = sensitivity.empty() || !summary.IsSolved()
+                                       ? std::string()
+                                       : SensitivityJson(problem, x, sensitivity);
     all_converged = all_converged && summary.IsSolved();
     if (x.size() == problem.size() && !(summary.natural_residual >= best_residual)) {
       best_residual = summary.natural_residual;
       best = x;
     }
     if (json) {
-      out << ToJson(record) << "\n";
+      std::string json = ToJson(record);
+      json.insert(json.size() - 1, extra_json);  // before the closing brace
+      out << json << "\n";
     } else if (solvers.size() == 1) {
       out << "problem           " << problem.name << " (n = " << problem.size() << ")\n"
           << summary.FullReport();
       PrintSmallVector(kind == ProblemKind::Friction ? "r                " : "z                ", x,
                        out);
+      // extra_json is ', "sensitivity": {...}': the object alone.
+      if (!extra_json.empty())
+        out << "sensitivity      " << extra_json.substr(extra_json.find('{')) << "\n";
     }
     records.push_back(record);
   }
@@ -187,9 +249,10 @@ int SolveWithEach(const Problem& problem, ProblemKind kind, const std::vector<st
 }  // namespace
 
 int RunSolveCommand(const std::vector<std::string>& args, std::ostream& out) {
-  const CommandLine line = CommandLine::Parse(
-      args, {"q", "lower", "upper", "solver", "tol", "max-iter", "solution", "kind", "time-limit"},
-      {"json"});
+  const CommandLine line = CommandLine::Parse(args,
+                                              {"q", "lower", "upper", "solver", "tol", "max-iter",
+                                               "solution", "kind", "time-limit", "sensitivity"},
+                                              {"json"});
   if (line.positional.size() != 1) {
     throw UsageError("solve needs exactly one problem FILE\n" + UsageText());
   }
@@ -206,6 +269,13 @@ int RunSolveCommand(const std::vector<std::string>& args, std::ostream& out) {
   options.tolerance = line.PositiveDouble("tol", friction ? 1e-8 : options.tolerance);
   options.max_iterations = line.PositiveInt("max-iter", 0);
   options.time_limit_seconds = line.PositiveDouble("time-limit", 0.0);
+  const std::string sensitivity = line.Value("sensitivity", "");
+  if (!sensitivity.empty() && (friction || (sensitivity != "q" && sensitivity != "M" &&
+                                            sensitivity != "lower" && sensitivity != "upper"))) {
+    throw UsageError(friction ? "--sensitivity is for LCP and MLCP files\n" + UsageText()
+                              : "--sensitivity must be q, M, lower or upper, not '" + sensitivity +
+                                    "'\n" + UsageText());
+  }
   if (friction) {
     if (line.Has("q") || line.Has("lower") || line.Has("upper")) {
       throw UsageError("--q, --lower and --upper are for Matrix Market problems\n" + UsageText());

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "apps/simulation.h"
+#include "readers/siconos_reader.h"
 #include "solvers/registry/solver_registry.h"
 #include "tests/test_support.h"
 
@@ -55,6 +56,39 @@ TEST_CASE("solve --json prints one object per solver with the required fields") 
                             "\"natural_residual\"", "\"time_us\""}) {
     CHECK_MESSAGE(run.output.find(field) != std::string::npos, field);
   }
+}
+
+TEST_CASE("solve --sensitivity adds the Jacobian of the solution to the report") {
+  // lcp_deudeu: every z_i > 0, so dz/dq = -M^-1 and dz/dM_ij = z_j dz/dq_i.
+  const LinearComplementarityProblem problem = ReadProblemFile(SharedData("lcp/lcp_deudeu.dat"));
+  const Run run =
+      RunNcpkit("solve " + SharedData("lcp/lcp_deudeu.dat") + " --sensitivity q --json");
+  REQUIRE(run.status == 0);
+  const nlohmann::json line = nlohmann::json::parse(run.output);
+  const nlohmann::json& sensitivity = line.at("sensitivity");
+  CHECK(sensitivity.at("input") == "q");
+  CHECK(sensitivity.at("degenerate").empty());
+  Eigen::Matrix2d jacobian;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j) jacobian(i, j) = sensitivity.at("jacobian").at(i).at(j);
+  CHECK((jacobian * problem.dense_matrix() + Eigen::Matrix2d::Identity()).cwiseAbs().maxCoeff() <=
+        1e-14);
+  const Run by_M =
+      RunNcpkit("solve " + SharedData("lcp/lcp_deudeu.dat") + " --sensitivity M --json");
+  REQUIRE(by_M.status == 0);
+  const nlohmann::json m = nlohmann::json::parse(by_M.output).at("sensitivity");
+  REQUIRE(m.at("cols") == 4);
+  const Eigen::Vector2d z(1.0 / 3.0 + 1.0, 2.0 + 1.0 / 3.0);
+  for (int k = 0; k < 4; ++k) {
+    const int row = m.at("entries").at(k).at(0), column = m.at("entries").at(k).at(1);
+    CHECK(double(m.at("jacobian").at(0).at(k)) ==
+          doctest::Approx(z[column] * jacobian(0, row)).epsilon(1e-12));
+  }
+  // Refused: an unknown input, and frictional contact files (not yet differentiated here).
+  CHECK(RunNcpkit("solve " + SharedData("lcp/lcp_deudeu.dat") + " --sensitivity W").status == 2);
+  CHECK(
+      RunNcpkit("solve " + SharedData("fclib/Capsules/Capsules-i101-404.hdf5") + " --sensitivity q")
+          .status == 2);
 }
 
 TEST_CASE("solve exits 1 when a requested solver does not converge") {
