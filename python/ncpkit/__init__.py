@@ -32,7 +32,7 @@ from . import _ncpkit
 class SolveError(RuntimeError):
     """A result asked of a solve that did not converge (its summary's message says how far)."""
 
-__all__ = ["InputError", "SolveError", "Summary", "LinearSensitivity", "read_problem", "read_friction_problem", "Scene", "Trajectory", "solvers", "solver_names",
+__all__ = ["InputError", "SolveError", "Summary", "LinearSensitivity", "McpSensitivity", "read_problem", "read_friction_problem", "Scene", "Trajectory", "solvers", "solver_names",
            "solve_lcp", "solve_mcp", "solve_friction", "load_scene", "parse_scene", "simulate",
            "scene_directory", "scene_path"]
 
@@ -180,17 +180,56 @@ class LinearSensitivity:
         return {"q": dq, "M": dM, "lower": dl, "upper": du}
 
 
-def solve_mcp(F, J, lower, upper, solver="auto", start=None, **options):
+def solve_mcp(F, J, lower, upper, solver="auto", start=None, sensitivities=False,
+              degenerate_side="bound", **options):
     """Solves the MCP: lower <= z <= upper complementary to F(z).
 
     F(z) returns a vector; J(z) its Jacobian, a scipy.sparse matrix (same pattern at every z) or
     a dense array. start: where the solve begins (default 0), projected onto the bounds.
-    Returns (z, Summary). An exception raised by F or J is raised again after the solve.
+    Returns (z, Summary). An exception raised by F or J is raised again after the solve. With
+    sensitivities=True, (z, Summary, McpSensitivity): the derivatives of z with respect to an
+    additive change of F (at fixed z) and to the bounds; for parameters theta of F,
+    dz/dtheta = sens.jacobian("F") @ dF/dtheta (docs/derivatives.md).
     """
     lower = _vector("lower", lower, required=True)
     upper = _vector("upper", upper, lower.size, required=True)
     start = _vector("start", start, lower.size)
-    return _ncpkit._solve_mcp(F, J, lower, upper, solver, start, **options)
+    z, summary = _ncpkit._solve_mcp(F, J, lower, upper, solver, start, **options)
+    if not sensitivities:
+        return z, summary
+    if not summary.solved:
+        raise SolveError("no sensitivities: the solve did not converge (%s)" % summary.message)
+    return z, summary, McpSensitivity(
+        _ncpkit._mcp_sensitivity(F, J, lower, upper, z, degenerate_side))
+
+
+class McpSensitivity:
+    """Derivatives of an MCP solution z: jacobian("F" | "lower" | "upper") (n x n; "F": with
+    respect to an additive change of F at fixed z), jvp(F=, lower=, upper=), vjp(g) (a dict of
+    the gradients of <g, z>: "F", "lower", "upper"), degenerate (docs/derivatives.md)."""
+
+    def __init__(self, handle):
+        self._handle = handle
+
+    @property
+    def degenerate(self):
+        return list(self._handle.degenerate)
+
+    @property
+    def least_squares(self):
+        return self._handle.least_squares
+
+    def jacobian(self, name):
+        return self._handle.jacobian(name)
+
+    def jvp(self, F=None, lower=None, upper=None):
+        empty = np.zeros(0)
+        values = [_vector(name, v) for name, v in (("F", F), ("lower", lower), ("upper", upper))]
+        return self._handle.jvp(*[empty if v is None else v for v in values])
+
+    def vjp(self, g):
+        dF, dl, du = self._handle.vjp(_vector("g", g, required=True))
+        return {"F": dF, "lower": dl, "upper": du}
 
 
 def solve_friction(W, q, mu, solver="auto", start=None, **options):

@@ -33,6 +33,7 @@
 #include "solvers/mcp/mcp.h"
 #include "solvers/registry/solver_registry.h"
 #include "solvers/sensitivity/linear_sensitivity.h"
+#include "solvers/sensitivity/mcp_sensitivity.h"
 
 namespace py = pybind11;
 
@@ -219,11 +220,7 @@ py::tuple SolveMatrix(const Matrix& M, const Eigen::VectorXd& q,
   return SolveLinear(problem, solver, start, kwargs);
 }
 
-// The sensitivity of an LCP / box MLCP solution z (sparse M, the bounds given in full).
-LinearSensitivity MakeLinearSensitivity(const Eigen::SparseMatrix<double>& M,
-                                        const Eigen::VectorXd& q, const Eigen::VectorXd& lower,
-                                        const Eigen::VectorXd& upper, const Eigen::VectorXd& z,
-                                        const std::string& degenerate_side) {
+SensitivityOptions SensitivityOptionsFor(const std::string& degenerate_side) {
   SensitivityOptions options;
   if (degenerate_side == "free") {
     options.degenerate_side = DegenerateSide::Free;
@@ -231,7 +228,33 @@ LinearSensitivity MakeLinearSensitivity(const Eigen::SparseMatrix<double>& M,
     throw InputError("degenerate_side is \"" + degenerate_side +
                      "\"; it must be \"bound\" or \"free\"");
   }
-  return LinearSensitivity(LinearComplementarityProblem(M, q, lower, upper), z, options);
+  return options;
+}
+
+// The sensitivity of an LCP / box MLCP solution z (sparse M, the bounds given in full).
+LinearSensitivity MakeLinearSensitivity(const Eigen::SparseMatrix<double>& M,
+                                        const Eigen::VectorXd& q, const Eigen::VectorXd& lower,
+                                        const Eigen::VectorXd& upper, const Eigen::VectorXd& z,
+                                        const std::string& degenerate_side) {
+  return LinearSensitivity(LinearComplementarityProblem(M, q, lower, upper), z,
+                           SensitivityOptionsFor(degenerate_side));
+}
+
+// The sensitivity of the solution z of the MCP of Python callables F, J.
+McpSensitivity MakeMcpSensitivity(py::function F, py::function J, const Eigen::VectorXd& lower,
+                                  const Eigen::VectorXd& upper, const Eigen::VectorXd& z,
+                                  const std::string& degenerate_side) {
+  const PythonMcp problem(std::move(F), std::move(J), lower, upper, z);
+  ValidateBounds(problem);
+  const SensitivityOptions options = SensitivityOptionsFor(degenerate_side);
+  try {
+    McpSensitivity sensitivity(problem, z, options);
+    problem.RethrowError();
+    return sensitivity;
+  } catch (const InputError&) {
+    problem.RethrowError();  // the callable's own exception first, where it raised one
+    throw;
+  }
 }
 
 LinearSensitivity::Input LinearInput(const std::string& name) {
@@ -450,6 +473,38 @@ PYBIND11_MODULE(_ncpkit, m) {
       .def_property_readonly("least_squares",
                              [](const LinearSensitivity& s) { return s.box().least_squares(); });
   m.def("_linear_sensitivity", &MakeLinearSensitivity, py::arg("M"), py::arg("q"), py::arg("lower"),
+        py::arg("upper"), py::arg("z"), py::arg("degenerate_side"));
+  py::class_<McpSensitivity>(m, "_McpSensitivity")
+      .def("jacobian",
+           [](const McpSensitivity& s, const std::string& input) {
+             const int n = s.size();
+             Eigen::MatrixXd out(n, n);
+             const Eigen::VectorXd none;
+             for (int i = 0; i < n; ++i) {
+               const Eigen::VectorXd e = Eigen::VectorXd::Unit(n, i);
+               if (input == "F") {
+                 out.col(i) = s.Jvp(e);
+               } else if (input == "lower") {
+                 out.col(i) = s.Jvp(none, e);
+               } else if (input == "upper") {
+                 out.col(i) = s.Jvp(none, none, e);
+               } else {
+                 throw InputError("no input \"" + input + "\": an MCP's are F, lower, upper");
+               }
+             }
+             return out;
+           })
+      .def("jvp", [](const McpSensitivity& s, const Eigen::VectorXd& dF, const Eigen::VectorXd& dl,
+                     const Eigen::VectorXd& du) { return s.Jvp(dF, dl, du); })
+      .def("vjp",
+           [](const McpSensitivity& s, const Eigen::VectorXd& g) {
+             const BoxSensitivity::Adjoint a = s.Vjp(g);
+             return py::make_tuple(a.F, a.lower, a.upper);
+           })
+      .def_property_readonly("degenerate", &McpSensitivity::degenerate)
+      .def_property_readonly("least_squares",
+                             [](const McpSensitivity& s) { return s.box().least_squares(); });
+  m.def("_mcp_sensitivity", &MakeMcpSensitivity, py::arg("F"), py::arg("J"), py::arg("lower"),
         py::arg("upper"), py::arg("z"), py::arg("degenerate_side"));
   m.def("_solve_mcp", &SolveMixed, py::arg("F"), py::arg("J"), py::arg("lower"), py::arg("upper"),
         py::arg("solver"), py::arg("start"));

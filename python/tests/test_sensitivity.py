@@ -91,3 +91,50 @@ def test_refused_input():
     with pytest.raises(ncpkit.SolveError, match="did not converge"):
         ncpkit.solve_lcp(M2, [-1.0, -1.0], solver="pgs", max_iterations=1, tolerance=1e-14,
                          sensitivities=True)
+
+
+def test_mcp_sensitivity_matches_the_lcp_and_central_differences():
+    M, q = random_problem(6, 11)
+    lower, upper = np.zeros(6), np.full(6, np.inf)
+    z, summary, sens = ncpkit.solve_mcp(lambda x: M @ x + q, lambda x: M, lower, upper,
+                                        tolerance=1e-13, sensitivities=True)
+    assert summary.solved
+    _, _, linear = ncpkit.solve_lcp(M, q, solver="lemke", sensitivities=True)
+    assert sens.jacobian("F") == pytest.approx(linear.jacobian("q"), abs=1e-10)
+    g = np.arange(6.0)
+    assert sens.vjp(g)["F"] == pytest.approx(linear.vjp(g)["q"], abs=1e-10)
+
+    # A parameter of F: dz/dtheta = jacobian("F") @ dF/dtheta, against re-solves.
+    def F(x, theta):
+        return np.array([theta * x[0] ** 2 + x[0] - 2.0 + x[1], x[1] + theta * x[0] - 1.0])
+
+    def J(x, theta):
+        return np.array([[2 * theta * x[0] + 1.0, 1.0], [theta, 1.0]])
+
+    theta, h = 0.7, 1e-6
+    bounds = (np.zeros(2), np.full(2, np.inf))
+    z, _, sens = ncpkit.solve_mcp(lambda x: F(x, theta), lambda x: J(x, theta), *bounds,
+                                  tolerance=1e-13, sensitivities=True)
+    dF_dtheta = np.array([z[0] ** 2, z[0]])
+    plus, _ = ncpkit.solve_mcp(lambda x: F(x, theta + h), lambda x: J(x, theta + h), *bounds,
+                               tolerance=1e-13)
+    minus, _ = ncpkit.solve_mcp(lambda x: F(x, theta - h), lambda x: J(x, theta - h), *bounds,
+                                tolerance=1e-13)
+    assert (plus - minus) / (2 * h) == pytest.approx(sens.jacobian("F") @ dF_dtheta, abs=1e-6)
+    assert sens.jvp(F=dF_dtheta) == pytest.approx(sens.jacobian("F") @ dF_dtheta, abs=1e-14)
+
+
+def test_mcp_sensitivity_raises_the_callables_error():
+    # F fails where the sensitivity evaluates it: its exception, not a generic one, comes out.
+    broken = {"now": False}
+
+    def F(x):
+        if broken["now"]:
+            raise RuntimeError("F broke")
+        return x - 1.0
+
+    z, _ = ncpkit.solve_mcp(F, lambda x: np.eye(2), np.zeros(2), np.full(2, np.inf))
+    broken["now"] = True
+    with pytest.raises(RuntimeError, match="F broke"):
+        ncpkit._ncpkit._mcp_sensitivity(F, lambda x: np.eye(2), np.zeros(2), np.full(2, np.inf),
+                                        z, "bound")
