@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <limits>
 #include <sstream>
+#include <vector>
 
 #include "apps/cli_options.h"
 #include "apps/commands.h"
@@ -12,6 +13,7 @@
 #include "readers/siconos_reader.h"
 #include "solvers/base/input_error.h"
 #include "solvers/registry/solver_registry.h"
+#include "solvers/sensitivity/friction_sensitivity.h"
 #include "solvers/sensitivity/linear_sensitivity.h"
 
 namespace ncpkit {
@@ -73,7 +75,7 @@ std::string UsageText() {
          solvers +
          "all] [--tol T] [--max-iter N] [--json]\n"
          "                  [--lower LFILE] [--upper UFILE] [--solution OUT] [--kind lcp|fc3d]\n"
-         "                  [--time-limit S] [--sensitivity q|M|lower|upper]\n"
+         "                  [--time-limit S] [--sensitivity q|M|lower|upper (or q|W|mu)]\n"
          "      FILE: Siconos .dat LCP (or MLCP if the name contains 'mlcp'), or a Matrix\n"
          "      Market .mtx matrix with its q vector in QFILE and optional bounds (default\n"
          "      l = 0, u = inf; 'inf' and '-inf' allowed) in LFILE and UFILE; or a 3D\n"
@@ -84,8 +86,9 @@ std::string UsageText() {
          "      (default auto, --tol 1e-8 on the FCLib error). --solution writes the\n"
          "      solution, one number a line in problem order (z; or r, contact by contact,\n"
          "      [normal, tangent, tangent]). --sensitivity adds the Jacobian of z with\n"
-         "      respect to q, M (a column per stored entry), lower or upper to the report\n"
-         "      of each solver that converged (LCP and MLCP files).\n"
+         "      respect to q, M (a column per stored entry), lower or upper (frictional\n"
+         "      contact: of r with respect to q, W or mu) to the report of each solver\n"
+         "      that converged.\n"
          "  ncpkit fclib DIR_OR_FILE... [--solvers a,b] [--tol 1e-6] [--time-limit S] [--csv F]\n"
          "                  [--profile F.svg] [--json]\n"
          "      every frictional contact problem (.hdf5 files of the folders, or the files\n"
@@ -156,17 +159,12 @@ std::string ExactNumber(double x) {
   return buffer;
 }
 
-// --sensitivity INPUT: the Jacobian of the solution with respect to q, M, lower or upper
-// (docs/derivatives.md) as JSON members: the input, its size, the Jacobian's rows, the
-// degenerate indices; for M, the (row, column) of M's entry each column belongs to.
-std::string SensitivityJson(const LinearComplementarityProblem& problem, const Eigen::VectorXd& z,
-                            const std::string& input) {
-  const LinearSensitivity::Input which = input == "q"       ? LinearSensitivity::Input::q
-                                         : input == "M"     ? LinearSensitivity::Input::M
-                                         : input == "lower" ? LinearSensitivity::Input::lower
-                                                            : LinearSensitivity::Input::upper;
-  const LinearSensitivity sensitivity(problem, z);
-  const Eigen::MatrixXd jacobian = sensitivity.Jacobian(which);
+// --sensitivity INPUT as JSON members (docs/derivatives.md): the input, the Jacobian's size and
+// rows, the degenerate indices (contacts for frictional contact problems); for a matrix input,
+// the (row, column) of the matrix entry each column belongs to.
+std::string SensitivityJson(const std::string& input, const Eigen::MatrixXd& jacobian,
+                            const std::vector<int>& degenerate, bool least_squares,
+                            const Eigen::SparseMatrix<double>* matrix) {
   std::ostringstream os;
   os << ", \"sensitivity\": {\"input\": " << JsonString(input) << ", \"rows\": " << jacobian.rows()
      << ", \"cols\": " << jacobian.cols() << ", \"jacobian\": [";
@@ -177,15 +175,13 @@ std::string SensitivityJson(const LinearComplementarityProblem& problem, const E
     os << "]";
   }
   os << "], \"degenerate\": [";
-  for (size_t k = 0; k < sensitivity.degenerate().size(); ++k)
-    os << (k ? ", " : "") << sensitivity.degenerate()[k];
-  os << "], \"least_squares\": " << (sensitivity.box().least_squares() ? "true" : "false");
-  if (which == LinearSensitivity::Input::M) {
+  for (size_t k = 0; k < degenerate.size(); ++k) os << (k ? ", " : "") << degenerate[k];
+  os << "], \"least_squares\": " << (least_squares ? "true" : "false");
+  if (matrix != nullptr) {
     os << ", \"entries\": [";
-    const Eigen::SparseMatrix<double>& M = problem.sparse_columns();
     bool first = true;
-    for (int j = 0; j < M.outerSize(); ++j)
-      for (Eigen::SparseMatrix<double>::InnerIterator it(M, j); it; ++it, first = false)
+    for (int j = 0; j < matrix->outerSize(); ++j)
+      for (Eigen::SparseMatrix<double>::InnerIterator it(*matrix, j); it; ++it, first = false)
         os << (first ? "[" : ", [") << it.row() << ", " << j << "]";
     os << "]";
   }
@@ -193,9 +189,28 @@ std::string SensitivityJson(const LinearComplementarityProblem& problem, const E
   return os.str();
 }
 
-template <class Problem>
-std::string SensitivityJson(const Problem&, const Eigen::VectorXd&, const std::string&) {
-  return "";
+std::string SensitivityJson(const LinearComplementarityProblem& problem, const Eigen::VectorXd& z,
+                            const std::string& input) {
+  const LinearSensitivity::Input which = input == "q"       ? LinearSensitivity::Input::q
+                                         : input == "M"     ? LinearSensitivity::Input::M
+                                         : input == "lower" ? LinearSensitivity::Input::lower
+                                                            : LinearSensitivity::Input::upper;
+  const LinearSensitivity sensitivity(problem, z);
+  return SensitivityJson(
+      input, sensitivity.Jacobian(which), sensitivity.degenerate(),
+      sensitivity.box().least_squares(),
+      which == LinearSensitivity::Input::M ? &problem.sparse_columns() : nullptr);
+}
+
+std::string SensitivityJson(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
+                            const std::string& input) {
+  const FrictionSensitivity::Input which = input == "q"   ? FrictionSensitivity::Input::q
+                                           : input == "W" ? FrictionSensitivity::Input::W
+                                                          : FrictionSensitivity::Input::mu;
+  const FrictionSensitivity sensitivity(problem, r);
+  return SensitivityJson(input, sensitivity.Jacobian(which), sensitivity.degenerate(),
+                         sensitivity.least_squares(),
+                         which == FrictionSensitivity::Input::W ? &problem.W_columns() : nullptr);
 }
 
 // Runs each solver on the problem; prints a full report (one solver), a table or JSON lines.
@@ -270,11 +285,15 @@ int RunSolveCommand(const std::vector<std::string>& args, std::ostream& out) {
   options.max_iterations = line.PositiveInt("max-iter", 0);
   options.time_limit_seconds = line.PositiveDouble("time-limit", 0.0);
   const std::string sensitivity = line.Value("sensitivity", "");
-  if (!sensitivity.empty() && (friction || (sensitivity != "q" && sensitivity != "M" &&
-                                            sensitivity != "lower" && sensitivity != "upper"))) {
-    throw UsageError(friction ? "--sensitivity is for LCP and MLCP files\n" + UsageText()
-                              : "--sensitivity must be q, M, lower or upper, not '" + sensitivity +
-                                    "'\n" + UsageText());
+  const bool known_input = friction
+                               ? (sensitivity == "q" || sensitivity == "W" || sensitivity == "mu")
+                               : (sensitivity == "q" || sensitivity == "M" ||
+                                  sensitivity == "lower" || sensitivity == "upper");
+  if (!sensitivity.empty() && !known_input) {
+    throw UsageError("--sensitivity must be " +
+                     std::string(friction ? "q, W or mu (a frictional contact problem)"
+                                          : "q, M, lower or upper") +
+                     ", not '" + sensitivity + "'\n" + UsageText());
   }
   if (friction) {
     if (line.Has("q") || line.Has("lower") || line.Has("upper")) {

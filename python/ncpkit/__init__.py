@@ -32,7 +32,8 @@ from . import _ncpkit
 class SolveError(RuntimeError):
     """A result asked of a solve that did not converge (its summary's message says how far)."""
 
-__all__ = ["InputError", "SolveError", "Summary", "LinearSensitivity", "McpSensitivity", "read_problem", "read_friction_problem", "Scene", "Trajectory", "solvers", "solver_names",
+__all__ = ["InputError", "SolveError", "Summary", "LinearSensitivity", "McpSensitivity",
+           "FrictionSensitivity", "read_problem", "read_friction_problem", "Scene", "Trajectory", "solvers", "solver_names",
            "solve_lcp", "solve_mcp", "solve_friction", "load_scene", "parse_scene", "simulate",
            "scene_directory", "scene_path"]
 
@@ -232,24 +233,92 @@ class McpSensitivity:
         return {"F": dF, "lower": dl, "upper": du}
 
 
-def solve_friction(W, q, mu, solver="auto", start=None, **options):
+def solve_friction(W, q, mu, solver="auto", start=None, sensitivities=False,
+                   degenerate_side="bound", **options):
     """Solves the 3D frictional contact problem u = W r + q with Coulomb cones (FCLib's local
     form): per contact [normal, tangent, tangent], mu one coefficient per contact.
 
     W: a scipy.sparse matrix or a numpy array (3 n_c x 3 n_c); start (optional) warm-starts the
     solver. The Summary's natural_residual is the FCLib error, siconos_error Siconos' measure.
-    Returns (r, Summary).
+    Returns (r, Summary); with sensitivities=True, (r, Summary, FrictionSensitivity): the
+    derivatives of r with respect to W, q and mu (docs/derivatives.md).
     """
     q = _vector("q", q, required=True)
     mu = _vector("mu", mu, required=True)
     start = _vector("start", start, q.size)
     if hasattr(W, "tocsc"):
-        return _ncpkit._solve_friction_sparse(_csc("W", W), q, mu, solver, start,
-                                              **options)
-    W = np.asarray(W, dtype=float)
-    if W.ndim != 2:
-        raise InputError("W must be a matrix (2 dimensions), not %d" % W.ndim)
-    return _ncpkit._solve_friction_dense(W, q, mu, solver, start, **options)
+        W = _csc("W", W)
+        r, summary = _ncpkit._solve_friction_sparse(W, q, mu, solver, start, **options)
+        dense = False
+    else:
+        W = np.asarray(W, dtype=float)
+        if W.ndim != 2:
+            raise InputError("W must be a matrix (2 dimensions), not %d" % W.ndim)
+        r, summary = _ncpkit._solve_friction_dense(W, q, mu, solver, start, **options)
+        dense = True
+    if not sensitivities:
+        return r, summary
+    if not summary.solved:
+        raise SolveError("no sensitivities: the solve did not converge (%s)" % summary.message)
+    return r, summary, FrictionSensitivity(W, q, mu, r, dense, degenerate_side)
+
+
+class FrictionSensitivity:
+    """Derivatives of a frictional contact solution r with respect to W, q and mu, by implicit
+    differentiation of its contact states (docs/derivatives.md).
+
+    jacobian("q" | "mu" | "W"): 3n_c x 3n_c, 3n_c x n_c, and for "W" 3n_c x 3n_c x 3n_c when W
+    was given dense (3n_c x nnz(W) when sparse). jvp(q=, mu=, W=), vjp(g) (a dict "q", "mu",
+    "W"), states (per contact: apart, sticking, sliding, frictionless), degenerate.
+    """
+
+    def __init__(self, W, q, mu, r, dense, degenerate_side):
+        import scipy.sparse  # only where sensitivities are asked for
+        self._dense = dense
+        self._pattern = scipy.sparse.csc_matrix(W) if dense else W
+        self._r = np.array(r, dtype=float)
+        self._handle = _ncpkit._friction_sensitivity(self._pattern, q, mu, self._r,
+                                                     degenerate_side)
+
+    @property
+    def degenerate(self):
+        return list(self._handle.degenerate)
+
+    @property
+    def states(self):
+        return list(self._handle.states())
+
+    @property
+    def least_squares(self):
+        return self._handle.least_squares
+
+    def jacobian(self, name):
+        if name == "W" and self._dense:
+            return np.einsum("ij,k->ijk", self._handle.jacobian("q"), self._r)
+        return self._handle.jacobian(name)
+
+    def jvp(self, q=None, mu=None, W=None):
+        import scipy.sparse
+        n = self._r.size
+        dq = _vector("q", q, n)
+        dmu = _vector("mu", mu)
+        dW = scipy.sparse.csc_matrix((n, n)) if W is None else scipy.sparse.csc_matrix(W, dtype=float)
+        if dW.shape != (n, n):
+            raise InputError("W has shape %s, the problem %d x %d" % (dW.shape, n, n))
+        empty = np.zeros(0)
+        return self._handle.jvp(empty if dq is None else dq, empty if dmu is None else dmu, dW)
+
+    def vjp(self, g):
+        import scipy.sparse
+        dq, dmu, left = self._handle.vjp(_vector("g", g, self._r.size, required=True))
+        if self._dense:
+            dW = np.outer(left, self._r)
+        else:
+            pattern = self._pattern.tocoo()
+            dW = scipy.sparse.csc_matrix(
+                (left[pattern.row] * self._r[pattern.col], (pattern.row, pattern.col)),
+                shape=pattern.shape)
+        return {"q": dq, "mu": dmu, "W": dW}
 
 
 def scene_directory():

@@ -32,6 +32,7 @@
 #include "solvers/lcp/linear_problem.h"
 #include "solvers/mcp/mcp.h"
 #include "solvers/registry/solver_registry.h"
+#include "solvers/sensitivity/friction_sensitivity.h"
 #include "solvers/sensitivity/linear_sensitivity.h"
 #include "solvers/sensitivity/mcp_sensitivity.h"
 
@@ -255,6 +256,22 @@ McpSensitivity MakeMcpSensitivity(py::function F, py::function J, const Eigen::V
     problem.RethrowError();  // the callable's own exception first, where it raised one
     throw;
   }
+}
+
+// The sensitivity of the solution r of FC(W, q, mu) (sparse W).
+FrictionSensitivity MakeFrictionSensitivity(const Eigen::SparseMatrix<double>& W,
+                                            const Eigen::VectorXd& q, const Eigen::VectorXd& mu,
+                                            const Eigen::VectorXd& r,
+                                            const std::string& degenerate_side) {
+  return FrictionSensitivity(FrictionContactProblem(W, q, mu), r,
+                             SensitivityOptionsFor(degenerate_side));
+}
+
+FrictionSensitivity::Input FrictionInput(const std::string& name) {
+  if (name == "q") return FrictionSensitivity::Input::q;
+  if (name == "W") return FrictionSensitivity::Input::W;
+  if (name == "mu") return FrictionSensitivity::Input::mu;
+  throw InputError("no input \"" + name + "\": a frictional contact problem's are W, q, mu");
 }
 
 LinearSensitivity::Input LinearInput(const std::string& name) {
@@ -504,6 +521,48 @@ PYBIND11_MODULE(_ncpkit, m) {
       .def_property_readonly("degenerate", &McpSensitivity::degenerate)
       .def_property_readonly("least_squares",
                              [](const McpSensitivity& s) { return s.box().least_squares(); });
+  py::class_<FrictionSensitivity>(m, "_FrictionSensitivity")
+      .def("jacobian", [](const FrictionSensitivity& s,
+                          const std::string& input) { return s.Jacobian(FrictionInput(input)); })
+      .def("jvp",
+           [](const FrictionSensitivity& s, const Eigen::VectorXd& q, const Eigen::VectorXd& mu,
+              const Eigen::SparseMatrix<double>& W) {
+             FrictionSensitivity::Tangent tangent;
+             tangent.q = q;
+             tangent.mu = mu;
+             tangent.W = W;
+             return s.Jvp(tangent);
+           })
+      .def("vjp",
+           [](const FrictionSensitivity& s, const Eigen::VectorXd& g) {
+             const FrictionSensitivity::Gradient gradient = s.Vjp(g);
+             return py::make_tuple(gradient.q, gradient.mu, gradient.W_left);
+           })
+      .def("states",
+           [](const FrictionSensitivity& s) {
+             std::vector<std::string> out;
+             for (int a = 0; a < s.num_contacts(); ++a) {
+               switch (s.state(a)) {
+                 case FrictionSensitivity::ContactState::Apart:
+                   out.emplace_back("apart");
+                   break;
+                 case FrictionSensitivity::ContactState::Sticking:
+                   out.emplace_back("sticking");
+                   break;
+                 case FrictionSensitivity::ContactState::Sliding:
+                   out.emplace_back("sliding");
+                   break;
+                 case FrictionSensitivity::ContactState::Frictionless:
+                   out.emplace_back("frictionless");
+                   break;
+               }
+             }
+             return out;
+           })
+      .def_property_readonly("degenerate", &FrictionSensitivity::degenerate)
+      .def_property_readonly("least_squares", &FrictionSensitivity::least_squares);
+  m.def("_friction_sensitivity", &MakeFrictionSensitivity, py::arg("W"), py::arg("q"),
+        py::arg("mu"), py::arg("r"), py::arg("degenerate_side"));
   m.def("_mcp_sensitivity", &MakeMcpSensitivity, py::arg("F"), py::arg("J"), py::arg("lower"),
         py::arg("upper"), py::arg("z"), py::arg("degenerate_side"));
   m.def("_solve_mcp", &SolveMixed, py::arg("F"), py::arg("J"), py::arg("lower"), py::arg("upper"),

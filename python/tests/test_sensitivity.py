@@ -138,3 +138,37 @@ def test_mcp_sensitivity_raises_the_callables_error():
     with pytest.raises(RuntimeError, match="F broke"):
         ncpkit._ncpkit._mcp_sensitivity(F, lambda x: np.eye(2), np.zeros(2), np.full(2, np.inf),
                                         z, "bound")
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_friction_sensitivity_of_a_sliding_contact(sparse):
+    # W = I, q = (-1, 2, 0), mu = 0.5: r = (1, -0.5, 0) sliding along t = (1, 0).
+    W = scipy.sparse.identity(3, format="csc") if sparse else np.eye(3)
+    r, summary, sens = ncpkit.solve_friction(W, [-1.0, 2.0, 0.0], [0.5], tolerance=1e-14,
+                                             sensitivities=True)
+    assert r == pytest.approx([1.0, -0.5, 0.0], abs=1e-12)
+    assert sens.states == ["sliding"]
+    assert sens.degenerate == []
+    expected = np.array([[-1.0, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.0, -0.25]])
+    assert sens.jacobian("q") == pytest.approx(expected, abs=1e-12)
+    assert sens.jacobian("mu")[:, 0] == pytest.approx([0.0, -1.0, 0.0], abs=1e-12)
+    by_W = sens.jacobian("W")
+    assert by_W.shape == ((3, 3, 3) if not sparse else (3, 3))
+
+
+def test_friction_vjp_is_the_adjoint_of_jvp():
+    rng = np.random.default_rng(5)
+    n = 9
+    A = rng.standard_normal((n, n)) / 3.0
+    W = A @ A.T + np.eye(n)
+    q = np.array([-1.0, 0.3, -0.2, -0.5, 1.5, 0.4, 0.8, 0.1, 0.0])
+    mu = np.array([0.3, 0.6, 0.5])
+    r, _, sens = ncpkit.solve_friction(W, q, mu, tolerance=1e-13, sensitivities=True)
+    dq, dmu, dW = rng.standard_normal(n), rng.standard_normal(3), rng.standard_normal((n, n))
+    g = rng.standard_normal(n)
+    grads = sens.vjp(g)
+    forward = g @ sens.jvp(q=dq, mu=dmu, W=dW)
+    backward = grads["q"] @ dq + grads["mu"] @ dmu + np.sum(grads["W"] * dW)
+    assert forward == pytest.approx(backward, rel=1e-11, abs=1e-12)
+    with pytest.raises(ncpkit.InputError, match="no input"):
+        sens.jacobian("M")

@@ -5,17 +5,10 @@
 #include <limits>
 
 #include "solvers/base/input_error.h"
-#include "solvers/linalg/sparse_lu.h"
 
 namespace ncpkit {
 
 namespace {
-
-// KLU's rough reciprocal condition estimate below which J_FF is taken as singular.
-constexpr double kSingularRcond = 1e-13;
-// The complete orthogonal decomposition's pivots below this fraction of the largest count as
-// zero: the rank it sees where KLU found J_FF singular.
-constexpr double kRankThreshold = 1e-12;
 
 void RequireSize(const Eigen::VectorXd& v, int n, const char* name) {
   if (v.size() != n)
@@ -140,36 +133,7 @@ void BoxSensitivity::Factorize(const Eigen::SparseMatrix<double>& J) {
   if (nf == 0) return;
   Eigen::SparseMatrix<double> J_FF(nf, nf);
   J_FF.setFromTriplets(ff.begin(), ff.end());
-  J_FF.makeCompressed();
-  lu_ = std::make_unique<KluLu>();
-  lu_->compute(J_FF);
-  if (lu_->info() == Eigen::Success && lu_->rcond() > kSingularRcond) {
-    const Eigen::SparseMatrix<double> transpose = J_FF.transpose();
-    lu_transpose_ = std::make_unique<KluLu>();
-    lu_transpose_->compute(transpose);
-    if (lu_transpose_->info() == Eigen::Success) return;
-  }
-  lu_.reset();
-  lu_transpose_.reset();
-  if (nf > options_.max_dense_least_squares)
-    throw InputError("sensitivity: the free rows' Jacobian (" + std::to_string(nf) + " x " +
-                     std::to_string(nf) +
-                     ") is singular and larger than max_dense_least_squares = " +
-                     std::to_string(options_.max_dense_least_squares));
-  least_squares_ = true;
-  // The pseudo-inverse serves both products: (J_FF^T)^+ = (J_FF^+)^T.
-  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> decomposition;
-  decomposition.setThreshold(kRankThreshold);
-  decomposition.compute(Eigen::MatrixXd(J_FF));
-  pseudo_inverse_ = decomposition.pseudoInverse();
-}
-
-Eigen::VectorXd BoxSensitivity::SolveFree(const Eigen::VectorXd& b, bool transpose) const {
-  if (least_squares_) {
-    if (transpose) return pseudo_inverse_.transpose() * b;
-    return pseudo_inverse_ * b;
-  }
-  return transpose ? lu_transpose_->solve(b) : lu_->solve(b);
+  system_.Factorize(J_FF, options_.max_dense_least_squares, "the free rows' Jacobian");
 }
 
 Eigen::VectorXd BoxSensitivity::Tangent(const Eigen::VectorXd& dF, const Eigen::VectorXd& dl,
@@ -188,7 +152,7 @@ Eigen::VectorXd BoxSensitivity::Tangent(const Eigen::VectorXd& dF, const Eigen::
   Eigen::VectorXd rhs(free_.size());
   for (size_t k = 0; k < free_.size(); ++k) rhs[static_cast<Eigen::Index>(k)] = -dF0[free_[k]];
   rhs.noalias() -= J_FB_ * dz_bound;
-  const Eigen::VectorXd dz_free = SolveFree(rhs, false);
+  const Eigen::VectorXd dz_free = system_.Solve(rhs, false);
   for (size_t k = 0; k < free_.size(); ++k) dz[free_[k]] = dz_free[static_cast<Eigen::Index>(k)];
   return dz;
 }
@@ -204,7 +168,7 @@ BoxSensitivity::Adjoint BoxSensitivity::Cotangent(const Eigen::VectorXd& g) cons
   if (!free_.empty()) {
     Eigen::VectorXd g_free(free_.size());
     for (size_t k = 0; k < free_.size(); ++k) g_free[static_cast<Eigen::Index>(k)] = g[free_[k]];
-    const Eigen::VectorXd lambda = SolveFree(g_free, true);
+    const Eigen::VectorXd lambda = system_.Solve(g_free, true);
     for (size_t k = 0; k < free_.size(); ++k)
       out.F[free_[k]] = -lambda[static_cast<Eigen::Index>(k)];
     through_free.noalias() = J_FB_.transpose() * lambda;

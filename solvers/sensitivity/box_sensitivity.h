@@ -32,9 +32,9 @@
 #include <string>
 #include <vector>
 
-namespace ncpkit {
+#include "solvers/sensitivity/internal/selected_system.h"
 
-class KluLu;
+namespace ncpkit {
 
 // The one-sided derivative returned at a degenerate index (box_sensitivity.h).
 enum class DegenerateSide { Bound, Free };
@@ -74,7 +74,7 @@ class BoxSensitivity {
   // Degenerate indices, ascending.
   const std::vector<int>& degenerate() const { return degenerate_; }
   // True when J_FF was singular and the least-squares solution of least norm is used.
-  bool least_squares() const { return least_squares_; }
+  bool least_squares() const { return system_.least_squares(); }
 
   // dz for the perturbation dF of F at fixed z and dl, du of the bounds (an empty vector is 0).
   Eigen::VectorXd Tangent(const Eigen::VectorXd& dF, const Eigen::VectorXd& dl,
@@ -90,8 +90,6 @@ class BoxSensitivity {
   void Classify(const Eigen::VectorXd& F, const Eigen::VectorXd& z, const Eigen::VectorXd& lower,
                 const Eigen::VectorXd& upper, double scale);
   void Factorize(const Eigen::SparseMatrix<double>& J);
-  // x = J_FF^-1 b (or its least-squares solution), transposed when `transpose`.
-  Eigen::VectorXd SolveFree(const Eigen::VectorXd& b, bool transpose) const;
 
   Options options_;
   std::vector<IndexState> state_;
@@ -99,9 +97,7 @@ class BoxSensitivity {
   std::vector<int> free_, bound_;     // indices, ascending
   std::vector<int> position_;         // index -> its position in free_ (or -1)
   Eigen::SparseMatrix<double> J_FB_;  // |F| x |B|
-  std::unique_ptr<KluLu> lu_, lu_transpose_;
-  Eigen::MatrixXd pseudo_inverse_;  // J_FF^+ where J_FF is singular
-  bool least_squares_ = false;
+  internal::SelectedSystem system_;   // J_FF
 };
 
 }  // namespace ncpkit

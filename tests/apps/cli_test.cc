@@ -84,11 +84,17 @@ TEST_CASE("solve --sensitivity adds the Jacobian of the solution to the report")
     CHECK(double(m.at("jacobian").at(0).at(k)) ==
           doctest::Approx(z[column] * jacobian(0, row)).epsilon(1e-12));
   }
-  // Refused: an unknown input, and frictional contact files (not yet differentiated here).
+  // Refused: an input the problem kind does not have.
   CHECK(RunNcpkit("solve " + SharedData("lcp/lcp_deudeu.dat") + " --sensitivity W").status == 2);
-  CHECK(
-      RunNcpkit("solve " + SharedData("fclib/Capsules/Capsules-i101-404.hdf5") + " --sensitivity q")
-          .status == 2);
+  const std::string capsules = SharedData("fclib/Capsules/Capsules-i101-404.hdf5");
+  CHECK(RunNcpkit("solve " + capsules + " --sensitivity M").status == 2);
+  // A frictional contact problem: the Jacobian of r with respect to mu, 3 n_c x n_c.
+  const Run friction = RunNcpkit("solve " + capsules + " --sensitivity mu --json");
+  REQUIRE(friction.status == 0);
+  const nlohmann::json by_mu = nlohmann::json::parse(friction.output).at("sensitivity");
+  CHECK(by_mu.at("rows") == 675);
+  CHECK(by_mu.at("cols") == 225);
+  CHECK(by_mu.at("jacobian").size() == 675);
 }
 
 TEST_CASE("solve exits 1 when a requested solver does not converge") {

@@ -1,0 +1,243 @@
+#include "solvers/sensitivity/friction_sensitivity.h"
+
+#include <cmath>
+#include <string>
+
+#include "solvers/base/input_error.h"
+
+namespace ncpkit {
+
+namespace {
+
+Eigen::Vector2d Perpendicular(const Eigen::Vector2d& d) { return Eigen::Vector2d(-d.y(), d.x()); }
+
+}  // namespace
+
+FrictionSensitivity::FrictionSensitivity(const FrictionContactProblem& problem,
+                                         const Eigen::VectorXd& r,
+                                         const SensitivityOptions& options)
+    : r_(r), pattern_(problem.W_columns()) {
+  RequireValidOptions(options, "sensitivity");
+  if (r.size() != problem.size())
+    throw InputError("sensitivity: r has " + std::to_string(r.size()) + " entries, the problem " +
+                     std::to_string(problem.size()));
+  if (!r.allFinite()) throw InputError("sensitivity: r is not finite");
+  Eigen::VectorXd u;
+  problem.Velocity(r, &u);
+  Classify(problem, u, options);
+  Assemble(problem, options.max_dense_least_squares);
+}
+
+void FrictionSensitivity::Classify(const FrictionContactProblem& problem, const Eigen::VectorXd& u,
+                                   const SensitivityOptions& options) {
+  const int nc = problem.num_contacts();
+  const double r_tolerance = options.degeneracy_tolerance * (1.0 + r_.lpNorm<Eigen::Infinity>());
+  const double u_tolerance =
+      options.degeneracy_tolerance * (1.0 + problem.q().lpNorm<Eigen::Infinity>());
+  const bool bound_side = options.degenerate_side == DegenerateSide::Bound;
+  state_.assign(nc, ContactState::Apart);
+  direction_.assign(nc, Eigen::Vector2d::Zero());
+  slip_.assign(nc, 0.0);
+  extra_.assign(nc, -1);
+  num_unknowns_ = 3 * nc;
+  for (int a = 0; a < nc; ++a) {
+    const double mu = problem.mu()[a], rn = r_[3 * a], un = u[3 * a];
+    const Eigen::Vector2d rt(r_[3 * a + 1], r_[3 * a + 2]), ut(u[3 * a + 1], u[3 * a + 2]);
+    if (rn < -r_tolerance || rt.norm() > mu * rn + r_tolerance)
+      throw InputError("sensitivity: r of contact " + std::to_string(a) + " is outside its cone");
+    const double slip = ut.norm();
+    ContactState state = ContactState::Apart;
+    if (rn <= r_tolerance && un > u_tolerance) {
+      state = ContactState::Apart;
+    } else if (rn <= r_tolerance && bound_side) {
+      degenerate_.push_back(a);  // grazing, taken apart
+      state = ContactState::Apart;
+    } else {
+      const bool grazing = rn <= r_tolerance;
+      const bool at_edge =
+          !grazing && mu > 0.0 && slip <= u_tolerance && rt.norm() >= mu * rn - r_tolerance;
+      if (grazing || at_edge) degenerate_.push_back(a);
+      if (slip > u_tolerance) {
+        state = ContactState::Sliding;
+        direction_[a] = -ut / slip;
+        slip_[a] = slip;
+      } else if (mu == 0.0) {
+        state = ContactState::Frictionless;
+      } else if (at_edge && bound_side) {
+        state = ContactState::Sliding;  // about to slip along -d
+        direction_[a] = rt / rt.norm();
+      } else {
+        state = ContactState::Sticking;
+      }
+    }
+    state_[a] = state;
+    if (state == ContactState::Sliding) {
+      extra_[a] = num_unknowns_;
+      num_unknowns_ += 2;
+    }
+  }
+}
+
+void FrictionSensitivity::Assemble(const FrictionContactProblem& problem,
+                                   int max_dense_least_squares) {
+  std::vector<Eigen::Triplet<double>> triplets;
+  // The rows where (W dr)_i appears: u_i's equation, or none (-1).
+  auto row_of = [&](int i) {
+    const int a = i / 3, k = i % 3;
+    switch (state_[a]) {
+      case ContactState::Apart:
+        return -1;
+      case ContactState::Sticking:
+        return i;
+      case ContactState::Frictionless:
+        return k == 0 ? i : -1;
+      case ContactState::Sliding:
+        return k == 0 ? i : extra_[a] + k - 1;
+    }
+    return -1;
+  };
+  for (int j = 0; j < pattern_.outerSize(); ++j)
+    for (Eigen::SparseMatrix<double>::InnerIterator it(pattern_, j); it; ++it) {
+      const int row = row_of(static_cast<int>(it.row()));
+      if (row >= 0) triplets.emplace_back(row, j, it.value());
+    }
+  for (int a = 0; a < num_contacts(); ++a) {
+    const int n = 3 * a;
+    switch (state_[a]) {
+      case ContactState::Apart:
+        for (int k = 0; k < 3; ++k) triplets.emplace_back(n + k, n + k, 1.0);
+        break;
+      case ContactState::Frictionless:
+        for (int k = 1; k < 3; ++k) triplets.emplace_back(n + k, n + k, 1.0);
+        break;
+      case ContactState::Sticking:
+        break;
+      case ContactState::Sliding: {
+        const double mu = problem.mu()[a], rn = r_[n];
+        const Eigen::Vector2d d = direction_[a], perpendicular = Perpendicular(d);
+        const int e = extra_[a];
+        for (int m = 0; m < 2; ++m) {
+          // dr_T - mu d dr_N - mu r_N d_perp dphi = dmu r_N d.
+          triplets.emplace_back(n + 1 + m, n + 1 + m, 1.0);
+          triplets.emplace_back(n + 1 + m, n, -mu * d[m]);
+          triplets.emplace_back(n + 1 + m, e + 1, -mu * rn * perpendicular[m]);
+          // (W dr)_T + d ds + s d_perp dphi = -dF_T.
+          triplets.emplace_back(e + m, e, d[m]);
+          triplets.emplace_back(e + m, e + 1, slip_[a] * perpendicular[m]);
+        }
+        break;
+      }
+    }
+  }
+  Eigen::SparseMatrix<double> K(num_unknowns_, num_unknowns_);
+  K.setFromTriplets(triplets.begin(), triplets.end());
+  system_.Factorize(K, max_dense_least_squares, "the contacts' equations");
+}
+
+Eigen::VectorXd FrictionSensitivity::RightHandSide(const Eigen::VectorXd& dF,
+                                                   const Eigen::VectorXd& dmu) const {
+  Eigen::VectorXd b = Eigen::VectorXd::Zero(num_unknowns_);
+  for (int a = 0; a < num_contacts(); ++a) {
+    const int n = 3 * a;
+    switch (state_[a]) {
+      case ContactState::Apart:
+        break;
+      case ContactState::Sticking:
+        b.segment<3>(n) = -dF.segment<3>(n);
+        break;
+      case ContactState::Frictionless:
+        b[n] = -dF[n];
+        break;
+      case ContactState::Sliding:
+        b[n] = -dF[n];
+        b.segment<2>(n + 1) = dmu[a] * r_[n] * direction_[a];
+        b.segment<2>(extra_[a]) = -dF.segment<2>(n + 1);
+        break;
+    }
+  }
+  return b;
+}
+
+Eigen::VectorXd FrictionSensitivity::Jvp(const Tangent& tangent) const {
+  const int n = size();
+  Eigen::VectorXd dF = Eigen::VectorXd::Zero(n), dmu = Eigen::VectorXd::Zero(num_contacts());
+  if (tangent.q.size() != 0) {
+    if (tangent.q.size() != n) throw InputError("sensitivity: dq has the wrong size");
+    dF = tangent.q;
+  }
+  if (tangent.W.rows() != 0 || tangent.W.cols() != 0) {
+    if (tangent.W.rows() != n || tangent.W.cols() != n)
+      throw InputError("sensitivity: dW has the wrong size");
+    dF.noalias() += tangent.W * r_;
+  }
+  if (tangent.mu.size() != 0) {
+    if (tangent.mu.size() != num_contacts())
+      throw InputError("sensitivity: dmu has the wrong size");
+    dmu = tangent.mu;
+  }
+  return system_.Solve(RightHandSide(dF, dmu), false).head(n);
+}
+
+FrictionSensitivity::Gradient FrictionSensitivity::Vjp(const Eigen::VectorXd& g) const {
+  const int n = size();
+  if (g.size() != n) throw InputError("sensitivity: g has the wrong size");
+  Eigen::VectorXd extended = Eigen::VectorXd::Zero(num_unknowns_);
+  extended.head(n) = g;
+  const Eigen::VectorXd y = system_.Solve(extended, true);
+  Gradient out;
+  out.q = Eigen::VectorXd::Zero(n);
+  out.mu = Eigen::VectorXd::Zero(num_contacts());
+  for (int a = 0; a < num_contacts(); ++a) {
+    const int c = 3 * a;
+    switch (state_[a]) {
+      case ContactState::Apart:
+        break;
+      case ContactState::Sticking:
+        out.q.segment<3>(c) = -y.segment<3>(c);
+        break;
+      case ContactState::Frictionless:
+        out.q[c] = -y[c];
+        break;
+      case ContactState::Sliding:
+        out.q[c] = -y[c];
+        out.q.segment<2>(c + 1) = -y.segment<2>(extra_[a]);
+        out.mu[a] = r_[c] * direction_[a].dot(y.segment<2>(c + 1));
+        break;
+    }
+  }
+  out.W_left = out.q;
+  return out;
+}
+
+Eigen::MatrixXd FrictionSensitivity::MatrixGradient(const Gradient& gradient) const {
+  return gradient.W_left * r_.transpose();
+}
+
+Eigen::MatrixXd FrictionSensitivity::Jacobian(Input input) const {
+  const int n = size(), nc = num_contacts();
+  if (input == Input::mu) {
+    Eigen::MatrixXd out(n, nc);
+    for (int a = 0; a < nc; ++a) {
+      Tangent t;
+      t.mu = Eigen::VectorXd::Unit(nc, a);
+      out.col(a) = Jvp(t);
+    }
+    return out;
+  }
+  Eigen::MatrixXd by_q(n, n);
+  for (int i = 0; i < n; ++i) {
+    Tangent t;
+    t.q = Eigen::VectorXd::Unit(n, i);
+    by_q.col(i) = Jvp(t);
+  }
+  if (input == Input::q) return by_q;
+  // dr/dW_ij = r_j dr/dq_i, a column per nonzero of W.
+  Eigen::MatrixXd by_W(n, pattern_.nonZeros());
+  Eigen::Index k = 0;
+  for (int j = 0; j < pattern_.outerSize(); ++j)
+    for (Eigen::SparseMatrix<double>::InnerIterator it(pattern_, j); it; ++it, ++k)
+      by_W.col(k) = r_[j] * by_q.col(it.row());
+  return by_W;
+}
+
+}  // namespace ncpkit

@@ -1,0 +1,95 @@
+// Derivatives of the solution r of a frictional contact problem FC(W, q, mu)
+// (solvers/friction/friction_problem.h) with respect to W, q and mu, by implicit
+// differentiation of its contact states (docs/derivatives.md).
+//
+// At a solution, with u = W r + q, each contact is
+//   apart    r_a = 0, u_N > 0                      locally: dr_a = 0;
+//   sticking r_a inside the cone, u_a = 0          locally: du_a = 0;
+//   sliding  r_N > 0, r_T = mu r_N d, u_N = 0, u_T = -s d with d a unit vector, s > 0:
+//            du_N = 0, dr_T = (dmu r_N + mu dr_N) d + mu r_N d_perp dphi,
+//            du_T = -ds d - s d_perp dphi,
+// (phi the angle of d, s the slip; two unknowns more a sliding contact), du = W dr + dW r + dq.
+// These equations form one sparse square system, factorized once (KLU, or the least-norm
+// least-squares solution where it is singular: contacts whose impulses the dynamics do not fix,
+// such as the four corners of a box face); the adjoint products solve its transpose.
+//
+// Degenerate contacts, where the solution map has a kink, and the side
+// SensitivityOptions::degenerate_side takes (Bound: r stays on the boundary of its cone; Free: r
+// moves into the cone):
+//   grazing   r_a = 0 with u_N = 0:  Bound apart; Free in contact (sticking where u_T = 0,
+//             else sliding with r_N = 0);
+//   at the edge with zero slip (||r_T|| = mu r_N, u = 0):  Bound sliding with s = 0 (the slip
+//             may start along -d); Free sticking;
+//   frictionless (mu = 0) in contact without slip: dr_T = 0, and the derivative in mu, which
+//             cannot decrease, is that of the side where the contact stays frictionless.
+// Tolerances as SensitivityOptions says: impulses scaled by 1 + ||r||_inf, velocities by
+// 1 + ||q||_inf.
+#ifndef NCPKIT_SOLVERS_SENSITIVITY_FRICTION_SENSITIVITY_H_
+#define NCPKIT_SOLVERS_SENSITIVITY_FRICTION_SENSITIVITY_H_
+
+#include <Eigen/Dense>
+#include <Eigen/SparseCore>
+#include <vector>
+
+#include "solvers/friction/friction_problem.h"
+#include "solvers/sensitivity/box_sensitivity.h"
+#include "solvers/sensitivity/internal/selected_system.h"
+
+namespace ncpkit {
+
+class FrictionSensitivity {
+ public:
+  enum class Input { q, W, mu };
+  enum class ContactState { Apart, Sticking, Sliding, Frictionless };
+  // A perturbation of the data; an empty member is zero. W may have any pattern.
+  struct Tangent {
+    Eigen::VectorXd q, mu;
+    Eigen::SparseMatrix<double> W;
+  };
+  // The gradients of a scalar of r. W's is the outer product W_left r^T.
+  struct Gradient {
+    Eigen::VectorXd q, mu, W_left;
+  };
+
+  // At the solution r (from any solver). Throws InputError for a wrong size, a non-finite r,
+  // an r outside the cones beyond the tolerance, or as SelectedSystem does.
+  FrictionSensitivity(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
+                      const SensitivityOptions& options = SensitivityOptions());
+
+  int size() const { return static_cast<int>(r_.size()); }
+  int num_contacts() const { return static_cast<int>(state_.size()); }
+  ContactState state(int contact) const { return state_[contact]; }
+  // Degenerate contacts, ascending.
+  const std::vector<int>& degenerate() const { return degenerate_; }
+  bool least_squares() const { return system_.least_squares(); }
+
+  Eigen::VectorXd Jvp(const Tangent& tangent) const;
+  Gradient Vjp(const Eigen::VectorXd& g) const;
+  Eigen::MatrixXd MatrixGradient(const Gradient& gradient) const;  // W_left r^T
+  // q: 3 n_c x 3 n_c; mu: 3 n_c x n_c; W: 3 n_c x nnz(W), a column per nonzero of W in the
+  // order of the problem's W_columns().
+  Eigen::MatrixXd Jacobian(Input input) const;
+
+ private:
+  void Classify(const FrictionContactProblem& problem, const Eigen::VectorXd& u,
+                const SensitivityOptions& options);
+  void Assemble(const FrictionContactProblem& problem, int max_dense_least_squares);
+  // The right-hand side for a change dF of u at fixed r and dmu.
+  Eigen::VectorXd RightHandSide(const Eigen::VectorXd& dF, const Eigen::VectorXd& dmu) const;
+
+  Eigen::VectorXd r_;
+  Eigen::SparseMatrix<double> pattern_;  // W (its pattern and values)
+  std::vector<ContactState> state_;
+  std::vector<int> degenerate_;
+  // Per contact: the friction direction d and the slip s (sliding), and the row of its two
+  // extra equations (-1 unless sliding).
+  std::vector<Eigen::Vector2d> direction_;
+  std::vector<double> slip_;
+  std::vector<int> extra_;
+  int num_unknowns_ = 0;
+  internal::SelectedSystem system_;
+};
+
+}  // namespace ncpkit
+
+#endif  // NCPKIT_SOLVERS_SENSITIVITY_FRICTION_SENSITIVITY_H_

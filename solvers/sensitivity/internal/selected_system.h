@@ -1,0 +1,42 @@
+// The linear system a sensitivity solves at a solution (its "selected" system: the rows of the
+// active constraints), factorized once for the forward and the adjoint products: KLU of the
+// matrix and of its transpose, or, where the matrix is singular, its pseudo-inverse (a dense
+// complete orthogonal decomposition) for the least-squares solution of least norm.
+#ifndef NCPKIT_SOLVERS_SENSITIVITY_INTERNAL_SELECTED_SYSTEM_H_
+#define NCPKIT_SOLVERS_SENSITIVITY_INTERNAL_SELECTED_SYSTEM_H_
+
+#include <Eigen/Dense>
+#include <Eigen/SparseCore>
+#include <memory>
+
+namespace ncpkit {
+
+class KluLu;
+
+namespace internal {
+
+class SelectedSystem {
+ public:
+  SelectedSystem();
+  ~SelectedSystem();
+  SelectedSystem(SelectedSystem&&) noexcept;
+  SelectedSystem& operator=(SelectedSystem&&) noexcept;
+
+  // Factorizes A (square, compressed or not). Throws InputError naming `what` where A is
+  // singular and has more than max_dense_least_squares rows.
+  void Factorize(const Eigen::SparseMatrix<double>& A, int max_dense_least_squares,
+                 const char* what);
+  // A^-1 b (or A^-T b), the least-norm least-squares solution where A is singular.
+  Eigen::VectorXd Solve(const Eigen::VectorXd& b, bool transpose) const;
+  bool least_squares() const { return least_squares_; }
+
+ private:
+  std::unique_ptr<KluLu> lu_, lu_transpose_;
+  Eigen::MatrixXd pseudo_inverse_;
+  bool least_squares_ = false;
+};
+
+}  // namespace internal
+}  // namespace ncpkit
+
+#endif  // NCPKIT_SOLVERS_SENSITIVITY_INTERNAL_SELECTED_SYSTEM_H_

@@ -1,0 +1,231 @@
+// Derivatives of frictional contact solutions: a single contact in each state against its closed
+// form, the degenerate rule against one-sided differences, random problems against central
+// differences, and the adjoint identity.
+#include "solvers/sensitivity/friction_sensitivity.h"
+
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "solvers/base/input_error.h"
+#include "solvers/registry/solver_registry.h"
+
+namespace ncpkit {
+namespace {
+
+using State = FrictionSensitivity::ContactState;
+
+Eigen::VectorXd SolveFriction(const FrictionContactProblem& problem) {
+  SolverOptions options;
+  options.tolerance = 1e-14;
+  Eigen::VectorXd r;
+  const SolverSummary summary =
+      CreateSolver("auto", ProblemKind::Friction, options)->Solve(problem, &r);
+  REQUIRE_MESSAGE(summary.IsSolved(), summary.BriefReport());
+  return r;
+}
+
+FrictionContactProblem OneContact(const Eigen::Vector3d& q, double mu) {
+  const Eigen::SparseMatrix<double> W = Eigen::Matrix3d::Identity().sparseView();
+  return FrictionContactProblem(W, q, Eigen::VectorXd::Constant(1, mu));
+}
+
+TEST_CASE("friction sensitivity: one contact apart, sticking and sliding in closed form") {
+  const double mu = 0.5;
+  SUBCASE("apart: r = 0 whatever q does") {
+    const FrictionContactProblem problem = OneContact(Eigen::Vector3d(1.0, 0.2, 0.0), mu);
+    const FrictionSensitivity s(problem, SolveFriction(problem));
+    CHECK(s.state(0) == State::Apart);
+    CHECK(s.Jacobian(FrictionSensitivity::Input::q).isZero(0.0));
+  }
+  SUBCASE("sticking: r = -q, dr/dq = -I") {
+    const FrictionContactProblem problem = OneContact(Eigen::Vector3d(-1.0, 0.1, 0.0), mu);
+    const FrictionSensitivity s(problem, SolveFriction(problem));
+    CHECK(s.state(0) == State::Sticking);
+    CHECK((s.Jacobian(FrictionSensitivity::Input::q) + Eigen::Matrix3d::Identity())
+              .cwiseAbs()
+              .maxCoeff() <= 1e-12);
+    CHECK(s.Jacobian(FrictionSensitivity::Input::mu).isZero(1e-12));
+  }
+  SUBCASE("sliding: r_N = -q_N, r_T = -mu r_N q_T / |q_T|") {
+    // q_T = (2, 0): t = (1, 0), r = (1, -0.5, 0), the slip u_T = (1.5, 0).
+    const FrictionContactProblem problem = OneContact(Eigen::Vector3d(-1.0, 2.0, 0.0), mu);
+    const Eigen::VectorXd r = SolveFriction(problem);
+    CHECK((r - Eigen::Vector3d(1.0, -0.5, 0.0)).norm() <= 1e-12);
+    const FrictionSensitivity s(problem, r);
+    CHECK(s.state(0) == State::Sliding);
+    Eigen::Matrix3d expected = Eigen::Matrix3d::Zero();
+    expected(0, 0) = -1.0;
+    expected(1, 0) = mu;         // -mu t dr_N/dq_N
+    expected(2, 2) = -mu / 2.0;  // -mu r_N (I - t t^T) / |q_T|
+    CHECK((s.Jacobian(FrictionSensitivity::Input::q) - expected).cwiseAbs().maxCoeff() <= 1e-12);
+    const Eigen::MatrixXd by_mu = s.Jacobian(FrictionSensitivity::Input::mu);
+    CHECK((by_mu.col(0) - Eigen::Vector3d(0.0, -1.0, 0.0)).norm() <= 1e-12);  // -r_N t
+  }
+}
+
+TEST_CASE("friction sensitivity: degenerate contacts return the side the rule names") {
+  const double mu = 0.5, h = 1e-7;
+  SensitivityOptions free_side;
+  free_side.degenerate_side = DegenerateSide::Free;
+  SUBCASE("grazing: r = 0 with u_N = 0") {
+    const Eigen::Vector3d q(0.0, 0.3, 0.0);
+    const FrictionContactProblem problem = OneContact(q, mu);
+    const Eigen::VectorXd r = SolveFriction(problem);
+    const FrictionSensitivity bound(problem, r), free(problem, r, free_side);
+    REQUIRE(bound.degenerate() == std::vector<int>{0});
+    CHECK(bound.state(0) == State::Apart);
+    CHECK(free.state(0) == State::Sliding);
+    // Raising q_N keeps the contact apart; lowering it presses it, sliding.
+    const Eigen::VectorXd up =
+        (SolveFriction(OneContact(q + Eigen::Vector3d(h, 0, 0), mu)) - r) / h;
+    const Eigen::VectorXd down =
+        (r - SolveFriction(OneContact(q - Eigen::Vector3d(h, 0, 0), mu))) / h;
+    CHECK((bound.Jacobian(FrictionSensitivity::Input::q).col(0) - up).norm() <= 1e-6);
+    CHECK((free.Jacobian(FrictionSensitivity::Input::q).col(0) - down).norm() <= 1e-6);
+    CHECK((down - Eigen::Vector3d(-1.0, mu, 0.0)).norm() <= 1e-6);
+  }
+  SUBCASE("at the cone's edge with zero slip") {
+    // r = -q = (1, -0.5, 0): |r_T| = mu r_N, u = 0.
+    const Eigen::Vector3d q(-1.0, 0.5, 0.0);
+    const FrictionContactProblem problem = OneContact(q, mu);
+    const Eigen::VectorXd r = SolveFriction(problem);
+    const FrictionSensitivity bound(problem, r), free(problem, r, free_side);
+    REQUIRE(bound.degenerate() == std::vector<int>{0});
+    CHECK(bound.state(0) == State::Sliding);
+    CHECK(free.state(0) == State::Sticking);
+    // Pushing harder along q_T1 makes it slide (r_T1 stays -mu r_N); less keeps it sticking.
+    const Eigen::VectorXd up =
+        (SolveFriction(OneContact(q + Eigen::Vector3d(0, h, 0), mu)) - r) / h;
+    const Eigen::VectorXd down =
+        (r - SolveFriction(OneContact(q - Eigen::Vector3d(0, h, 0), mu))) / h;
+    CHECK((bound.Jacobian(FrictionSensitivity::Input::q).col(1) - up).norm() <= 1e-6);
+    CHECK((free.Jacobian(FrictionSensitivity::Input::q).col(1) - down).norm() <= 1e-6);
+  }
+}
+
+// A random problem: W = A A^T + I (3 n_c x 3 n_c), q pressing most contacts, mu in [0.2, 0.8].
+FrictionContactProblem RandomProblem(int nc, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> uniform(0.2, 0.8);
+  const int n = 3 * nc;
+  Eigen::MatrixXd A(n, n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) A(i, j) = normal(rng) / std::sqrt(n);
+  const Eigen::MatrixXd W = A * A.transpose() + Eigen::MatrixXd::Identity(n, n);
+  Eigen::VectorXd q(n), mu(nc);
+  for (int a = 0; a < nc; ++a) {
+    q[3 * a] = normal(rng) - 0.7;
+    q[3 * a + 1] = normal(rng);
+    q[3 * a + 2] = normal(rng);
+    mu[a] = uniform(rng);
+  }
+  return FrictionContactProblem(W.sparseView(), q, mu);
+}
+
+FrictionContactProblem Perturbed(const FrictionContactProblem& p,
+                                 const FrictionSensitivity::Tangent& d, double s) {
+  Eigen::SparseMatrix<double> W = p.W_columns();
+  if (d.W.rows() != 0) W += s * d.W;
+  Eigen::VectorXd q = p.q(), mu = p.mu();
+  if (d.q.size() != 0) q += s * d.q;
+  if (d.mu.size() != 0) mu += s * d.mu;
+  return FrictionContactProblem(W, q, mu);
+}
+
+TEST_CASE("friction sensitivity: central differences on random problems") {
+  int checked = 0, changed = 0, states[4] = {0, 0, 0, 0};
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const int nc = 1 + static_cast<int>(seed % 4);
+    const FrictionContactProblem problem = RandomProblem(nc, seed);
+    const Eigen::VectorXd r = SolveFriction(problem);
+    const FrictionSensitivity s(problem, r);
+    for (int a = 0; a < nc; ++a) ++states[static_cast<int>(s.state(a))];
+    std::mt19937_64 rng(seed + 100);
+    std::normal_distribution<double> normal;
+    for (int kind = 0; kind < 3; ++kind) {
+      FrictionSensitivity::Tangent d;
+      const int n = 3 * nc;
+      if (kind == 0) d.q = Eigen::VectorXd::NullaryExpr(n, [&]() { return normal(rng); });
+      if (kind == 1) d.mu = Eigen::VectorXd::NullaryExpr(nc, [&]() { return normal(rng); });
+      if (kind == 2) {
+        const Eigen::MatrixXd B = Eigen::MatrixXd::NullaryExpr(n, n, [&]() { return normal(rng); });
+        d.W = (0.1 * (B + B.transpose())).sparseView();
+      }
+      const double h = 1e-6;
+      const FrictionContactProblem plus = Perturbed(problem, d, h),
+                                   minus = Perturbed(problem, d, -h);
+      const Eigen::VectorXd r_plus = SolveFriction(plus), r_minus = SolveFriction(minus);
+      const FrictionSensitivity s_plus(plus, r_plus), s_minus(minus, r_minus);
+      bool same = true;
+      for (int a = 0; a < nc; ++a)
+        same = same && s_plus.state(a) == s.state(a) && s_minus.state(a) == s.state(a);
+      if (!same || !s.degenerate().empty()) {
+        ++changed;
+        continue;
+      }
+      ++checked;
+      const Eigen::VectorXd dr = s.Jvp(d);
+      CAPTURE(seed);
+      CAPTURE(kind);
+      CHECK(((r_plus - r_minus) / (2 * h) - dr).norm() <= 1e-5 * std::max(1.0, dr.norm()));
+    }
+  }
+  MESSAGE(checked << " directions checked, " << changed
+                  << " skipped (a state changed); states: " << states[0] << " apart, " << states[1]
+                  << " sticking, " << states[2] << " sliding");
+  CHECK(checked >= 80);
+  CHECK(states[0] > 0);
+  CHECK(states[1] > 0);
+  CHECK(states[2] > 0);
+}
+
+TEST_CASE("friction sensitivity: <v, J w> = <J^T v, w> to rounding") {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const int nc = 1 + static_cast<int>(seed % 5);
+    const FrictionContactProblem problem = RandomProblem(nc, seed + 50);
+    const FrictionSensitivity s(problem, SolveFriction(problem));
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> normal;
+    const int n = 3 * nc;
+    FrictionSensitivity::Tangent w;
+    w.q = Eigen::VectorXd::NullaryExpr(n, [&]() { return normal(rng); });
+    w.mu = Eigen::VectorXd::NullaryExpr(nc, [&]() { return normal(rng); });
+    const Eigen::MatrixXd dW = Eigen::MatrixXd::NullaryExpr(n, n, [&]() { return normal(rng); });
+    w.W = dW.sparseView();
+    const Eigen::VectorXd v = Eigen::VectorXd::NullaryExpr(n, [&]() { return normal(rng); });
+    const double forward = v.dot(s.Jvp(w));
+    const FrictionSensitivity::Gradient g = s.Vjp(v);
+    const double backward =
+        g.q.dot(w.q) + g.mu.dot(w.mu) + (s.MatrixGradient(g).array() * dW.array()).sum();
+    CAPTURE(seed);
+    CHECK(std::abs(forward - backward) <= 1e-11 * (1.0 + std::abs(forward)));
+  }
+}
+
+TEST_CASE("friction sensitivity: redundant contacts and bad input") {
+  // Two identical contacts pressed together: W singular, the impulses split in least norm.
+  Eigen::MatrixXd W(6, 6);
+  W << Eigen::Matrix3d::Identity(), Eigen::Matrix3d::Identity(), Eigen::Matrix3d::Identity(),
+      Eigen::Matrix3d::Identity();
+  const Eigen::VectorXd q = (Eigen::VectorXd(6) << -1.0, 0.1, 0.0, -1.0, 0.1, 0.0).finished();
+  const FrictionContactProblem problem(W.sparseView(), q, Eigen::Vector2d(0.5, 0.5));
+  const Eigen::VectorXd r = (Eigen::VectorXd(6) << 0.5, -0.05, 0.0, 0.5, -0.05, 0.0).finished();
+  REQUIRE(FclibError(problem, r) <= 1e-15);
+  const FrictionSensitivity s(problem, r);
+  CHECK(s.least_squares());
+  FrictionSensitivity::Tangent d;
+  d.q = (Eigen::VectorXd(6) << -1.0, 0.0, 0.0, -1.0, 0.0, 0.0).finished();
+  const Eigen::VectorXd dr = s.Jvp(d);
+  CHECK(dr[0] == doctest::Approx(0.5).epsilon(1e-10));
+  CHECK(dr[3] == doctest::Approx(0.5).epsilon(1e-10));
+  CHECK_THROWS_AS(FrictionSensitivity(problem, Eigen::VectorXd::Zero(5)), InputError);
+  CHECK_THROWS_AS(
+      FrictionSensitivity(problem, (Eigen::VectorXd(6) << 1.0, 2.0, 0, 0, 0, 0).finished()),
+      InputError);  // outside the cone
+  CHECK_THROWS_AS(s.Vjp(Eigen::VectorXd::Zero(2)), InputError);
+}
+
+}  // namespace
+}  // namespace ncpkit
