@@ -9,6 +9,8 @@
 
 #include "solvers/base/input_error.h"
 #include "solvers/registry/solver_registry.h"
+#include "solvers/sensitivity/global_friction_sensitivity.h"
+#include "tests/solvers/friction_scenes.h"
 
 namespace ncpkit {
 namespace {
@@ -225,6 +227,133 @@ TEST_CASE("friction sensitivity: redundant contacts and bad input") {
       FrictionSensitivity(problem, (Eigen::VectorXd(6) << 1.0, 2.0, 0, 0, 0, 0).finished()),
       InputError);  // outside the cone
   CHECK_THROWS_AS(s.Vjp(Eigen::VectorXd::Zero(2)), InputError);
+}
+
+}  // namespace
+}  // namespace ncpkit
+
+namespace ncpkit {
+namespace {
+
+Eigen::VectorXd SolveGlobal(const GlobalFrictionContactProblem& problem) {
+  SolverOptions options;
+  options.tolerance = 1e-13;
+  Eigen::VectorXd r;
+  const SolverSummary summary =
+      CreateSolver("auto", ProblemKind::GlobalFriction, options)->Solve(problem, &r);
+  REQUIRE_MESSAGE(summary.IsSolved(), summary.BriefReport());
+  return r;
+}
+
+// A random perturbation of one kind of the global data: M's blocks (kept symmetric), H on its
+// pattern, f, w or mu.
+GlobalFrictionSensitivity::Tangent GlobalDirection(const test::RandomScene& scene, int kind,
+                                                   std::mt19937_64* rng) {
+  std::normal_distribution<double> normal;
+  GlobalFrictionSensitivity::Tangent d;
+  const int n = static_cast<int>(scene.f.size()), m = static_cast<int>(scene.w.size());
+  auto random = [&](int size) {
+    return Eigen::VectorXd::NullaryExpr(size, [&]() { return normal(*rng); });
+  };
+  switch (kind) {
+    case 0:
+      d.f = random(n);
+      break;
+    case 1:
+      d.w = random(m);
+      break;
+    case 2:
+      d.mu = random(m / 3);
+      break;
+    case 3: {
+      d.H = scene.H;
+      for (int k = 0; k < d.H.nonZeros(); ++k) d.H.valuePtr()[k] = normal(*rng);
+      break;
+    }
+    default: {
+      Eigen::SparseMatrix<double> B = scene.M;
+      for (int k = 0; k < B.nonZeros(); ++k) B.valuePtr()[k] = 0.3 * normal(*rng);
+      d.M = B + Eigen::SparseMatrix<double>(B.transpose());
+      break;
+    }
+  }
+  return d;
+}
+
+test::RandomScene Moved(test::RandomScene s, const GlobalFrictionSensitivity::Tangent& d,
+                        double h) {
+  if (d.f.size()) s.f += h * d.f;
+  if (d.w.size()) s.w += h * d.w;
+  if (d.mu.size()) s.mu += h * d.mu;
+  if (d.H.nonZeros()) s.H += h * d.H;
+  if (d.M.nonZeros()) s.M += h * d.M;
+  return s;
+}
+
+TEST_CASE("global friction sensitivity: M, H, f, w and mu against central differences") {
+  int checked = 0, changed = 0;
+  for (unsigned seed = 1; seed <= 12; ++seed) {
+    test::RandomScene scene = test::MakeScene(2 + seed % 4, 3, 0.4, seed);
+    for (int a = 0; a < scene.mu.size(); ++a) scene.mu[a] = 0.2 + 0.1 * ((seed + a) % 5);
+    const GlobalFrictionContactProblem problem = test::Make(scene);
+    const Eigen::VectorXd r = SolveGlobal(problem);
+    const GlobalFrictionSensitivity s(problem, r);
+    std::mt19937_64 rng(seed);
+    for (int kind = 0; kind < 5; ++kind) {
+      const GlobalFrictionSensitivity::Tangent d = GlobalDirection(scene, kind, &rng);
+      const double h = 1e-6;
+      const GlobalFrictionContactProblem plus = test::Make(Moved(scene, d, h)),
+                                         minus = test::Make(Moved(scene, d, -h));
+      const Eigen::VectorXd r_plus = SolveGlobal(plus), r_minus = SolveGlobal(minus);
+      const GlobalFrictionSensitivity s_plus(plus, r_plus), s_minus(minus, r_minus);
+      bool same = s.degenerate().empty();
+      for (int a = 0; a < s.local().num_contacts(); ++a)
+        same = same && s_plus.local().state(a) == s.local().state(a) &&
+               s_minus.local().state(a) == s.local().state(a);
+      if (!same || s.local().least_squares()) {
+        ++changed;
+        continue;
+      }
+      ++checked;
+      const Eigen::VectorXd dr = s.Jvp(d);
+      CAPTURE(seed);
+      CAPTURE(kind);
+      CHECK(((r_plus - r_minus) / (2 * h) - dr).norm() <= 1e-5 * std::max(1.0, dr.norm()));
+    }
+  }
+  MESSAGE(checked << " directions checked, " << changed << " skipped (a state changed)");
+  CHECK(checked >= 40);
+}
+
+TEST_CASE("global friction sensitivity: <v, J w> = <J^T v, w> to rounding") {
+  for (unsigned seed = 1; seed <= 10; ++seed) {
+    const test::RandomScene scene = test::MakeScene(2 + seed % 5, 3, 0.5, seed + 20);
+    const GlobalFrictionContactProblem problem = test::Make(scene);
+    const GlobalFrictionSensitivity s(problem, SolveGlobal(problem));
+    std::mt19937_64 rng(seed);
+    GlobalFrictionSensitivity::Tangent w;
+    for (int kind = 0; kind < 5; ++kind) {
+      const GlobalFrictionSensitivity::Tangent d = GlobalDirection(scene, kind, &rng);
+      if (d.f.size()) w.f = d.f;
+      if (d.w.size()) w.w = d.w;
+      if (d.mu.size()) w.mu = d.mu;
+      if (d.H.nonZeros()) w.H = d.H;
+      if (d.M.nonZeros()) w.M = d.M;
+    }
+    std::normal_distribution<double> normal;
+    const Eigen::VectorXd v = Eigen::VectorXd::NullaryExpr(s.size(), [&]() { return normal(rng); });
+    const double forward = v.dot(s.Jvp(w));
+    const GlobalFrictionSensitivity::Gradient g = s.Vjp(v);
+    const double backward = g.f.dot(w.f) + g.w.dot(w.w) + g.mu.dot(w.mu) +
+                            (s.HGradient(g).array() * Eigen::MatrixXd(w.H).array()).sum() +
+                            (s.MGradient(g).array() * Eigen::MatrixXd(w.M).array()).sum();
+    CAPTURE(seed);
+    CHECK(std::abs(forward - backward) <= 1e-11 * (1.0 + std::abs(forward)));
+    // On the patterns: the same entries.
+    const Eigen::MatrixXd on_H(s.HGradientOnPattern(g));
+    CHECK(((on_H - s.HGradient(g)).array() * Eigen::MatrixXd(w.H).array()).abs().maxCoeff() <=
+          1e-14);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,139 @@
+#include "solvers/sensitivity/global_friction_sensitivity.h"
+
+#include <string>
+
+#include "solvers/base/input_error.h"
+
+namespace ncpkit {
+
+namespace {
+
+FrictionSensitivity Local(const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r,
+                          const SensitivityOptions& options) {
+  FrictionContactProblem local;
+  problem.Reduce(&local);
+  return FrictionSensitivity(local, r, options);
+}
+
+// M (or M^-1, `inverse`) as a sparse block-diagonal matrix.
+Eigen::SparseMatrix<double> MassMatrix(const GlobalFrictionContactProblem& problem, bool inverse) {
+  std::vector<Eigen::Triplet<double>> triplets;
+  for (int k = 0; k < problem.num_blocks(); ++k) {
+    const int offset = problem.block_offset(k), b = problem.block_size(k);
+    const double* values = inverse ? problem.inverse_mass_data(k) : problem.mass_data(k);
+    for (int j = 0; j < b; ++j)
+      for (int i = 0; i < b; ++i) triplets.emplace_back(offset + i, offset + j, values[i + b * j]);
+  }
+  Eigen::SparseMatrix<double> out(problem.num_dofs(), problem.num_dofs());
+  out.setFromTriplets(triplets.begin(), triplets.end());
+  return out;
+}
+
+Eigen::SparseMatrix<double> ContactMatrix(const GlobalFrictionContactProblem& problem) {
+  std::vector<Eigen::Triplet<double>> triplets;
+  for (int c = 0; c < problem.num_contacts(); ++c) {
+    for (int p = problem.piece_begin(c); p < problem.piece_begin(c + 1); ++p) {
+      const int offset = problem.block_offset(problem.piece_block(p));
+      const Eigen::Map<const Eigen::MatrixXd> rows = problem.PieceRows(p);
+      for (int j = 0; j < 3; ++j)
+        for (int i = 0; i < rows.rows(); ++i)
+          triplets.emplace_back(offset + i, 3 * c + j, rows(i, j));
+    }
+  }
+  Eigen::SparseMatrix<double> out(problem.num_dofs(), problem.size());
+  out.setFromTriplets(triplets.begin(), triplets.end());
+  return out;
+}
+
+}  // namespace
+
+GlobalFrictionSensitivity::GlobalFrictionSensitivity(const GlobalFrictionContactProblem& problem,
+                                                     const Eigen::VectorXd& r,
+                                                     const SensitivityOptions& options)
+    : local_(Local(problem, r, options)),
+      r_(r),
+      H_(ContactMatrix(problem)),
+      M_(MassMatrix(problem, false)),
+      inverse_mass_(MassMatrix(problem, true)) {
+  problem.Velocity(r, &v_);
+}
+
+Eigen::VectorXd GlobalFrictionSensitivity::Jvp(const Tangent& tangent) const {
+  const int n = static_cast<int>(v_.size()), m = size();
+  auto sized = [](const Eigen::VectorXd& x, int rows, const char* name) {
+    if (x.size() != 0 && x.size() != rows)
+      throw InputError(std::string("sensitivity: d") + name + " has the wrong size");
+    return x.size() != 0;
+  };
+  auto sized_matrix = [](const Eigen::SparseMatrix<double>& x, int rows, int cols,
+                         const char* name) {
+    if (x.rows() == 0 && x.cols() == 0) return false;
+    if (x.rows() != rows || x.cols() != cols)
+      throw InputError(std::string("sensitivity: d") + name + " has the wrong size");
+    return true;
+  };
+  // dF = dw + dH^T v + H^T M^-1 (df + dH r - dM v).
+  Eigen::VectorXd dF = Eigen::VectorXd::Zero(m), inner = Eigen::VectorXd::Zero(n);
+  if (sized(tangent.w, m, "w")) dF += tangent.w;
+  if (sized(tangent.f, n, "f")) inner += tangent.f;
+  if (sized_matrix(tangent.H, n, m, "H")) {
+    dF.noalias() += tangent.H.transpose() * v_;
+    inner.noalias() += tangent.H * r_;
+  }
+  if (sized_matrix(tangent.M, n, n, "M")) inner.noalias() -= tangent.M * v_;
+  dF.noalias() += H_.transpose() * (inverse_mass_ * inner);
+  FrictionSensitivity::Tangent local;
+  local.q = dF;
+  if (sized(tangent.mu, local_.num_contacts(), "mu")) local.mu = tangent.mu;
+  return local_.Jvp(local);
+}
+
+GlobalFrictionSensitivity::Gradient GlobalFrictionSensitivity::Vjp(const Eigen::VectorXd& g) const {
+  FrictionSensitivity::Gradient local = local_.Vjp(g);
+  Gradient out;
+  out.f = inverse_mass_ * (H_ * local.q);
+  out.w = std::move(local.q);
+  out.mu = std::move(local.mu);
+  return out;
+}
+
+Eigen::MatrixXd GlobalFrictionSensitivity::HGradient(const Gradient& gradient) const {
+  return v_ * gradient.w.transpose() + gradient.f * r_.transpose();
+}
+
+Eigen::MatrixXd GlobalFrictionSensitivity::MGradient(const Gradient& gradient) const {
+  return -gradient.f * v_.transpose();
+}
+
+Eigen::SparseMatrix<double> GlobalFrictionSensitivity::HGradientOnPattern(
+    const Gradient& gradient) const {
+  Eigen::SparseMatrix<double> out = H_;
+  for (int j = 0; j < out.outerSize(); ++j)
+    for (Eigen::SparseMatrix<double>::InnerIterator it(out, j); it; ++it)
+      it.valueRef() = v_[it.row()] * gradient.w[j] + gradient.f[it.row()] * r_[j];
+  return out;
+}
+
+Eigen::SparseMatrix<double> GlobalFrictionSensitivity::MGradientOnPattern(
+    const Gradient& gradient) const {
+  Eigen::SparseMatrix<double> out = M_;
+  for (int j = 0; j < out.outerSize(); ++j)
+    for (Eigen::SparseMatrix<double>::InnerIterator it(out, j); it; ++it)
+      it.valueRef() = -gradient.f[it.row()] * v_[j];
+  return out;
+}
+
+Eigen::MatrixXd GlobalFrictionSensitivity::Jacobian(Input input) const {
+  const int n = static_cast<int>(v_.size()), m = size();
+  const int columns = input == Input::f ? n : input == Input::w ? m : local_.num_contacts();
+  Eigen::MatrixXd out(m, columns);
+  for (int k = 0; k < columns; ++k) {
+    Tangent t;
+    const Eigen::VectorXd e = Eigen::VectorXd::Unit(columns, k);
+    (input == Input::f ? t.f : input == Input::w ? t.w : t.mu) = e;
+    out.col(k) = Jvp(t);
+  }
+  return out;
+}
+
+}  // namespace ncpkit
