@@ -495,6 +495,7 @@ PYBIND11_MODULE(_ncpkit, m) {
       .def("jacobian",
            [](const McpSensitivity& s, const std::string& input) {
              const int n = s.size();
+             internal::RequireDenseJacobianSize(n, n, input.c_str());
              Eigen::MatrixXd out(n, n);
              const Eigen::VectorXd none;
              for (int i = 0; i < n; ++i) {

@@ -215,6 +215,13 @@ Eigen::MatrixXd FrictionSensitivity::MatrixGradient(const Gradient& gradient) co
 
 Eigen::MatrixXd FrictionSensitivity::Jacobian(Input input) const {
   const int n = size(), nc = num_contacts();
+  internal::RequireDenseJacobianSize(n,
+                                     input == Input::mu  ? nc
+                                     : input == Input::W ? static_cast<double>(pattern_.nonZeros())
+                                                         : n,
+                                     input == Input::mu  ? "mu"
+                                     : input == Input::W ? "W"
+                                                         : "q");
   if (input == Input::mu) {
     Eigen::MatrixXd out(n, nc);
     for (int a = 0; a < nc; ++a) {

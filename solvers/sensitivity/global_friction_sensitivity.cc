@@ -3,6 +3,7 @@
 #include <string>
 
 #include "solvers/base/input_error.h"
+#include "solvers/sensitivity/internal/selected_system.h"
 
 namespace ncpkit {
 
@@ -126,6 +127,10 @@ Eigen::SparseMatrix<double> GlobalFrictionSensitivity::MGradientOnPattern(
 Eigen::MatrixXd GlobalFrictionSensitivity::Jacobian(Input input) const {
   const int n = static_cast<int>(v_.size()), m = size();
   const int columns = input == Input::f ? n : input == Input::w ? m : local_.num_contacts();
+  internal::RequireDenseJacobianSize(m, columns,
+                                     input == Input::f   ? "f"
+                                     : input == Input::w ? "w"
+                                                         : "mu");
   Eigen::MatrixXd out(m, columns);
   for (int k = 0; k < columns; ++k) {
     Tangent t;

@@ -1,6 +1,7 @@
 #include "solvers/sensitivity/linear_sensitivity.h"
 
 #include "solvers/base/input_error.h"
+#include "solvers/sensitivity/internal/selected_system.h"
 
 namespace ncpkit {
 
@@ -63,6 +64,11 @@ Eigen::SparseMatrix<double> LinearSensitivity::MatrixGradientOnPattern(
 
 Eigen::MatrixXd LinearSensitivity::Jacobian(Input input) const {
   const int n = size();
+  internal::RequireDenseJacobianSize(
+      n, input == Input::M ? static_cast<double>(pattern_.nonZeros()) : n,
+      input == Input::M   ? "M"
+      : input == Input::q ? "q"
+                          : "a bound");
   Eigen::MatrixXd by_q(n, n);
   const Eigen::VectorXd none;
   for (int i = 0; i < n; ++i) {

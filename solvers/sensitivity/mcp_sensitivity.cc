@@ -3,6 +3,7 @@
 #include <string>
 
 #include "solvers/base/input_error.h"
+#include "solvers/sensitivity/internal/selected_system.h"
 
 namespace ncpkit {
 
@@ -56,6 +57,7 @@ Eigen::VectorXd McpSensitivity::ParameterVjp(const Eigen::VectorXd& g) const {
 }
 
 Eigen::MatrixXd McpSensitivity::ParameterJacobian() const {
+  internal::RequireDenseJacobianSize(size(), num_parameters(), "the parameters");
   Eigen::MatrixXd out(size(), num_parameters());
   for (int k = 0; k < num_parameters(); ++k)
     out.col(k) = ParameterJvp(Eigen::VectorXd::Unit(num_parameters(), k));

@@ -236,6 +236,17 @@ TEST_CASE("LCP sensitivity: bad input is refused with the reason") {
   d.q = Eigen::VectorXd::Zero(5);
   CHECK_THROWS_AS(sensitivity.Jvp(d), InputError);
   CHECK_THROWS_AS(sensitivity.Vjp(Eigen::VectorXd::Zero(1)), InputError);
+  // A dense Jacobian of 8000 x 8000 is refused before it is allocated; the products still work.
+  const int n = 8000;
+  Eigen::SparseMatrix<double> identity(n, n);
+  identity.setIdentity();
+  const LinearComplementarityProblem large(identity, Eigen::VectorXd::Constant(n, -1.0));
+  const LinearSensitivity big(large, Eigen::VectorXd::Ones(n));
+  CHECK_THROWS_WITH_AS(big.Jacobian(LinearSensitivity::Input::q),
+                       doctest::Contains("use the Jacobian-vector"), InputError);
+  LinearSensitivity::Tangent one;
+  one.q = Eigen::VectorXd::Ones(n);
+  CHECK(big.Jvp(one).isApproxToConstant(-1.0));
 }
 
 }  // namespace

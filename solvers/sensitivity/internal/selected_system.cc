@@ -63,4 +63,13 @@ Eigen::VectorXd SelectedSystem::Solve(const Eigen::VectorXd& b, bool transpose) 
   return transpose ? lu_transpose_->solve(b) : lu_->solve(b);
 }
 
+void RequireDenseJacobianSize(double rows, double cols, const char* what) {
+  if (rows * cols > kMaxDenseJacobianEntries)
+    throw InputError("sensitivity: the dense Jacobian with respect to " + std::string(what) +
+                     " would have " + std::to_string(static_cast<long long>(rows)) + " x " +
+                     std::to_string(static_cast<long long>(cols)) +
+                     " entries (more than 5e7); use the Jacobian-vector or vector-Jacobian "
+                     "products");
+}
+
 }  // namespace ncpkit::internal

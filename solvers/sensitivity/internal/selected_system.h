@@ -36,6 +36,12 @@ class SelectedSystem {
   bool least_squares_ = false;
 };
 
+// Dense Jacobians are refused above this many entries (400 MB of doubles): Jvp and Vjp serve
+// problems that large.
+constexpr double kMaxDenseJacobianEntries = 5e7;
+// Throws InputError naming `what` where a rows x cols dense Jacobian exceeds that.
+void RequireDenseJacobianSize(double rows, double cols, const char* what);
+
 }  // namespace internal
 }  // namespace ncpkit
 
