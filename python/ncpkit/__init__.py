@@ -117,6 +117,13 @@ def solve_lcp(M, q, lower=None, upper=None, solver="auto", start=None, sensitivi
     return z, summary, LinearSensitivity(M, q, lower, upper, z, dense, degenerate_side)
 
 
+def _require_dense_size(entries, name):
+    """The limit the C++ Jacobians keep (5e7 entries), for the ones formed here."""
+    if entries > 5e7:
+        raise InputError("sensitivity: the dense Jacobian with respect to %s would have %d "
+                         "entries (more than 5e7); use jvp or vjp" % (name, entries))
+
+
 class LinearSensitivity:
     """Derivatives of an LCP / box MLCP solution z with respect to its data (q, M, lower,
     upper), by implicit differentiation of its active set (docs/derivatives.md).
@@ -150,6 +157,7 @@ class LinearSensitivity:
 
     def jacobian(self, name):
         if name == "M" and self._dense:
+            _require_dense_size(self._z.size ** 3, "M")
             by_q = self._handle.jacobian("q")
             return np.einsum("ij,k->ijk", by_q, self._z)
         return self._handle.jacobian(name)
@@ -294,6 +302,7 @@ class FrictionSensitivity:
 
     def jacobian(self, name):
         if name == "W" and self._dense:
+            _require_dense_size(self._r.size ** 3, "W")
             return np.einsum("ij,k->ijk", self._handle.jacobian("q"), self._r)
         return self._handle.jacobian(name)
 

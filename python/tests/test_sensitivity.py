@@ -172,3 +172,11 @@ def test_friction_vjp_is_the_adjoint_of_jvp():
     assert forward == pytest.approx(backward, rel=1e-11, abs=1e-12)
     with pytest.raises(ncpkit.InputError, match="no input"):
         sens.jacobian("M")
+
+
+def test_dense_jacobians_too_large_are_refused():
+    n = 400  # dz/dM of a dense 400 x 400 M: 6.4e7 entries
+    _, _, sens = ncpkit.solve_lcp(np.eye(n), -np.ones(n), sensitivities=True)
+    with pytest.raises(ncpkit.InputError, match="use jvp or vjp"):
+        sens.jacobian("M")
+    assert sens.jvp(q=np.ones(n)) == pytest.approx(-np.ones(n))
