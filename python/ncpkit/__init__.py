@@ -27,6 +27,8 @@ from ._ncpkit import InputError, Summary, read_problem, read_friction_problem
 from ._ncpkit import scene_directory as _source_scene_directory
 from ._ncpkit import solvers as _registry
 from . import _ncpkit
+from ._checks import vector as _vector
+from ._sensitivity import FrictionSensitivity, LinearSensitivity, McpSensitivity
 
 
 class SolveError(RuntimeError):
@@ -56,17 +58,6 @@ def solver_names(kind="linear"):
     if kind == "convex":
         return [s["name"] for s in _registry() if s["convex_model"]]
     return [s["name"] for s in _registry() if s[kind] and not s["convex_model"]]
-
-
-def _vector(name, value, n=None, required=False):
-    if value is None:
-        if required:
-            raise InputError("%s is required (a vector of numbers), not None" % name)
-        return None
-    v = np.ascontiguousarray(value, dtype=float).reshape(-1)
-    if n is not None and v.size != n:
-        raise InputError("%s has %d entries, the problem %d" % (name, v.size, n))
-    return v
 
 
 def _csc(name, M):
@@ -117,78 +108,6 @@ def solve_lcp(M, q, lower=None, upper=None, solver="auto", start=None, sensitivi
     return z, summary, LinearSensitivity(M, q, lower, upper, z, dense, degenerate_side)
 
 
-def _require_dense_size(entries, name):
-    """The limit the C++ Jacobians keep (5e7 entries), for the ones formed here."""
-    if entries > 5e7:
-        raise InputError("sensitivity: the dense Jacobian with respect to %s would have %d "
-                         "entries (more than 5e7); use jvp or vjp" % (name, entries))
-
-
-class LinearSensitivity:
-    """Derivatives of an LCP / box MLCP solution z with respect to its data (q, M, lower,
-    upper), by implicit differentiation of its active set (docs/derivatives.md).
-
-    jacobian(name): the dense Jacobian of z: n x n for "q", "lower", "upper"; for "M", n x n x n
-    (dz_i / dM_jk) when M was given dense, n x nnz(M) (M's nonzeros in CSC order) when sparse.
-    jvp(q=, M=, lower=, upper=): dz for a perturbation of the data. vjp(g): the gradients of
-    <g, z> as a dict {"q", "M", "lower", "upper"} ("M" dense, or scipy.sparse on M's pattern).
-    degenerate: the indices where the solution map has a kink (at a bound with w_i = 0).
-    """
-
-    def __init__(self, M, q, lower, upper, z, dense, degenerate_side):
-        n = q.size
-        lower = np.zeros(n) if lower is None else lower
-        upper = np.full(n, np.inf) if upper is None else upper
-        import scipy.sparse  # only where sensitivities are asked for
-        self._dense = dense
-        self._pattern = scipy.sparse.csc_matrix(M) if dense else M
-        self._z = np.array(z, dtype=float)
-        self._handle = _ncpkit._linear_sensitivity(self._pattern, q, lower, upper, self._z,
-                                                   degenerate_side)
-
-    @property
-    def degenerate(self):
-        return list(self._handle.degenerate)
-
-    @property
-    def least_squares(self):
-        """True where the free rows' matrix was singular (least-norm derivatives)."""
-        return self._handle.least_squares
-
-    def jacobian(self, name):
-        if name == "M" and self._dense:
-            _require_dense_size(self._z.size ** 3, "M")
-            by_q = self._handle.jacobian("q")
-            return np.einsum("ij,k->ijk", by_q, self._z)
-        return self._handle.jacobian(name)
-
-    def jvp(self, q=None, M=None, lower=None, upper=None):
-        import scipy.sparse
-        n = self._z.size
-        dq = _vector("q", q, n)
-        dl = _vector("lower", lower, n)
-        du = _vector("upper", upper, n)
-        empty = np.zeros(0)
-        dM = scipy.sparse.csc_matrix((n, n)) if M is None else scipy.sparse.csc_matrix(M, dtype=float)
-        if dM.shape != (n, n):
-            raise InputError("M has shape %s, the problem %d x %d" % (dM.shape, n, n))
-        return self._handle.jvp(empty if dq is None else dq, empty if dl is None else dl,
-                                empty if du is None else du, dM)
-
-    def vjp(self, g):
-        import scipy.sparse
-        g = _vector("g", g, self._z.size, required=True)
-        dq, dl, du, left = self._handle.vjp(g)
-        if self._dense:
-            dM = np.outer(left, self._z)
-        else:
-            pattern = self._pattern.tocoo()
-            dM = scipy.sparse.csc_matrix(
-                (left[pattern.row] * self._z[pattern.col], (pattern.row, pattern.col)),
-                shape=pattern.shape)
-        return {"q": dq, "M": dM, "lower": dl, "upper": du}
-
-
 def solve_mcp(F, J, lower, upper, solver="auto", start=None, sensitivities=False,
               degenerate_side="bound", **options):
     """Solves the MCP: lower <= z <= upper complementary to F(z).
@@ -210,35 +129,6 @@ def solve_mcp(F, J, lower, upper, solver="auto", start=None, sensitivities=False
         raise SolveError("no sensitivities: the solve did not converge (%s)" % summary.message)
     return z, summary, McpSensitivity(
         _ncpkit._mcp_sensitivity(F, J, lower, upper, z, degenerate_side))
-
-
-class McpSensitivity:
-    """Derivatives of an MCP solution z: jacobian("F" | "lower" | "upper") (n x n; "F": with
-    respect to an additive change of F at fixed z), jvp(F=, lower=, upper=), vjp(g) (a dict of
-    the gradients of <g, z>: "F", "lower", "upper"), degenerate (docs/derivatives.md)."""
-
-    def __init__(self, handle):
-        self._handle = handle
-
-    @property
-    def degenerate(self):
-        return list(self._handle.degenerate)
-
-    @property
-    def least_squares(self):
-        return self._handle.least_squares
-
-    def jacobian(self, name):
-        return self._handle.jacobian(name)
-
-    def jvp(self, F=None, lower=None, upper=None):
-        empty = np.zeros(0)
-        values = [_vector(name, v) for name, v in (("F", F), ("lower", lower), ("upper", upper))]
-        return self._handle.jvp(*[empty if v is None else v for v in values])
-
-    def vjp(self, g):
-        dF, dl, du = self._handle.vjp(_vector("g", g, required=True))
-        return {"F": dF, "lower": dl, "upper": du}
 
 
 def solve_friction(W, q, mu, solver="auto", start=None, sensitivities=False,
@@ -269,65 +159,6 @@ def solve_friction(W, q, mu, solver="auto", start=None, sensitivities=False,
     if not summary.solved:
         raise SolveError("no sensitivities: the solve did not converge (%s)" % summary.message)
     return r, summary, FrictionSensitivity(W, q, mu, r, dense, degenerate_side)
-
-
-class FrictionSensitivity:
-    """Derivatives of a frictional contact solution r with respect to W, q and mu, by implicit
-    differentiation of its contact states (docs/derivatives.md).
-
-    jacobian("q" | "mu" | "W"): 3n_c x 3n_c, 3n_c x n_c, and for "W" 3n_c x 3n_c x 3n_c when W
-    was given dense (3n_c x nnz(W) when sparse). jvp(q=, mu=, W=), vjp(g) (a dict "q", "mu",
-    "W"), states (per contact: apart, sticking, sliding, frictionless), degenerate.
-    """
-
-    def __init__(self, W, q, mu, r, dense, degenerate_side):
-        import scipy.sparse  # only where sensitivities are asked for
-        self._dense = dense
-        self._pattern = scipy.sparse.csc_matrix(W) if dense else W
-        self._r = np.array(r, dtype=float)
-        self._handle = _ncpkit._friction_sensitivity(self._pattern, q, mu, self._r,
-                                                     degenerate_side)
-
-    @property
-    def degenerate(self):
-        return list(self._handle.degenerate)
-
-    @property
-    def states(self):
-        return list(self._handle.states())
-
-    @property
-    def least_squares(self):
-        return self._handle.least_squares
-
-    def jacobian(self, name):
-        if name == "W" and self._dense:
-            _require_dense_size(self._r.size ** 3, "W")
-            return np.einsum("ij,k->ijk", self._handle.jacobian("q"), self._r)
-        return self._handle.jacobian(name)
-
-    def jvp(self, q=None, mu=None, W=None):
-        import scipy.sparse
-        n = self._r.size
-        dq = _vector("q", q, n)
-        dmu = _vector("mu", mu)
-        dW = scipy.sparse.csc_matrix((n, n)) if W is None else scipy.sparse.csc_matrix(W, dtype=float)
-        if dW.shape != (n, n):
-            raise InputError("W has shape %s, the problem %d x %d" % (dW.shape, n, n))
-        empty = np.zeros(0)
-        return self._handle.jvp(empty if dq is None else dq, empty if dmu is None else dmu, dW)
-
-    def vjp(self, g):
-        import scipy.sparse
-        dq, dmu, left = self._handle.vjp(_vector("g", g, self._r.size, required=True))
-        if self._dense:
-            dW = np.outer(left, self._r)
-        else:
-            pattern = self._pattern.tocoo()
-            dW = scipy.sparse.csc_matrix(
-                (left[pattern.row] * self._r[pattern.col], (pattern.row, pattern.col)),
-                shape=pattern.shape)
-        return {"q": dq, "mu": dmu, "W": dW}
 
 
 def scene_directory():

@@ -238,13 +238,7 @@ Eigen::MatrixXd FrictionSensitivity::Jacobian(Input input) const {
     by_q.col(i) = Jvp(t);
   }
   if (input == Input::q) return by_q;
-  // dr/dW_ij = r_j dr/dq_i, a column per nonzero of W.
-  Eigen::MatrixXd by_W(n, pattern_.nonZeros());
-  Eigen::Index k = 0;
-  for (int j = 0; j < pattern_.outerSize(); ++j)
-    for (Eigen::SparseMatrix<double>::InnerIterator it(pattern_, j); it; ++it, ++k)
-      by_W.col(k) = r_[j] * by_q.col(it.row());
-  return by_W;
+  return internal::ColumnsPerEntry(by_q, pattern_, r_);  // dr/dW_ij = r_j dr/dq_i
 }
 
 }  // namespace ncpkit

@@ -108,20 +108,13 @@ Eigen::MatrixXd GlobalFrictionSensitivity::MGradient(const Gradient& gradient) c
 
 Eigen::SparseMatrix<double> GlobalFrictionSensitivity::HGradientOnPattern(
     const Gradient& gradient) const {
-  Eigen::SparseMatrix<double> out = H_;
-  for (int j = 0; j < out.outerSize(); ++j)
-    for (Eigen::SparseMatrix<double>::InnerIterator it(out, j); it; ++it)
-      it.valueRef() = v_[it.row()] * gradient.w[j] + gradient.f[it.row()] * r_[j];
-  return out;
+  return internal::OuterOnPattern(H_, v_, gradient.w) +
+         internal::OuterOnPattern(H_, gradient.f, r_);
 }
 
 Eigen::SparseMatrix<double> GlobalFrictionSensitivity::MGradientOnPattern(
     const Gradient& gradient) const {
-  Eigen::SparseMatrix<double> out = M_;
-  for (int j = 0; j < out.outerSize(); ++j)
-    for (Eigen::SparseMatrix<double>::InnerIterator it(out, j); it; ++it)
-      it.valueRef() = -gradient.f[it.row()] * v_[j];
-  return out;
+  return -internal::OuterOnPattern(M_, gradient.f, v_);
 }
 
 Eigen::MatrixXd GlobalFrictionSensitivity::Jacobian(Input input) const {

@@ -55,11 +55,7 @@ Eigen::MatrixXd LinearSensitivity::MatrixGradient(const Gradient& gradient) cons
 
 Eigen::SparseMatrix<double> LinearSensitivity::MatrixGradientOnPattern(
     const Gradient& gradient) const {
-  Eigen::SparseMatrix<double> out = pattern_;
-  for (int j = 0; j < out.outerSize(); ++j)
-    for (Eigen::SparseMatrix<double>::InnerIterator it(out, j); it; ++it)
-      it.valueRef() = gradient.M_left[it.row()] * z_[j];
-  return out;
+  return internal::OuterOnPattern(pattern_, gradient.M_left, z_);
 }
 
 Eigen::MatrixXd LinearSensitivity::Jacobian(Input input) const {
@@ -87,13 +83,7 @@ Eigen::MatrixXd LinearSensitivity::Jacobian(Input input) const {
     }
   }
   if (input != Input::M) return by_q;
-  // dz/dM_ij = z_j dz/dq_i, a column per nonzero of M.
-  Eigen::MatrixXd by_M(n, pattern_.nonZeros());
-  Eigen::Index k = 0;
-  for (int j = 0; j < pattern_.outerSize(); ++j)
-    for (Eigen::SparseMatrix<double>::InnerIterator it(pattern_, j); it; ++it, ++k)
-      by_M.col(k) = z_[j] * by_q.col(it.row());
-  return by_M;
+  return internal::ColumnsPerEntry(by_q, pattern_, z_);  // dz/dM_ij = z_j dz/dq_i
 }
 
 }  // namespace ncpkit

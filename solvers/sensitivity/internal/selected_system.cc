@@ -63,6 +63,27 @@ Eigen::VectorXd SelectedSystem::Solve(const Eigen::VectorXd& b, bool transpose) 
   return transpose ? lu_transpose_->solve(b) : lu_->solve(b);
 }
 
+Eigen::MatrixXd ColumnsPerEntry(const Eigen::MatrixXd& by_rhs,
+                                const Eigen::SparseMatrix<double>& pattern,
+                                const Eigen::VectorXd& x) {
+  Eigen::MatrixXd out(by_rhs.rows(), pattern.nonZeros());
+  Eigen::Index k = 0;
+  for (int j = 0; j < pattern.outerSize(); ++j)
+    for (Eigen::SparseMatrix<double>::InnerIterator it(pattern, j); it; ++it, ++k)
+      out.col(k) = x[j] * by_rhs.col(it.row());
+  return out;
+}
+
+Eigen::SparseMatrix<double> OuterOnPattern(const Eigen::SparseMatrix<double>& pattern,
+                                           const Eigen::VectorXd& left,
+                                           const Eigen::VectorXd& right) {
+  Eigen::SparseMatrix<double> out = pattern;
+  for (int j = 0; j < out.outerSize(); ++j)
+    for (Eigen::SparseMatrix<double>::InnerIterator it(out, j); it; ++it)
+      it.valueRef() = left[it.row()] * right[j];
+  return out;
+}
+
 void RequireDenseJacobianSize(double rows, double cols, const char* what) {
   if (rows * cols > kMaxDenseJacobianEntries)
     throw InputError("sensitivity: the dense Jacobian with respect to " + std::string(what) +

@@ -1,7 +1,9 @@
 // The linear system a sensitivity solves at a solution (its "selected" system: the rows of the
 // active constraints), factorized once for the forward and the adjoint products: KLU of the
 // matrix and of its transpose, or, where the matrix is singular, its pseudo-inverse (a dense
-// complete orthogonal decomposition) for the least-squares solution of least norm.
+// complete orthogonal decomposition) for the least-squares solution of least norm. With it, the
+// small kernels every sensitivity shares: Jacobian columns per matrix entry, outer products on a
+// pattern, and the size limit of dense Jacobians.
 #ifndef NCPKIT_SOLVERS_SENSITIVITY_INTERNAL_SELECTED_SYSTEM_H_
 #define NCPKIT_SOLVERS_SENSITIVITY_INTERNAL_SELECTED_SYSTEM_H_
 
@@ -35,6 +37,17 @@ class SelectedSystem {
   Eigen::MatrixXd pseudo_inverse_;
   bool least_squares_ = false;
 };
+
+// The Jacobian with respect to a matrix A's entries when the data enter as A x (dF = dA x):
+// a column per nonzero (i, j) of `pattern` (column-major order), x_j times column i of
+// `by_rhs`, the Jacobian with respect to an additive change of F.
+Eigen::MatrixXd ColumnsPerEntry(const Eigen::MatrixXd& by_rhs,
+                                const Eigen::SparseMatrix<double>& pattern,
+                                const Eigen::VectorXd& x);
+// The outer product left right^T on the nonzeros of `pattern`.
+Eigen::SparseMatrix<double> OuterOnPattern(const Eigen::SparseMatrix<double>& pattern,
+                                           const Eigen::VectorXd& left,
+                                           const Eigen::VectorXd& right);
 
 // Dense Jacobians are refused above this many entries (400 MB of doubles): Jvp and Vjp serve
 // problems that large.
