@@ -5,6 +5,7 @@
 // and iterations (pivots or sweeps).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "solvers/lcp/linear_problem.h"
 #include "solvers/lcp/projected_gauss_seidel.h"
 #include "solvers/mcp/semismooth_newton.h"
+#include "solvers/sensitivity/linear_sensitivity.h"
 #ifdef NCPKIT_HAVE_SICONOS
 #include "bench/siconos_peer.h"
 #endif
@@ -88,6 +90,38 @@ void BM_FbNewton(benchmark::State& state) {
   state.counters["natural_residual"] = summary.natural_residual;
   state.counters["iterations"] = summary.iterations;
 }
+
+// The backward pass of a solve: the sensitivity at the solution (its active set and the
+// factorization of the free rows) and one vector-Jacobian product, against FBNewtonKLU/contact's
+// forward solve of the same instance (docs/derivatives.md).
+void BM_LinearSensitivity(benchmark::State& state) {
+  const LinearComplementarityProblem& problem =
+      Instance(Family::Contact, static_cast<int>(state.range(0)));
+  FischerBurmeisterNewton::Options options;
+  options.tolerance = 1e-10;
+  FischerBurmeisterNewton newton(options);
+  const LinearMcp mcp(problem);
+  Eigen::VectorXd z;
+  const FischerBurmeisterNewton::Summary summary = newton.Solve(mcp, &z);
+  if (!summary.IsSolved()) {
+    state.SkipWithError(summary.message.c_str());
+    return;
+  }
+  const Eigen::VectorXd g = Eigen::VectorXd::Ones(problem.size());
+  for (auto _ : state) {
+    const LinearSensitivity sensitivity(problem, z);
+    const LinearSensitivity::Gradient gradient = sensitivity.Vjp(g);
+    benchmark::DoNotOptimize(gradient.q.data());
+  }
+  state.counters["free"] = static_cast<double>(
+      std::count_if(z.data(), z.data() + z.size(), [](double x) { return x > 0.0; }));
+}
+BENCHMARK(BM_LinearSensitivity)
+    ->Name("LinearSensitivity/contact")
+    ->Arg(100)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_TEMPLATE(BM_FbNewton, Family::Contact, FischerBurmeisterNewton::LinearSolver::SparseKlu)
     ->Name("FBNewtonKLU/contact")
