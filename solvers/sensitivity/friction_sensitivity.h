@@ -51,8 +51,9 @@ class FrictionSensitivity {
     Eigen::VectorXd q, mu, W_left;
   };
 
-  // At the solution r (from any solver). Throws InputError for a wrong size, a non-finite r,
-  // an r outside the cones beyond the tolerance, or as SelectedSystem does.
+  // At the solution r (from any solver), taken onto its cones first (a solver stops within
+  // its tolerance of them). Throws InputError for a wrong size, a non-finite r, an r far
+  // outside a cone (1e-3 of 1 + ||r||_inf: no solution), or as SelectedSystem does.
   FrictionSensitivity(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
                       const SensitivityOptions& options = SensitivityOptions());
 

@@ -227,6 +227,16 @@ TEST_CASE("friction sensitivity: redundant contacts and bad input") {
       FrictionSensitivity(problem, (Eigen::VectorXd(6) << 1.0, 2.0, 0, 0, 0, 0).finished()),
       InputError);  // outside the cone
   CHECK_THROWS_AS(s.Vjp(Eigen::VectorXd::Zero(2)), InputError);
+  // A solver's r a little outside the cone (as FCLib error 1e-6 leaves it) is taken onto the
+  // cone: the sliding contact's derivatives are those of the exact solution.
+  const FrictionContactProblem sliding = OneContact(Eigen::Vector3d(-1.0, 2.0, 0.0), 0.5);
+  const Eigen::Vector3d exact(1.0, -0.5, 0.0), off(1.0, -0.5 * (1.0 + 1e-5), 1e-6);
+  const FrictionSensitivity at_exact(sliding, exact), at_off(sliding, off);
+  CHECK(at_off.state(0) == State::Sliding);
+  CHECK((at_off.Jacobian(FrictionSensitivity::Input::q) -
+         at_exact.Jacobian(FrictionSensitivity::Input::q))
+            .cwiseAbs()
+            .maxCoeff() <= 1e-5);
 }
 
 }  // namespace
