@@ -10,7 +10,7 @@ namespace ncpkit {
 namespace {
 
 // How far outside its cone, relative to 1 + ||r||_inf, a contact's impulse may lie and still be
-// taken as a solver's answer (FCLib error 1e-6 leaves some 1e-5 outside on RockPile).
+// taken as a solver's answer (at FCLib error 1e-6, RockPile's lies outside by more than 1e-7).
 constexpr double kOutsideCone = 1e-3;
 
 Eigen::Vector2d Perpendicular(const Eigen::Vector2d& d) { return Eigen::Vector2d(-d.y(), d.x()); }
