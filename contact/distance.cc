@@ -16,13 +16,39 @@ using Eigen::Matrix3d;
 using Eigen::Vector3d;
 
 void Add(const Vector3d& point_a, const Vector3d& normal, double distance,
-         std::vector<ContactPoint>* out) {
+         std::vector<ContactPoint>* out, const ContactFeature& feature = ContactFeature()) {
   ContactPoint c;
   c.point_a = point_a;
   c.normal = normal;
   c.distance = distance;
   c.point_b = point_a + distance * normal;
+  c.feature = feature;
   out->push_back(c);
+}
+
+// A face of A (outward normal and a point of its plane, in A's frame) and a point of B.
+ContactFeature FaceFeature(const Vector3d& face_normal, const Vector3d& face_point) {
+  ContactFeature f;
+  f.kind = ContactFeature::Kind::kFace;
+  f.face_body = 0;
+  f.face_normal = face_normal;
+  f.face_point = face_point;
+  return f;
+}
+
+ContactFeature FaceVertex(const Vector3d& face_normal, const Vector3d& face_point,
+                          const Vector3d& vertex) {
+  ContactFeature f = FaceFeature(face_normal, face_point);
+  f.incident = ContactFeature::Incident::kPoint;
+  f.point = vertex;
+  return f;
+}
+
+ContactFeature FaceSphere(const Vector3d& face_normal, const Vector3d& face_point, double radius) {
+  ContactFeature f = FaceFeature(face_normal, face_point);
+  f.incident = ContactFeature::Incident::kSphere;
+  f.radius = radius;
+  return f;
 }
 
 // Half-space A (solid where the body z <= 0; outward normal R e_z) and sphere B.
@@ -32,7 +58,8 @@ void PlaneSphere(const ShapePose& pa, const Shape& b, const ShapePose& pb, doubl
   const double height = n.dot(pb.position - pa.position);
   const double distance = height - b.size[0];
   if (distance >= threshold) return;
-  Add(pb.position - height * n, n, distance, out);
+  Add(pb.position - height * n, n, distance, out,
+      FaceSphere(Vector3d::UnitZ(), Vector3d::Zero(), b.size[0]));
 }
 
 // Half-space A and box B: every vertex of B closer than the threshold.
@@ -45,7 +72,10 @@ void PlaneBox(const ShapePose& pa, const Shape& b, const ShapePose& pb, double t
                          (corner & 4) ? half[2] : -half[2]);
     const Vector3d vertex = pb.position + pb.rotation * local;
     const double distance = n.dot(vertex - pa.position);
-    if (distance < threshold) Add(vertex - distance * n, n, distance, out);
+    if (distance < threshold) {
+      Add(vertex - distance * n, n, distance, out,
+          FaceVertex(Vector3d::UnitZ(), Vector3d::Zero(), local));
+    }
   }
 }
 
@@ -95,7 +125,13 @@ void SphereSphere(const Shape& a, const ShapePose& pa, const Shape& b, const Sha
   const double distance = length - a.size[0] - b.size[0];
   if (distance >= threshold) return;
   const Vector3d n = length > 0.0 ? Vector3d(d / length) : Vector3d::UnitZ();
-  Add(pa.position + a.size[0] * n, n, distance, out);
+  ContactFeature feature;
+  if (length > 0.0) {
+    feature.kind = ContactFeature::Kind::kSpheres;
+    feature.radius = a.size[0];
+    feature.radius_b = b.size[0];
+  }
+  Add(pa.position + a.size[0] * n, n, distance, out, feature);
 }
 
 // Box A and sphere B: the closest point of the box to the centre; a centre inside the box
@@ -108,8 +144,12 @@ void BoxSphere(const Shape& a, const ShapePose& pa, const Shape& b, const ShapeP
   Vector3d normal_local;
   Vector3d surface = clamped;
   double centre_distance;
+  // Nearest a face (one coordinate clamped, or the centre inside): that face and the sphere;
+  // nearest an edge or a vertex the normal turns with the centre, not described.
+  bool on_face = true;
   if ((local - clamped).squaredNorm() > 0.0) {
     const Vector3d d = local - clamped;
+    on_face = (d.array() != 0.0).count() == 1;
     centre_distance = d.norm();
     normal_local = d / centre_distance;
   } else {
@@ -129,27 +169,73 @@ void BoxSphere(const Shape& a, const ShapePose& pa, const Shape& b, const ShapeP
   }
   const double distance = centre_distance - b.size[0];
   if (distance >= threshold) return;
-  Add(pa.position + pa.rotation * surface, pa.rotation * normal_local, distance, out);
+  Add(pa.position + pa.rotation * surface, pa.rotation * normal_local, distance, out,
+      on_face ? FaceSphere(normal_local, surface, b.size[0]) : ContactFeature());
 }
 
+// Where a point of an incident face clipped to a reference face lies (FaceContact): at an
+// incident corner (0-3, in order round the face), where an incident edge (corner a to a + 1)
+// crosses a side plane of the reference face (0-3: +x, -x, +y, -y of its frame), or where the
+// line of two side planes (through a corner of the reference face, along its normal) crosses the
+// incident face's plane.
+struct ClipTag {
+  enum Kind : signed char { kUnknown, kCorner, kEdgePlane, kCornerLine };
+  Kind kind = kUnknown;
+  signed char a = 0, b = 0;  // kCorner: a; kEdgePlane: edge a, plane b; kCornerLine: planes a, b
+
+  int Edges() const {  // bit e: on incident edge e
+    if (kind == kCorner) return (1 << a) | (1 << ((a + 3) % 4));
+    return kind == kEdgePlane ? 1 << a : 0;
+  }
+  int Planes() const {  // bit k: on side plane k
+    if (kind == kCornerLine) return (1 << a) | (1 << b);
+    return kind == kEdgePlane ? 1 << b : 0;
+  }
+  // The point where the segment from p to q (neighbours on the polygon) crosses side plane k.
+  static ClipTag Crossing(const ClipTag& p, const ClipTag& q, int k) {
+    ClipTag t;
+    const int edges = p.Edges() & q.Edges(), planes = p.Planes() & q.Planes();
+    const auto lowest = [](int bits) {
+      int i = 0;
+      while (!(bits & (1 << i))) ++i;
+      return static_cast<signed char>(i);
+    };
+    if (edges != 0) {
+      t.kind = kEdgePlane;
+      t.a = lowest(edges);
+    } else if (planes != 0) {
+      t.kind = kCornerLine;
+      t.a = lowest(planes);
+    }
+    t.b = static_cast<signed char>(k);
+    return t;
+  }
+};
+
 // A convex polygon of at most 40 points, on the stack (a face of 4 clipped by 4 lines has at
-// most 8; a cylinder's two rims are sampled at 32).
+// most 8; a cylinder's two rims are sampled at 32), with each point's ClipTag where it has one.
 struct Polygon {
   static constexpr int kCapacity = 40;
   Vector3d points[kCapacity];
+  ClipTag tags[kCapacity];
   int size = 0;
   Polygon() = default;
   // Copies the points in use only.
   Polygon(const Polygon& other) : size(other.size) {
     std::copy(other.points, other.points + size, points);
+    std::copy(other.tags, other.tags + size, tags);
   }
   Polygon& operator=(const Polygon& other) {
     size = other.size;
     std::copy(other.points, other.points + size, points);
+    std::copy(other.tags, other.tags + size, tags);
     return *this;
   }
-  void Push(const Vector3d& p) {
-    if (size < kCapacity) points[size++] = p;
+  void Push(const Vector3d& p, ClipTag tag = ClipTag()) {
+    if (size < kCapacity) {
+      tags[size] = tag;
+      points[size++] = p;
+    }
   }
 };
 
@@ -175,6 +261,7 @@ void Clip(const Vector3d& c, const Vector3d& u, double limit, double tol, Polygo
 void ClipAxis(int axis, double sign, double limit, double tol, Polygon* polygon) {
   Polygon kept;
   const int n = polygon->size;
+  const int plane = 2 * axis + (sign > 0.0 ? 0 : 1);  // ClipTag's numbering
   for (int i = 0; i < n; ++i) {
     const Vector3d& p = polygon->points[i];
     const Vector3d& q = polygon->points[(i + 1) % n];
@@ -183,10 +270,11 @@ void ClipAxis(int axis, double sign, double limit, double tol, Polygon* polygon)
     if (dp <= tol) {
       Vector3d x = p;
       if (dp > 0.0) x[axis] = sign * limit;
-      kept.Push(x);
+      kept.Push(x, polygon->tags[i]);
     }
     if ((dp < -tol && dq > tol) || (dp > tol && dq < -tol)) {
-      kept.Push(p + (dp / (dp - dq)) * (q - p));
+      kept.Push(p + (dp / (dp - dq)) * (q - p),
+                ClipTag::Crossing(polygon->tags[i], polygon->tags[(i + 1) % n], plane));
     }
   }
   *polygon = kept;
@@ -200,7 +288,7 @@ Polygon ReducePolygon(const Polygon& points, const Vector3d& n, double tol) {
     const Vector3d& p = points.points[i];
     bool seen = false;
     for (int k = 0; k < unique.size && !seen; ++k) seen = (p - unique.points[k]).norm() <= tol;
-    if (!seen) unique.Push(p);
+    if (!seen) unique.Push(p, points.tags[i]);
   }
   if (unique.size <= 4) return unique;
   const Vector3d* u = unique.points;
@@ -221,12 +309,64 @@ Polygon ReducePolygon(const Polygon& points, const Vector3d& n, double tol) {
     if (side < least) least = side, d = k;
   }
   Polygon kept;
-  kept.Push(u[a]);
-  kept.Push(u[b]);
-  if (c != a) kept.Push(u[c]);
-  if (d != a) kept.Push(u[d]);
+  kept.Push(u[a], unique.tags[a]);
+  kept.Push(u[b], unique.tags[b]);
+  if (c != a) kept.Push(u[c], unique.tags[c]);
+  if (d != a) kept.Push(u[d], unique.tags[d]);
   return kept;
 }
+
+// The reference and incident faces of a box face contact in the boxes' own frames, for the
+// ContactFeature of each clipped point: the reference face's axis and sign, its side planes
+// (ClipTag's numbering) and the incident face's corners (in order) and plane.
+struct ClippedFaces {
+  Vector3d ref_half, inc_half;
+  int ref_axis = 2, inc_axis = 2;
+  double ref_sign = 1.0, inc_sign = 1.0;
+
+  Vector3d Corner(int k) const {  // incident corner k: (+, +), (-, +), (-, -), (+, -)
+    const int i1 = (inc_axis + 1) % 3, i2 = (inc_axis + 2) % 3;
+    Vector3d c = inc_sign * inc_half[inc_axis] * Vector3d::Unit(inc_axis);
+    c += (k == 0 || k == 3 ? 1.0 : -1.0) * inc_half[i1] * Vector3d::Unit(i1);
+    c += (k < 2 ? 1.0 : -1.0) * inc_half[i2] * Vector3d::Unit(i2);
+    return c;
+  }
+  int SideAxis(int plane) const { return (ref_axis + (plane < 2 ? 1 : 2)) % 3; }
+  Vector3d SidePoint(int plane) const {
+    const int axis = SideAxis(plane);
+    return (plane % 2 == 0 ? 1.0 : -1.0) * ref_half[axis] * Vector3d::Unit(axis);
+  }
+
+  ContactFeature Feature(const ClipTag& tag) const {
+    ContactFeature f = FaceFeature(ref_sign * Vector3d::Unit(ref_axis),
+                                   ref_sign * ref_half[ref_axis] * Vector3d::Unit(ref_axis));
+    switch (tag.kind) {
+      case ClipTag::kCorner:
+        f.point = Corner(tag.a);
+        return f;
+      case ClipTag::kEdgePlane:  // an incident edge (B's) crossing a side plane (A's)
+        f.incident = ContactFeature::Incident::kLinePlane;
+        f.line_body = 1;
+        f.point = Corner(tag.a);
+        f.direction = Corner((tag.a + 1) % 4) - f.point;
+        f.plane_point = SidePoint(tag.b);
+        f.plane_normal = Vector3d::Unit(SideAxis(tag.b));
+        return f;
+      case ClipTag::kCornerLine:  // a corner line of the reference face (A's) crossing B's face
+        if (SideAxis(tag.a) == SideAxis(tag.b)) break;
+        f.incident = ContactFeature::Incident::kLinePlane;
+        f.line_body = 0;
+        f.point = SidePoint(tag.a) + SidePoint(tag.b);
+        f.direction = Vector3d::Unit(ref_axis);
+        f.plane_point = inc_sign * inc_half[inc_axis] * Vector3d::Unit(inc_axis);
+        f.plane_normal = Vector3d::Unit(inc_axis);
+        return f;
+      case ClipTag::kUnknown:
+        break;
+    }
+    return ContactFeature();
+  }
+};
 
 // Face contact: the reference box's face with outward normal n (towards the incident box)
 // against the incident box's most opposed face. Points are reported from the reference side:
@@ -260,20 +400,27 @@ void FaceContact(const ShapePose& ref, const Vector3d& ref_half, int ref_axis, d
     return Vector3d(d.dot(u1), d.dot(u2), d.dot(n));
   };
   Polygon polygon;
-  polygon.Push(in_frame(face_centre + e1 + e2));
-  polygon.Push(in_frame(face_centre - e1 + e2));
-  polygon.Push(in_frame(face_centre - e1 - e2));
-  polygon.Push(in_frame(face_centre + e1 - e2));
+  const Vector3d corners[4] = {face_centre + e1 + e2, face_centre - e1 + e2, face_centre - e1 - e2,
+                               face_centre + e1 - e2};
+  for (int k = 0; k < 4; ++k) {
+    ClipTag corner;
+    corner.kind = ClipTag::kCorner;
+    corner.a = static_cast<signed char>(k);
+    polygon.Push(in_frame(corners[k]), corner);
+  }
   const double tol = 1e-9 * std::max(ref_half.maxCoeff(), inc_half.maxCoeff());
   ClipAxis(0, 1.0, ref_half[k1], tol, &polygon);
   ClipAxis(0, -1.0, ref_half[k1], tol, &polygon);
   ClipAxis(1, 1.0, ref_half[k2], tol, &polygon);
   ClipAxis(1, -1.0, ref_half[k2], tol, &polygon);
   const Polygon reduced = ReducePolygon(polygon, Vector3d::UnitZ(), 1e3 * tol);
+  const ClippedFaces faces{ref_half, inc_half, ref_axis, inc_axis, ref_sign, inc_sign};
   for (int k = 0; k < reduced.size; ++k) {
     const Vector3d& p = reduced.points[k];
     const double distance = p.z();
-    if (distance < threshold) Add(ref_centre + p.x() * u1 + p.y() * u2, n, distance, out);
+    if (distance < threshold) {
+      Add(ref_centre + p.x() * u1 + p.y() * u2, n, distance, out, faces.Feature(reduced.tags[k]));
+    }
   }
 }
 
@@ -372,19 +519,29 @@ void EdgeContact(const ShapePose& pa, const Vector3d& ha, const ShapePose& pb, c
                  const SeparatingAxis& axis, std::vector<ContactPoint>* out) {
   const int i = (axis.axis - 6) / 3, j = (axis.axis - 6) % 3;
   const Vector3d& n = axis.normal;
-  Vector3d edge_a = pa.position, edge_b = pb.position;
+  Vector3d local_a = Vector3d::Zero(), local_b = Vector3d::Zero();  // the edges' centres
   for (int k = 0; k < 3; ++k) {
-    if (k != i) {
-      edge_a += (pa.rotation.col(k).dot(n) > 0.0 ? ha[k] : -ha[k]) * pa.rotation.col(k);
-    }
-    if (k != j) {
-      edge_b += (pb.rotation.col(k).dot(n) > 0.0 ? -hb[k] : hb[k]) * pb.rotation.col(k);
-    }
+    if (k != i) local_a[k] = pa.rotation.col(k).dot(n) > 0.0 ? ha[k] : -ha[k];
+    if (k != j) local_b[k] = pb.rotation.col(k).dot(n) > 0.0 ? -hb[k] : hb[k];
   }
+  const Vector3d edge_a = pa.position + pa.rotation * local_a;
+  const Vector3d edge_b = pb.position + pb.rotation * local_b;
+  const Vector3d da = ha[i] * pa.rotation.col(i), db = hb[j] * pb.rotation.col(j);
   Vector3d ca, cb;
-  ClosestOnSegments(edge_a, ha[i] * pa.rotation.col(i), edge_b, hb[j] * pb.rotation.col(j), &ca,
-                    &cb);
-  Add(ca, n, axis.separation, out);
+  ClosestOnSegments(edge_a, da, edge_b, db, &ca, &cb);
+  // Closest points inside both edges: the two edges' lines; at an end, not described.
+  ContactFeature feature;
+  const double margin = 1.0 - 1e-9;
+  if (std::abs((ca - edge_a).dot(da)) < margin * da.squaredNorm() &&
+      std::abs((cb - edge_b).dot(db)) < margin * db.squaredNorm()) {
+    feature.kind = ContactFeature::Kind::kEdges;
+    feature.point = local_a;
+    feature.direction = Vector3d::Unit(i);
+    feature.plane_point = local_b;
+    feature.plane_normal = Vector3d::Unit(j);
+    feature.sign = n.dot(pa.rotation.col(i).cross(pb.rotation.col(j))) > 0.0 ? 1.0 : -1.0;
+  }
+  Add(ca, n, axis.separation, out, feature);
 }
 
 // The face contact of face axis `axis` (0-2 A's, 3-5 B's) with the normal from A to B.
@@ -405,6 +562,7 @@ void FaceAxisContact(const ShapePose& pa, const Vector3d& ha, const ShapePose& p
     ContactPoint& c = (*out)[i];
     std::swap(c.point_a, c.point_b);
     c.normal = -c.normal;
+    c.feature.Flip();
   }
 }
 
@@ -800,6 +958,7 @@ void ExplicitContactGeometry::FindContacts(const Shape& a, const ShapePose& pose
     ContactPoint& c = (*contacts)[k];
     std::swap(c.point_a, c.point_b);
     c.normal = -c.normal;
+    c.feature.Flip();
   }
 }
 

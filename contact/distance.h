@@ -8,6 +8,7 @@
 #include <Eigen/Dense>
 #include <vector>
 
+#include "contact/contact_feature.h"
 #include "dynamics/shapes.h"
 
 namespace ncpkit {
@@ -24,6 +25,8 @@ struct ContactPoint {
   Eigen::Vector3d point_b = Eigen::Vector3d::Zero();  // on B's surface (world)
   Eigen::Vector3d normal = Eigen::Vector3d::UnitZ();  // unit, from A towards B
   double distance = 0.0;  // signed: > 0 apart, < 0 overlapping; point_b - point_a = distance n
+  // The surface features that made the point, in the bodies' frames (contact_feature.h).
+  ContactFeature feature;
 };
 
 // Where contact points come from. The explicit source below measures distances at the current

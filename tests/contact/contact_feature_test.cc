@@ -1,0 +1,260 @@
+// Contact features (contact/contact_feature.h): evaluated at the poses the narrow phase saw, a
+// feature gives back its contact point, normal and distance; evaluated on Jets, its derivatives
+// with respect to both poses agree with central differences of the narrow phase itself wherever
+// the perturbed search finds the same features; and the distance's derivative is the normal row
+// of the contact Jacobian (the normal velocity of B's point against A's).
+#include "contact/contact_feature.h"
+
+#include <ceres/jet.h>
+#include <doctest/doctest.h>
+
+#include <Eigen/Geometry>
+#include <cmath>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "contact/distance.h"
+#include "dynamics/shapes.h"
+
+namespace ncpkit {
+namespace {
+
+using Jet = ceres::Jet<double, 12>;  // A's position and rotation, then B's
+
+Shape Make(ShapeKind kind, const Eigen::Vector3d& size) {
+  Shape shape;
+  shape.kind = kind;
+  shape.size = size;
+  return shape;
+}
+
+Eigen::Matrix3d Skew(const Eigen::Vector3d& w) {
+  Eigen::Matrix3d s;
+  s << 0, -w.z(), w.y(), w.z(), 0, -w.x(), -w.y(), w.x(), 0;
+  return s;
+}
+
+// The pose moved by `dx` and turned by exp([dtheta]) in the world frame.
+ShapePose Moved(const ShapePose& pose, const Eigen::Vector3d& dx, const Eigen::Vector3d& dtheta) {
+  ShapePose moved = pose;
+  moved.position += dx;
+  if (dtheta.norm() > 0.0) {
+    moved.rotation =
+        Eigen::AngleAxisd(dtheta.norm(), dtheta.normalized()).toRotationMatrix() * pose.rotation;
+  }
+  return moved;
+}
+
+// Jets with dual parts 6 * body + k: position k (k < 3) or world rotation k - 3.
+FeaturePose<Jet> JetPose(const ShapePose& pose, int body) {
+  FeaturePose<Jet> out;
+  for (int k = 0; k < 3; ++k) out.position[k] = Jet(pose.position[k], 6 * body + k);
+  Eigen::Matrix<Jet, 3, 3> turn = Eigen::Matrix<Jet, 3, 3>::Zero();  // [dtheta]x
+  for (int k = 0; k < 3; ++k) {
+    Jet theta(0.0, 6 * body + 3 + k);
+    const Eigen::Vector3d axis = Eigen::Vector3d::Unit(k);
+    for (int r = 0; r < 3; ++r) {
+      for (int c = 0; c < 3; ++c) turn(r, c) += theta * Skew(axis)(r, c);
+    }
+  }
+  out.rotation = pose.rotation.cast<Jet>() + turn * pose.rotation.cast<Jet>();
+  return out;
+}
+
+FeaturePose<double> DoublePose(const ShapePose& pose) { return {pose.position, pose.rotation}; }
+
+// The contact's eleven numbers: distance, normal, point_a, point_b.
+Eigen::Matrix<double, 10, 1> Numbers(const ContactPoint& c) {
+  Eigen::Matrix<double, 10, 1> v;
+  v << c.distance, c.normal, c.point_a, c.point_b;
+  return v;
+}
+
+struct Case {
+  Shape a, b;
+  ShapePose pa, pb;
+};
+
+Eigen::Matrix3d RandomRotation(std::mt19937* random, double spread) {
+  std::normal_distribution<double> normal(0.0, 1.0);
+  const Eigen::Vector3d w(normal(*random), normal(*random), normal(*random));
+  return Eigen::AngleAxisd(spread * w.norm(), w.normalized()).toRotationMatrix();
+}
+
+// Random pairs of every described kind near contact: a box or a sphere on a plane, a box on a box
+// (face contacts with corners and clipped points, edge-on-edge), spheres, a sphere on a box.
+Case RandomCase(int trial, std::mt19937* random) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  Case c;
+  const Eigen::Vector3d box_size(0.4 + 0.2 * u(*random), 0.3 + 0.1 * u(*random),
+                                 0.2 + 0.1 * u(*random));
+  switch (trial % 5) {
+    case 0:  // a tilted box on a plane
+      c.a = Make(ShapeKind::HalfSpace, Eigen::Vector3d::Ones());
+      c.b = Make(ShapeKind::Box, box_size);
+      c.pa.rotation = RandomRotation(random, 0.1);
+      c.pb.rotation = RandomRotation(random, 0.3);
+      c.pb.position = Eigen::Vector3d(u(*random), u(*random), 0.1 + 0.05 * u(*random));
+      break;
+    case 1:  // a sphere on a plane
+      c.a = Make(ShapeKind::HalfSpace, Eigen::Vector3d::Ones());
+      c.b = Make(ShapeKind::Sphere, Eigen::Vector3d(0.2, 0, 0));
+      c.pa.rotation = RandomRotation(random, 0.3);
+      c.pb.position = c.pa.rotation.col(2) * (0.2 + 0.01 * u(*random));
+      break;
+    case 2:  // a box resting turned and offset on a larger one: corners and clipped points
+      c.a = Make(ShapeKind::Box, Eigen::Vector3d(0.5, 0.5, 0.2));
+      c.b = Make(ShapeKind::Box, box_size);
+      c.pa.rotation = RandomRotation(random, 0.05);
+      c.pb.rotation = c.pa.rotation *
+                      Eigen::AngleAxisd(u(*random), Eigen::Vector3d::UnitZ()).toRotationMatrix() *
+                      RandomRotation(random, 0.02);
+      c.pb.position =
+          c.pa.position + c.pa.rotation * Eigen::Vector3d(0.2 * u(*random), 0.2 * u(*random),
+                                                          0.1 + 0.5 * box_size.z() - 0.002);
+      if (trial % 10 == 7) {  // crossed edges: A's top edge along y, B's bottom edge along x
+        c.pa.rotation = Eigen::AngleAxisd(M_PI / 4, Eigen::Vector3d::UnitY()).toRotationMatrix() *
+                        RandomRotation(random, 0.02);
+        c.pb.rotation = Eigen::AngleAxisd(M_PI / 4 + 0.1 * u(*random), Eigen::Vector3d::UnitZ())
+                            .toRotationMatrix() *
+                        Eigen::AngleAxisd(M_PI / 4, Eigen::Vector3d::UnitX()).toRotationMatrix();
+        // The boxes' extents along z (support points of the two edges).
+        const double top = c.pa.rotation.row(2).cwiseAbs().dot(0.5 * c.a.size);
+        const double bottom = c.pb.rotation.row(2).cwiseAbs().dot(0.5 * box_size);
+        c.pb.position = Eigen::Vector3d(0.02 * u(*random), 0.02 * u(*random), top + bottom + 0.001);
+      }
+      break;
+    case 3:  // two spheres
+      c.a = Make(ShapeKind::Sphere, Eigen::Vector3d(0.3, 0, 0));
+      c.b = Make(ShapeKind::Sphere, Eigen::Vector3d(0.2, 0, 0));
+      c.pb.position = Eigen::Vector3d(u(*random), u(*random), u(*random)).normalized() * 0.49;
+      break;
+    default:  // a sphere on a box's face, either order
+      c.a = Make(ShapeKind::Box, box_size);
+      c.b = Make(ShapeKind::Sphere, Eigen::Vector3d(0.1, 0, 0));
+      c.pa.rotation = RandomRotation(random, 1.0);
+      c.pb.position = c.pa.rotation * Eigen::Vector3d(0.3 * box_size.x() * u(*random),
+                                                      0.3 * box_size.y() * u(*random),
+                                                      0.5 * box_size.z() + 0.099);
+      if (trial % 10 == 9) {
+        std::swap(c.a, c.b);
+        std::swap(c.pa, c.pb);
+      }
+  }
+  return c;
+}
+
+std::vector<ContactPoint> Search(const Case& c, const ShapePose& pa, const ShapePose& pb) {
+  std::vector<ContactPoint> points;
+  ExplicitContactGeometry().FindContacts(c.a, pa, c.b, pb, 0.01, &points);
+  return points;
+}
+
+bool SameFeatures(const std::vector<ContactPoint>& x, const std::vector<ContactPoint>& y) {
+  if (x.size() != y.size()) return false;
+  for (size_t k = 0; k < x.size(); ++k) {
+    const ContactFeature &f = x[k].feature, &g = y[k].feature;
+    if (f.kind != g.kind || f.incident != g.incident || f.face_body != g.face_body ||
+        f.line_body != g.line_body || (f.point - g.point).norm() > 0.0 ||
+        (f.face_normal - g.face_normal).norm() > 0.0 ||
+        (f.plane_point - g.plane_point).norm() > 0.0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+TEST_CASE("contact features: evaluated where they were found, every described contact comes back") {
+  std::mt19937 random(11);
+  int described = 0, total = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const Case c = RandomCase(trial, &random);
+    for (const ContactPoint& p : Search(c, c.pa, c.pb)) {
+      ++total;
+      FeatureContact<double> e;
+      if (!EvaluateContactFeature(p.feature, DoublePose(c.pa), DoublePose(c.pb), &e)) continue;
+      ++described;
+      INFO("trial " << trial << " kind " << static_cast<int>(p.feature.kind) << " incident "
+                    << static_cast<int>(p.feature.incident));
+      CHECK(std::abs(e.distance - p.distance) <= 1e-9);
+      CHECK((e.normal - p.normal).norm() <= 1e-12);
+      CHECK((e.point_a - p.point_a).norm() <= 1e-9);
+      CHECK((e.point_b - p.point_b).norm() <= 1e-9);
+    }
+  }
+  // Every contact of these pairs is described but the few a box-sphere edge region gives.
+  CHECK(total > 550);
+  CHECK(described >= total - total / 20);
+}
+
+TEST_CASE("contact features: derivatives with respect to both poses against central differences") {
+  std::mt19937 random(5);
+  int compared = 0;
+  std::map<std::pair<int, int>, int> by_kind;  // (kind, incident) -> contacts compared
+  for (int trial = 0; trial < 300; ++trial) {
+    const Case c = RandomCase(trial, &random);
+    const std::vector<ContactPoint> points = Search(c, c.pa, c.pb);
+    const double eps = 1e-6;
+    Eigen::Matrix<double, Eigen::Dynamic, 12> numeric(10 * points.size(), 12);
+    bool same = true;
+    for (int col = 0; col < 12 && same; ++col) {
+      Eigen::Vector3d d = Eigen::Vector3d::Zero();
+      d[col % 3] = eps;
+      const Eigen::Vector3d zero = Eigen::Vector3d::Zero();
+      const bool turn = (col % 6) >= 3;
+      const auto perturbed = [&](double s) {
+        const Eigen::Vector3d step = s * d;
+        const ShapePose pa = col < 6 ? Moved(c.pa, turn ? zero : step, turn ? step : zero) : c.pa;
+        const ShapePose pb = col >= 6 ? Moved(c.pb, turn ? zero : step, turn ? step : zero) : c.pb;
+        return Search(c, pa, pb);
+      };
+      const std::vector<ContactPoint> plus = perturbed(1.0), minus = perturbed(-1.0);
+      same = SameFeatures(plus, points) && SameFeatures(minus, points);
+      for (size_t k = 0; k < points.size() && same; ++k) {
+        numeric.block<10, 1>(10 * k, col) = (Numbers(plus[k]) - Numbers(minus[k])) / (2 * eps);
+      }
+    }
+    if (!same) continue;  // the features change within eps: not this test's subject
+    for (size_t k = 0; k < points.size(); ++k) {
+      FeatureContact<Jet> e;
+      if (!EvaluateContactFeature(points[k].feature, JetPose(c.pa, 0), JetPose(c.pb, 1), &e)) {
+        continue;
+      }
+      Eigen::Matrix<double, 10, 12> exact;
+      exact.row(0) = e.distance.v.transpose();
+      for (int r = 0; r < 3; ++r) {
+        exact.row(1 + r) = e.normal[r].v.transpose();
+        exact.row(4 + r) = e.point_a[r].v.transpose();
+        exact.row(7 + r) = e.point_b[r].v.transpose();
+      }
+      INFO("trial " << trial << " contact " << k << " kind "
+                    << static_cast<int>(points[k].feature.kind));
+      CHECK((exact - numeric.block<10, 12>(10 * k, 0)).cwiseAbs().maxCoeff() <= 1e-7);
+      // d distance = n . (velocity of B's point - velocity of A's point), both material points,
+      // for a signed distance between the two shapes (a clipped point's depth is not one: it
+      // slides along its edge).
+      const ContactPoint& p = points[k];
+      ++compared;
+      ++by_kind[{static_cast<int>(p.feature.kind), static_cast<int>(p.feature.incident)}];
+      if (p.feature.incident == ContactFeature::Incident::kLinePlane) continue;
+      Eigen::Matrix<double, 1, 12> normal_row;
+      normal_row << -p.normal.transpose(), -(p.point_a - c.pa.position).cross(p.normal).transpose(),
+          p.normal.transpose(), (p.point_b - c.pb.position).cross(p.normal).transpose();
+      CHECK((exact.row(0) - normal_row).cwiseAbs().maxCoeff() <= 1e-9);
+    }
+  }
+  CHECK(compared > 300);
+  using K = ContactFeature::Kind;
+  using I = ContactFeature::Incident;
+  for (const auto& [kind, incident] :
+       {std::pair(K::kFace, I::kPoint), std::pair(K::kFace, I::kLinePlane),
+        std::pair(K::kFace, I::kSphere), std::pair(K::kSpheres, I::kPoint),
+        std::pair(K::kEdges, I::kPoint)}) {
+    INFO("kind " << static_cast<int>(kind) << " incident " << static_cast<int>(incident));
+    CHECK(by_kind[{static_cast<int>(kind), static_cast<int>(incident)}] >= 5);
+  }
+}
+
+}  // namespace
+}  // namespace ncpkit
