@@ -54,6 +54,10 @@ class ContactLawTable {
   bool IsValid(std::string* why) const;
   // The thickest quasi-rigid layer among the default law and the overrides (0 without one).
   double MaxThickness() const;
+  // The overrides by (smaller name, larger name).
+  const std::map<std::pair<std::string, std::string>, ContactLaw>& overrides() const {
+    return overrides_;
+  }
 
  private:
   friend class ContactLawsByIndex;

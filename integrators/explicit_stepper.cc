@@ -12,6 +12,7 @@
 #include "contact/contact_frame.h"
 #include "dynamics/shape_registry.h"
 #include "integrators/explicit/model.h"
+#include "integrators/explicit/step_derivative.h"
 #include "integrators/json_reader.h"
 #include "integrators/worker_pool.h"
 #include "solvers/base/input_error.h"
@@ -133,6 +134,7 @@ ExplicitStepper::ExplicitStepper(std::vector<Body> bodies, const ContactLawTable
   ValidateBodies(bodies_, /*dynamic=*/true);
   std::vector<std::string> names;
   for (const Body& body : bodies_) names.push_back(body.name);
+  law_table_ = laws;
   laws_ = ContactLawsByIndex(laws, names);
   for (int worker = 0; worker < options_.threads; ++worker) {
     models_.push_back(internal::MakeExplicitContactModel(options_));
@@ -653,6 +655,9 @@ const StepRecord& ExplicitStepper::Step(const std::vector<Vector6d>& applied_imp
     throw InputError("explicit stepper: " + std::to_string(applied_impulses.size()) +
                      " applied impulses for " + std::to_string(bodies_.size()) + " bodies");
   }
+  start_states_.resize(bodies_.size());
+  for (size_t i = 0; i < bodies_.size(); ++i) start_states_[i] = bodies_[i].state;
+  applied_ = applied_impulses;
   ComputeFreeVelocities(applied_impulses);
   // The previous step's contacts, for warm starts: FindContacts() lists them by pair, in the
   // broad phase's (i, j) order, which ExplicitWorkspace::Previous() searches.
@@ -668,11 +673,24 @@ const StepRecord& ExplicitStepper::Step(const std::vector<Vector6d>& applied_imp
     record_.max_penetration = std::max(record_.max_penetration, -c.point.distance);
   }
   Advance();
+  ++steps_;
   time_ += options_.h;
   record_.time = time_;
   record_.step_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return record_;
+}
+
+std::unique_ptr<StepDerivative> ExplicitStepper::LastStepDerivative() const {
+  if (steps_ == 0)
+    throw InputError("explicit stepper: no step taken yet, so none to differentiate");
+  if (!record_.summary.IsSolved()) {
+    throw InputError("explicit stepper: the step at t = " + std::to_string(record_.time) +
+                     " was not solved (" + record_.summary.message + "), so it has no derivative");
+  }
+  const internal::ExplicitStepData data{bodies_,    start_states_, applied_,   record_.contacts,
+                                        workspace_, laws_,         law_table_, options_};
+  return std::make_unique<internal::ExplicitStepDerivative>(data);
 }
 
 // ---------------------------------------------------------------------------------------------

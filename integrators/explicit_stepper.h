@@ -132,6 +132,8 @@ class ExplicitStepper : public Stepper {
   const std::vector<const char*>& PairColumns() const override;
   void TablePairs(const StepRecord& record, std::vector<PairRow>* rows) const override;
   void ContactMarkers(const StepRecord& record, std::vector<ContactMarker>* markers) const override;
+  // The cone model's steps (integrators/explicit/step_derivative.h).
+  std::unique_ptr<StepDerivative> LastStepDerivative() const override;
   const ExplicitStepRecord& record() const { return record_; }
   ExplicitModel model() const { return options_.model; }
 
@@ -200,7 +202,12 @@ class ExplicitStepper : public Stepper {
   };
 
   std::vector<Body> bodies_;
+  ContactLawTable law_table_;  // as given (the derivatives name its overrides)
   ContactLawsByIndex laws_;
+  // The bodies' states and the impulses applied at the start of the last step (its derivative).
+  std::vector<RigidBodyState> start_states_;
+  std::vector<Vector6d> applied_;
+  int steps_ = 0;
   ExplicitStepperOptions options_;
   // One model per worker thread (its solver and scratch); models_[0] names the solver.
   std::vector<std::unique_ptr<internal::ExplicitContactModel>> models_;

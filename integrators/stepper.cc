@@ -18,4 +18,8 @@ internal::OptionChecks StepperSettings::Check() const {
 const std::vector<Vector6d> Stepper::kNoImpulses;
 const std::vector<Actuator> Stepper::kNoActuators;
 
+std::unique_ptr<StepDerivative> Stepper::LastStepDerivative() const {
+  throw InputError("the " + variant() + " stepper has no step derivatives (docs/derivatives.md)");
+}
+
 }  // namespace ncpkit

@@ -4,11 +4,13 @@
 #define NCPKIT_INTEGRATORS_STEPPER_H_
 
 #include <Eigen/Dense>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "dynamics/actuators.h"
 #include "dynamics/body.h"
+#include "integrators/step_derivative.h"
 #include "solvers/base/input_error.h"
 #include "solvers/base/status.h"
 #include "solvers/registry/solver_registry.h"
@@ -116,6 +118,10 @@ class Stepper {
   // The contact points of a record of this stepper's.
   virtual void ContactMarkers(const StepRecord& record,
                               std::vector<ContactMarker>* markers) const = 0;
+  // The derivative of the step just taken (integrators/step_derivative.h), valid after later
+  // steps too. Throws InputError before the first step, after a step whose problem was not
+  // solved, and for a stepper or model without step derivatives (docs/derivatives.md).
+  virtual std::unique_ptr<StepDerivative> LastStepDerivative() const;
 
  protected:
   static const std::vector<Vector6d> kNoImpulses;

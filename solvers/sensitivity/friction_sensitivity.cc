@@ -189,6 +189,11 @@ Eigen::VectorXd FrictionSensitivity::Jvp(const Tangent& tangent) const {
   return system_.Solve(RightHandSide(dF, dmu), false).head(n);
 }
 
+Eigen::MatrixXd FrictionSensitivity::UndeterminedImpulses() const {
+  if (!system_.least_squares()) return Eigen::MatrixXd(size(), 0);
+  return system_.null_projector().topRows(size());
+}
+
 FrictionSensitivity::Gradient FrictionSensitivity::Vjp(const Eigen::VectorXd& g) const {
   const int n = size();
   if (g.size() != n) throw InputError("sensitivity: g has the wrong size");

@@ -63,6 +63,10 @@ class FrictionSensitivity {
   // Degenerate contacts, ascending.
   const std::vector<int>& degenerate() const { return degenerate_; }
   bool least_squares() const { return system_.least_squares(); }
+  // Where the selected system is singular, columns spanning the changes of r its solution
+  // leaves undetermined (3 n_c rows; no columns where it is regular): a family of solutions
+  // through r, of which Jvp() follows the least-norm member.
+  Eigen::MatrixXd UndeterminedImpulses() const;
 
   Eigen::VectorXd Jvp(const Tangent& tangent) const;
   Gradient Vjp(const Eigen::VectorXd& g) const;

@@ -59,6 +59,14 @@ GlobalFrictionSensitivity::GlobalFrictionSensitivity(const GlobalFrictionContact
   problem.Velocity(r, &v_);
 }
 
+bool GlobalFrictionSensitivity::VelocitiesDetermined() const {
+  const Eigen::MatrixXd undetermined = local_.UndeterminedImpulses();
+  if (undetermined.cols() == 0) return true;
+  const Eigen::MatrixXd map = inverse_mass_ * H_;  // dv per unit impulse
+  const double scale = map.cwiseAbs().maxCoeff();
+  return (map * undetermined).cwiseAbs().maxCoeff() <= 1e-8 * scale;
+}
+
 Eigen::VectorXd GlobalFrictionSensitivity::Jvp(const Tangent& tangent) const {
   const int n = static_cast<int>(v_.size()), m = size();
   auto sized = [](const Eigen::VectorXd& x, int rows, const char* name) {

@@ -55,6 +55,12 @@ class GlobalFrictionSensitivity {
 
   // The end velocities v = M^-1 (H r + f) at the solution.
   const Eigen::VectorXd& velocity() const { return v_; }
+  // Whether the problem's data determine the end velocities' derivatives: true unless the
+  // impulses the local sensitivity leaves undetermined (FrictionSensitivity::
+  // UndeterminedImpulses) move v = M^-1 H r by more than 1e-8 of M^-1 H's largest entry (as a
+  // box resting on four corners and sliding with a turn does: its normal impulses' share between
+  // the corners is not fixed, and with it the friction's torque).
+  bool VelocitiesDetermined() const;
 
  private:
   FrictionSensitivity local_;

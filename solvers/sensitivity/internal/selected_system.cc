@@ -27,6 +27,7 @@ void SelectedSystem::Factorize(const Eigen::SparseMatrix<double>& A, int max_den
   lu_.reset();
   lu_transpose_.reset();
   least_squares_ = false;
+  null_projector_.resize(0, 0);
   if (A.rows() == 0) return;
   Eigen::SparseMatrix<double> matrix = A;
   matrix.makeCompressed();
@@ -50,8 +51,10 @@ void SelectedSystem::Factorize(const Eigen::SparseMatrix<double>& A, int max_den
   // The pseudo-inverse serves both products: (A^T)^+ = (A^+)^T.
   Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> decomposition;
   decomposition.setThreshold(kRankThreshold);
-  decomposition.compute(Eigen::MatrixXd(matrix));
+  const Eigen::MatrixXd dense(matrix);
+  decomposition.compute(dense);
   pseudo_inverse_ = decomposition.pseudoInverse();
+  null_projector_ = Eigen::MatrixXd::Identity(n, n) - pseudo_inverse_ * dense;
 }
 
 Eigen::VectorXd SelectedSystem::Solve(const Eigen::VectorXd& b, bool transpose) const {

@@ -31,10 +31,13 @@ class SelectedSystem {
   // A^-1 b (or A^-T b), the least-norm least-squares solution where A is singular.
   Eigen::VectorXd Solve(const Eigen::VectorXd& b, bool transpose) const;
   bool least_squares() const { return least_squares_; }
+  // I - A^+ A, whose columns span A's null space: the directions in which the solution is not
+  // determined (empty where A is regular).
+  const Eigen::MatrixXd& null_projector() const { return null_projector_; }
 
  private:
   std::unique_ptr<KluLu> lu_, lu_transpose_;
-  Eigen::MatrixXd pseudo_inverse_;
+  Eigen::MatrixXd pseudo_inverse_, null_projector_;
   bool least_squares_ = false;
 };
 

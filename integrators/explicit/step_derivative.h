@@ -1,0 +1,122 @@
+// The derivative of one explicit step (integrators/step_derivative.h) for the Coulomb-cone model
+// (docs/derivatives.md "Steps"). The step is
+//   free velocities   nu_f = nu + h M^-1 (m g, -omega x I omega) + M^-1 u
+//   contacts          rows J(s) and offsets b(s) from each contact's features at the poses
+//   impulses          r solving the frictional contact problem (M, H = J^T, f = M nu_f, w = b, mu)
+//   velocities        nu+ = M^-1 (H r + f)
+//   poses             x+ = x + h v+, R+ = exp(h [omega+]x) R
+// and its derivative chains the local derivatives of M, f (per body) and of J, b (per contact,
+// through its features on Jets: contact/contact_feature.h) with the frictional contact problem's
+// sensitivity (solvers/sensitivity/global_friction_sensitivity.h) and the exact pose update.
+// The contacts are those the step found: a change that would add or remove one is beyond a
+// derivative.
+#ifndef NCPKIT_INTEGRATORS_EXPLICIT_STEP_DERIVATIVE_H_
+#define NCPKIT_INTEGRATORS_EXPLICIT_STEP_DERIVATIVE_H_
+
+#include <Eigen/Dense>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "contact/contact_law.h"
+#include "dynamics/body.h"
+#include "integrators/explicit/workspace.h"
+#include "integrators/step_derivative.h"
+#include "solvers/sensitivity/global_friction_sensitivity.h"
+
+namespace ncpkit {
+
+struct ExplicitStepperOptions;
+
+namespace internal {
+
+// What the step leaves behind that its derivative reads (the explicit stepper's members, by
+// reference for the time of the construction).
+struct ExplicitStepData {
+  const std::vector<Body>& bodies;               // names, masses, fixed flags
+  const std::vector<RigidBodyState>& start;      // each body's state at the start of the step
+  const std::vector<Vector6d>& applied;          // the step's applied impulses (or empty)
+  const std::vector<ExplicitContact>& contacts;  // with their impulses
+  const ExplicitWorkspace& workspace;            // mass blocks and end-of-step twists
+  const ContactLawsByIndex& laws;
+  const ContactLawTable& law_table;
+  const ExplicitStepperOptions& options;
+};
+
+class ExplicitStepDerivative : public StepDerivative {
+ public:
+  // Throws InputError for a model other than cone, or if the frictional contact problem's
+  // sensitivity is refused (its reason).
+  explicit ExplicitStepDerivative(const ExplicitStepData& step);
+  ~ExplicitStepDerivative() override;
+
+  Eigen::VectorXd Jvp(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
+                      const Eigen::VectorXd& du) const override;
+  Gradient Vjp(const Eigen::VectorXd& g) const override;
+
+ private:
+  // Per moving body: d[vec(M_i), f_i] / d[theta, v, omega, m, h, u_i] (42 x 17).
+  static constexpr int kBodyInputs = 17, kBodyOutputs = 42;
+  // Per contact: d[rows_a, rows_b, b] / d[x_a, theta_a, x_b, theta_b, nu_a, nu_b, e, h]
+  // (37 x 26), the start twists through the restitution target.
+  static constexpr int kContactInputs = 26, kContactOutputs = 37;
+  struct BodyTerms {
+    int body = -1;       // index in the stepper's list
+    int mass_slot = -1;  // its "<name>.mass" in p
+    Eigen::Matrix<double, kBodyOutputs, kBodyInputs> jacobian;
+    Eigen::Matrix<double, 6, 6> inverse_mass;
+    Eigen::Vector3d omega_plus, v_plus;  // end-of-step twist
+    Eigen::Matrix3d turn;                // exp(h [omega+]x)
+    Eigen::Matrix3d left_jacobian;       // of exp at h omega+
+  };
+  struct ContactTerms {
+    int slot_a = -1, slot_b = -1;  // the bodies' moving slots (-1: fixed)
+    int mu_slot = -1, restitution_slot = -1;
+    bool described = true;    // its features are known (else no pose derivative)
+    Matrix36 rows_a, rows_b;  // its rows of u = J nu (zero for a fixed body)
+    Eigen::Matrix<double, kContactOutputs, kContactInputs> jacobian;
+  };
+
+  void AddParameters(const ExplicitStepData& step);
+  void LinearizeBodies(const ExplicitStepData& step);
+  void LinearizeContacts(const ExplicitStepData& step);
+  void BuildProblem(const ExplicitStepData& step);
+  // The local input vectors of a change (ds, dp, du).
+  Eigen::Matrix<double, kBodyInputs, 1> BodyInput(int k, const Eigen::VectorXd& ds,
+                                                  const Eigen::VectorXd& dp,
+                                                  const Eigen::VectorXd& du) const;
+  Eigen::Matrix<double, kContactInputs, 1> ContactInput(const ContactTerms& c,
+                                                        const Eigen::VectorXd& ds,
+                                                        const Eigen::VectorXd& dp) const;
+  // Throws InputError if ds (null: any change of a pose) moves a body of a contact whose
+  // features are not known.
+  void RequireDescribed(const Eigen::VectorXd* ds) const;
+  // H x (6 per moving body) and H^T v (3 per contact).
+  Eigen::VectorXd TimesH(const Eigen::VectorXd& x) const;
+  Eigen::VectorXd TimesHTranspose(const Eigen::VectorXd& v) const;
+  Eigen::VectorXd TimesInverseMass(const Eigen::VectorXd& x) const;
+  // The change of the problem's data for a change (ds, dp, du).
+  GlobalFrictionSensitivity::Tangent DataTangent(const Eigen::VectorXd& ds,
+                                                 const Eigen::VectorXd& dp,
+                                                 const Eigen::VectorXd& du) const;
+  // ds+ from ds, dp and d nu+ (the pose update's derivative).
+  Eigen::VectorXd PoseUpdate(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
+                             const Eigen::VectorXd& dnu) const;
+  // The gradient's terms through M, f (per body) and J, b, mu (per contact) from F = dL/df and
+  // the problem's gradient of w and mu (docs/derivatives.md "Steps").
+  void DataGradient(const Eigen::VectorXd& F, const GlobalFrictionSensitivity::Gradient& data,
+                    Gradient* out) const;
+
+  double h_ = 0.0;
+  std::vector<BodyTerms> bodies_;
+  std::vector<ContactTerms> contacts_;
+  std::vector<std::string> undescribed_;  // the pairs of contacts without features
+  GlobalFrictionContactProblem problem_;
+  Eigen::VectorXd r_, nu_plus_;
+  std::unique_ptr<GlobalFrictionSensitivity> sensitivity_;
+};
+
+}  // namespace internal
+}  // namespace ncpkit
+
+#endif  // NCPKIT_INTEGRATORS_EXPLICIT_STEP_DERIVATIVE_H_

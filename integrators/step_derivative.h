@@ -1,0 +1,82 @@
+// Derivatives of one time step (docs/derivatives.md "Steps"): the step as a map
+//   s+ = Phi(s, p, u)
+// from the state at its start s, the scene's named parameters p and the step's commands u to the
+// state at its end, linearized at the step just taken. A stepper hands one out after a step
+// (Stepper::LastStepDerivative()); it keeps what it needs, so later steps leave it valid, and a
+// trajectory's reverse pass (integrators/trajectory_gradient.h) chains them.
+//
+// The state is laid out per moving body, in the stepper's body order (fixed bodies have none):
+// position (3), rotation (3), then for steppers with velocities linear (3) and angular (3)
+// velocity, all in the world frame. A rotation's entries are the small world-frame turn theta
+// of R' = exp([theta]x) R, so its derivatives are in radians about the world axes.
+#ifndef NCPKIT_INTEGRATORS_STEP_DERIVATIVE_H_
+#define NCPKIT_INTEGRATORS_STEP_DERIVATIVE_H_
+
+#include <Eigen/Dense>
+#include <string>
+#include <vector>
+
+namespace ncpkit {
+
+class StepDerivative {
+ public:
+  virtual ~StepDerivative() = default;
+
+  // Entries per moving body of the state (12 with velocities, 6 without) and the bodies, by
+  // their index in the stepper's list.
+  int entries_per_body() const { return entries_per_body_; }
+  const std::vector<int>& moving_bodies() const { return moving_bodies_; }
+  int state_size() const { return entries_per_body_ * static_cast<int>(moving_bodies_.size()); }
+  // The named parameters, in the order of p: "h", "mu" and "restitution" (the default contact
+  // law's), "mu(a,b)" and "restitution(a,b)" (a pair's own law), "<body>.mass", and the
+  // stepper's own (docs/derivatives.md lists them per stepper).
+  const std::vector<std::string>& parameter_names() const { return parameter_names_; }
+  int parameter_size() const { return static_cast<int>(parameter_names_.size()); }
+  // Commands of the step: the stepper's inputs that a controller sets (per moving body an
+  // applied impulse [N s, N m s] for the dynamic steppers; the actuators' commands for the
+  // quasistatic one).
+  int command_size() const { return command_size_; }
+
+  // ds+ for a change (ds, dp, du); an empty vector is zero.
+  virtual Eigen::VectorXd Jvp(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
+                              const Eigen::VectorXd& du) const = 0;
+  // The gradient of a scalar L of s+ with respect to s, p and u, from g = dL/ds+.
+  struct Gradient {
+    Eigen::VectorXd state, parameters, commands;
+  };
+  virtual Gradient Vjp(const Eigen::VectorXd& g) const = 0;
+
+  // Dense Jacobians of s+, column by column from Jvp().
+  Eigen::MatrixXd StateJacobian() const;
+  Eigen::MatrixXd ParameterJacobian() const;
+  Eigen::MatrixXd CommandJacobian() const;
+
+  // The step's contacts where the derivative is one-sided (docs/derivatives.md: degenerate
+  // contacts and the rule that picks their side), as "a-b #k" (the pair's bodies and the
+  // contact's index among the step's contacts).
+  const std::vector<std::string>& degenerate_contacts() const { return degenerate_contacts_; }
+  // Each contact's mode at the step's solution, one letter per contact of the step: 'a' apart
+  // (no impulse), 's' sticking, 'l' sliding, 'f' frictionless (mu = 0). A change of data that
+  // changes a mode is beyond the derivative, as one that changes the contacts is.
+  const std::string& contact_modes() const { return contact_modes_; }
+  // False where the step's data do not determine its end state's derivative: the contact
+  // problem has a family of solutions through the step's that move the bodies differently (a
+  // box on four corners sliding with a turn: how its weight is shared between the corners is not
+  // fixed, nor therefore the friction's torque). The derivative is then the least-norm member's
+  // (docs/derivatives.md); central differences of the step follow whichever member the solver
+  // finds.
+  bool determined() const { return determined_; }
+
+ protected:
+  int entries_per_body_ = 12;
+  std::vector<int> moving_bodies_;
+  std::vector<std::string> parameter_names_;
+  int command_size_ = 0;
+  std::vector<std::string> degenerate_contacts_;
+  bool determined_ = true;
+  std::string contact_modes_;
+};
+
+}  // namespace ncpkit
+
+#endif  // NCPKIT_INTEGRATORS_STEP_DERIVATIVE_H_

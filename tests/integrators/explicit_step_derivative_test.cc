@@ -1,0 +1,399 @@
+// Derivatives of the explicit stepper's steps (Coulomb cone): the sliding box's closed forms on a
+// line and in the plane, chained over the steps of a trajectory; every column of one step's
+// Jacobians against central differences of fresh steppers, over random states of boxes on the
+// ground and on each other (steps whose contacts change within the difference are counted, not
+// compared); products against their transposes.
+#include <doctest/doctest.h>
+
+#include <Eigen/Geometry>
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "integrators/explicit/step_derivative.h"
+#include "integrators/explicit_stepper.h"
+#include "solvers/base/input_error.h"
+
+namespace ncpkit {
+namespace {
+
+Body Ground() {
+  Body ground;
+  ground.name = "ground";
+  ground.shape.kind = ShapeKind::HalfSpace;
+  ground.fixed = true;
+  return ground;
+}
+
+Body Box(const std::string& name, const Eigen::Vector3d& size, double mass,
+         const Eigen::Vector3d& position) {
+  Body box;
+  box.name = name;
+  box.shape.kind = ShapeKind::Box;
+  box.shape.size = size;
+  box.mass = SolidMassProperties(box.shape, mass);
+  box.state.position = position;
+  return box;
+}
+
+// A scene and the inputs of its first step, which the checks perturb.
+struct Setup {
+  std::vector<Body> bodies;
+  ContactLawTable laws;
+  ExplicitStepperOptions options;
+  std::vector<Vector6d> impulses;  // per body, or empty
+};
+
+ExplicitStepperOptions Options() {
+  ExplicitStepperOptions options;
+  options.h = 0.01;
+  options.solver = "auto";
+  options.tolerance = 1e-12;
+  options.max_iterations = 200;
+  return options;
+}
+
+Eigen::Matrix3d Exp(const Eigen::Vector3d& w) {
+  return w.norm() > 0.0 ? Eigen::AngleAxisd(w.norm(), w.normalized()).toRotationMatrix()
+                        : Eigen::Matrix3d::Identity();
+}
+
+Eigen::Vector3d Log(const Eigen::Matrix3d& R) {
+  const Eigen::AngleAxisd a(R);
+  return a.angle() * a.axis();
+}
+
+// The state of the moving bodies after one step from `setup`, and the step's contact count and
+// the features of its contacts (for telling a changed step from a smooth one).
+struct Outcome {
+  std::vector<RigidBodyState> states;
+  std::vector<ContactFeature::Kind> kinds;
+  std::vector<Eigen::Vector3d> feature_points;
+  std::string modes;  // StepDerivative::contact_modes()
+  bool solved = false;
+};
+
+Outcome StepOnce(const Setup& setup, std::unique_ptr<StepDerivative>* derivative = nullptr) {
+  ExplicitStepper stepper(setup.bodies, setup.laws, setup.options);
+  const StepRecord& record = stepper.Step(setup.impulses);
+  Outcome out;
+  out.solved = record.summary.IsSolved();
+  for (const Body& b : stepper.bodies()) {
+    if (!b.fixed) out.states.push_back(b.state);
+  }
+  for (const ExplicitContact& c : stepper.record().contacts) {
+    out.kinds.push_back(c.point.feature.kind);
+    out.feature_points.push_back(c.point.feature.point);
+  }
+  std::unique_ptr<StepDerivative> d;
+  if (out.solved) d = stepper.LastStepDerivative();
+  if (d != nullptr) out.modes = d->contact_modes();
+  if (derivative != nullptr) *derivative = std::move(d);
+  return out;
+}
+
+// s+ - s+_0 in the derivative's coordinates.
+Eigen::VectorXd Difference(const Outcome& x, const Outcome& x0) {
+  Eigen::VectorXd d(12 * x.states.size());
+  for (size_t k = 0; k < x.states.size(); ++k) {
+    const RigidBodyState &s = x.states[k], &s0 = x0.states[k];
+    d.segment<3>(12 * k) = s.position - s0.position;
+    d.segment<3>(12 * k + 3) =
+        Log(s.orientation.toRotationMatrix() * s0.orientation.toRotationMatrix().transpose());
+    d.segment<3>(12 * k + 6) = s.linear_velocity - s0.linear_velocity;
+    d.segment<3>(12 * k + 9) = s.angular_velocity - s0.angular_velocity;
+  }
+  return d;
+}
+
+bool SameContacts(const Outcome& a, const Outcome& b) {
+  if (a.kinds != b.kinds || a.modes != b.modes) return false;
+  for (size_t k = 0; k < a.feature_points.size(); ++k) {
+    if ((a.feature_points[k] - b.feature_points[k]).norm() > 0.0) return false;
+  }
+  return true;
+}
+
+// The setup with state entry `index` (derivative coordinates) moved by `delta`.
+Setup MoveState(Setup s, int index, double delta) {
+  int k = index / 12, e = index % 12;
+  for (Body& b : s.bodies) {
+    if (b.fixed) continue;
+    if (k-- > 0) continue;
+    Eigen::Vector3d d = Eigen::Vector3d::Zero();
+    d[e % 3] = delta;
+    if (e < 3) b.state.position += d;
+    if (e >= 3 && e < 6) {
+      b.state.orientation = Eigen::Quaterniond(Exp(d) * b.state.orientation.toRotationMatrix());
+    }
+    if (e >= 6 && e < 9) b.state.linear_velocity += d;
+    if (e >= 9) b.state.angular_velocity += d;
+    break;
+  }
+  return s;
+}
+
+// The setup with parameter `name` moved by `delta`.
+Setup MoveParameter(Setup s, const std::string& name, double delta) {
+  if (name == "h") s.options.h += delta;
+  if (name == "mu") s.laws.default_law.mu += delta;
+  if (name == "restitution") s.laws.default_law.restitution += delta;
+  for (Body& b : s.bodies) {
+    if (name == b.name + ".mass") b.mass = SolidMassProperties(b.shape, b.mass.mass + delta);
+  }
+  return s;
+}
+
+Setup MoveCommand(Setup s, int index, double delta) {
+  if (s.impulses.empty()) s.impulses.assign(s.bodies.size(), Vector6d::Zero());
+  int k = index / 6;
+  for (size_t i = 0; i < s.bodies.size(); ++i) {
+    if (s.bodies[i].fixed) continue;
+    if (k-- == 0) s.impulses[i][index % 6] += delta;
+  }
+  return s;
+}
+
+// Compares column `column` of `exact` with the central difference of `move`; false if the
+// perturbed steps' contacts or their modes differ from the nominal step's.
+bool CheckColumn(const Setup& setup, const Outcome& nominal, const Eigen::VectorXd& exact,
+                 const std::function<Setup(const Setup&, double)>& move, double eps,
+                 const std::string& what) {
+  const Outcome plus = StepOnce(move(setup, eps)), minus = StepOnce(move(setup, -eps));
+  if (!plus.solved || !minus.solved || !SameContacts(plus, nominal) ||
+      !SameContacts(minus, nominal)) {
+    return false;
+  }
+  const Eigen::VectorXd numeric =
+      (Difference(plus, nominal) - Difference(minus, nominal)) / (2 * eps);
+  const double scale = std::max(1.0, exact.cwiseAbs().maxCoeff());
+  INFO(what << ": exact " << exact.transpose() << "\n numeric " << numeric.transpose());
+  CHECK((exact - numeric).cwiseAbs().maxCoeff() <= 1e-5 * scale);
+  return true;
+}
+
+// Every column of the first step's three Jacobians against central differences; returns the
+// columns compared and counts the changed ones in *changed.
+int CheckStep(const Setup& setup, int* changed, int* undetermined) {
+  std::unique_ptr<StepDerivative> d;
+  const Outcome nominal = StepOnce(setup, &d);
+  REQUIRE(nominal.solved);
+  if (!d->determined()) {
+    ++*undetermined;
+    return 0;
+  }
+  const Eigen::MatrixXd A = d->StateJacobian(), B = d->ParameterJacobian(),
+                        C = d->CommandJacobian();
+  int compared = 0;
+  const auto count = [&](bool same) { same ? ++compared : ++*changed; };
+  for (int i = 0; i < d->state_size(); ++i) {
+    count(CheckColumn(
+        setup, nominal, A.col(i), [&](const Setup& s, double e) { return MoveState(s, i, e); },
+        1e-6, "state " + std::to_string(i)));
+  }
+  for (int i = 0; i < d->parameter_size(); ++i) {
+    const std::string name = d->parameter_names()[i];
+    if (name == "restitution" && setup.laws.default_law.restitution == 0.0) continue;
+    const double eps = name == "h" ? 1e-8 : 1e-6;
+    count(CheckColumn(
+        setup, nominal, B.col(i),
+        [&](const Setup& s, double e) { return MoveParameter(s, name, e); }, eps, name));
+  }
+  for (int i = 0; i < d->command_size(); ++i) {
+    count(CheckColumn(
+        setup, nominal, C.col(i), [&](const Setup& s, double e) { return MoveCommand(s, i, e); },
+        1e-6, "command " + std::to_string(i)));
+  }
+  return compared;
+}
+
+// ds_N of a trajectory of `steps` steps from `setup` for the start change (ds, dp), chaining
+// each step's Jvp.
+Eigen::VectorXd Chain(const Setup& setup, int steps, const Eigen::VectorXd& ds0,
+                      const Eigen::VectorXd& dp) {
+  ExplicitStepper stepper(setup.bodies, setup.laws, setup.options);
+  Eigen::VectorXd ds = ds0;
+  for (int k = 0; k < steps; ++k) {
+    stepper.Step();
+    ds = stepper.LastStepDerivative()->Jvp(ds, dp, Eigen::VectorXd());
+  }
+  return ds;
+}
+
+Setup SlidingBox(const Eigen::Vector3d& v0) {
+  Setup s;
+  s.bodies = {Ground(),
+              Box("box", Eigen::Vector3d(0.4, 0.3, 0.2), 2.0, Eigen::Vector3d(0, 0, 0.1))};
+  s.bodies[1].state.linear_velocity = v0;
+  s.laws.default_law.mu = 0.5;
+  s.options = Options();
+  return s;
+}
+
+TEST_CASE("explicit step derivative: a box sliding on a line, its closed forms over N steps") {
+  // v_k = v0 - k mu g h while it slides, x_N = x0 + N h v0 - mu g h^2 N (N + 1) / 2.
+  const Setup setup = SlidingBox(Eigen::Vector3d(2.0, 0, 0));
+  const int N = 20;
+  const double h = 0.01, g = 9.8;
+  Eigen::VectorXd dv0 = Eigen::VectorXd::Zero(12);
+  dv0[6] = 1.0;
+  std::unique_ptr<StepDerivative> first;
+  StepOnce(setup, &first);
+  const std::vector<std::string>& names = first->parameter_names();
+  const auto slot = [&](const std::string& name) {
+    return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
+  };
+  const Eigen::VectorXd by_v0 = Chain(setup, N, dv0, Eigen::VectorXd());
+  CHECK(by_v0[0] == doctest::Approx(N * h).epsilon(1e-9));
+  const Eigen::VectorXd by_mu =
+      Chain(setup, N, Eigen::VectorXd(), Eigen::VectorXd::Unit(names.size(), slot("mu")));
+  CHECK(by_mu[0] == doctest::Approx(-0.5 * g * h * h * N * (N + 1)).epsilon(1e-9));
+  CHECK(by_mu[6] == doctest::Approx(-g * h * N).epsilon(1e-9));
+  const Eigen::VectorXd by_mass =
+      Chain(setup, N, Eigen::VectorXd(), Eigen::VectorXd::Unit(names.size(), slot("box.mass")));
+  CHECK(by_mass.cwiseAbs().maxCoeff() <= 1e-10);
+}
+
+TEST_CASE("explicit step derivative: a box sliding in the plane, dx/dv0 = T I - c (I - v v^T)") {
+  // v_k = v0 - k mu g h v^ (direction fixed), so dx_N/dv0 = N h I - mu g h^2 N (N + 1) /
+  // (2 |v0|) (I - v^ v^^T) in the plane.
+  const Eigen::Vector3d v0(1.5, 1.0, 0.0);
+  const Setup setup = SlidingBox(v0);
+  const int N = 15;
+  const double h = 0.01, g = 9.8, mu = 0.5;
+  const Eigen::Vector2d u = v0.head<2>().normalized();
+  const Eigen::Matrix2d expected =
+      N * h * Eigen::Matrix2d::Identity() - mu * g * h * h * N * (N + 1) / (2 * v0.norm()) *
+                                                (Eigen::Matrix2d::Identity() - u * u.transpose());
+  for (int axis = 0; axis < 2; ++axis) {
+    const Eigen::VectorXd ds = Eigen::VectorXd::Unit(12, 6 + axis);
+    const Eigen::VectorXd out = Chain(setup, N, ds, Eigen::VectorXd());
+    CHECK(out[0] == doctest::Approx(expected(0, axis)).epsilon(1e-8));
+    CHECK(out[1] == doctest::Approx(expected(1, axis)).epsilon(1e-8));
+  }
+}
+
+// Random boxes of unequal sizes and masses, turned and offset: one on the ground (sliding or
+// at rest, tilted onto an edge or flat), or two stacked.
+Setup RandomSetup(int trial, std::mt19937* random) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  Setup s;
+  s.options = Options();
+  s.laws.default_law.mu = 0.3 + 0.3 * (u(*random) + 1.0);
+  // Restitution on some (a coefficient of 0 is the edge of its range, one-sided).
+  s.laws.default_law.restitution = trial % 4 == 1 ? 0.3 : 0.0;
+  const Eigen::Vector3d size(0.3 + 0.1 * u(*random), 0.25 + 0.1 * u(*random),
+                             0.2 + 0.05 * u(*random));
+  Body box = Box("box", size, 1.0 + 0.5 * u(*random), Eigen::Vector3d::Zero());
+  const double tilt = trial % 3 == 0 ? 0.2 * u(*random) : 0.0;
+  box.state.orientation =
+      Eigen::Quaterniond(Eigen::AngleAxisd(u(*random), Eigen::Vector3d::UnitZ()) *
+                         Eigen::AngleAxisd(tilt, Eigen::Vector3d::UnitX()));
+  const Eigen::Matrix3d R = box.state.orientation.toRotationMatrix();
+  box.state.position =
+      Eigen::Vector3d(u(*random), u(*random), R.row(2).cwiseAbs().dot(0.5 * size) - 1e-4);
+  box.state.linear_velocity = Eigen::Vector3d(u(*random), u(*random), 0.05 * u(*random));
+  box.state.angular_velocity = 0.3 * Eigen::Vector3d(u(*random), u(*random), u(*random));
+  s.bodies = {Ground(), box};
+  if (trial % 2 == 1) {
+    Body top = Box("top", 0.8 * size, 0.5 + 0.3 * (u(*random) + 1.0), Eigen::Vector3d::Zero());
+    top.state.orientation =
+        box.state.orientation *
+        Eigen::Quaterniond(Eigen::AngleAxisd(0.3 * u(*random), Eigen::Vector3d::UnitZ()));
+    top.state.position =
+        box.state.position + R * Eigen::Vector3d(0.05 * u(*random), 0.05 * u(*random),
+                                                 0.5 * size.z() + 0.4 * size.z() - 1e-4);
+    top.state.linear_velocity = box.state.linear_velocity;
+    s.bodies.push_back(top);
+  }
+  if (trial % 6 == 5) {  // a ball rolling on the box or, alone, on the ground
+    Body ball;
+    ball.name = "ball";
+    ball.shape.kind = ShapeKind::Sphere;
+    ball.shape.size = Eigen::Vector3d(0.1 + 0.02 * u(*random), 0, 0);
+    ball.mass = SolidMassProperties(ball.shape, 0.5 + 0.2 * u(*random));
+    ball.state.linear_velocity = Eigen::Vector3d(u(*random), u(*random), -0.1);
+    ball.state.angular_velocity = Eigen::Vector3d(u(*random), u(*random), u(*random));
+    if (trial % 12 == 5) {
+      ball.state.position =
+          box.state.position +
+          R * Eigen::Vector3d(0.05 * u(*random), 0.05 * u(*random), 0.5 * size.z()) +
+          Eigen::Vector3d(0, 0, ball.shape.size[0] - 1e-4);
+      s.bodies = {Ground(), box, ball};
+    } else {
+      ball.state.position = Eigen::Vector3d(u(*random), u(*random), ball.shape.size[0] - 1e-4);
+      s.bodies = {Ground(), ball};
+    }
+  }
+  if (trial % 4 == 2) {
+    s.impulses.assign(s.bodies.size(), Vector6d::Zero());
+    s.impulses[1] << 0.02 * u(*random), 0.02 * u(*random), 0, 0, 0, 0.01 * u(*random);
+  }
+  return s;
+}
+
+TEST_CASE("explicit step derivative: every Jacobian column against central differences") {
+  std::mt19937 random(17);
+  int compared = 0, changed = 0, undetermined = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    CAPTURE(trial);
+    compared += CheckStep(RandomSetup(trial, &random), &changed, &undetermined);
+  }
+  MESSAGE("columns compared: " << compared << ", with a change of contacts: " << changed
+                               << "; steps not determined by their data: " << undetermined);
+  CHECK(compared >= 4 * changed);
+  CHECK(compared >= 250);
+}
+
+TEST_CASE("explicit step derivative: <v, J w> = <J^T v, w> for the state, parameters, commands") {
+  std::mt19937 random(23);
+  std::normal_distribution<double> n(0.0, 1.0);
+  for (int trial = 0; trial < 6; ++trial) {
+    std::unique_ptr<StepDerivative> d;
+    StepOnce(RandomSetup(trial, &random), &d);
+    Eigen::VectorXd ds(d->state_size()), dp(d->parameter_size()), du(d->command_size()),
+        v(d->state_size());
+    for (Eigen::VectorXd* x : {&ds, &dp, &du, &v}) {
+      for (Eigen::Index k = 0; k < x->size(); ++k) (*x)[k] = n(random);
+    }
+    const double forward = v.dot(d->Jvp(ds, dp, du));
+    const StepDerivative::Gradient g = d->Vjp(v);
+    const double backward = g.state.dot(ds) + g.parameters.dot(dp) + g.commands.dot(du);
+    CHECK(forward == doctest::Approx(backward).epsilon(1e-10));
+  }
+}
+
+TEST_CASE(
+    "explicit step derivative: a flat box sliding with a turn is not determined by its data") {
+  // Four corners carry the weight in shares the problem does not fix; sliding with a turn, the
+  // share moves the friction's torque, so the end velocities are a family.
+  Setup turning = SlidingBox(Eigen::Vector3d(1.0, 0.2, 0));
+  turning.bodies[1].state.angular_velocity = Eigen::Vector3d(0, 0, 2.0);
+  std::unique_ptr<StepDerivative> d;
+  StepOnce(turning, &d);
+  CHECK(d->contact_modes() == "llll");
+  CHECK_FALSE(d->determined());
+  // Sliding straight, or at rest, the share moves nothing: determined.
+  StepOnce(SlidingBox(Eigen::Vector3d(1.0, 0.2, 0)), &d);
+  CHECK(d->contact_modes() == "llll");
+  CHECK(d->determined());
+  StepOnce(SlidingBox(Eigen::Vector3d::Zero()), &d);
+  CHECK(d->contact_modes() == "ssss");
+  CHECK(d->determined());
+}
+
+TEST_CASE("explicit step derivative: refused before a step, and for models without one") {
+  Setup setup = SlidingBox(Eigen::Vector3d(1, 0, 0));
+  ExplicitStepper fresh(setup.bodies, setup.laws, setup.options);
+  CHECK_THROWS_AS(fresh.LastStepDerivative(), InputError);
+  setup.options.model = ExplicitModel::Relaxed;
+  setup.options.solver = "lemke";
+  ExplicitStepper relaxed(setup.bodies, setup.laws, setup.options);
+  relaxed.Step();
+  CHECK_THROWS_WITH_AS(relaxed.LastStepDerivative(), doctest::Contains("cone model"), InputError);
+}
+
+}  // namespace
+}  // namespace ncpkit
