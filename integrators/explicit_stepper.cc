@@ -674,6 +674,7 @@ const StepRecord& ExplicitStepper::Step(const std::vector<Vector6d>& applied_imp
   }
   Advance();
   ++steps_;
+  derivable_ = true;
   time_ += options_.h;
   record_.time = time_;
   record_.step_seconds =
@@ -682,8 +683,11 @@ const StepRecord& ExplicitStepper::Step(const std::vector<Vector6d>& applied_imp
 }
 
 std::unique_ptr<StepDerivative> ExplicitStepper::LastStepDerivative() const {
-  if (steps_ == 0)
-    throw InputError("explicit stepper: no step taken yet, so none to differentiate");
+  if (!derivable_) {
+    throw InputError(
+        "explicit stepper: no step taken since it was made or restored, so none to "
+        "differentiate");
+  }
   if (!record_.summary.IsSolved()) {
     throw InputError("explicit stepper: the step at t = " + std::to_string(record_.time) +
                      " was not solved (" + record_.summary.message + "), so it has no derivative");
@@ -691,6 +695,40 @@ std::unique_ptr<StepDerivative> ExplicitStepper::LastStepDerivative() const {
   const internal::ExplicitStepData data{bodies_,    start_states_, applied_,   record_.contacts,
                                         workspace_, laws_,         law_table_, options_};
   return std::make_unique<internal::ExplicitStepDerivative>(data);
+}
+
+namespace {
+
+struct ExplicitSnapshot : StepperSnapshot {
+  std::vector<RigidBodyState> states;
+  std::vector<ExplicitContact> contacts;  // the warm start of the next step
+  double time = 0.0;
+  int steps = 0;
+  const void* owner = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<StepperSnapshot> ExplicitStepper::Save() const {
+  auto snapshot = std::make_unique<ExplicitSnapshot>();
+  for (const Body& b : bodies_) snapshot->states.push_back(b.state);
+  snapshot->contacts = record_.contacts;
+  snapshot->time = time_;
+  snapshot->steps = steps_;
+  snapshot->owner = this;
+  return snapshot;
+}
+
+void ExplicitStepper::Restore(const StepperSnapshot& snapshot) {
+  const auto* s = dynamic_cast<const ExplicitSnapshot*>(&snapshot);
+  if (s == nullptr || s->owner != this) {
+    throw InputError("explicit stepper: a snapshot of another stepper cannot be restored");
+  }
+  for (size_t i = 0; i < bodies_.size(); ++i) bodies_[i].state = s->states[i];
+  record_.contacts = s->contacts;
+  time_ = s->time;
+  steps_ = s->steps;
+  derivable_ = false;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -134,6 +134,8 @@ class ExplicitStepper : public Stepper {
   void ContactMarkers(const StepRecord& record, std::vector<ContactMarker>* markers) const override;
   // The cone model's steps (integrators/explicit/step_derivative.h).
   std::unique_ptr<StepDerivative> LastStepDerivative() const override;
+  std::unique_ptr<StepperSnapshot> Save() const override;
+  void Restore(const StepperSnapshot& snapshot) override;
   const ExplicitStepRecord& record() const { return record_; }
   ExplicitModel model() const { return options_.model; }
 
@@ -208,6 +210,7 @@ class ExplicitStepper : public Stepper {
   std::vector<RigidBodyState> start_states_;
   std::vector<Vector6d> applied_;
   int steps_ = 0;
+  bool derivable_ = false;  // a step was taken since construction or Restore()
   ExplicitStepperOptions options_;
   // One model per worker thread (its solver and scratch); models_[0] names the solver.
   std::vector<std::unique_ptr<internal::ExplicitContactModel>> models_;

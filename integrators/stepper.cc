@@ -22,4 +22,12 @@ std::unique_ptr<StepDerivative> Stepper::LastStepDerivative() const {
   throw InputError("the " + variant() + " stepper has no step derivatives (docs/derivatives.md)");
 }
 
+std::unique_ptr<StepperSnapshot> Stepper::Save() const {
+  throw InputError("the " + variant() + " stepper has no snapshots");
+}
+
+void Stepper::Restore(const StepperSnapshot& /*snapshot*/) {
+  throw InputError("the " + variant() + " stepper has no snapshots");
+}
+
 }  // namespace ncpkit

@@ -91,6 +91,13 @@ struct ContactMarker {
   double magnitude = 0.0;
 };
 
+// A stepper's state as Stepper::Save() took it, for Restore(): what the steps that follow
+// depend on (the bodies' states, the time, the warm start).
+class StepperSnapshot {
+ public:
+  virtual ~StepperSnapshot() = default;
+};
+
 class Stepper {
  public:
   virtual ~Stepper() = default;
@@ -122,6 +129,11 @@ class Stepper {
   // steps too. Throws InputError before the first step, after a step whose problem was not
   // solved, and for a stepper or model without step derivatives (docs/derivatives.md).
   virtual std::unique_ptr<StepDerivative> LastStepDerivative() const;
+  // A snapshot of the stepper, and the stepper put back to one of its own snapshots: the steps
+  // after Restore() are those that followed Save(), bit for bit. LastStepDerivative() needs a step
+  // after Restore(). Both throw InputError for a stepper without snapshots.
+  virtual std::unique_ptr<StepperSnapshot> Save() const;
+  virtual void Restore(const StepperSnapshot& snapshot);
 
  protected:
   static const std::vector<Vector6d> kNoImpulses;

@@ -18,7 +18,8 @@
 #include "dynamics/shapes.h"
 
 namespace ncpkit {
-namespace {
+// Named, not anonymous: the unity build puts test files side by side.
+namespace contact_feature_test {
 
 using Jet = ceres::Jet<double, 12>;  // A's position and rotation, then B's
 
@@ -256,5 +257,5 @@ TEST_CASE("contact features: derivatives with respect to both poses against cent
   }
 }
 
-}  // namespace
+}  // namespace contact_feature_test
 }  // namespace ncpkit

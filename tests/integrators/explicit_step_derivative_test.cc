@@ -17,7 +17,8 @@
 #include "solvers/base/input_error.h"
 
 namespace ncpkit {
-namespace {
+// Named, not anonymous: the unity build puts test files side by side.
+namespace step_derivative_test {
 
 Body Ground() {
   Body ground;
@@ -395,5 +396,5 @@ TEST_CASE("explicit step derivative: refused before a step, and for models witho
   CHECK_THROWS_WITH_AS(relaxed.LastStepDerivative(), doctest::Contains("cone model"), InputError);
 }
 
-}  // namespace
+}  // namespace step_derivative_test
 }  // namespace ncpkit

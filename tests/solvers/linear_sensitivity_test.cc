@@ -223,6 +223,24 @@ TEST_CASE("LCP sensitivity: redundant equations are solved in least squares") {
   CHECK(dz[2] == 0.0);
 }
 
+TEST_CASE("LCP sensitivity: a matrix singular to rounding whose pivots look fine is taken as "
+          "singular") {
+  // Unit diagonal, -2 above it: every pivot is 1, so the pivots' ratio says "well conditioned",
+  // yet the condition number is about 2^60 = 1e18. Its solves with the matrix and with its
+  // transpose are then meaningless: the system is solved in least squares instead.
+  const int n = 60;
+  Eigen::MatrixXd M = Eigen::MatrixXd::Identity(n, n);
+  for (int i = 0; i + 1 < n; ++i) M(i, i + 1) = -2.0;
+  const Eigen::VectorXd z = Eigen::VectorXd::Ones(n);
+  const LinearComplementarityProblem problem(M, -(M * z));
+  REQUIRE(natural_residual(problem, z) <= 1e-12);
+  CHECK(LinearSensitivity(problem, z).box().least_squares());
+  // With 1.5 above the diagonal (condition number about 1.5^60 = 4e10) it is solved as it is.
+  for (int i = 0; i + 1 < n; ++i) M(i, i + 1) = -1.5;
+  const LinearComplementarityProblem fine(M, -(M * z));
+  CHECK_FALSE(LinearSensitivity(fine, z).box().least_squares());
+}
+
 TEST_CASE("LCP sensitivity: bad input is refused with the reason") {
   const LinearComplementarityProblem problem = TwoByTwo(-1.0, 1.0);
   CHECK_THROWS_AS(LinearSensitivity(problem, Eigen::VectorXd::Zero(3)), InputError);
