@@ -134,6 +134,10 @@ class ExplicitStepper : public Stepper {
   void ContactMarkers(const StepRecord& record, std::vector<ContactMarker>* markers) const override;
   // The cone model's steps (integrators/explicit/step_derivative.h).
   std::unique_ptr<StepDerivative> LastStepDerivative() const override;
+  // Sets body i's state (position, orientation, twist) for the next step, as a controller or a
+  // finite difference does; the warm start stays. Throws InputError for an index out of range, a
+  // fixed body, a non-finite state or a quaternion not of unit length (to 1e-9).
+  void SetBodyState(int i, const RigidBodyState& state);
   std::unique_ptr<StepperSnapshot> Save() const override;
   void Restore(const StepperSnapshot& snapshot) override;
   const ExplicitStepRecord& record() const { return record_; }

@@ -189,6 +189,45 @@ TEST_CASE("contact features: evaluated where they were found, every described co
   CHECK(described >= total - total / 20);
 }
 
+// Central differences of the narrow phase's contacts (10 numbers each) with respect to the 12
+// pose coordinates; false if a perturbed search finds other features.
+bool NumericJacobian(const Case& c, const std::vector<ContactPoint>& points,
+                     Eigen::Matrix<double, Eigen::Dynamic, 12>* numeric) {
+  const double eps = 1e-6;
+  numeric->resize(10 * static_cast<Eigen::Index>(points.size()), 12);
+  const Eigen::Vector3d zero = Eigen::Vector3d::Zero();
+  for (int col = 0; col < 12; ++col) {
+    Eigen::Vector3d d = zero;
+    d[col % 3] = eps;
+    const bool turn = (col % 6) >= 3;
+    const auto perturbed = [&](double s) {
+      const Eigen::Vector3d step = s * d;
+      const ShapePose pa = col < 6 ? Moved(c.pa, turn ? zero : step, turn ? step : zero) : c.pa;
+      const ShapePose pb = col >= 6 ? Moved(c.pb, turn ? zero : step, turn ? step : zero) : c.pb;
+      return Search(c, pa, pb);
+    };
+    const std::vector<ContactPoint> plus = perturbed(1.0), minus = perturbed(-1.0);
+    if (!SameFeatures(plus, points) || !SameFeatures(minus, points)) return false;
+    for (size_t k = 0; k < points.size(); ++k) {
+      numeric->block<10, 1>(10 * k, col) = (Numbers(plus[k]) - Numbers(minus[k])) / (2 * eps);
+    }
+  }
+  return true;
+}
+
+// The feature's 10 x 12 Jacobian on Jets, or false for an undescribed contact.
+bool ExactJacobian(const Case& c, const ContactPoint& p, Eigen::Matrix<double, 10, 12>* exact) {
+  FeatureContact<Jet> e;
+  if (!EvaluateContactFeature(p.feature, JetPose(c.pa, 0), JetPose(c.pb, 1), &e)) return false;
+  exact->row(0) = e.distance.v.transpose();
+  for (int r = 0; r < 3; ++r) {
+    exact->row(1 + r) = e.normal[r].v.transpose();
+    exact->row(4 + r) = e.point_a[r].v.transpose();
+    exact->row(7 + r) = e.point_b[r].v.transpose();
+  }
+  return true;
+}
+
 TEST_CASE("contact features: derivatives with respect to both poses against central differences") {
   std::mt19937 random(5);
   int compared = 0;
@@ -196,48 +235,20 @@ TEST_CASE("contact features: derivatives with respect to both poses against cent
   for (int trial = 0; trial < 300; ++trial) {
     const Case c = RandomCase(trial, &random);
     const std::vector<ContactPoint> points = Search(c, c.pa, c.pb);
-    const double eps = 1e-6;
-    Eigen::Matrix<double, Eigen::Dynamic, 12> numeric(10 * points.size(), 12);
-    bool same = true;
-    for (int col = 0; col < 12 && same; ++col) {
-      Eigen::Vector3d d = Eigen::Vector3d::Zero();
-      d[col % 3] = eps;
-      const Eigen::Vector3d zero = Eigen::Vector3d::Zero();
-      const bool turn = (col % 6) >= 3;
-      const auto perturbed = [&](double s) {
-        const Eigen::Vector3d step = s * d;
-        const ShapePose pa = col < 6 ? Moved(c.pa, turn ? zero : step, turn ? step : zero) : c.pa;
-        const ShapePose pb = col >= 6 ? Moved(c.pb, turn ? zero : step, turn ? step : zero) : c.pb;
-        return Search(c, pa, pb);
-      };
-      const std::vector<ContactPoint> plus = perturbed(1.0), minus = perturbed(-1.0);
-      same = SameFeatures(plus, points) && SameFeatures(minus, points);
-      for (size_t k = 0; k < points.size() && same; ++k) {
-        numeric.block<10, 1>(10 * k, col) = (Numbers(plus[k]) - Numbers(minus[k])) / (2 * eps);
-      }
-    }
-    if (!same) continue;  // the features change within eps: not this test's subject
+    Eigen::Matrix<double, Eigen::Dynamic, 12> numeric;
+    // Features that change within the difference are not this test's subject.
+    if (!NumericJacobian(c, points, &numeric)) continue;
     for (size_t k = 0; k < points.size(); ++k) {
-      FeatureContact<Jet> e;
-      if (!EvaluateContactFeature(points[k].feature, JetPose(c.pa, 0), JetPose(c.pb, 1), &e)) {
-        continue;
-      }
+      const ContactPoint& p = points[k];
       Eigen::Matrix<double, 10, 12> exact;
-      exact.row(0) = e.distance.v.transpose();
-      for (int r = 0; r < 3; ++r) {
-        exact.row(1 + r) = e.normal[r].v.transpose();
-        exact.row(4 + r) = e.point_a[r].v.transpose();
-        exact.row(7 + r) = e.point_b[r].v.transpose();
-      }
-      INFO("trial " << trial << " contact " << k << " kind "
-                    << static_cast<int>(points[k].feature.kind));
+      if (!ExactJacobian(c, p, &exact)) continue;
+      INFO("trial " << trial << " contact " << k << " kind " << static_cast<int>(p.feature.kind));
       CHECK((exact - numeric.block<10, 12>(10 * k, 0)).cwiseAbs().maxCoeff() <= 1e-7);
+      ++compared;
+      ++by_kind[{static_cast<int>(p.feature.kind), static_cast<int>(p.feature.incident)}];
       // d distance = n . (velocity of B's point - velocity of A's point), both material points,
       // for a signed distance between the two shapes (a clipped point's depth is not one: it
       // slides along its edge).
-      const ContactPoint& p = points[k];
-      ++compared;
-      ++by_kind[{static_cast<int>(p.feature.kind), static_cast<int>(p.feature.incident)}];
       if (p.feature.incident == ContactFeature::Incident::kLinePlane) continue;
       Eigen::Matrix<double, 1, 12> normal_row;
       normal_row << -p.normal.transpose(), -(p.point_a - c.pa.position).cross(p.normal).transpose(),
@@ -248,12 +259,13 @@ TEST_CASE("contact features: derivatives with respect to both poses against cent
   CHECK(compared > 300);
   using K = ContactFeature::Kind;
   using I = ContactFeature::Incident;
-  for (const auto& [kind, incident] :
+  for (const std::pair<K, I>& entry :
        {std::pair(K::kFace, I::kPoint), std::pair(K::kFace, I::kLinePlane),
         std::pair(K::kFace, I::kSphere), std::pair(K::kSpheres, I::kPoint),
         std::pair(K::kEdges, I::kPoint)}) {
-    INFO("kind " << static_cast<int>(kind) << " incident " << static_cast<int>(incident));
-    CHECK(by_kind[{static_cast<int>(kind), static_cast<int>(incident)}] >= 5);
+    const int kind = static_cast<int>(entry.first), incident = static_cast<int>(entry.second);
+    INFO("kind " << kind << " incident " << incident);
+    CHECK(by_kind[{kind, incident}] >= 5);
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include <Eigen/Geometry>
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -229,3 +230,27 @@ TEST_CASE("explicit stepper: a restored snapshot replays its steps bit for bit")
 
 }  // namespace trajectory_gradient_test
 }  // namespace ncpkit
+
+namespace ncpkit::trajectory_gradient_test {
+
+TEST_CASE("explicit stepper: SetBodyState moves a body for the next step and refuses bad states") {
+  ExplicitStepper stepper(SlidingBox(Eigen::Vector3d::Zero()), Laws(0.5), Options());
+  RigidBodyState s = stepper.bodies()[1].state;
+  s.linear_velocity = Eigen::Vector3d(1.0, 0, 0);
+  stepper.SetBodyState(1, s);
+  stepper.Step();
+  CHECK(stepper.bodies()[1].state.position.x() > 0.0);
+  CHECK_THROWS_AS(stepper.SetBodyState(0, s), InputError);  // the fixed ground
+  CHECK_THROWS_AS(stepper.SetBodyState(2, s), InputError);
+  RigidBodyState bad = s;
+  bad.orientation = Eigen::Quaterniond(2.0, 0, 0, 0);
+  CHECK_THROWS_AS(stepper.SetBodyState(1, bad), InputError);
+  bad = s;
+  bad.angular_velocity.x() = std::nan("");
+  CHECK_THROWS_AS(stepper.SetBodyState(1, bad), InputError);
+  CHECK_NOTHROW(stepper.LastStepDerivative());  // refused states change nothing
+  stepper.SetBodyState(1, s);
+  CHECK_THROWS_AS(stepper.LastStepDerivative(), InputError);  // none since the state was set
+}
+
+}  // namespace ncpkit::trajectory_gradient_test

@@ -1,0 +1,146 @@
+// The cost of derivatives of steps and trajectories of the explicit stepper (docs/derivatives.md
+// "Cost"), each against what it replaces on the same instance:
+//   BM_StateJacobian/<how>: the full state Jacobian of one step of a box sliding on the ground
+//     (12 x 12), "exact" from the step's derivative, "central" by central differences of the
+//     step (24 steps from perturbed states); both include the step itself.
+//   BM_StepBackward vs BM_StepForward on the 50-box stack's step 50: the step's derivative and
+//     one Vjp against the step alone.
+//   BM_StackGradient vs BM_StackForward: the gradient of the 50-box stack's final heights with
+//     respect to every initial velocity over 100 steps (a reverse pass), against the 100 steps.
+#include <benchmark/benchmark.h>
+
+#include <Eigen/Geometry>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "integrators/explicit_stepper.h"
+#include "integrators/scene.h"
+#include "integrators/trajectory_gradient.h"
+
+namespace ncpkit::bench {
+namespace {
+
+std::unique_ptr<ExplicitStepper> SlidingBox() {
+  Body ground;
+  ground.name = "ground";
+  ground.shape.kind = ShapeKind::HalfSpace;
+  ground.fixed = true;
+  Body box;
+  box.name = "box";
+  box.shape.kind = ShapeKind::Box;
+  box.shape.size = Eigen::Vector3d(0.4, 0.3, 0.2);
+  box.mass = SolidMassProperties(box.shape, 2.0);
+  box.state.position = Eigen::Vector3d(0, 0, 0.1);
+  box.state.linear_velocity = Eigen::Vector3d(2.0, 0.5, 0.0);
+  ContactLawTable laws;
+  laws.default_law.mu = 0.5;
+  ExplicitStepperOptions options;
+  options.h = 0.01;
+  options.tolerance = 1e-10;
+  return std::make_unique<ExplicitStepper>(std::vector<Body>{ground, box}, laws, options);
+}
+
+// The state after one step from `start` with entry k of the derivative coordinates moved by d.
+RigidBodyState Moved(const RigidBodyState& start, int k, double d) {
+  RigidBodyState s = start;
+  Eigen::Vector3d v = Eigen::Vector3d::Zero();
+  v[k % 3] = d;
+  if (k < 3) s.position += v;
+  if (k >= 3 && k < 6) {
+    s.orientation =
+        Eigen::Quaterniond(Eigen::AngleAxisd(d, Eigen::Vector3d::Unit(k % 3))) * s.orientation;
+  }
+  if (k >= 6 && k < 9) s.linear_velocity += v;
+  if (k >= 9) s.angular_velocity += v;
+  return s;
+}
+
+void BM_StateJacobian(benchmark::State& state, bool exact) {
+  std::unique_ptr<ExplicitStepper> stepper = SlidingBox();
+  const std::unique_ptr<StepperSnapshot> start = stepper->Save();
+  const RigidBodyState initial = stepper->bodies()[1].state;
+  Eigen::MatrixXd J(12, 12);
+  for (auto _ : state) {
+    stepper->Restore(*start);
+    stepper->Step();
+    if (exact) {
+      J = stepper->LastStepDerivative()->StateJacobian();
+    } else {
+      const double eps = 1e-6;
+      for (int k = 0; k < 12; ++k) {
+        Eigen::Vector3d ends[2];
+        for (int side = 0; side < 2; ++side) {
+          stepper->Restore(*start);
+          stepper->SetBodyState(1, Moved(initial, k, side == 0 ? eps : -eps));
+          stepper->Step();
+          ends[side] = stepper->bodies()[1].state.position;
+        }
+        J.block<3, 1>(0, k) = (ends[0] - ends[1]) / (2 * eps);  // (positions only suffice)
+      }
+    }
+    benchmark::DoNotOptimize(J.data());
+  }
+}
+BENCHMARK_CAPTURE(BM_StateJacobian, exact, true);
+BENCHMARK_CAPTURE(BM_StateJacobian, central, false);
+
+std::unique_ptr<Stepper> Stack50() {
+  return MakeStepper(LoadScene(std::string(NCPKIT_SCENE_DIR) + "/engine/stack50.json"));
+}
+
+void BM_StepForward(benchmark::State& state) {
+  std::unique_ptr<Stepper> stepper = Stack50();
+  for (int k = 0; k < 50; ++k) stepper->Step();
+  const std::unique_ptr<StepperSnapshot> at = stepper->Save();
+  for (auto _ : state) {
+    stepper->Restore(*at);
+    stepper->Step();
+  }
+}
+BENCHMARK(BM_StepForward)->Unit(benchmark::kMicrosecond);
+
+void BM_StepBackward(benchmark::State& state) {
+  std::unique_ptr<Stepper> stepper = Stack50();
+  for (int k = 0; k < 51; ++k) stepper->Step();
+  Eigen::VectorXd g;
+  for (auto _ : state) {
+    const std::unique_ptr<StepDerivative> d = stepper->LastStepDerivative();
+    if (g.size() == 0) g = Eigen::VectorXd::Ones(d->state_size());
+    benchmark::DoNotOptimize(d->Vjp(g).state.data());
+  }
+}
+BENCHMARK(BM_StepBackward)->Unit(benchmark::kMicrosecond);
+
+void BM_StackForward(benchmark::State& state) {
+  for (auto _ : state) {
+    std::unique_ptr<Stepper> stepper = Stack50();
+    for (int k = 0; k < 100; ++k) stepper->Step();
+  }
+}
+BENCHMARK(BM_StackForward)->Unit(benchmark::kMillisecond);
+
+void BM_StackGradient(benchmark::State& state) {
+  const int interval = static_cast<int>(state.range(0));
+  for (auto _ : state) {
+    std::unique_ptr<Stepper> stepper = Stack50();
+    TrajectoryGradientOptions options;
+    options.steps = 100;
+    options.checkpoint_interval = interval;
+    const TrajectoryGradientResult r = ReverseGradient(
+        stepper.get(),
+        [](int step, const Stepper& s) -> Eigen::VectorXd {
+          if (step != 100) return Eigen::VectorXd();
+          Eigen::VectorXd g = Eigen::VectorXd::Zero(12 * (static_cast<int>(s.bodies().size()) - 1));
+          for (Eigen::Index k = 0; k < g.size(); k += 12) g[k + 2] = 1.0;  // sum of heights
+          return g;
+        },
+        options);
+    benchmark::DoNotOptimize(r.initial_state.data());
+    state.counters["undetermined"] = static_cast<double>(r.undetermined_steps.size());
+  }
+}
+BENCHMARK(BM_StackGradient)->Arg(0)->Arg(25)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace ncpkit::bench
