@@ -230,8 +230,32 @@ void ExplicitStepDerivative::LinearizeBodies(const ExplicitStepData& step) {
   }
 }
 
+namespace {
+
+// The contact's local Jacobian (kContactOutputs x kContactInputs) with Jets of N components, one
+// per input in `active` (the others constant: a fixed body's pose and twist, the twists and the
+// restitution coefficient without restitution), so a contact with the ground costs a quarter of
+// one between two bodies with restitution.
+template <int N, int kInputs, int kOutputs>
+void ContactJacobian(const ContactSetting& setting, bool described,
+                     const Eigen::Matrix<double, kInputs, 1>& nominal, const std::vector<int>& active,
+                     Eigen::Matrix<double, kOutputs, kInputs>* jacobian) {
+  using Jet = ceres::Jet<double, N>;
+  Eigen::Matrix<Jet, kInputs, 1> in;
+  for (int k = 0; k < kInputs; ++k) in[k] = Jet(nominal[k]);
+  for (int slot = 0; slot < N; ++slot) in[active[slot]] = Jet(nominal[active[slot]], slot);
+  Jet out[kOutputs];
+  ContactRows(setting, described, in.data(), out);
+  jacobian->setZero();
+  for (int r = 0; r < kOutputs; ++r) {
+    for (int slot = 0; slot < N; ++slot) (*jacobian)(r, active[slot]) = out[r].v[slot];
+  }
+}
+
+}  // namespace
+
 void ExplicitStepDerivative::LinearizeContacts(const ExplicitStepData& step) {
-  using Jet = ceres::Jet<double, kContactInputs>;
+  std::vector<int> active;
   for (size_t c = 0; c < step.contacts.size(); ++c) {
     const ExplicitContact& contact = step.contacts[c];
     ContactTerms& terms = contacts_[c];
@@ -245,14 +269,34 @@ void ExplicitStepDerivative::LinearizeContacts(const ExplicitStepData& step) {
     Eigen::Matrix<double, kContactInputs, 1> nominal;
     nominal << Eigen::Matrix<double, 12, 1>::Zero(), Twist(a), Twist(b), law.restitution,
         step.options.h;
-    const Eigen::Matrix<Jet, kContactInputs, 1> in = Seeded<Jet>(nominal, 0);
     const ContactSetting setting{contact, a, b, step.options.restitution_velocity,
                                  law.restitution > 0.0};
     terms.rows_a = terms.slot_a >= 0 ? step.workspace.rows_a[c] : Matrix36::Zero();
     terms.rows_b = terms.slot_b >= 0 ? step.workspace.rows_b[c] : Matrix36::Zero();
-    Jet out[kContactOutputs];
-    ContactRows(setting, terms.described, in.data(), out);
-    for (int r = 0; r < kContactOutputs; ++r) terms.jacobian.row(r) = out[r].v.transpose();
+    // The inputs that can move: each moving body's pose (and twist with restitution), e, h.
+    active.clear();
+    for (int side = 0; side < 2; ++side) {
+      if ((side == 0 ? terms.slot_a : terms.slot_b) < 0) continue;
+      for (int k = 0; k < 6; ++k) active.push_back(6 * side + k);
+      if (!setting.restitution) continue;
+      for (int k = 0; k < 6; ++k) active.push_back(12 + 6 * side + k);
+    }
+    if (setting.restitution) active.push_back(24);
+    active.push_back(25);
+    switch (active.size()) {
+      case 7:  // one moving body
+        ContactJacobian<7>(setting, terms.described, nominal, active, &terms.jacobian);
+        break;
+      case 13:  // two
+        ContactJacobian<13>(setting, terms.described, nominal, active, &terms.jacobian);
+        break;
+      case 14:  // one, with restitution
+        ContactJacobian<14>(setting, terms.described, nominal, active, &terms.jacobian);
+        break;
+      default:  // two, with restitution
+        ContactJacobian<kContactInputs>(setting, terms.described, nominal, active,
+                                        &terms.jacobian);
+    }
   }
 }
 
