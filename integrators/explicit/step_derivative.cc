@@ -238,7 +238,8 @@ namespace {
 // one between two bodies with restitution.
 template <int N, int kInputs, int kOutputs>
 void ContactJacobian(const ContactSetting& setting, bool described,
-                     const Eigen::Matrix<double, kInputs, 1>& nominal, const std::vector<int>& active,
+                     const Eigen::Matrix<double, kInputs, 1>& nominal,
+                     const std::vector<int>& active,
                      Eigen::Matrix<double, kOutputs, kInputs>* jacobian) {
   using Jet = ceres::Jet<double, N>;
   Eigen::Matrix<Jet, kInputs, 1> in;
@@ -260,9 +261,8 @@ void ExplicitStepDerivative::LinearizeContacts(const ExplicitStepData& step) {
     const ExplicitContact& contact = step.contacts[c];
     ContactTerms& terms = contacts_[c];
     terms.described = contact.point.feature.kind != ContactFeature::Kind::kNone;
-    if (!terms.described) {
-      undescribed_.push_back(PairName(step.bodies, contact) + " #" + std::to_string(c));
-    }
+    terms.name = PairName(step.bodies, contact) + " #" + std::to_string(c);
+    if (!terms.described) ++undescribed_;
     const ContactLaw& law = step.laws.Get(contact.body_a, contact.body_b);
     const RigidBodyState& a = step.start[contact.body_a];
     const RigidBodyState& b = step.start[contact.body_b];
@@ -294,8 +294,7 @@ void ExplicitStepDerivative::LinearizeContacts(const ExplicitStepData& step) {
         ContactJacobian<14>(setting, terms.described, nominal, active, &terms.jacobian);
         break;
       default:  // two, with restitution
-        ContactJacobian<kContactInputs>(setting, terms.described, nominal, active,
-                                        &terms.jacobian);
+        ContactJacobian<kContactInputs>(setting, terms.described, nominal, active, &terms.jacobian);
     }
   }
 }
@@ -335,8 +334,7 @@ void ExplicitStepDerivative::BuildProblem(const ExplicitStepData& step) {
                                                  : 'f';
   }
   for (const int c : sensitivity_->degenerate()) {
-    degenerate_contacts_.push_back(PairName(step.bodies, step.contacts[c]) + " #" +
-                                   std::to_string(c));
+    degenerate_contacts_.push_back(contacts_[c].name);
   }
 }
 
@@ -387,8 +385,8 @@ void ExplicitStepDerivative::RequireDescribed(const Eigen::VectorXd* ds) const {
       }
     }
     if (moved) {
-      throw InputError("explicit step derivative: contact " + undescribed_.front() +
-                       " has no known surface features (" + std::to_string(undescribed_.size()) +
+      throw InputError("explicit step derivative: contact " + t.name +
+                       " has no known surface features (" + std::to_string(undescribed_) +
                        " such contacts in the step), so the step has no derivative with respect "
                        "to its bodies' poses (docs/derivatives.md lists the pairs that do)");
     }

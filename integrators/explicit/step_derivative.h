@@ -73,6 +73,7 @@ class ExplicitStepDerivative : public StepDerivative {
     int slot_a = -1, slot_b = -1;  // the bodies' moving slots (-1: fixed)
     int mu_slot = -1, restitution_slot = -1;
     bool described = true;    // its features are known (else no pose derivative)
+    std::string name;         // "a-b #k", for messages
     Matrix36 rows_a, rows_b;  // its rows of u = J nu (zero for a fixed body)
     Eigen::Matrix<double, kContactOutputs, kContactInputs> jacobian;
   };
@@ -110,7 +111,7 @@ class ExplicitStepDerivative : public StepDerivative {
   double h_ = 0.0;
   std::vector<BodyTerms> bodies_;
   std::vector<ContactTerms> contacts_;
-  std::vector<std::string> undescribed_;  // the pairs of contacts without features
+  int undescribed_ = 0;  // contacts without features
   GlobalFrictionContactProblem problem_;
   Eigen::VectorXd r_, nu_plus_;
   std::unique_ptr<GlobalFrictionSensitivity> sensitivity_;

@@ -15,29 +15,16 @@
 #include "integrators/explicit/step_derivative.h"
 #include "integrators/explicit_stepper.h"
 #include "solvers/base/input_error.h"
+#include "tests/integrators/derivative_bodies.h"
 
 namespace ncpkit {
 // Named, not anonymous: the unity build puts test files side by side.
 namespace step_derivative_test {
 
-Body Ground() {
-  Body ground;
-  ground.name = "ground";
-  ground.shape.kind = ShapeKind::HalfSpace;
-  ground.fixed = true;
-  return ground;
-}
+using derivative_bodies::Box;
+using derivative_bodies::Ground;
 
-Body Box(const std::string& name, const Eigen::Vector3d& size, double mass,
-         const Eigen::Vector3d& position) {
-  Body box;
-  box.name = name;
-  box.shape.kind = ShapeKind::Box;
-  box.shape.size = size;
-  box.mass = SolidMassProperties(box.shape, mass);
-  box.state.position = position;
-  return box;
-}
+ExplicitStepperOptions Options() { return derivative_bodies::TightOptions(); }
 
 // A scene and the inputs of its first step, which the checks perturb.
 struct Setup {
@@ -46,15 +33,6 @@ struct Setup {
   ExplicitStepperOptions options;
   std::vector<Vector6d> impulses;  // per body, or empty
 };
-
-ExplicitStepperOptions Options() {
-  ExplicitStepperOptions options;
-  options.h = 0.01;
-  options.solver = "auto";
-  options.tolerance = 1e-12;
-  options.max_iterations = 200;
-  return options;
-}
 
 Eigen::Matrix3d Exp(const Eigen::Vector3d& w) {
   return w.norm() > 0.0 ? Eigen::AngleAxisd(w.norm(), w.normalized()).toRotationMatrix()
@@ -386,6 +364,27 @@ TEST_CASE(
   StepOnce(SlidingBox(Eigen::Vector3d::Zero()), &d);
   CHECK(d->contact_modes() == "ssss");
   CHECK(d->determined());
+}
+
+TEST_CASE("explicit step derivative: a contact without features refuses pose derivatives only") {
+  // A ball against a box's top edge: the normal turns with the ball's centre, which no feature
+  // describes; velocities, parameters and impulses still have their derivatives.
+  Setup setup = SlidingBox(Eigen::Vector3d::Zero());
+  Body ball;
+  ball.name = "ball";
+  ball.shape.kind = ShapeKind::Sphere;
+  ball.shape.size = Eigen::Vector3d(0.1, 0, 0);
+  ball.mass = SolidMassProperties(ball.shape, 0.5);
+  ball.state.position = Eigen::Vector3d(0.2 + 0.07, 0, 0.2 + 0.07);
+  setup.bodies.push_back(ball);
+  std::unique_ptr<StepDerivative> d;
+  StepOnce(setup, &d);
+  const Eigen::VectorXd pose = Eigen::VectorXd::Unit(d->state_size(), 12);  // the ball's x
+  CHECK_THROWS_WITH_AS(d->Jvp(pose, Eigen::VectorXd(), Eigen::VectorXd()),
+                       doctest::Contains("box-ball #"), InputError);
+  CHECK_THROWS_AS(d->Vjp(Eigen::VectorXd::Ones(d->state_size())), InputError);
+  const Eigen::VectorXd velocity = Eigen::VectorXd::Unit(d->state_size(), 18);
+  CHECK(d->Jvp(velocity, Eigen::VectorXd(), Eigen::VectorXd()).allFinite());
 }
 
 TEST_CASE("explicit step derivative: refused before a step, and for models without one") {

@@ -15,37 +15,16 @@
 
 #include "integrators/explicit_stepper.h"
 #include "solvers/base/input_error.h"
+#include "tests/integrators/derivative_bodies.h"
 
 namespace ncpkit {
 // Named, not anonymous: the unity build puts test files side by side.
 namespace trajectory_gradient_test {
 
-Body Ground() {
-  Body ground;
-  ground.name = "ground";
-  ground.shape.kind = ShapeKind::HalfSpace;
-  ground.fixed = true;
-  return ground;
-}
+using derivative_bodies::Box;
+using derivative_bodies::Ground;
 
-Body Box(const std::string& name, const Eigen::Vector3d& size, double mass,
-         const Eigen::Vector3d& position) {
-  Body box;
-  box.name = name;
-  box.shape.kind = ShapeKind::Box;
-  box.shape.size = size;
-  box.mass = SolidMassProperties(box.shape, mass);
-  box.state.position = position;
-  return box;
-}
-
-ExplicitStepperOptions Options() {
-  ExplicitStepperOptions options;
-  options.h = 0.01;
-  options.solver = "auto";
-  options.tolerance = 1e-12;
-  return options;
-}
+ExplicitStepperOptions Options() { return derivative_bodies::TightOptions(); }
 
 ContactLawTable Laws(double mu) {
   ContactLawTable laws;

@@ -223,8 +223,9 @@ TEST_CASE("LCP sensitivity: redundant equations are solved in least squares") {
   CHECK(dz[2] == 0.0);
 }
 
-TEST_CASE("LCP sensitivity: a matrix singular to rounding whose pivots look fine is taken as "
-          "singular") {
+TEST_CASE(
+    "LCP sensitivity: a matrix singular to rounding whose pivots look fine is taken as "
+    "singular") {
   // Unit diagonal, -2 above it: every pivot is 1, so the pivots' ratio says "well conditioned",
   // yet the condition number is about 2^60 = 1e18. Its solves with the matrix and with its
   // transpose are then meaningless: the system is solved in least squares instead.
