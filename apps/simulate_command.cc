@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "apps/cli_options.h"
@@ -12,6 +13,7 @@
 #include "apps/simulation.h"
 #include "apps/viewer.h"
 #include "integrators/explicit_stepper.h"
+#include "integrators/trajectory_derivatives.h"
 #include "integrators/trajectory_table.h"
 #include "readers/fclib_writer.h"
 #include "solvers/base/input_error.h"
@@ -101,12 +103,80 @@ class ProblemSaver {
   std::string failure_;
 };
 
+// --gradient COLUMN [--wrt a,b,...]: the run's step derivatives, then the gradient of COLUMN at
+// the last step with respect to each name of --wrt (default every name there is).
+class GradientPrinter {
+ public:
+  explicit GradientPrinter(const CommandLine& line)
+      : column_(line.Value("gradient", "")), wrt_(SplitList(line.Value("wrt", ""))) {
+    if (line.Has("wrt") && wrt_.empty()) throw UsageError("--wrt needs at least one name");
+  }
+  // After each step; the first checks the names, so that a misspelt one stops the run at once.
+  void Add(const Stepper& stepper) {
+    derivatives_.Add(stepper);
+    if (derivatives_.steps() > 1) return;
+    const std::vector<std::string> columns = derivatives_.StateColumns();
+    if (std::find(columns.begin(), columns.end(), column_) == columns.end()) {
+      std::string known;
+      for (const std::string& c : columns) known += (known.empty() ? "" : ", ") + c;
+      throw InputError("--gradient: no state column '" + column_ + "'; there are: " + known);
+    }
+    if (wrt_.empty()) wrt_ = derivatives_.WrtNames();
+    derivatives_.Gradient({}, wrt_);  // throws for an unknown --wrt name, listing them
+  }
+  void Print(bool json, std::ostream& out) const {
+    Eigen::VectorXd weight = Eigen::VectorXd::Zero(derivatives_.steps());
+    weight(weight.size() - 1) = 1.0;
+    const TrajectoryDerivatives::Result r = derivatives_.Gradient({{column_, weight}}, wrt_);
+    if (json) {
+      nlohmann::json values = nlohmann::json::object();
+      for (const auto& [name, value] : r.values) values[name] = Json(value);
+      nlohmann::json line = {{"gradient", column_},
+                             {"step", derivatives_.steps()},
+                             {"values", values},
+                             {"undetermined_steps", r.undetermined_steps},
+                             {"degenerate_contacts", r.degenerate_contacts.size()}};
+      out << line.dump() << "\n";
+      return;
+    }
+    out << "gradient of " << column_ << " after step " << derivatives_.steps() << "\n";
+    for (const auto& [name, value] : r.values) {
+      out << "  d/d " << name << " =";
+      if (value.rows() > 1 && value.cols() > 1) {
+        out << " (" << value.rows() << " x " << value.cols() << "; --json for every entry)";
+      } else {
+        for (Eigen::Index i = 0; i < value.size(); ++i) out << " " << ExactNumber(value(i));
+      }
+      out << "\n";
+    }
+    out << "  steps whose end state the data do not determine: " << r.undetermined_steps.size()
+        << "; degenerate contacts: " << r.degenerate_contacts.size() << "\n";
+  }
+
+ private:
+  static nlohmann::json Json(const Eigen::MatrixXd& value) {
+    if (value.size() == 1) return value(0, 0);
+    if (value.cols() == 1) return std::vector<double>(value.data(), value.data() + value.size());
+    nlohmann::json rows = nlohmann::json::array();
+    for (Eigen::Index i = 0; i < value.rows(); ++i) {
+      const Eigen::VectorXd row = value.row(i).transpose();
+      rows.push_back(std::vector<double>(row.data(), row.data() + row.size()));
+    }
+    return rows;
+  }
+
+  std::string column_;
+  std::vector<std::string> wrt_;
+  TrajectoryDerivatives derivatives_;
+};
+
 }  // namespace
 
 int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) {
-  const CommandLine line = CommandLine::Parse(
-      args, {"solver", "duration", "out", "max-steps", "html", "threads", "save-problems"},
-      {"json", "quiet"});
+  const CommandLine line = CommandLine::Parse(args,
+                                              {"solver", "duration", "out", "max-steps", "html",
+                                               "threads", "save-problems", "gradient", "wrt"},
+                                              {"json", "quiet"});
   if (line.positional.size() != 1) {
     throw UsageError("simulate needs exactly one SCENE file\n" + UsageText());
   }
@@ -127,6 +197,9 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) 
   }
   std::optional<ProblemSaver> saver;
   if (line.Has("save-problems")) saver.emplace(line.Value("save-problems", ""), line.positional[0]);
+  if (line.Has("wrt") && !line.Has("gradient")) throw UsageError("--wrt needs --gradient COLUMN");
+  std::optional<GradientPrinter> gradient;
+  if (line.Has("gradient")) gradient.emplace(line);
   TrajectoryTable table;
   ProgressLine progress(std::cerr, isatty(STDERR_FILENO) == 1, scene.duration);
   int64_t steps = 0, failed = 0;
@@ -139,6 +212,7 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) 
         if (saver) saver->StepDone();
         if (csv.is_open()) table.Add(record, runner.stepper(), !runner.fired().empty());
         if (viewer) viewer->Add(record, runner.stepper());
+        if (gradient) gradient->Add(runner.stepper());
         if (line.Has("quiet")) return;
         failed += record.summary.IsSolved() ? 0 : 1;
         progress.Update(++steps, runner.num_steps(), record.time, failed);
@@ -156,7 +230,9 @@ int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out) 
     viewer->WriteHtml(html);
     CloseOrThrow(&html, line.Value("html", ""));
   }
-  return Report(stats, line, out);
+  const int status = Report(stats, line, out);
+  if (gradient) gradient->Print(line.Has("json"), out);
+  return status;
 }
 
 int RunViewCommand(const std::vector<std::string>& args, std::ostream& out) {

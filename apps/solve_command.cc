@@ -48,7 +48,7 @@ std::string UsageText() {
          "  ncpkit lcp-demo             bundled LCPs x LCP solvers\n"
          "  ncpkit simulate SCENE [--solver NAME] [--duration T] [--max-steps N] [--out traj.csv]\n"
          "                  [--json] [--quiet] [--html page.html] [--threads N]\n"
-         "                  [--save-problems DIR]\n"
+         "                  [--save-problems DIR] [--gradient COLUMN [--wrt a,b,...]]\n"
          "  ncpkit view SCENE TRAJ.csv --html page.html\n"
          "  ncpkit compare SCENE... [--solvers a,b,...] [--csv FILE] [--duration T] [--max-steps "
          "N]\n"
@@ -71,6 +71,9 @@ std::string UsageText() {
          "      same for any N). --save-problems DIR writes every island problem of an\n"
          "      explicit cone or convex scene as an FCLib file (DIR/<scene>-<step>-<island>-\n"
          "      <pass>.hdf5, global form, its solution included) for `ncpkit fclib DIR`.\n"
+         "      --gradient cube.x prints the gradient of that state column after the last\n"
+         "      step with respect to --wrt (default all: mu, <body>.mass, <body>.velocity,\n"
+         "      ...; explicit scenes of the cone model).\n"
          "  ncpkit solve FILE [--q QFILE] [--solver " +
          solvers +
          "all] [--tol T] [--max-iter N] [--json]\n"

@@ -41,6 +41,18 @@ struct Reverse {
       degenerate[k].push_back("step " + std::to_string(k) + ": " + c);
     }
   }
+
+  // Adds the loss's gradient at s_0 and writes the result's state gradient and lists, in step
+  // order.
+  void Finish(const Eigen::VectorXd& initial_loss) {
+    Add(initial_loss);
+    result->initial_state = lambda;
+    std::reverse(result->undetermined_steps.begin(), result->undetermined_steps.end());
+    for (const std::vector<std::string>& step : degenerate) {
+      result->degenerate_contacts.insert(result->degenerate_contacts.end(), step.begin(),
+                                         step.end());
+    }
+  }
 };
 
 const StepRecord& TakeStep(Stepper* stepper, const TrajectoryGradientOptions& options, int k) {
@@ -107,12 +119,27 @@ TrajectoryGradientResult ReverseGradient(Stepper* stepper, const LossGradient& l
     if (first == 0) break;
   }
   if (end != nullptr) stepper->Restore(*end);
-  reverse.Add(initial_loss);
-  result.initial_state = reverse.lambda;
-  std::reverse(result.undetermined_steps.begin(), result.undetermined_steps.end());
-  for (const std::vector<std::string>& step : reverse.degenerate) {
-    result.degenerate_contacts.insert(result.degenerate_contacts.end(), step.begin(), step.end());
+  reverse.Finish(initial_loss);
+  return result;
+}
+
+TrajectoryGradientResult ReverseThrough(const std::vector<const StepDerivative*>& steps,
+                                        const std::vector<Eigen::VectorXd>& losses) {
+  const int n = static_cast<int>(steps.size());
+  if (n < 1 || static_cast<int>(losses.size()) != n + 1) {
+    throw InputError("trajectory gradient: " + std::to_string(n) + " steps need " +
+                     std::to_string(n + 1) + " loss gradients, not " +
+                     std::to_string(losses.size()));
   }
+  TrajectoryGradientResult result;
+  result.commands.resize(n);
+  result.derivatives_held = n;
+  Reverse reverse{&result, Eigen::VectorXd(), std::vector<std::vector<std::string>>(n)};
+  for (int k = n - 1; k >= 0; --k) {
+    reverse.Add(losses[k + 1]);
+    reverse.Back(k, *steps[k]);
+  }
+  reverse.Finish(losses[0]);
   return result;
 }
 

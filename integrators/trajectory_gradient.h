@@ -54,6 +54,12 @@ struct TrajectoryGradientResult {
 TrajectoryGradientResult ReverseGradient(Stepper* stepper, const LossGradient& loss,
                                          const TrajectoryGradientOptions& options);
 
+// The reverse pass alone, through derivatives already taken: steps[k] the derivative of step k
+// (k = 0 .. N-1), losses[k] = dL/ds_k (k = 0 .. N; empty where the loss does not read s_k).
+// Throws InputError if there are not N + 1 losses.
+TrajectoryGradientResult ReverseThrough(const std::vector<const StepDerivative*>& steps,
+                                        const std::vector<Eigen::VectorXd>& losses);
+
 }  // namespace ncpkit
 
 #endif  // NCPKIT_INTEGRATORS_TRAJECTORY_GRADIENT_H_

@@ -193,9 +193,11 @@ class Scene:
         return "<ncpkit.Scene %s (%s, %g s, %s)>" % (self.name, self.stepper, self.duration,
                                                     self.solver)
 
-    def simulate(self, solver=None, duration=None, max_steps=None, threads=None):
+    def simulate(self, solver=None, duration=None, max_steps=None, threads=None,
+                 derivatives=False):
         """Steps the scene; see ncpkit.simulate."""
-        return Trajectory(*_ncpkit._simulate(self._handle, solver, duration, max_steps, threads))
+        return Trajectory(*_ncpkit._simulate(self._handle, solver, duration, max_steps, threads,
+                                             derivatives))
 
 
 def load_scene(path):
@@ -208,14 +210,18 @@ def parse_scene(text, source="<string>"):
     return Scene(_ncpkit._parse_scene(text, source), source)
 
 
-def simulate(scene, solver=None, duration=None, max_steps=None, threads=None):
+def simulate(scene, solver=None, duration=None, max_steps=None, threads=None,
+             derivatives=False):
     """Steps a scene (a Scene or a file path) to its duration (or ``duration``) with its own
     solver variant (or ``solver``, e.g. "fb-newton-dense" or "qp-lcp/lemke"), its islands solved
     on the scene's ``threads`` (or ``threads``; the trajectory is the same for any number).
-    Returns a Trajectory."""
+    ``derivatives=True`` keeps every step's derivative for Trajectory.gradient and
+    Trajectory.jacobian (explicit scenes of the cone model; a step without one raises, saying
+    why). Returns a Trajectory."""
     if not isinstance(scene, Scene):
         scene = load_scene(scene)
-    return scene.simulate(solver=solver, duration=duration, max_steps=max_steps, threads=threads)
+    return scene.simulate(solver=solver, duration=duration, max_steps=max_steps, threads=threads,
+                          derivatives=derivatives)
 
 
 class Trajectory:
@@ -226,7 +232,7 @@ class Trajectory:
     run's summary (steps, failed_steps, max_natural_residual, median_us_per_step, ...).
     """
 
-    def __init__(self, names, columns, status, stats, layout):
+    def __init__(self, names, columns, status, stats, layout, derivatives=None):
         self.names = list(names)
         self._columns = dict(zip(self.names, columns))
         self.status = list(status)
@@ -234,6 +240,7 @@ class Trajectory:
         self.bodies = list(layout["bodies"])  # the moving bodies
         self.pairs = list(layout["pairs"])  # "a-b" for each pair that had contact
         self.pair_quantities = list(layout["pair_quantities"])  # e.g. pn, gap (implicit)
+        self._derivatives = derivatives
 
     def __getitem__(self, name):
         if name == "solver.status":
@@ -263,6 +270,114 @@ class Trajectory:
         """The numeric columns as one 2-D array (rows = steps), in the order of ``names``."""
         return np.column_stack([self._columns[n] for n in self.names]) if self.names else \
             np.empty((0, 0))
+
+    def _require_derivatives(self):
+        if self._derivatives is None:
+            raise InputError("this trajectory has no derivatives: simulate(..., derivatives=True)")
+        return self._derivatives
+
+    def wrt_names(self):
+        """The names gradient() and jacobian() take in ``wrt``: the parameters ("h", "mu",
+        "restitution", "mu(a,b)", "restitution(a,b)", "<body>.mass"), per moving body the start
+        state's "<body>.position", "<body>.rotation" (a world-frame turn, rad), "<body>.velocity",
+        "<body>.angular_velocity", and "<body>.impulse" (the impulse applied at each step)."""
+        return list(self._require_derivatives().wrt_names())
+
+    def state_columns(self):
+        """The columns a loss may read: per moving body x, y, z, qw, ..., wz."""
+        return list(self._require_derivatives().state_columns())
+
+    def gradient(self, loss, wrt=None, step=None):
+        """The gradient of a scalar of the trajectory with respect to each name of ``wrt`` (a
+        name or a list; default every name of wrt_names()), by one reverse pass through the steps'
+        derivatives. ``loss``:
+        - a state column's name, e.g. "cube.x": that column at row ``step`` (default the last);
+        - a dict {column: dL/dcolumn} of arrays of one weight per row: the gradient of any loss
+          of the columns whose derivatives you have;
+        - a function of a dict of the state columns (numpy arrays, one entry per row) returning
+          a float: its derivatives with respect to the columns it reads by central differences
+          (2 calls per entry of each such column; exact to rounding for losses quadratic in
+          the columns), then the reverse pass.
+        Returns {name: float for a parameter, array (3,) for a start-state vector, array (steps,
+        6) for "<body>.impulse"}."""
+        d = self._require_derivatives()
+        if isinstance(wrt, str):
+            wrt = [wrt]
+        wrt = list(d.wrt_names()) if wrt is None else list(wrt)
+        weights = self._loss_weights(d, loss, step)
+        values, undetermined, degenerate = d.gradient(weights, wrt)
+        self.undetermined_steps = list(undetermined)
+        self.degenerate_contacts = list(degenerate)
+        return {name: (float(v[0, 0]) if v.shape == (1, 1) else
+                       (v[:, 0].copy() if v.shape[1] == 1 else v))
+                for name, v in values}
+
+    def _loss_weights(self, d, loss, step):
+        n = d.steps()
+        if isinstance(loss, str):
+            k = n - 1 if step is None else int(step)
+            if k < 0:
+                k += n
+            if not 0 <= k < n:
+                raise IndexError("step %s out of range for %d steps" % (step, n))
+            w = np.zeros(n)
+            w[k] = 1.0
+            return {loss: w}
+        if isinstance(loss, dict):
+            return {name: np.asarray(w, dtype=float) for name, w in loss.items()}
+        if callable(loss):
+            return self._numeric_weights(d, loss)
+        raise TypeError("loss must be a column name, a dict of column weights or a function")
+
+    def _numeric_weights(self, d, loss):
+        columns = {name: np.array(self._columns[name], dtype=float) for name in d.state_columns()}
+        columns["t"] = np.array(self._columns["t"])
+        weights = {}
+        for name in d.state_columns():
+            column = columns[name]
+            step = 1e-6 * max(1.0, float(np.max(np.abs(column))) if column.size else 1.0)
+            saved = column.copy()
+            column += step
+            base = float(loss(dict(columns)))
+            column[:] = saved
+            if base == float(loss(dict(columns))):
+                continue  # the loss does not read this column
+            w = np.zeros(column.size)
+            for k in range(column.size):
+                column[k] = saved[k] + step
+                up = float(loss(dict(columns)))
+                column[k] = saved[k] - step
+                down = float(loss(dict(columns)))
+                column[k] = saved[k]
+                w[k] = (up - down) / (2.0 * step)
+            weights[name] = w
+        return weights
+
+    def jacobian(self, columns, wrt=None):
+        """Forward derivatives: for each name of ``wrt`` (parameters and start-state vectors)
+        and each state column of ``columns`` (a name or a list), the column's derivative at every
+        row, by one chain of Jacobian-vector products per scalar. Returns {name: {column: array
+        (steps,) for a parameter, (steps, 3) for a start-state vector}} (a single column: {name:
+        array})."""
+        d = self._require_derivatives()
+        single = isinstance(columns, str)
+        columns = [columns] if single else list(columns)
+        if isinstance(wrt, str):
+            wrt = [wrt]
+        wrt = [n for n in d.wrt_names() if not n.endswith(".impulse")] if wrt is None else list(wrt)
+        values = d.column_jacobians(columns, wrt)
+        result = {}
+        for name, per_column in zip(wrt, values):
+            arrays = {c: (m[:, 0].copy() if m.shape[1] == 1 else m)
+                      for c, m in zip(columns, per_column)}
+            result[name] = arrays[columns[0]] if single else arrays
+        return result
+
+    def step_modes(self, k):
+        """Step k's derivative: (determined, contact modes 'a'/'s'/'l'/'f' per contact, the
+        degenerate contacts)."""
+        determined, modes, degenerate = self._require_derivatives().step_info(int(k))
+        return bool(determined), str(modes), list(degenerate)
 
     def __repr__(self):
         return "<ncpkit.Trajectory %s, %d steps, %d failed>" % (

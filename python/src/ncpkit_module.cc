@@ -23,6 +23,7 @@
 
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
+#include "integrators/trajectory_derivatives.h"
 #include "integrators/trajectory_table.h"
 #include "readers/fclib_reader.h"
 #include "readers/siconos_reader.h"
@@ -365,7 +366,7 @@ py::dict StatsDict(const SimulationStats& stats) {
 // and pair quantities of the columns).
 py::tuple Simulate(Scene scene, const std::optional<std::string>& solver,
                    std::optional<double> duration, std::optional<int64_t> max_steps,
-                   std::optional<int> threads) {
+                   std::optional<int> threads, bool derivatives) {
   if (duration) {
     if (!(*duration > 0.0) || !std::isfinite(*duration)) {
       throw InputError("duration must be a positive number of seconds");
@@ -380,9 +381,12 @@ py::tuple Simulate(Scene scene, const std::optional<std::string>& solver,
   const std::string variant = solver ? *solver : scene.variant();
   if (!scene.TakesVariant(variant)) Scene(scene).ApplyVariant(variant);  // throws, saying why
   TrajectoryTable table;
+  std::shared_ptr<TrajectoryDerivatives> steps;
+  if (derivatives) steps = std::make_shared<TrajectoryDerivatives>();
   const SimulationStats stats =
       RunScene(scene, variant, [&](const StepRecord& record, const SceneRunner& runner) {
         table.Add(record, runner.stepper(), !runner.fired().empty());
+        if (steps) steps->Add(runner.stepper());
         if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // Ctrl-C
       });
   TrajectoryColumns columns = table.Columns();
@@ -394,7 +398,19 @@ py::tuple Simulate(Scene scene, const std::optional<std::string>& solver,
   layout["bodies"] = columns.bodies;
   layout["pairs"] = columns.pairs;
   layout["pair_quantities"] = columns.pair_quantities;
-  return py::make_tuple(columns.names, arrays, columns.status, StatsDict(stats), layout);
+  return py::make_tuple(columns.names, arrays, columns.status, StatsDict(stats), layout,
+                        steps ? py::cast(steps) : py::none());
+}
+
+// Trajectory.gradient's reverse pass: weights {column: dL/dcolumn per row} -> ([(name, value)],
+// undetermined steps, degenerate contacts).
+py::tuple RunGradient(const TrajectoryDerivatives& d,
+                      const std::map<std::string, Eigen::VectorXd>& weights,
+                      const std::vector<std::string>& wrt) {
+  TrajectoryDerivatives::Result r = d.Gradient(weights, wrt);
+  py::list values;
+  for (auto& [name, value] : r.values) values.append(py::make_tuple(name, value));
+  return py::make_tuple(values, r.undetermined_steps, r.degenerate_contacts);
 }
 
 }  // namespace
@@ -582,7 +598,20 @@ PYBIND11_MODULE(_ncpkit, m) {
   m.def("_load_scene", &LoadScene, py::arg("path"));
   m.def("_parse_scene", &ParseScene, py::arg("text"), py::arg("source"));
   m.def("_scene_info", &SceneInfo, py::arg("scene"));
+  py::class_<TrajectoryDerivatives, std::shared_ptr<TrajectoryDerivatives>>(
+      m, "_TrajectoryDerivatives")
+      .def("steps", &TrajectoryDerivatives::steps)
+      .def("wrt_names", &TrajectoryDerivatives::WrtNames)
+      .def("state_columns", &TrajectoryDerivatives::StateColumns)
+      .def("gradient", &RunGradient, py::arg("weights"), py::arg("wrt"))
+      .def("column_jacobians", &TrajectoryDerivatives::ColumnJacobians, py::arg("columns"),
+           py::arg("wrt"))
+      .def("step_info", [](const TrajectoryDerivatives& d, int k) {
+        if (k < 0 || k >= d.steps()) throw InputError("no step " + std::to_string(k));
+        const StepDerivative& s = d.step(k);
+        return py::make_tuple(s.determined(), s.contact_modes(), s.degenerate_contacts());
+      });
   m.def("_simulate", &Simulate, py::arg("scene"), py::arg("solver"), py::arg("duration"),
-        py::arg("max_steps"), py::arg("threads"));
+        py::arg("max_steps"), py::arg("threads"), py::arg("derivatives") = false);
   m.def("scene_directory", &SceneDirectory, "The folder of the bundled scene files.");
 }

@@ -194,6 +194,51 @@ TEST_CASE("simulate writes the trajectory CSV and a JSON summary") {
   CHECK(rows == 10);
 }
 
+TEST_CASE("simulate --gradient prints a column's gradient, by the closed form of a sliding box") {
+  // A box sliding along x for the whole run: x_N = x_0 + h sum_k (v_0 - k mu g h), so
+  // dx_N/dmu = -g h^2 N (N + 1) / 2 and dx_N/dv_0 = N h.
+  TemporaryFile scene("sliding_box.json", R"({"name": "sliding", "stepper": "explicit",
+    "tolerance": 1e-12, "h": 0.01, "duration": 0.1, "gravity": [0, 0, -9.8],
+    "bodies": [{"name": "box", "shape": "box", "size": [1, 1, 1], "mass": 2.0,
+                "position": [0, 0, 0.5], "velocity": [2, 0, 0]}],
+    "fixed": [{"name": "ground", "shape": "plane", "normal": [0, 0, 1], "point": [0, 0, 0]}],
+    "contact": {"mu": 0.2}})");
+  const Run run = RunNcpkit(
+      "simulate " + scene.path() + " --gradient box.x --wrt mu,box.velocity,box.mass --json",
+      /*stderr_too=*/false);
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  // The summary's JSON line, then the gradient's.
+  const size_t second = run.output.find("\n{");
+  REQUIRE(second != std::string::npos);
+  const nlohmann::json line = nlohmann::json::parse(run.output.substr(second + 1));
+  CHECK(line["gradient"] == "box.x");
+  CHECK(line["step"] == 10);
+  CHECK(line["values"]["mu"].get<double>() ==
+        doctest::Approx(-9.8 * 1e-4 * 10 * 11 / 2).epsilon(1e-9));
+  CHECK(line["values"]["box.velocity"][0].get<double>() == doctest::Approx(0.1).epsilon(1e-9));
+  CHECK(std::abs(line["values"]["box.mass"].get<double>()) < 1e-12);
+  CHECK(line["undetermined_steps"].empty());
+  // The text form, one line per name; misspelt names stop the run, listing the names there are.
+  const Run text = RunNcpkit("simulate " + scene.path() + " --gradient box.x --wrt mu");
+  CHECK(text.status == 0);
+  CHECK(text.output.find("gradient of box.x after step 10") != std::string::npos);
+  CHECK(text.output.find("  d/d mu = -0.0538999999") != std::string::npos);
+  const Run column = RunNcpkit("simulate " + scene.path() + " --gradient box.q");
+  CHECK(column.status == 2);
+  CHECK(column.output.find("no state column 'box.q'; there are: box.x") != std::string::npos);
+  const Run wrt = RunNcpkit("simulate " + scene.path() + " --gradient box.x --wrt friction");
+  CHECK(wrt.status == 2);
+  CHECK(wrt.output.find("'friction'; there are: h, mu, restitution, box.mass") !=
+        std::string::npos);
+  CHECK(RunNcpkit("simulate " + scene.path() + " --wrt mu").status == 2);
+  // Steppers without step derivatives say so.
+  const Run implicit =
+      RunNcpkit("simulate " + kScenes + "sliding_cube.json --duration 0.02 --gradient cube.x");
+  CHECK(implicit.status == 2);
+  CHECK(implicit.output.find("no step derivatives") != std::string::npos);
+}
+
 TEST_CASE("--json output is valid JSON whatever happens") {
   // Errors: the message as {"error": ..., "exit_status": 2} on stdout (and on stderr).
   for (const std::string& args :

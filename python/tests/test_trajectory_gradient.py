@@ -1,0 +1,120 @@
+"""Trajectory derivatives from Python: simulate(..., derivatives=True), Trajectory.gradient with
+a column, a dict of column weights and a function of the columns, Trajectory.jacobian, against
+central differences of whole runs; refused input; the examples in examples/derivatives run."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ncpkit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(HERE, "..", "..", "examples", "derivatives")
+
+SCENE = {
+    "name": "pushed-box", "stepper": "explicit", "solver": "auto", "tolerance": 1e-12,
+    "max_iterations": 200, "h": 0.01, "duration": 0.25, "gravity": [0, 0, -9.8],
+    "bodies": [{"name": "box", "shape": "box", "size": [0.4, 0.3, 0.2], "mass": 1.5,
+                "position": [0, 0, 0.1], "velocity": [1.0, 0.3, 0.0]}],
+    "fixed": [{"name": "ground", "shape": "plane", "normal": [0, 0, 1], "point": [0, 0, 0]}],
+    "impulses": [{"body": "box", "at": 0.05, "impulse": [0.8, 0.2, 0, 0, 0, 0]}],
+    "contact": {"mu": 0.3},
+}
+
+
+def run(mu=0.3, mass=1.5, vx=1.0, derivatives=False):
+    scene = json.loads(json.dumps(SCENE))
+    scene["contact"]["mu"] = mu
+    scene["bodies"][0]["mass"] = mass
+    scene["bodies"][0]["velocity"][0] = vx
+    return ncpkit.simulate(ncpkit.parse_scene(json.dumps(scene)), derivatives=derivatives)
+
+
+def central(column, step=1e-6, **base):
+    """Central differences of a column (every row) with respect to one keyword of run()."""
+    (name, value), = base.items()
+    up = run(**{name: value + step})[column]
+    down = run(**{name: value - step})[column]
+    return (up - down) / (2 * step)
+
+
+@pytest.fixture(scope="module")
+def traj():
+    return run(derivatives=True)
+
+
+def test_gradient_of_a_column_against_whole_run_differences(traj):
+    g = traj.gradient("box.x", wrt=["mu", "box.mass", "box.velocity"])
+    assert set(g) == {"mu", "box.mass", "box.velocity"}
+    assert isinstance(g["mu"], float)
+    assert g["box.velocity"].shape == (3,)
+    assert g["mu"] == pytest.approx(central("box.x", mu=0.3)[-1], rel=1e-5)
+    assert g["box.mass"] == pytest.approx(central("box.x", mass=1.5)[-1], rel=1e-5)
+    assert g["box.velocity"][0] == pytest.approx(central("box.x", vx=1.0)[-1], rel=1e-5)
+    # step=: another row.
+    assert traj.gradient("box.y", wrt="mu", step=10)["mu"] == pytest.approx(
+        central("box.y", mu=0.3)[10], rel=1e-5)
+    assert traj.undetermined_steps == []
+
+
+def test_dict_and_function_losses_agree_with_the_column(traj):
+    n = len(traj)
+    target = 0.1 + 0.01 * np.arange(n)
+
+    def loss(columns):
+        return float(np.sum((columns["box.x"] - target) ** 2))
+
+    weights = {"box.x": 2.0 * (traj["box.x"] - target)}
+    by_dict = traj.gradient(weights, wrt=["mu", "box.mass"])
+    by_function = traj.gradient(loss, wrt=["mu", "box.mass"])
+    for name in ("mu", "box.mass"):
+        assert by_function[name] == pytest.approx(by_dict[name], rel=1e-7)
+    by_differences = sum(2.0 * (traj["box.x"] - target) * central("box.x", mu=0.3))
+    assert by_dict["mu"] == pytest.approx(by_differences, rel=1e-5)
+
+
+def test_jacobian_matches_differences_on_every_row(traj):
+    d = traj.jacobian(["box.x", "box.qz"], wrt=["mu", "box.velocity"])
+    assert d["mu"]["box.x"].shape == (len(traj),)
+    assert d["box.velocity"]["box.x"].shape == (len(traj), 3)
+    np.testing.assert_allclose(d["mu"]["box.x"], central("box.x", mu=0.3), rtol=1e-5, atol=1e-9)
+    np.testing.assert_allclose(d["mu"]["box.qz"], central("box.qz", mu=0.3), rtol=1e-5,
+                               atol=1e-9)
+    single = traj.jacobian("box.x", wrt="mu")
+    np.testing.assert_array_equal(single["mu"], d["mu"]["box.x"])
+    impulse = traj.gradient("box.x", wrt="box.impulse")["box.impulse"]
+    assert impulse.shape == (len(traj), 6)
+
+
+def test_step_modes_name_sliding_contacts(traj):
+    determined, modes, degenerate = traj.step_modes(len(traj) - 1)
+    assert determined
+    assert set(modes) <= set("asl") and "l" in modes
+    assert isinstance(degenerate, list)
+
+
+def test_refused_input(traj):
+    with pytest.raises(ncpkit.InputError, match="no derivatives"):
+        run().gradient("box.x")
+    with pytest.raises(ncpkit.InputError, match="'friction'; there are: h, mu"):
+        traj.gradient("box.x", wrt=["friction"])
+    with pytest.raises(ncpkit.InputError, match="no state column 'box.q'"):
+        traj.gradient("box.q")
+    with pytest.raises(IndexError):
+        traj.gradient("box.x", step=len(traj))
+    with pytest.raises(ncpkit.InputError, match="3 rows"):
+        traj.gradient({"box.x": np.ones(3)})
+    # The implicit stepper's steps have no derivatives yet: the run says so.
+    with pytest.raises(ncpkit.InputError, match="derivative"):
+        ncpkit.simulate(ncpkit.scene_path("sliding_cube"), duration=0.02, derivatives=True)
+
+
+@pytest.mark.parametrize("example", ["system_identification.py", "shooting.py"])
+def test_example_runs(example):
+    env = dict(os.environ)
+    result = subprocess.run([sys.executable, os.path.join(EXAMPLES, example)], env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
