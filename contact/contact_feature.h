@@ -10,7 +10,8 @@
 
 #include <Eigen/Dense>
 #include <cmath>
-#include <utility>
+
+#include "dynamics/shapes.h"
 
 namespace ncpkit {
 
@@ -45,18 +46,28 @@ struct ContactFeature {
   double radius = 0.0;    // kSphere: the sphere's; kSpheres: A's
   double radius_b = 0.0;  // kSpheres: B's
   double sign = 1.0;      // kEdges
+};
 
-  // The same contact seen with A and B exchanged.
-  void Flip() {
-    face_body = 1 - face_body;
-    line_body = 1 - line_body;
-    if (kind == Kind::kSpheres) std::swap(radius, radius_b);
-    if (kind == Kind::kEdges) {
-      std::swap(point, plane_point);
-      std::swap(direction, plane_normal);
-      // (B x A) = -(A x B), and the normal is reversed too: the sign stays.
-    }
-  }
+// A contact's features as the narrow phase keeps them with every contact point (24 bytes: a
+// stack's steps copy several hundred points each, and the ContactFeature above is 184): every
+// vector of a feature the narrow phase makes is a unit axis of its body (normals, directions) or
+// a signed combination of its half extents (points: vertices, edge centres, face planes), so
+// each is stored as the signs of its three components, and the radii are the shapes'. Expand()
+// gives the ContactFeature back from the two shapes.
+struct FeatureId {
+  ContactFeature::Kind kind = ContactFeature::Kind::kNone;
+  ContactFeature::Incident incident = ContactFeature::Incident::kPoint;
+  signed char face_body = 0, line_body = 0, sign = 1;
+  // The signs (-1, 0, 1) of each vector's components, in ContactFeature's order: face_normal,
+  // face_point, point, direction, plane_point, plane_normal.
+  signed char signs[6][3] = {};
+
+  // The feature in full, with the half extents (a box's; zero for other shapes, whose features
+  // have no points) and radii (a sphere's) of A's shape `a` and B's `b`.
+  ContactFeature Expand(const Shape& a, const Shape& b) const;
+  // The same contact seen with A and B exchanged: the bodies' roles swap, and for two edges so
+  // do the edges' vectors ((B x A) = -(A x B), and the normal is reversed too: the sign stays).
+  void Flip();
 };
 
 // A body's pose on the scalar type T.

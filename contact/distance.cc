@@ -16,39 +16,42 @@ using Eigen::Matrix3d;
 using Eigen::Vector3d;
 
 void Add(const Vector3d& point_a, const Vector3d& normal, double distance,
-         std::vector<ContactPoint>* out, const ContactFeature& feature = ContactFeature()) {
-  ContactPoint c;
+         std::vector<ContactPoint>* out, const FeatureId& feature = FeatureId()) {
+  ContactPoint& c = out->emplace_back();
   c.point_a = point_a;
   c.normal = normal;
   c.distance = distance;
   c.point_b = point_a + distance * normal;
   c.feature = feature;
-  out->push_back(c);
+}
+
+// The signs of v's components into one of FeatureId::signs' rows: v is a unit axis or a signed
+// combination of the body's half extents (FeatureId).
+void Signs(const Vector3d& v, signed char* out) {
+  for (int k = 0; k < 3; ++k) out[k] = static_cast<signed char>((v[k] > 0.0) - (v[k] < 0.0));
 }
 
 // A face of A (outward normal and a point of its plane, in A's frame) and a point of B.
-ContactFeature FaceFeature(const Vector3d& face_normal, const Vector3d& face_point) {
-  ContactFeature f;
+FeatureId FaceFeature(const Vector3d& face_normal, const Vector3d& face_point,
+                      ContactFeature::Incident incident) {
+  FeatureId f;
   f.kind = ContactFeature::Kind::kFace;
+  f.incident = incident;
   f.face_body = 0;
-  f.face_normal = face_normal;
-  f.face_point = face_point;
+  Signs(face_normal, f.signs[0]);
+  Signs(face_point, f.signs[1]);
   return f;
 }
 
-ContactFeature FaceVertex(const Vector3d& face_normal, const Vector3d& face_point,
-                          const Vector3d& vertex) {
-  ContactFeature f = FaceFeature(face_normal, face_point);
-  f.incident = ContactFeature::Incident::kPoint;
-  f.point = vertex;
+FeatureId FaceVertex(const Vector3d& face_normal, const Vector3d& face_point,
+                     const Vector3d& vertex) {
+  FeatureId f = FaceFeature(face_normal, face_point, ContactFeature::Incident::kPoint);
+  Signs(vertex, f.signs[2]);
   return f;
 }
 
-ContactFeature FaceSphere(const Vector3d& face_normal, const Vector3d& face_point, double radius) {
-  ContactFeature f = FaceFeature(face_normal, face_point);
-  f.incident = ContactFeature::Incident::kSphere;
-  f.radius = radius;
-  return f;
+FeatureId FaceSphere(const Vector3d& face_normal, const Vector3d& face_point) {
+  return FaceFeature(face_normal, face_point, ContactFeature::Incident::kSphere);
 }
 
 // Half-space A (solid where the body z <= 0; outward normal R e_z) and sphere B.
@@ -58,8 +61,7 @@ void PlaneSphere(const ShapePose& pa, const Shape& b, const ShapePose& pb, doubl
   const double height = n.dot(pb.position - pa.position);
   const double distance = height - b.size[0];
   if (distance >= threshold) return;
-  Add(pb.position - height * n, n, distance, out,
-      FaceSphere(Vector3d::UnitZ(), Vector3d::Zero(), b.size[0]));
+  Add(pb.position - height * n, n, distance, out, FaceSphere(Vector3d::UnitZ(), Vector3d::Zero()));
 }
 
 // Half-space A and box B: every vertex of B closer than the threshold.
@@ -125,12 +127,8 @@ void SphereSphere(const Shape& a, const ShapePose& pa, const Shape& b, const Sha
   const double distance = length - a.size[0] - b.size[0];
   if (distance >= threshold) return;
   const Vector3d n = length > 0.0 ? Vector3d(d / length) : Vector3d::UnitZ();
-  ContactFeature feature;
-  if (length > 0.0) {
-    feature.kind = ContactFeature::Kind::kSpheres;
-    feature.radius = a.size[0];
-    feature.radius_b = b.size[0];
-  }
+  FeatureId feature;
+  if (length > 0.0) feature.kind = ContactFeature::Kind::kSpheres;
   Add(pa.position + a.size[0] * n, n, distance, out, feature);
 }
 
@@ -170,7 +168,7 @@ void BoxSphere(const Shape& a, const ShapePose& pa, const Shape& b, const ShapeP
   const double distance = centre_distance - b.size[0];
   if (distance >= threshold) return;
   Add(pa.position + pa.rotation * surface, pa.rotation * normal_local, distance, out,
-      on_face ? FaceSphere(normal_local, surface, b.size[0]) : ContactFeature());
+      on_face ? FaceSphere(normal_local, normal_local) : FeatureId());
 }
 
 // Where a point of an incident face clipped to a reference face lies (FaceContact): at an
@@ -337,34 +335,34 @@ struct ClippedFaces {
     return (plane % 2 == 0 ? 1.0 : -1.0) * ref_half[axis] * Vector3d::Unit(axis);
   }
 
-  ContactFeature Feature(const ClipTag& tag) const {
-    ContactFeature f = FaceFeature(ref_sign * Vector3d::Unit(ref_axis),
-                                   ref_sign * ref_half[ref_axis] * Vector3d::Unit(ref_axis));
+  FeatureId Feature(const ClipTag& tag) const {
+    const Vector3d ref_normal = ref_sign * Vector3d::Unit(ref_axis);
+    FeatureId f = FaceFeature(ref_normal, ref_normal, ContactFeature::Incident::kPoint);
     switch (tag.kind) {
       case ClipTag::kCorner:
-        f.point = Corner(tag.a);
+        Signs(Corner(tag.a), f.signs[2]);
         return f;
       case ClipTag::kEdgePlane:  // an incident edge (B's) crossing a side plane (A's)
         f.incident = ContactFeature::Incident::kLinePlane;
         f.line_body = 1;
-        f.point = Corner(tag.a);
-        f.direction = Corner((tag.a + 1) % 4) - f.point;
-        f.plane_point = SidePoint(tag.b);
-        f.plane_normal = Vector3d::Unit(SideAxis(tag.b));
+        Signs(Corner(tag.a), f.signs[2]);
+        Signs(Corner((tag.a + 1) % 4) - Corner(tag.a), f.signs[3]);
+        Signs(SidePoint(tag.b), f.signs[4]);
+        Signs(Vector3d::Unit(SideAxis(tag.b)), f.signs[5]);
         return f;
       case ClipTag::kCornerLine:  // a corner line of the reference face (A's) crossing B's face
         if (SideAxis(tag.a) == SideAxis(tag.b)) break;
         f.incident = ContactFeature::Incident::kLinePlane;
         f.line_body = 0;
-        f.point = SidePoint(tag.a) + SidePoint(tag.b);
-        f.direction = Vector3d::Unit(ref_axis);
-        f.plane_point = inc_sign * inc_half[inc_axis] * Vector3d::Unit(inc_axis);
-        f.plane_normal = Vector3d::Unit(inc_axis);
+        Signs(SidePoint(tag.a) + SidePoint(tag.b), f.signs[2]);
+        Signs(Vector3d::Unit(ref_axis), f.signs[3]);
+        Signs(inc_sign * Vector3d::Unit(inc_axis), f.signs[4]);
+        Signs(Vector3d::Unit(inc_axis), f.signs[5]);
         return f;
       case ClipTag::kUnknown:
         break;
     }
-    return ContactFeature();
+    return FeatureId();
   }
 };
 
@@ -530,16 +528,16 @@ void EdgeContact(const ShapePose& pa, const Vector3d& ha, const ShapePose& pb, c
   Vector3d ca, cb;
   ClosestOnSegments(edge_a, da, edge_b, db, &ca, &cb);
   // Closest points inside both edges: the two edges' lines; at an end, not described.
-  ContactFeature feature;
+  FeatureId feature;
   const double margin = 1.0 - 1e-9;
   if (std::abs((ca - edge_a).dot(da)) < margin * da.squaredNorm() &&
       std::abs((cb - edge_b).dot(db)) < margin * db.squaredNorm()) {
     feature.kind = ContactFeature::Kind::kEdges;
-    feature.point = local_a;
-    feature.direction = Vector3d::Unit(i);
-    feature.plane_point = local_b;
-    feature.plane_normal = Vector3d::Unit(j);
-    feature.sign = n.dot(pa.rotation.col(i).cross(pb.rotation.col(j))) > 0.0 ? 1.0 : -1.0;
+    Signs(local_a, feature.signs[2]);
+    Signs(Vector3d::Unit(i), feature.signs[3]);
+    Signs(local_b, feature.signs[4]);
+    Signs(Vector3d::Unit(j), feature.signs[5]);
+    feature.sign = n.dot(pa.rotation.col(i).cross(pb.rotation.col(j))) > 0.0 ? 1 : -1;
   }
   Add(ca, n, axis.separation, out, feature);
 }

@@ -25,8 +25,9 @@ struct ContactPoint {
   Eigen::Vector3d point_b = Eigen::Vector3d::Zero();  // on B's surface (world)
   Eigen::Vector3d normal = Eigen::Vector3d::UnitZ();  // unit, from A towards B
   double distance = 0.0;  // signed: > 0 apart, < 0 overlapping; point_b - point_a = distance n
-  // The surface features that made the point, in the bodies' frames (contact_feature.h).
-  ContactFeature feature;
+  // The surface features that made the point, in the bodies' frames (contact_feature.h;
+  // FeatureId::Expand with the two shapes gives them in full).
+  FeatureId feature;
 };
 
 // Where contact points come from. The explicit source below measures distances at the current

@@ -398,14 +398,13 @@ void ExplicitStepper::AddPairContacts(int i, int j, std::pair<int, int> range,
   const bool on_b = !b.fixed;
   const Body& anchor = on_b ? b : a;
   for (const ContactPoint& point : *points) {
-    ExplicitContact c;
+    ExplicitContact& c = contacts->emplace_back();
     c.body_a = i;
     c.body_b = j;
     c.point = point;
     ContactTangentBasis(point.normal, &c.tangent1, &c.tangent2);
     c.anchor_point = (on_b ? pose_b : pose_a).rotation.transpose() *
                      ((on_b ? point.point_b : point.point_a) - anchor.state.position);
-    contacts->push_back(c);
     previous_range->push_back(range);
   }
 }

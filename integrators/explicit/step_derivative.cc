@@ -88,6 +88,7 @@ Eigen::Matrix<T, 3, 6> FrameRows(const Vec3<T> (&d)[3], const Vec3<T>& p, const 
 // What a contact's local function needs besides its inputs.
 struct ContactSetting {
   const ExplicitContact& contact;
+  const ContactFeature& feature;  // the contact's, expanded (FeatureId::Expand)
   const RigidBodyState& a;
   const RigidBodyState& b;
   double restitution_velocity;
@@ -106,7 +107,7 @@ void ContactRows(const ContactSetting& s, bool described, const T* in, T* out) {
   FeaturePose<T> pb{s.b.position.cast<T>() + Vec3<T>(in[6], in[7], in[8]),
                     Turned(s.b.orientation.toRotationMatrix(), Vec3<T>(in[9], in[10], in[11]))};
   FeatureContact<T> e;
-  if (!described || !EvaluateContactFeature(c.point.feature, pa, pb, &e)) {
+  if (!described || !EvaluateContactFeature(s.feature, pa, pb, &e)) {
     e = {c.point.point_a.cast<T>(), c.point.point_b.cast<T>(), c.point.normal.cast<T>(),
          T(c.point.distance)};
   }
@@ -269,8 +270,10 @@ void ExplicitStepDerivative::LinearizeContacts(const ExplicitStepData& step) {
     Eigen::Matrix<double, kContactInputs, 1> nominal;
     nominal << Eigen::Matrix<double, 12, 1>::Zero(), Twist(a), Twist(b), law.restitution,
         step.options.h;
-    const ContactSetting setting{contact, a, b, step.options.restitution_velocity,
-                                 law.restitution > 0.0};
+    const ContactFeature feature = contact.point.feature.Expand(step.bodies[contact.body_a].shape,
+                                                                step.bodies[contact.body_b].shape);
+    const ContactSetting setting{
+        contact, feature, a, b, step.options.restitution_velocity, law.restitution > 0.0};
     terms.rows_a = terms.slot_a >= 0 ? step.workspace.rows_a[c] : Matrix36::Zero();
     terms.rows_b = terms.slot_b >= 0 ? step.workspace.rows_b[c] : Matrix36::Zero();
     // The inputs that can move: each moving body's pose (and twist with restitution), e, h.

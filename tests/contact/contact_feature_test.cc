@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <Eigen/Geometry>
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
@@ -155,11 +156,10 @@ std::vector<ContactPoint> Search(const Case& c, const ShapePose& pa, const Shape
 bool SameFeatures(const std::vector<ContactPoint>& x, const std::vector<ContactPoint>& y) {
   if (x.size() != y.size()) return false;
   for (size_t k = 0; k < x.size(); ++k) {
-    const ContactFeature &f = x[k].feature, &g = y[k].feature;
+    const FeatureId &f = x[k].feature, &g = y[k].feature;
     if (f.kind != g.kind || f.incident != g.incident || f.face_body != g.face_body ||
-        f.line_body != g.line_body || (f.point - g.point).norm() > 0.0 ||
-        (f.face_normal - g.face_normal).norm() > 0.0 ||
-        (f.plane_point - g.plane_point).norm() > 0.0) {
+        f.line_body != g.line_body || f.sign != g.sign ||
+        !std::equal(&f.signs[0][0], &f.signs[0][0] + 18, &g.signs[0][0])) {
       return false;
     }
   }
@@ -174,7 +174,10 @@ TEST_CASE("contact features: evaluated where they were found, every described co
     for (const ContactPoint& p : Search(c, c.pa, c.pb)) {
       ++total;
       FeatureContact<double> e;
-      if (!EvaluateContactFeature(p.feature, DoublePose(c.pa), DoublePose(c.pb), &e)) continue;
+      if (!EvaluateContactFeature(p.feature.Expand(c.a, c.b), DoublePose(c.pa), DoublePose(c.pb),
+                                  &e)) {
+        continue;
+      }
       ++described;
       INFO("trial " << trial << " kind " << static_cast<int>(p.feature.kind) << " incident "
                     << static_cast<int>(p.feature.incident));
@@ -218,7 +221,9 @@ bool NumericJacobian(const Case& c, const std::vector<ContactPoint>& points,
 // The feature's 10 x 12 Jacobian on Jets, or false for an undescribed contact.
 bool ExactJacobian(const Case& c, const ContactPoint& p, Eigen::Matrix<double, 10, 12>* exact) {
   FeatureContact<Jet> e;
-  if (!EvaluateContactFeature(p.feature, JetPose(c.pa, 0), JetPose(c.pb, 1), &e)) return false;
+  if (!EvaluateContactFeature(p.feature.Expand(c.a, c.b), JetPose(c.pa, 0), JetPose(c.pb, 1), &e)) {
+    return false;
+  }
   exact->row(0) = e.distance.v.transpose();
   for (int r = 0; r < 3; ++r) {
     exact->row(1 + r) = e.normal[r].v.transpose();

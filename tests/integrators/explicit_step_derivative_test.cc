@@ -64,7 +64,9 @@ Outcome StepOnce(const Setup& setup, std::unique_ptr<StepDerivative>* derivative
   }
   for (const ExplicitContact& c : stepper.record().contacts) {
     out.kinds.push_back(c.point.feature.kind);
-    out.feature_points.push_back(c.point.feature.point);
+    const std::vector<Body>& bodies = stepper.bodies();
+    out.feature_points.push_back(
+        c.point.feature.Expand(bodies[c.body_a].shape, bodies[c.body_b].shape).point);
   }
   std::unique_ptr<StepDerivative> d;
   if (out.solved) d = stepper.LastStepDerivative();
