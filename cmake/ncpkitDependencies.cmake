@@ -1,7 +1,8 @@
 # The dependencies of ncpkit's libraries that ship no CMake package on Debian 12, as imported
 # targets: used by ncpkit's own build and by the installed package (ncpkitConfig.cmake), so that
 # both resolve them the same way.
-#   ncpkit::suitesparse  KLU, UMFPACK, CHOLMOD, AMD and SuiteSparse_config (headers and libraries)
+#   ncpkit::suitesparse  KLU, UMFPACK, SPQR, CHOLMOD, AMD and SuiteSparse_config (headers and
+#                        libraries)
 #   ncpkit::jet          the header-only Jet type of Ceres (no Ceres library is linked)
 #   ncpkit::hdf5         the HDF5 C library (libhdf5-dev, serial), for the FCLib reader
 #   ncpkit::json         nlohmann-json's headers (nlohmann-json3-dev): scene files, and the
@@ -11,7 +12,7 @@
 function(ncpkit_find_dependencies)
   set(missing "")
   find_path(NCPKIT_SUITESPARSE_INCLUDE_DIR klu.h PATH_SUFFIXES suitesparse)
-  foreach(lib klu umfpack cholmod amd suitesparseconfig)
+  foreach(lib klu umfpack spqr cholmod amd suitesparseconfig)
     string(TOUPPER "${lib}" upper)
     find_library(NCPKIT_${upper}_LIBRARY ${lib})
     if(NOT NCPKIT_${upper}_LIBRARY)

@@ -15,8 +15,8 @@
 // one-sided derivative returned — that of the piece where the index stays at its bound
 // (default), or of the piece where it is free — and degenerate() lists those indices. Where J_FF
 // is singular (redundant equations), dz_F is the least-squares solution of least norm
-// (the pseudo-inverse of J_FF from its complete orthogonal decomposition, dense); least_squares()
-// says so.
+// (internal/selected_system.h: sparse rank-revealing QR, or a dense pseudo-inverse);
+// least_squares() says so.
 //
 // The adjoint (vector-Jacobian) products come from the same factorization: for a scalar L(z)
 // with gradient g, lambda solves J_FF^T lambda = g_F, and

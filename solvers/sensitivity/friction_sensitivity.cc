@@ -191,7 +191,7 @@ Eigen::VectorXd FrictionSensitivity::Jvp(const Tangent& tangent) const {
 
 Eigen::MatrixXd FrictionSensitivity::UndeterminedImpulses() const {
   if (!system_.least_squares()) return Eigen::MatrixXd(size(), 0);
-  return system_.null_projector().topRows(size());
+  return system_.null_basis().topRows(size());
 }
 
 FrictionSensitivity::Gradient FrictionSensitivity::Vjp(const Eigen::VectorXd& g) const {

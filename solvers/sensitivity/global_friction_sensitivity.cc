@@ -62,8 +62,8 @@ GlobalFrictionSensitivity::GlobalFrictionSensitivity(const GlobalFrictionContact
 bool GlobalFrictionSensitivity::VelocitiesDetermined() const {
   const Eigen::MatrixXd undetermined = local_.UndeterminedImpulses();
   if (undetermined.cols() == 0) return true;
-  const Eigen::MatrixXd map = inverse_mass_ * H_;  // dv per unit impulse
-  const double scale = map.cwiseAbs().maxCoeff();
+  const Eigen::SparseMatrix<double> map = inverse_mass_ * H_;  // dv per unit impulse
+  const double scale = map.nonZeros() == 0 ? 0.0 : map.coeffs().cwiseAbs().maxCoeff();
   return (map * undetermined).cwiseAbs().maxCoeff() <= 1e-8 * scale;
 }
 

@@ -1,7 +1,10 @@
 // The linear system a sensitivity solves at a solution (its "selected" system: the rows of the
 // active constraints), factorized once for the forward and the adjoint products: KLU of the
-// matrix and of its transpose, or, where the matrix is singular, its pseudo-inverse (a dense
-// complete orthogonal decomposition) for the least-squares solution of least norm. With it, the
+// matrix and of its transpose, or, where the matrix is singular, the solution of least norm:
+// from a sparse rank-revealing QR factorization of its transpose (SuiteSparseQR; the adjoint
+// products are the exact transposes of the forward ones, selected_system.cc); where that does not
+// see the rank deficiency, the least-squares solution of least norm from a dense complete
+// orthogonal decomposition (its pseudo-inverse). With it, the
 // small kernels every sensitivity shares: Jacobian columns per matrix entry, outer products on a
 // pattern, and the size limit of dense Jacobians.
 #ifndef NCPKIT_SOLVERS_SENSITIVITY_INTERNAL_SELECTED_SYSTEM_H_
@@ -28,16 +31,23 @@ class SelectedSystem {
   // singular and has more than max_dense_least_squares rows.
   void Factorize(const Eigen::SparseMatrix<double>& A, int max_dense_least_squares,
                  const char* what);
-  // A^-1 b (or A^-T b), the least-norm least-squares solution where A is singular.
+  // A^-1 b (or A^-T b); where A is singular, G b (or G^T b) for a generalized inverse G that
+  // gives the least-norm solution of a consistent A x = b (for a b outside A's range: of its
+  // independent equations with the sparse factorization, in the least-squares sense with the
+  // dense one).
   Eigen::VectorXd Solve(const Eigen::VectorXd& b, bool transpose) const;
   bool least_squares() const { return least_squares_; }
-  // I - A^+ A, whose columns span A's null space: the directions in which the solution is not
-  // determined (empty where A is regular).
-  const Eigen::MatrixXd& null_projector() const { return null_projector_; }
+  // An orthonormal basis of A's null space (n x its dimension): the directions in which the
+  // solution is not determined (no columns where A is regular).
+  const Eigen::MatrixXd& null_basis() const { return null_basis_; }
+
+  // One rank-deficient sparse QR factorization (selected_system.cc).
+  struct SparseLeastSquares;
 
  private:
   std::unique_ptr<KluLu> lu_, lu_transpose_;
-  Eigen::MatrixXd pseudo_inverse_, null_projector_;
+  std::unique_ptr<SparseLeastSquares> qr_;
+  Eigen::MatrixXd pseudo_inverse_, null_basis_;
   bool least_squares_ = false;
 };
 
