@@ -224,6 +224,46 @@ TEST_CASE("LCP sensitivity: redundant equations are solved in least squares") {
 }
 
 TEST_CASE(
+    "LCP sensitivity: a large rank-deficient system (sparse QR) gives the least-norm answer") {
+  // M = B B^T with B 120 x 70 (sparse): every index free at z = 1, J_FF = M of rank 70, past the
+  // size where the sparse QR takes over. Against the dense pseudo-inverse on consistent dq
+  // (dq = M y), with exact adjoints for any v, w.
+  const int n = 120, rank = 70;
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> normal;
+  std::uniform_int_distribution<int> column(0, rank - 1);
+  Eigen::MatrixXd B = Eigen::MatrixXd::Zero(n, rank);
+  for (int i = 0; i < n; ++i) {
+    for (int k = 0; k < 3; ++k) B(i, column(rng)) = normal(rng);
+    B(i, i % rank) += 2.0;
+  }
+  const Eigen::MatrixXd M = B * B.transpose();
+  const Eigen::VectorXd z = Eigen::VectorXd::Ones(n);
+  const LinearComplementarityProblem problem(Eigen::SparseMatrix<double>(M.sparseView()), -(M * z));
+  const LinearSensitivity sensitivity(problem, z);
+  CHECK(sensitivity.box().least_squares());
+  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> dense(M);
+  REQUIRE(dense.rank() == rank);
+  auto random_vector = [&](int size) {
+    Eigen::VectorXd v(size);
+    for (int i = 0; i < size; ++i) v[i] = normal(rng);
+    return v;
+  };
+  for (int trial = 0; trial < 5; ++trial) {
+    LinearSensitivity::Tangent d;
+    d.q = M * random_vector(n);
+    const Eigen::VectorXd expected = -dense.solve(d.q);  // dz = -M^+ dq, least norm
+    CHECK((sensitivity.Jvp(d) - expected).norm() <= 1e-9 * expected.norm());
+    LinearSensitivity::Tangent w;
+    w.q = random_vector(n);
+    const Eigen::VectorXd v = random_vector(n);
+    const double forward = v.dot(sensitivity.Jvp(w));
+    const double backward = sensitivity.Vjp(v).q.dot(w.q);
+    CHECK(std::abs(forward - backward) <= 1e-10 * (1.0 + std::abs(forward)));
+  }
+}
+
+TEST_CASE(
     "LCP sensitivity: a matrix singular to rounding whose pivots look fine is taken as "
     "singular") {
   // Unit diagonal, -2 above it: every pivot is 1, so the pivots' ratio says "well conditioned",
