@@ -46,7 +46,8 @@ foreach(name integrators contact dynamics readers fixtures solvers)
   string(APPEND pc_libs " -lncpkit_${name}")
 endforeach()
 set(pc_deps "")
-foreach(lib ${NCPKIT_KLU_LIBRARY} ${NCPKIT_UMFPACK_LIBRARY} ${NCPKIT_CHOLMOD_LIBRARY} ${NCPKIT_AMD_LIBRARY}
+foreach(lib ${NCPKIT_KLU_LIBRARY} ${NCPKIT_UMFPACK_LIBRARY} ${NCPKIT_SPQR_LIBRARY}
+            ${NCPKIT_CHOLMOD_LIBRARY} ${NCPKIT_AMD_LIBRARY}
             ${NCPKIT_SUITESPARSECONFIG_LIBRARY} ${NCPKIT_HDF5_LIBRARY})
   get_filename_component(dir ${lib} DIRECTORY)
   get_filename_component(file ${lib} NAME_WE)
