@@ -103,7 +103,7 @@ void TrajectoryDerivatives::CheckNames(const std::vector<std::string>& columns,
   for (const std::string& name : columns) {
     if (std::find(state.begin(), state.end(), name) == state.end()) {
       throw InputError("trajectory gradient: no state column '" + name +
-                       "'; a loss may read: " + Joined(state));
+                       "'; there are: " + Joined(state));
     }
   }
   const std::vector<std::string> names = WrtNames();

@@ -305,6 +305,9 @@ class Trajectory:
             wrt = [wrt]
         wrt = list(d.wrt_names()) if wrt is None else list(wrt)
         weights = self._loss_weights(d, loss, step)
+        for name, w in weights.items():
+            if not np.all(np.isfinite(w)):
+                raise InputError("the loss's gradient with respect to %s is not finite" % name)
         values, undetermined, degenerate = d.gradient(weights, wrt)
         self.undetermined_steps = list(undetermined)
         self.degenerate_contacts = list(degenerate)

@@ -105,6 +105,8 @@ def test_refused_input(traj):
         traj.gradient("box.q")
     with pytest.raises(IndexError):
         traj.gradient("box.x", step=len(traj))
+    with pytest.raises(ncpkit.InputError, match="not finite"):
+        traj.gradient(lambda c: float(np.sum(np.sqrt(c["box.x"] - 10.0))), wrt="mu")
     with pytest.raises(ncpkit.InputError, match="3 rows"):
         traj.gradient({"box.x": np.ones(3)})
     # The implicit stepper's steps have no derivatives yet: the run says so.
