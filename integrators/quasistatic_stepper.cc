@@ -10,6 +10,7 @@
 #include "integrators/islands.h"
 #include "integrators/json_reader.h"
 #include "integrators/limits.h"
+#include "integrators/quasistatic_derivative.h"
 #include "solvers/base/constants.h"
 #include "solvers/base/input_error.h"
 #include "solvers/base/internal/enum_names.h"
@@ -283,6 +284,7 @@ QuasistaticStepper::QuasistaticStepper(std::vector<Body> scene_bodies, const Con
   const int nb = static_cast<int>(bodies_.size());
   actuated_ = ActuatedBodies(nb, actuators_);
   ReadFriction(laws);
+  law_table_ = laws;
   for (const Body& body : bodies_) base_pose_.push_back(body.state);
   balance_ = QuasistaticBalance(bodies_, actuated_, actuators_);
   for (const Actuator& actuator : actuators_) q_actuated_.push_back(actuator.command(0.0));
@@ -778,6 +780,10 @@ const QuasistaticStepRecord& QuasistaticStepper::DoStep(const Eigen::VectorXd* i
   record.contacts.clear();
   record.max_penetration = 0.0;
   record.time = time_ + options_.h;
+  start_states_.resize(bodies_.size());
+  for (size_t b = 0; b < bodies_.size(); ++b) start_states_[b] = bodies_[b].state;
+  start_q_ = q_actuated_;
+  derivable_ = true;
   AssembleStep();
   if (balance_.size() == 0) {
     // Every body is fixed and nothing is actuated: there is nothing to solve for.
@@ -864,6 +870,28 @@ void QuasistaticStepper::FinishStep(double seconds) {
   for (const Actuator& a : actuators_) record.actuator_commands.push_back(a.command(time_));
   record.num_contacts = nc;
   record.step_seconds = seconds;
+}
+
+std::unique_ptr<StepDerivative> QuasistaticStepper::LastStepDerivative() const {
+  if (!derivable_) {
+    throw InputError("quasistatic stepper: no step taken, so none to differentiate");
+  }
+  if (options_.model != QuasistaticModel::Qp && options_.model != QuasistaticModel::QpLcp) {
+    throw InputError(std::string("quasistatic stepper: derivatives of steps are available for the "
+                                 "qp and qp-lcp models, not ") +
+                     ToString(options_.model));
+  }
+  const SolverSummary& summary = record_.summary;
+  if (!summary.IsSolved() || (balance_.size() > 0 && delta_.size() != balance_.size())) {
+    throw InputError("quasistatic stepper: the step at t = " + NumberText(record_.time) +
+                     " was not solved (" + summary.message + "), so it has no derivative");
+  }
+  const int nb = static_cast<int>(anitescu_.constant.size());
+  const Eigen::VectorXd beta = nb == 0 ? Eigen::VectorXd() : Eigen::VectorXd(solution_.tail(nb));
+  const internal::QuasistaticStepData data{
+      bodies_,    start_states_, actuators_, start_q_, actuated_,  balance_, contacts_,
+      first_row_, anitescu_,     delta_,     beta,     law_table_, options_};
+  return std::make_unique<internal::QuasistaticStepDerivative>(data);
 }
 
 // ---------------------------------------------------------------------------------------------

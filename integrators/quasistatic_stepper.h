@@ -129,6 +129,10 @@ class QuasistaticStepper : public Stepper {
   const ComplementaritySolver& solver() const override;
   std::string variant() const override;
   bool has_velocities() const override { return false; }
+  // The last step's derivative (integrators/quasistatic_derivative.h): the qp and qp-lcp
+  // models with prismatic actuators. Throws InputError before a step, after an unsolved one, or
+  // for another model.
+  std::unique_ptr<StepDerivative> LastStepDerivative() const override;
   Eigen::Vector3d gravity() const override { return options_.gravity; }
   const std::vector<const char*>& PairColumns() const override;
   void TablePairs(const StepRecord& record, std::vector<PairRow>* rows) const override;
@@ -209,6 +213,12 @@ class QuasistaticStepper : public Stepper {
   std::unique_ptr<SparseCholesky> cholesky_;  // qp-lcp: the stiffness, analyzed once
   std::vector<double> q_actuated_;
   double time_ = 0.0;
+  // For the last step's derivative: the laws, the bodies' poses and the actuators' positions at
+  // the step's start, and whether a step was taken.
+  ContactLawTable law_table_;
+  std::vector<RigidBodyState> start_states_;
+  std::vector<double> start_q_;
+  bool derivable_ = false;
   Eigen::VectorXd solution_;
   QuasistaticStepRecord record_;
   // The step's workspace: contacts, stiffness K~, normal rows, the problem's point, and what

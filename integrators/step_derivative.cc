@@ -1,5 +1,7 @@
 #include "integrators/step_derivative.h"
 
+#include <cmath>
+
 namespace ncpkit {
 
 Eigen::MatrixXd StepDerivative::StateJacobian() const {
@@ -27,5 +29,18 @@ Eigen::MatrixXd StepDerivative::CommandJacobian() const {
   }
   return out;
 }
+
+namespace internal {
+
+Eigen::Matrix3d So3LeftJacobian(const Eigen::Vector3d& phi) {
+  const double a = phi.norm();
+  Eigen::Matrix3d K;
+  K << 0.0, -phi.z(), phi.y(), phi.z(), 0.0, -phi.x(), -phi.y(), phi.x(), 0.0;
+  if (a < 1e-6) return Eigen::Matrix3d::Identity() + 0.5 * K + K * K / 6.0;
+  return Eigen::Matrix3d::Identity() + (1.0 - std::cos(a)) / (a * a) * K +
+         (a - std::sin(a)) / (a * a * a) * K * K;
+}
+
+}  // namespace internal
 
 }  // namespace ncpkit

@@ -7,8 +7,9 @@
 //
 // The state is laid out per moving body, in the stepper's body order (fixed bodies have none):
 // position (3), rotation (3), then for steppers with velocities linear (3) and angular (3)
-// velocity, all in the world frame. A rotation's entries are the small world-frame turn theta
-// of R' = exp([theta]x) R, so its derivatives are in radians about the world axes.
+// velocity, all in the world frame, then the stepper's own entries (extra_state_names(): the
+// quasistatic stepper's actuator positions). A rotation's entries are the small world-frame turn
+// theta of R' = exp([theta]x) R, so its derivatives are in radians about the world axes.
 #ifndef NCPKIT_INTEGRATORS_STEP_DERIVATIVE_H_
 #define NCPKIT_INTEGRATORS_STEP_DERIVATIVE_H_
 
@@ -26,15 +27,21 @@ class StepDerivative {
   // their index in the stepper's list.
   int entries_per_body() const { return entries_per_body_; }
   const std::vector<int>& moving_bodies() const { return moving_bodies_; }
-  int state_size() const { return entries_per_body_ * static_cast<int>(moving_bodies_.size()); }
+  int state_size() const {
+    return entries_per_body_ * static_cast<int>(moving_bodies_.size()) +
+           static_cast<int>(extra_state_names_.size());
+  }
+  // The state's entries after the bodies': "<actuator>.q" for the quasistatic stepper (an
+  // actuator's position, m or rad), none for the dynamic steppers.
+  const std::vector<std::string>& extra_state_names() const { return extra_state_names_; }
   // The named parameters, in the order of p: "h", "mu" and "restitution" (the default contact
   // law's), "mu(a,b)" and "restitution(a,b)" (a pair's own law), "<body>.mass", and the
   // stepper's own (docs/derivatives.md lists them per stepper).
   const std::vector<std::string>& parameter_names() const { return parameter_names_; }
   int parameter_size() const { return static_cast<int>(parameter_names_.size()); }
   // Commands of the step: the stepper's inputs that a controller sets (per moving body an
-  // applied impulse [N s, N m s] for the dynamic steppers; the actuators' commands for the
-  // quasistatic one).
+  // applied impulse [N s, N m s] for the dynamic steppers; for the quasistatic one each
+  // actuator's commanded position at the step's end, q_cmd(t + h), in the actuators' order).
   int command_size() const { return command_size_; }
 
   // ds+ for a change (ds, dp, du); an empty vector is zero.
@@ -71,11 +78,17 @@ class StepDerivative {
   int entries_per_body_ = 12;
   std::vector<int> moving_bodies_;
   std::vector<std::string> parameter_names_;
+  std::vector<std::string> extra_state_names_;
   int command_size_ = 0;
   std::vector<std::string> degenerate_contacts_;
   bool determined_ = true;
   std::string contact_modes_;
 };
+
+namespace internal {
+// d exp(phi) = J_l(phi) d phi: the left Jacobian of SO(3), for pose updates R+ = exp([phi]x) R.
+Eigen::Matrix3d So3LeftJacobian(const Eigen::Vector3d& phi);
+}  // namespace internal
 
 }  // namespace ncpkit
 

@@ -45,6 +45,10 @@ void TrajectoryDerivatives::Add(const Stepper& stepper) {
   if (steps_.empty()) {
     entries_per_body_ = d->entries_per_body();
     for (int b : d->moving_bodies()) bodies_.push_back(stepper.bodies()[b].name);
+    extras_ = d->extra_state_names();
+    if (entries_per_body_ == 6) {
+      for (const Actuator& a : stepper.actuators()) commands_.push_back(a.name + ".q_cmd");
+    }
   }
   std::vector<Eigen::Quaterniond> orientations;
   for (int b : d->moving_bodies()) orientations.push_back(stepper.bodies()[b].state.orientation);
@@ -59,7 +63,16 @@ std::vector<std::string> TrajectoryDerivatives::WrtNames() const {
     for (int v = 0; v < entries_per_body_ / 3; ++v) names.push_back(body + "." + kStartVectors[v]);
     if (entries_per_body_ == 12) names.push_back(body + ".impulse");
   }
+  names.insert(names.end(), extras_.begin(), extras_.end());
+  names.insert(names.end(), commands_.begin(), commands_.end());
   return names;
+}
+
+int TrajectoryDerivatives::ExtraEntry(const std::string& name) const {
+  const auto found = std::find(extras_.begin(), extras_.end(), name);
+  if (found == extras_.end()) return -1;
+  return entries_per_body_ * static_cast<int>(bodies_.size()) +
+         static_cast<int>(found - extras_.begin());
 }
 
 std::vector<std::string> TrajectoryDerivatives::StateColumns() const {
@@ -68,12 +81,16 @@ std::vector<std::string> TrajectoryDerivatives::StateColumns() const {
   for (const std::string& body : bodies_) {
     for (int c = 0; c < columns; ++c) names.push_back(body + "." + kStateColumns[c]);
   }
+  names.insert(names.end(), extras_.begin(), extras_.end());
   return names;
 }
 
 Eigen::RowVectorXd TrajectoryDerivatives::ColumnRow(const std::string& name, int k) const {
-  Eigen::RowVectorXd row =
-      Eigen::RowVectorXd::Zero(entries_per_body_ * static_cast<int>(bodies_.size()));
+  Eigen::RowVectorXd row = Eigen::RowVectorXd::Zero(state_size());
+  if (ExtraEntry(name) >= 0) {
+    row(ExtraEntry(name)) = 1.0;
+    return row;
+  }
   const auto [body, quantity] = SplitName(name);
   const int slot =
       static_cast<int>(std::find(bodies_.begin(), bodies_.end(), body) - bodies_.begin());
@@ -92,7 +109,7 @@ Eigen::RowVectorXd TrajectoryDerivatives::ColumnRow(const std::string& name, int
 
 Eigen::VectorXd TrajectoryDerivatives::StateGradient(
     const std::map<std::string, Eigen::VectorXd>& weights, int k) const {
-  Eigen::VectorXd g = Eigen::VectorXd::Zero(entries_per_body_ * static_cast<int>(bodies_.size()));
+  Eigen::VectorXd g = Eigen::VectorXd::Zero(state_size());
   for (const auto& [name, w] : weights) g += w(k) * ColumnRow(name, k).transpose();
   return g;
 }
@@ -120,7 +137,6 @@ std::vector<std::vector<Eigen::MatrixXd>> TrajectoryDerivatives::ColumnJacobians
   if (steps_.empty()) throw InputError("trajectory gradient: the run took no steps");
   CheckNames(columns, wrt);
   const std::vector<std::string>& parameters = steps_.front()->parameter_names();
-  const int state_size = entries_per_body_ * static_cast<int>(bodies_.size());
   std::vector<std::vector<Eigen::MatrixXd>> result;
   for (const std::string& name : wrt) {
     // The seeds: one (ds_0, dp) per scalar of `name`.
@@ -130,9 +146,11 @@ std::vector<std::vector<Eigen::MatrixXd>> TrajectoryDerivatives::ColumnJacobians
       seeds.emplace_back(Eigen::VectorXd(),
                          Eigen::VectorXd::Unit(static_cast<int>(parameters.size()),
                                                static_cast<int>(parameter - parameters.begin())));
+    } else if (ExtraEntry(name) >= 0) {
+      seeds.emplace_back(Eigen::VectorXd::Unit(state_size(), ExtraEntry(name)), Eigen::VectorXd());
     } else {
       const auto [body, quantity] = SplitName(name);
-      if (quantity == "impulse") {
+      if (quantity == "impulse" || quantity == "q_cmd") {
         throw InputError("trajectory gradient: column Jacobians with respect to '" + name +
                          "' (a command per step) are not kept; use the gradient");
       }
@@ -141,8 +159,9 @@ std::vector<std::vector<Eigen::MatrixXd>> TrajectoryDerivatives::ColumnJacobians
       const int v = static_cast<int>(
           std::find(kStartVectors.begin(), kStartVectors.end(), quantity) - kStartVectors.begin());
       for (int i = 0; i < 3; ++i) {
-        seeds.emplace_back(Eigen::VectorXd::Unit(state_size, slot * entries_per_body_ + 3 * v + i),
-                           Eigen::VectorXd());
+        seeds.emplace_back(
+            Eigen::VectorXd::Unit(state_size(), slot * entries_per_body_ + 3 * v + i),
+            Eigen::VectorXd());
       }
     }
     std::vector<Eigen::MatrixXd> per_column(columns.size(), Eigen::MatrixXd(steps(), seeds.size()));
@@ -189,6 +208,19 @@ TrajectoryDerivatives::Result TrajectoryDerivatives::Gradient(
       result.values.emplace_back(
           name,
           Eigen::MatrixXd::Constant(1, 1, r.parameters(parameter - r.parameter_names.begin())));
+      continue;
+    }
+    if (ExtraEntry(name) >= 0) {
+      result.values.emplace_back(
+          name, Eigen::MatrixXd::Constant(1, 1, r.initial_state(ExtraEntry(name))));
+      continue;
+    }
+    const auto command = std::find(commands_.begin(), commands_.end(), name);
+    if (command != commands_.end()) {
+      Eigen::MatrixXd values(steps.size(), 1);
+      for (int k = 0; k < this->steps(); ++k)
+        values(k, 0) = r.commands[k](command - commands_.begin());
+      result.values.emplace_back(name, values);
       continue;
     }
     const auto [body, quantity] = SplitName(name);

@@ -27,15 +27,18 @@ class TrajectoryDerivatives {
   // The names Gradient() takes in `wrt`: the step derivatives' parameters ("h", "mu",
   // "restitution", "mu(a,b)", "restitution(a,b)", "<body>.mass"), then per moving body the
   // start state's "<body>.position", "<body>.rotation" (a world-frame turn, rad), "<body>.velocity"
-  // and "<body>.angular_velocity", and "<body>.impulse" (the impulse applied at each step).
+  // and "<body>.angular_velocity" (steppers with velocities), and "<body>.impulse" (the impulse
+  // applied at each step); for the quasistatic stepper per actuator its start position
+  // "<actuator>.q" and "<actuator>.q_cmd" (its command at each step).
   std::vector<std::string> WrtNames() const;
-  // The columns a loss may read: per moving body x, y, z, qw, qx, qy, qz, vx, vy, vz, wx, wy,
-  // wz, as "<body>.x".
+  // The columns a loss may read: per moving body x, y, z, qw, qx, qy, qz, and vx, vy, vz, wx,
+  // wy, wz with velocities, as "<body>.x"; per actuator "<actuator>.q".
   std::vector<std::string> StateColumns() const;
 
   struct Result {
     // In the order of `wrt`: a parameter's gradient as a 1 x 1 matrix, a start-state vector's as
-    // 3 x 1, "<body>.impulse" as steps x 6 (row k: the impulse of step k, [N s, N m s]).
+    // 3 x 1 (an actuator's position 1 x 1), "<body>.impulse" as steps x 6 (row k: the impulse of
+    // step k, [N s, N m s]), "<actuator>.q_cmd" as steps x 1.
     std::vector<std::pair<std::string, Eigen::MatrixXd>> values;
     std::vector<int> undetermined_steps;           // TrajectoryGradientResult's
     std::vector<std::string> degenerate_contacts;  // "step k: <contact>"
@@ -48,9 +51,9 @@ class TrajectoryDerivatives {
                   const std::vector<std::string>& wrt) const;
 
   // Forward: each state column's derivative at every row with respect to each name of `wrt`
-  // (parameters and start-state vectors; not impulses), one chain of Jacobian-vector products
-  // per scalar: values[i] is steps() x (1 or 3) for wrt[i], in the order of `columns`. Throws
-  // InputError naming an unknown column or name.
+  // (parameters and start-state vectors; not impulses or commands), one chain of Jacobian-vector
+  // products per scalar: values[i] is steps() x (1 or 3) for wrt[i], in the order of `columns`.
+  // Throws InputError naming an unknown column or name.
   std::vector<std::vector<Eigen::MatrixXd>> ColumnJacobians(
       const std::vector<std::string>& columns, const std::vector<std::string>& wrt) const;
 
@@ -60,6 +63,11 @@ class TrajectoryDerivatives {
  private:
   // The row of the state column `name` (checked) at step k: d(column)/ds.
   Eigen::RowVectorXd ColumnRow(const std::string& name, int k) const;
+  // The index of an actuator's "<actuator>.q" in the state, or -1.
+  int ExtraEntry(const std::string& name) const;
+  int state_size() const {
+    return entries_per_body_ * static_cast<int>(bodies_.size()) + static_cast<int>(extras_.size());
+  }
   void CheckNames(const std::vector<std::string>& columns,
                   const std::vector<std::string>& wrt) const;
 
@@ -69,6 +77,9 @@ class TrajectoryDerivatives {
   std::vector<std::unique_ptr<StepDerivative>> steps_;
   std::vector<std::string> bodies_;  // the moving bodies' names, in the derivatives' order
   int entries_per_body_ = 12;
+  // The state's entries after the bodies' ("<actuator>.q") and the commands' names
+  // ("<actuator>.q_cmd"; empty for the impulses of steppers with velocities).
+  std::vector<std::string> extras_, commands_;
   // Per step, per moving body: the orientation at the step's end (the quaternion columns'
   // derivatives with respect to the turn depend on it).
   std::vector<std::vector<Eigen::Quaterniond>> orientations_;

@@ -9,30 +9,11 @@
 
 #include "contact/contact_feature.h"
 #include "integrators/explicit_stepper.h"
+#include "integrators/internal/pose_jets.h"
 #include "solvers/base/input_error.h"
 
 namespace ncpkit::internal {
 namespace {
-
-template <class T>
-using Vec3 = Eigen::Matrix<T, 3, 1>;
-template <class T>
-using Mat3 = Eigen::Matrix<T, 3, 3>;
-
-template <class T>
-Mat3<T> Skew(const Vec3<T>& w) {
-  Mat3<T> s;
-  s << T(0), -w.z(), w.y(), w.z(), T(0), -w.x(), -w.y(), w.x(), T(0);
-  return s;
-}
-
-// R0 turned by the world-frame theta to first order, (I + [theta]x) R0: exact for the first
-// derivatives at theta = 0, which is where Jets evaluate it.
-template <class T>
-Mat3<T> Turned(const Eigen::Matrix3d& R0, const Vec3<T>& theta) {
-  const Mat3<T> R = R0.cast<T>();
-  return R + Skew(theta) * R;
-}
 
 // Jets seeded with `nominal` and unit derivatives from dual part `first` on.
 template <class J, int N>
@@ -141,15 +122,6 @@ Vector6d Twist(const RigidBodyState& s) {
   return nu;
 }
 
-// d exp(phi) = J_l(phi) d phi (left Jacobian of SO(3)).
-Eigen::Matrix3d LeftJacobian(const Eigen::Vector3d& phi) {
-  const double a = phi.norm();
-  const Eigen::Matrix3d K = Skew<double>(phi);
-  if (a < 1e-6) return Eigen::Matrix3d::Identity() + 0.5 * K + K * K / 6.0;
-  return Eigen::Matrix3d::Identity() + (1.0 - std::cos(a)) / (a * a) * K +
-         (a - std::sin(a)) / (a * a * a) * K * K;
-}
-
 std::string PairName(const std::vector<Body>& bodies, const ExplicitContact& c) {
   return bodies[c.body_a].name + "-" + bodies[c.body_b].name;
 }
@@ -227,7 +199,7 @@ void ExplicitStepDerivative::LinearizeBodies(const ExplicitStepData& step) {
     terms.turn = phi.norm() > 0.0
                      ? Eigen::AngleAxisd(phi.norm(), phi.normalized()).toRotationMatrix()
                      : Eigen::Matrix3d::Identity();
-    terms.left_jacobian = LeftJacobian(phi);
+    terms.left_jacobian = So3LeftJacobian(phi);
   }
 }
 

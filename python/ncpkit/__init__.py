@@ -280,11 +280,14 @@ class Trajectory:
         """The names gradient() and jacobian() take in ``wrt``: the parameters ("h", "mu",
         "restitution", "mu(a,b)", "restitution(a,b)", "<body>.mass"), per moving body the start
         state's "<body>.position", "<body>.rotation" (a world-frame turn, rad), "<body>.velocity",
-        "<body>.angular_velocity", and "<body>.impulse" (the impulse applied at each step)."""
+        "<body>.angular_velocity", and "<body>.impulse" (the impulse applied at each step); for
+        quasistatic scenes per actuator its start position "<actuator>.q" and "<actuator>.q_cmd"
+        (its commanded position at each step)."""
         return list(self._require_derivatives().wrt_names())
 
     def state_columns(self):
-        """The columns a loss may read: per moving body x, y, z, qw, ..., wz."""
+        """The columns a loss may read: per moving body x, y, z, qw, ..., wz (quasistatic: to
+        qz, and per actuator "<actuator>.q")."""
         return list(self._require_derivatives().state_columns())
 
     def gradient(self, loss, wrt=None, step=None):
@@ -298,8 +301,9 @@ class Trajectory:
           a float: its derivatives with respect to the columns it reads by central differences
           (2 calls per entry of each such column; exact to rounding for losses quadratic in
           the columns), then the reverse pass.
-        Returns {name: float for a parameter, array (3,) for a start-state vector, array (steps,
-        6) for "<body>.impulse"}."""
+        Returns {name: float for a parameter or an actuator's start position, array (3,) for a
+        start-state vector, array (steps, 6) for "<body>.impulse", array (steps,) for
+        "<actuator>.q_cmd"}."""
         d = self._require_derivatives()
         if isinstance(wrt, str):
             wrt = [wrt]
@@ -357,7 +361,7 @@ class Trajectory:
         return weights
 
     def jacobian(self, columns, wrt=None):
-        """Forward derivatives: for each name of ``wrt`` (parameters and start-state vectors)
+        """Forward derivatives: for each name of ``wrt`` (parameters and start-state entries)
         and each state column of ``columns`` (a name or a list), the column's derivative at every
         row, by one chain of Jacobian-vector products per scalar. Returns {name: {column: array
         (steps,) for a parameter, (steps, 3) for a start-state vector}} (a single column: {name:
@@ -367,7 +371,8 @@ class Trajectory:
         columns = [columns] if single else list(columns)
         if isinstance(wrt, str):
             wrt = [wrt]
-        wrt = [n for n in d.wrt_names() if not n.endswith(".impulse")] if wrt is None else list(wrt)
+        per_step = (".impulse", ".q_cmd")
+        wrt = [n for n in d.wrt_names() if not n.endswith(per_step)] if wrt is None else list(wrt)
         values = d.column_jacobians(columns, wrt)
         result = {}
         for name, per_column in zip(wrt, values):

@@ -109,12 +109,52 @@ def test_refused_input(traj):
         traj.gradient(lambda c: float(np.sum(np.sqrt(c["box.x"] - 10.0))), wrt="mu")
     with pytest.raises(ncpkit.InputError, match="3 rows"):
         traj.gradient({"box.x": np.ones(3)})
-    # The implicit stepper's steps have no derivatives yet: the run says so.
+    # The implicit stepper's steps and the quasistatic dlc model have no derivatives yet: the run
+    # says so.
     with pytest.raises(ncpkit.InputError, match="derivative"):
         ncpkit.simulate(ncpkit.scene_path("sliding_cube"), duration=0.02, derivatives=True)
+    with pytest.raises(ncpkit.InputError, match="qp and qp-lcp"):
+        ncpkit.simulate(push_scene(), solver="dlc/lemke", derivatives=True)
 
 
-@pytest.mark.parametrize("example", ["system_identification.py", "shooting.py"])
+def push_scene(mu=0.4, X=0.25, Y=0.05):
+    return ncpkit.parse_scene(json.dumps({
+        "name": "push", "stepper": "quasistatic", "model": "qp-lcp", "solver": "lemke",
+        "h": 0.05, "duration": 1.0, "gravity": [0, 0, -9.81], "contact": {"mu": mu},
+        "bodies": [{"name": "ground", "shape": "plane"},
+                   {"name": "box", "shape": "box", "size": [0.2, 0.16, 0.1], "mass": 1.3,
+                    "position": [0, 0.01, 0.05]},
+                   {"name": "finger", "shape": "sphere", "size": [0.03], "mass": 0.1,
+                    "position": [-0.1305, -0.03, 0.05]}],
+        "actuators": [{"name": "fx", "axis": [1, 0, 0], "bodies": ["finger"], "stiffness": 800},
+                      {"name": "fy", "axis": [0, 1, 0], "bodies": ["finger"], "stiffness": 1200}],
+        "commands": {"fx": [[0, 0], [1.0, X]], "fy": [[0, 0], [1.0, Y]]}}))
+
+
+def test_quasistatic_push_gradients_against_whole_run_differences():
+    """A box pushed off-centre by a finger for 20 quasistatic steps: the gradients of its final
+    x and y with respect to mu, its mass and the ramps' end points (through the commands at
+    every step) against central differences of whole runs."""
+    traj = ncpkit.simulate(push_scene(), derivatives=True)
+    assert "fx.q" in traj.state_columns() and "fx.q_cmd" in traj.wrt_names()
+    ramp = np.minimum(np.asarray(traj["t"]) / 1.0, 1.0)
+    eps = 1e-6
+    for column in ["box.x", "box.y", "fx.q"]:
+        g = traj.gradient(column, wrt=["mu", "box.mass", "fx.q_cmd", "fy.q_cmd"])
+        assert g["fx.q_cmd"].shape == (len(traj),)
+        exact = {"mu": g["mu"], "X": g["fx.q_cmd"] @ ramp, "Y": g["fy.q_cmd"] @ ramp}
+        for name, moved in [("mu", lambda d: push_scene(mu=0.4 + d)),
+                            ("X", lambda d: push_scene(X=0.25 + d)),
+                            ("Y", lambda d: push_scene(Y=0.05 + d))]:
+            fd = (ncpkit.simulate(moved(eps))[column][-1] -
+                  ncpkit.simulate(moved(-eps))[column][-1]) / (2 * eps)
+            assert abs(fd - exact[name]) <= 1e-5 * (1.0 + abs(fd)), (column, name, fd, exact)
+    # The forward pass gives the same derivatives on every row.
+    rows = traj.jacobian("box.x", wrt=["mu"])["mu"]
+    assert rows[-1] == pytest.approx(traj.gradient("box.x", wrt="mu")["mu"], rel=1e-9)
+
+
+@pytest.mark.parametrize("example", ["system_identification.py", "shooting.py", "push.py"])
 def test_example_runs(example):
     env = dict(os.environ)
     result = subprocess.run([sys.executable, os.path.join(EXAMPLES, example)], env=env,

@@ -1,0 +1,479 @@
+#include "integrators/quasistatic_derivative.h"
+
+#include <ceres/jet.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "contact/contact_feature.h"
+#include "integrators/internal/pose_jets.h"
+#include "integrators/quasistatic_stepper.h"
+#include "solvers/base/constants.h"
+#include "solvers/base/input_error.h"
+#include "solvers/sensitivity/linear_sensitivity.h"
+
+namespace ncpkit::internal {
+namespace {
+
+// A contact's local inputs: the poses of A and B (position, world-frame turn), its friction
+// coefficient, and the prescribed actuators' motion of A and of B in the step (a twist each).
+constexpr int kPoseA = 0, kPoseB = 6, kMu = 12, kDriftA = 13, kDriftB = 19, kContactInputs = 25;
+using ContactJet = ceres::Jet<double, kContactInputs>;
+// A body's: its turn and its mass.
+constexpr int kBodyInputs = 4;
+using BodyJet = ceres::Jet<double, kBodyInputs>;
+
+// The friction frame's directions on T, as SetFrictionFrame (contact/linearized_contact.h)
+// chooses them at the nominal normal `n0`: the same world axis or plane normal, so that the
+// directions turn with the normal.
+template <class T>
+std::vector<Vec3<T>> FrictionDirections(const Eigen::Vector3d& plane_normal, int count,
+                                        const Eigen::Vector3d& n0, const Vec3<T>& n) {
+  using std::sqrt;
+  std::vector<Vec3<T>> out;
+  if (plane_normal.squaredNorm() > 0.0 && plane_normal.cross(n0).norm() > 1e-9) {
+    Vec3<T> t = plane_normal.cast<T>().cross(n);
+    t /= sqrt(t.dot(t));
+    return {t, Vec3<T>(-t)};
+  }
+  int k = 0;
+  for (int j = 1; j < 3; ++j) {
+    if (std::abs(n0[j]) < std::abs(n0[k]) - 1e-12) k = j;
+  }
+  const Vec3<T> e = Eigen::Vector3d::Unit(k).cast<T>();
+  Vec3<T> t = e - e.dot(n) * n;
+  t /= sqrt(t.dot(t));
+  const Vec3<T> o = n.cross(t);
+  for (int j = 0; j < count; ++j) {
+    const double angle = 2.0 * M_PI * j / count;
+    out.push_back(T(std::cos(angle)) * t + T(std::sin(angle)) * o);
+  }
+  return out;
+}
+
+std::string ContactName(const std::vector<Body>& bodies, const LinearizedContact& c, int i) {
+  return bodies[c.a].name + "-" + bodies[c.b].name + " #" + std::to_string(i);
+}
+
+}  // namespace
+
+QuasistaticStepDerivative::~QuasistaticStepDerivative() = default;
+
+QuasistaticStepDerivative::QuasistaticStepDerivative(const QuasistaticStepData& step) {
+  for (const Actuator& a : step.actuators) {
+    if (a.kind == ActuatorKind::Revolute) {
+      throw InputError("quasistatic step derivatives: actuator '" + a.name +
+                       "' is revolute, whose twist moves with the bodies; only prismatic "
+                       "actuators are differentiated");
+    }
+  }
+  n_ = step.balance.size();
+  AddNames(step);
+  LinearizeBodies(step);
+  LinearizeActuators(step);
+  LinearizeContacts(step);
+  Solve(step);
+  ReadModes(step);
+}
+
+void QuasistaticStepDerivative::AddNames(const QuasistaticStepData& step) {
+  entries_per_body_ = 6;
+  const int nb = static_cast<int>(step.bodies.size());
+  slot_of_body_.assign(nb, -1);
+  for (int b = 0; b < nb; ++b) {
+    if (step.bodies[b].fixed || step.actuated[b]) continue;
+    slot_of_body_[b] = static_cast<int>(moving_bodies_.size());
+    moving_bodies_.push_back(b);
+    columns_.push_back(step.balance.body_columns(b));
+  }
+  for (const Actuator& a : step.actuators) {
+    extra_state_names_.push_back(a.name + ".q");
+    actuator_columns_.push_back(
+        step.balance.actuator_column(static_cast<int>(&a - step.actuators.data())));
+  }
+  command_size_ = static_cast<int>(step.actuators.size());
+  parameter_names_ = {"mu"};
+  std::map<std::pair<std::string, std::string>, int> pair_slot;
+  for (const auto& [names, law] : step.law_table.overrides()) {
+    pair_slot[names] = static_cast<int>(parameter_names_.size());
+    parameter_names_.push_back("mu(" + names.first + "," + names.second + ")");
+  }
+  mass_slot_.assign(nb, -1);
+  for (int b = 0; b < nb; ++b) {
+    if (step.bodies[b].fixed) continue;
+    mass_slot_[b] = static_cast<int>(parameter_names_.size());
+    parameter_names_.push_back(step.bodies[b].name + ".mass");
+  }
+  for (const LinearizedContact& c : step.contacts) {
+    const auto found = pair_slot.find(std::minmax(step.bodies[c.a].name, step.bodies[c.b].name));
+    mu_slot_.push_back(found == pair_slot.end() ? 0 : found->second);
+  }
+  inputs_ = state_size() + parameter_size() + command_size_;
+}
+
+// How a body's pose moves with [s, p, u]: an unactuated body's with its own state entries, an
+// actuated one's with its actuators' positions (their twists), a fixed one's not at all.
+QuasistaticStepDerivative::InputMap QuasistaticStepDerivative::PoseMap(
+    const QuasistaticStepData& step, int body) const {
+  InputMap map(6);
+  if (slot_of_body_[body] >= 0) {
+    for (int k = 0; k < 6; ++k) map[k].push_back({6 * slot_of_body_[body] + k, 1.0});
+    return map;
+  }
+  const int actuator_entries = 6 * static_cast<int>(moving_bodies_.size());
+  for (size_t a = 0; a < step.actuators.size(); ++a) {
+    const Actuator& act = step.actuators[a];
+    if (!act.Moves(body)) continue;
+    const Vector6d twist = ActuatorTwist(act, step.start[body].position,
+                                         ActuatedTranslation(step.actuators, step.q_start, body));
+    for (int k = 0; k < 6; ++k) {
+      if (twist[k] != 0.0) map[k].push_back({actuator_entries + static_cast<int>(a), twist[k]});
+    }
+  }
+  return map;
+}
+
+// How the prescribed actuators' motion of a body in the step, twist (q_cmd(t + h) - q), moves
+// with the commands and positions.
+QuasistaticStepDerivative::InputMap QuasistaticStepDerivative::DriftMap(
+    const QuasistaticStepData& step, int body) const {
+  InputMap map(6);
+  const int actuator_entries = 6 * static_cast<int>(moving_bodies_.size());
+  const int commands = state_size() + parameter_size();
+  for (size_t a = 0; a < step.actuators.size(); ++a) {
+    const Actuator& act = step.actuators[a];
+    if (!act.prescribed || !act.Moves(body)) continue;
+    const Vector6d twist = ActuatorTwist(act, step.start[body].position,
+                                         ActuatedTranslation(step.actuators, step.q_start, body));
+    for (int k = 0; k < 6; ++k) {
+      if (twist[k] == 0.0) continue;
+      map[k].push_back({commands + static_cast<int>(a), twist[k]});
+      map[k].push_back({actuator_entries + static_cast<int>(a), -twist[k]});
+    }
+  }
+  return map;
+}
+
+void QuasistaticStepDerivative::AddRow(int row, const Eigen::VectorXd& local, const InputMap& map) {
+  for (int k = 0; k < local.size(); ++k) {
+    if (local[k] == 0.0) continue;
+    for (const auto& [input, coefficient] : map[k]) {
+      triplets_.emplace_back(row, input, local[k] * coefficient);
+    }
+  }
+}
+
+// F_delta of an unactuated body: (eps/h^2) diag(m I, R I R^T) delta_b - m g, the inertia scaling
+// with the mass, in its turn and mass.
+void QuasistaticStepDerivative::LinearizeBodies(const QuasistaticStepData& step) {
+  const double reg = step.options.regularization / (step.options.h * step.options.h);
+  for (size_t k = 0; k < moving_bodies_.size(); ++k) {
+    const int b = moving_bodies_[k];
+    const Body& body = step.bodies[b];
+    const std::array<int, 6>& cols = columns_[k];
+    const Vec3<BodyJet> theta(BodyJet(0.0, 0), BodyJet(0.0, 1), BodyJet(0.0, 2));
+    const BodyJet m(body.mass.mass, 3);
+    const Mat3<BodyJet> R = Turned(step.start[b].orientation.toRotationMatrix(), theta);
+    const Mat3<BodyJet> inertia =
+        R * (body.mass.body_inertia.cast<BodyJet>() * (m / body.mass.mass)) * R.transpose();
+    Eigen::Matrix<BodyJet, 6, 1> delta = Eigen::Matrix<BodyJet, 6, 1>::Zero();
+    for (int l = 0; l < 6; ++l) {
+      if (cols[l] >= 0) delta[l] = BodyJet(step.delta[cols[l]]);
+    }
+    InputMap map(kBodyInputs);
+    for (int l = 0; l < 3; ++l) map[l].push_back({6 * static_cast<int>(k) + 3 + l, 1.0});
+    map[3].push_back({state_size() + mass_slot_[b], 1.0});
+    for (int l = 0; l < 6; ++l) {
+      if (cols[l] < 0) continue;
+      BodyJet f = l < 3 ? BodyJet(reg) * m * delta[l] - m * step.options.gravity[l]
+                        : BodyJet(reg) * inertia.row(l - 3).dot(delta.tail<3>());
+      AddRow(cols[l], f.v, map);
+    }
+  }
+}
+
+// F of an actuator's column: K delta - K (q_cmd - q) - sum over its bodies of m g . twist.
+void QuasistaticStepDerivative::LinearizeActuators(const QuasistaticStepData& step) {
+  const int actuator_entries = 6 * static_cast<int>(moving_bodies_.size());
+  const int commands = state_size() + parameter_size();
+  for (size_t a = 0; a < step.actuators.size(); ++a) {
+    const int col = actuator_columns_[a];
+    if (col < 0) continue;
+    const Actuator& act = step.actuators[a];
+    triplets_.emplace_back(col, commands + static_cast<int>(a), -act.stiffness);
+    triplets_.emplace_back(col, actuator_entries + static_cast<int>(a), act.stiffness);
+    for (int b : act.bodies) {
+      const Vector6d twist = ActuatorTwist(act, step.start[b].position,
+                                           ActuatedTranslation(step.actuators, step.q_start, b));
+      triplets_.emplace_back(col, state_size() + mass_slot_[b],
+                             -step.options.gravity.dot(twist.head<3>()));
+    }
+  }
+}
+
+void QuasistaticStepDerivative::LinearizeContacts(const QuasistaticStepData& step) {
+  for (size_t i = 0; i < step.contacts.size(); ++i) LinearizeContact(step, static_cast<int>(i));
+}
+
+namespace {
+
+// A contact on Jets of its local inputs: its point, normal and distance from its features, and
+// its rows' directions u_j = n + mu d_j (n alone when frictionless).
+struct ContactOnJets {
+  Eigen::Matrix<ContactJet, kContactInputs, 1> in;
+  FeatureContact<ContactJet> at;
+  std::vector<Vec3<ContactJet>> u;
+};
+
+ContactOnJets EvaluateContact(const QuasistaticStepData& step, int i) {
+  const LinearizedContact& c = step.contacts[i];
+  ContactOnJets out;
+  for (int k = 0; k < kContactInputs; ++k) out.in[k] = ContactJet(0.0, k);
+  out.in[kMu] = ContactJet(c.mu, kMu);
+  const auto pose = [&](int body, int first) {
+    return FeaturePose<ContactJet>{
+        step.start[body].position.cast<ContactJet>() + out.in.segment<3>(first),
+        Turned(step.start[body].orientation.toRotationMatrix(),
+               Vec3<ContactJet>(out.in.segment<3>(first + 3)))};
+  };
+  const ContactFeature feature =
+      c.geometry.feature.Expand(step.bodies[c.a].shape, step.bodies[c.b].shape);
+  if (!EvaluateContactFeature(feature, pose(c.a, kPoseA), pose(c.b, kPoseB), &out.at)) {
+    throw InputError("quasistatic step derivatives: contact " + ContactName(step.bodies, c, i) +
+                     " is of a kind whose motion with the poses is not described "
+                     "(docs/derivatives.md \"Contact geometry\")");
+  }
+  if (c.directions.empty()) {
+    out.u.push_back(out.at.normal);
+    return out;
+  }
+  for (const Vec3<ContactJet>& d :
+       FrictionDirections(step.options.plane_normal, static_cast<int>(c.directions.size()),
+                          c.geometry.normal, out.at.normal)) {
+    out.u.push_back(out.at.normal + out.in[kMu] * d);
+  }
+  return out;
+}
+
+// Row j of a contact on Jets: u_j . (displacement of B's point - A's) as a coefficient per
+// column of delta, and its constant (distance and prescribed motion).
+struct RowOnJets {
+  std::map<int, ContactJet> coefficient;
+  ContactJet constant;
+};
+
+RowOnJets ContactRow(const QuasistaticStepData& step, const LinearizedContact& c,
+                     const ContactOnJets& jets, int j) {
+  const int ends[2] = {c.b, c.a};
+  const Vec3<ContactJet> points[2] = {jets.at.point_b, jets.at.point_a};
+  const int drift[2] = {kDriftB, kDriftA};
+  const int body_pose[2] = {kPoseB, kPoseA};
+  const Vec3<ContactJet>& u = jets.u[j];
+  RowOnJets row;
+  row.constant = jets.at.distance;
+  for (int side = 0; side < 2; ++side) {
+    const int b = ends[side];
+    const double sign = side == 0 ? 1.0 : -1.0;
+    const Vec3<ContactJet> lever =
+        points[side] - (step.start[b].position.cast<ContactJet>() +
+                        Vec3<ContactJet>(jets.in.segment<3>(body_pose[side])));
+    const Vec3<ContactJet> moment = lever.cross(u);
+    const auto along = [&](const Eigen::Matrix<ContactJet, 6, 1>& T) {
+      return u.dot(T.head<3>()) + moment.dot(T.tail<3>());
+    };
+    for (const auto& [col, T] : step.balance.motion(b)) {
+      auto [it, added] = row.coefficient.try_emplace(col, ContactJet(0.0));
+      it->second += sign * along(T.cast<ContactJet>());
+    }
+    const Eigen::Matrix<ContactJet, 6, 1> moved =
+        step.balance.drift(b).cast<ContactJet>() + jets.in.segment<6>(drift[side]);
+    row.constant += sign * along(moved);
+  }
+  return row;
+}
+
+// The features must give back the step's own row; else the derivative would be another
+// problem's.
+bool ReproducesRow(const QuasistaticStepData& step, int r, const RowOnJets& row) {
+  bool same = std::abs(row.constant.a - step.rows.constant[r]) <=
+              1e-7 * (1.0 + std::abs(step.rows.constant[r]));
+  for (const auto& [col, a] : row.coefficient) {
+    same = same && std::abs(a.a - step.rows.J.coeff(r, col)) <= 1e-7 * (1.0 + std::abs(a.a));
+  }
+  return same;
+}
+
+}  // namespace
+
+QuasistaticStepDerivative::InputMap QuasistaticStepDerivative::ContactMap(
+    const QuasistaticStepData& step, int i) const {
+  const LinearizedContact& c = step.contacts[i];
+  InputMap map(kContactInputs);
+  const InputMap maps[4] = {PoseMap(step, c.a), PoseMap(step, c.b), DriftMap(step, c.a),
+                            DriftMap(step, c.b)};
+  for (int k = 0; k < 6; ++k) {
+    map[kPoseA + k] = maps[0][k];
+    map[kPoseB + k] = maps[1][k];
+    map[kDriftA + k] = maps[2][k];
+    map[kDriftB + k] = maps[3][k];
+  }
+  map[kMu].push_back({state_size() + mu_slot_[i], 1.0});
+  return map;
+}
+
+// What a contact's rows add to F: F_beta = A delta + c on its rows, -A^T beta on its bodies'
+// columns.
+void QuasistaticStepDerivative::LinearizeContact(const QuasistaticStepData& step, int i) {
+  const LinearizedContact& c = step.contacts[i];
+  const ContactOnJets jets = EvaluateContact(step, i);
+  const InputMap map = ContactMap(step, i);
+  for (size_t j = 0; j < jets.u.size(); ++j) {
+    const int r = step.first_row[i] + static_cast<int>(j);
+    const RowOnJets row = ContactRow(step, c, jets, static_cast<int>(j));
+    if (!ReproducesRow(step, r, row)) {
+      throw InputError("quasistatic step derivatives: contact " + ContactName(step.bodies, c, i) +
+                       ": its features do not reproduce its row");
+    }
+    ContactJet residual = row.constant;
+    for (const auto& [col, a] : row.coefficient) {
+      residual += a * step.delta[col];
+      AddRow(col, (-step.beta[r] * a).v, map);
+    }
+    AddRow(n_ + r, residual.v, map);
+  }
+}
+
+void QuasistaticStepDerivative::Solve(const QuasistaticStepData& step) {
+  const int nb = static_cast<int>(step.rows.constant.size());
+  const int size = n_ + nb;
+  std::vector<Eigen::Triplet<double>> t = step.balance.stiffness();
+  const RowMajorSparse& A = step.rows.J;
+  for (int r = 0; r < A.outerSize(); ++r) {
+    for (RowMajorSparse::InnerIterator it(A, r); it; ++it) {
+      t.emplace_back(n_ + r, it.col(), it.value());
+      t.emplace_back(it.col(), n_ + r, -it.value());
+    }
+  }
+  Eigen::SparseMatrix<double> M(size, size);
+  M.setFromTriplets(t.begin(), t.end());
+  Eigen::VectorXd q(size), lower = Eigen::VectorXd::Zero(size);
+  q << -step.balance.force(), step.rows.constant;
+  lower.head(n_).setConstant(-kInf);
+  const LinearComplementarityProblem problem(M, q, lower, Eigen::VectorXd::Constant(size, kInf));
+  z_.resize(size);
+  z_ << step.delta, step.beta;
+  sensitivity_ = std::make_unique<LinearSensitivity>(problem, z_);
+  G_.resize(size, inputs_);
+  G_.setFromTriplets(triplets_.begin(), triplets_.end());
+  triplets_.clear();
+  triplets_.shrink_to_fit();
+  for (size_t k = 0; k < moving_bodies_.size(); ++k) {
+    Eigen::Vector3d theta = Eigen::Vector3d::Zero();
+    for (int l = 0; l < 3; ++l) {
+      if (columns_[k][3 + l] >= 0) theta[l] = step.delta[columns_[k][3 + l]];
+    }
+    turn_.push_back(theta.norm() > 0.0
+                        ? Eigen::AngleAxisd(theta.norm(), theta.normalized()).toRotationMatrix()
+                        : Eigen::Matrix3d::Identity());
+    left_jacobian_.push_back(So3LeftJacobian(theta));
+  }
+}
+
+// Each contact's mode: 'a' no force, 'f' frictionless and pressed, 's' every row of its
+// relaxed cone active (no slip), 'l' some not (sliding); and the degenerate contacts.
+void QuasistaticStepDerivative::ReadModes(const QuasistaticStepData& step) {
+  const int nc = static_cast<int>(step.contacts.size());
+  std::vector<int> contact_of_row(step.rows.constant.size(), -1);
+  const Eigen::VectorXd w = step.rows.J * step.delta + step.rows.constant;
+  const double force_scale = 1e-9 * (1.0 + step.beta.lpNorm<Eigen::Infinity>());
+  const double gap_scale = 1e-9 * (1.0 + w.lpNorm<Eigen::Infinity>());
+  for (int i = 0; i < nc; ++i) {
+    const LinearizedContact& c = step.contacts[i];
+    const int rows = c.directions.empty() ? 1 : static_cast<int>(c.directions.size());
+    bool pressed = false, all_active = true;
+    for (int j = 0; j < rows; ++j) {
+      const int row = step.first_row[i] + j;
+      contact_of_row[row] = i;
+      pressed = pressed || step.beta[row] > force_scale;
+      all_active = all_active && std::abs(w[row]) <= gap_scale;
+    }
+    contact_modes_ += !pressed ? 'a' : c.directions.empty() ? 'f' : all_active ? 's' : 'l';
+  }
+  std::vector<char> named(nc, 0);
+  for (int index : sensitivity_->degenerate()) {
+    if (index < n_) continue;
+    const int i = contact_of_row[index - n_];
+    if (i < 0 || named[i]) continue;
+    named[i] = 1;
+    degenerate_contacts_.push_back(ContactName(step.bodies, step.contacts[i], i));
+  }
+}
+
+Eigen::VectorXd QuasistaticStepDerivative::Jvp(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
+                                               const Eigen::VectorXd& du) const {
+  const int ns = state_size(), np = parameter_size();
+  Eigen::VectorXd dx = Eigen::VectorXd::Zero(inputs_);
+  if (ds.size()) dx.head(ns) = ds;
+  if (dp.size()) dx.segment(ns, np) = dp;
+  if (du.size()) dx.tail(command_size_) = du;
+  LinearSensitivity::Tangent tangent;
+  tangent.q = G_ * dx;
+  const Eigen::VectorXd dz = sensitivity_->Jvp(tangent);
+  const auto entry = [&](int col) { return col >= 0 ? dz[col] : 0.0; };
+  Eigen::VectorXd out(ns);
+  for (size_t k = 0; k < moving_bodies_.size(); ++k) {
+    const std::array<int, 6>& cols = columns_[k];
+    const Eigen::Vector3d d_position(entry(cols[0]), entry(cols[1]), entry(cols[2]));
+    const Eigen::Vector3d d_turn(entry(cols[3]), entry(cols[4]), entry(cols[5]));
+    const int s = 6 * static_cast<int>(k);
+    out.segment<3>(s) = dx.segment<3>(s) + d_position;
+    out.segment<3>(s + 3) = turn_[k] * dx.segment<3>(s + 3) + left_jacobian_[k] * d_turn;
+  }
+  const int first = 6 * static_cast<int>(moving_bodies_.size());
+  for (size_t a = 0; a < actuator_columns_.size(); ++a) {
+    const int col = actuator_columns_[a];
+    out[first + a] = col >= 0 ? dx[first + a] + dz[col] : dx[ns + np + a];
+  }
+  return out;
+}
+
+StepDerivative::Gradient QuasistaticStepDerivative::Vjp(const Eigen::VectorXd& g) const {
+  const int ns = state_size(), np = parameter_size();
+  Eigen::VectorXd gx = Eigen::VectorXd::Zero(inputs_);
+  Eigen::VectorXd gz = Eigen::VectorXd::Zero(z_.size());
+  const auto add = [&](int col, double value) {
+    if (col >= 0) gz[col] += value;
+  };
+  for (size_t k = 0; k < moving_bodies_.size(); ++k) {
+    const std::array<int, 6>& cols = columns_[k];
+    const int s = 6 * static_cast<int>(k);
+    const Eigen::Vector3d g_turn = left_jacobian_[k].transpose() * g.segment<3>(s + 3);
+    gx.segment<3>(s) += g.segment<3>(s);
+    gx.segment<3>(s + 3) += turn_[k].transpose() * g.segment<3>(s + 3);
+    for (int l = 0; l < 3; ++l) {
+      add(cols[l], g[s + l]);
+      add(cols[3 + l], g_turn[l]);
+    }
+  }
+  const int first = 6 * static_cast<int>(moving_bodies_.size());
+  for (size_t a = 0; a < actuator_columns_.size(); ++a) {
+    const int col = actuator_columns_[a];
+    if (col >= 0) {
+      gx[first + a] += g[first + a];
+      gz[col] += g[first + a];
+    } else {
+      gx[ns + np + a] += g[first + a];
+    }
+  }
+  gx.noalias() += G_.transpose() * sensitivity_->Vjp(gz).q;
+  Gradient out;
+  out.state = gx.head(ns);
+  out.parameters = gx.segment(ns, np);
+  out.commands = gx.tail(command_size_);
+  return out;
+}
+
+}  // namespace ncpkit::internal

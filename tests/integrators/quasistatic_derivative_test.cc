@@ -1,0 +1,280 @@
+// Derivatives of the quasistatic stepper's steps (qp and qp-lcp models): a box pushed along a
+// line by an impedance finger against the closed form of the regularized balance; every column
+// of one step's Jacobians against central differences of fresh steppers, over random pushes of
+// boxes of unequal sizes and masses, turned and offset, sticking and sliding (steps whose contact
+// modes change within the difference are counted, not compared); products against their
+// transposes; and what is refused.
+#include <doctest/doctest.h>
+
+#include <Eigen/Geometry>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "integrators/quasistatic_stepper.h"
+#include "integrators/scene.h"
+#include "solvers/base/input_error.h"
+
+namespace ncpkit {
+// Named, not anonymous: the unity build puts test files side by side.
+namespace quasistatic_derivative_test {
+
+// A box on the ground pushed by a sphere finger on prismatic actuators fx, fy; every input of
+// the first step is a number here, so that the checks can perturb each one.
+struct Push {
+  std::string model = "qp-lcp";
+  double h = 0.05, mu = 0.4, regularization = 1e-3, stiffness = 1000.0;
+  Eigen::Vector3d size{0.2, 0.2, 0.1};
+  double box_mass = 1.0, finger_mass = 0.3, radius = 0.03;
+  Eigen::Vector3d box_position{0.0, 0.0, 0.05};
+  Eigen::Quaterniond box_orientation = Eigen::Quaterniond::Identity();
+  Eigen::Vector2d q0{0.0, 0.0}, command{0.0, 0.0};  // the actuators' positions at 0 and at h
+  Eigen::Vector3d finger_base{-0.14, 0.0, 0.05};
+  std::string box_dofs;  // e.g. "\"dofs\": [\"x\"], "; empty: all six
+
+  std::string Json() const {
+    std::ostringstream s;
+    s.precision(17);
+    const Eigen::Quaterniond& q = box_orientation;
+    s << R"({"name": "push", "stepper": "quasistatic", "model": ")" << model
+      << R"(", "solver": "lemke", "tolerance": 1e-12, "h": )" << h
+      << R"(, "duration": 1, "gravity": [0, 0, -9.81], "regularization": )" << regularization
+      << R"(, "contact": {"mu": )" << mu << R"(}, "bodies": [{"name": "ground", "shape": "plane"},)"
+      << R"({"name": "box", "shape": "box", )" << box_dofs << R"("size": [)" << size.x() << ", "
+      << size.y() << ", " << size.z() << R"(], "mass": )" << box_mass << R"(, "position": [)"
+      << box_position.x() << ", " << box_position.y() << ", " << box_position.z()
+      << R"(], "orientation": [)" << q.w() << ", " << q.x() << ", " << q.y() << ", " << q.z()
+      << R"(]}, {"name": "finger", "shape": "sphere", "size": [)" << radius << R"(], "mass": )"
+      << finger_mass << R"(, "position": [)" << finger_base.x() << ", " << finger_base.y() << ", "
+      << finger_base.z() << R"(]}], "actuators": [)"
+      << R"({"name": "fx", "axis": [1, 0, 0], "bodies": ["finger"], "stiffness": )" << stiffness
+      << R"(}, {"name": "fy", "axis": [0, 1, 0], "bodies": ["finger"], "stiffness": )" << stiffness
+      << R"(}], "commands": {"fx": [[0, )" << q0.x() << "], [" << h << ", " << command.x()
+      << R"(]], "fy": [[0, )" << q0.y() << "], [" << h << ", " << command.y() << "]]}}";
+    return s.str();
+  }
+};
+
+struct Outcome {
+  Eigen::Vector3d position;
+  Eigen::Quaterniond orientation;
+  Eigen::Vector2d q;
+  std::string modes;
+  bool solved = false;
+};
+
+Outcome StepOnce(const Push& push, std::unique_ptr<StepDerivative>* derivative = nullptr) {
+  const std::unique_ptr<Stepper> stepper = MakeStepper(ParseScene(push.Json(), "push"));
+  const StepRecord& record = stepper->Step(std::vector<Vector6d>());
+  Outcome out;
+  out.solved = record.summary.IsSolved();
+  out.position = stepper->bodies()[1].state.position;
+  out.orientation = stepper->bodies()[1].state.orientation;
+  const auto& qs = static_cast<const QuasistaticStepper&>(*stepper).actuator_positions();
+  out.q = Eigen::Vector2d(qs[0], qs[1]);
+  std::unique_ptr<StepDerivative> d;
+  if (out.solved) d = stepper->LastStepDerivative();
+  if (d != nullptr) out.modes = d->contact_modes();
+  if (derivative != nullptr) *derivative = std::move(d);
+  return out;
+}
+
+// s+ - s+_0 in the derivative's coordinates: the box's position and world-frame turn, fx.q, fy.q.
+Eigen::VectorXd Difference(const Outcome& x, const Outcome& x0) {
+  Eigen::VectorXd d(8);
+  d.head<3>() = x.position - x0.position;
+  const Eigen::AngleAxisd turn(x.orientation * x0.orientation.inverse());
+  d.segment<3>(3) = turn.angle() * turn.axis();
+  if (turn.angle() > M_PI) d.segment<3>(3) -= 2 * M_PI * turn.axis();
+  d.tail<2>() = x.q - x0.q;
+  return d;
+}
+
+// The push with input k of [s, p, u] moved by d: s = box position, turn, fx.q, fy.q; p = mu,
+// box.mass, finger.mass; u = the commands of fx, fy.
+Push Moved(Push push, int k, double d) {
+  if (k < 3) push.box_position[k] += d;
+  if (k >= 3 && k < 6) {
+    push.box_orientation = Eigen::Quaterniond(Eigen::AngleAxisd(d, Eigen::Vector3d::Unit(k - 3))) *
+                           push.box_orientation;
+  }
+  if (k == 6 || k == 7) push.q0[k - 6] += d;
+  if (k == 8) push.mu += d;
+  if (k == 9) push.box_mass += d;
+  if (k == 10) push.finger_mass += d;
+  if (k == 11 || k == 12) push.command[k - 11] += d;
+  return push;
+}
+
+// A box of random size and mass, turned about z and offset, resting on the ground, and a finger
+// at its -x face, commanded into it by a random amount: gentle pushes stick, the others slide
+// the box, and some steps leave the finger short of it.
+Push RandomPush(std::mt19937* rng, const std::string& model, bool gentle) {
+  std::uniform_real_distribution<double> U(0.0, 1.0);
+  Push p;
+  p.model = model;
+  p.size = Eigen::Vector3d(0.1 + 0.2 * U(*rng), 0.1 + 0.2 * U(*rng), 0.06 + 0.1 * U(*rng));
+  p.box_mass = 0.3 + 2.0 * U(*rng);
+  p.mu = 0.2 + 0.5 * U(*rng);
+  const double yaw = 0.6 * (U(*rng) - 0.5);
+  p.box_orientation = Eigen::Quaterniond(Eigen::AngleAxisd(yaw, Eigen::Vector3d::UnitZ()));
+  // 20 um above the ground: within the contact threshold, and clear of it for the differences.
+  p.box_position =
+      Eigen::Vector3d(0.05 * (U(*rng) - 0.5), 0.05 * (U(*rng) - 0.5), p.size.z() / 2 + 2e-5);
+  p.radius = 0.02;
+  // The finger at the face's centre height, touching the turned -x face within a millimetre.
+  const Eigen::Vector3d normal = p.box_orientation * Eigen::Vector3d(-1, 0, 0);
+  const Eigen::Vector3d across = p.box_orientation * Eigen::Vector3d(0, 1, 0);
+  const double gap = gentle ? 1e-4 * U(*rng) : 1e-3 * U(*rng);
+  const Eigen::Vector3d at = p.box_position + normal * (p.size.x() / 2 + p.radius + gap) +
+                             across * (p.size.y() * 0.4 * (U(*rng) - 0.5));
+  p.finger_base = Eigen::Vector3d(at.x(), at.y(), p.size.z() / 2);
+  p.q0.setZero();
+  // Gentle pushes press with less than the box's friction (k 0.3 mm against mu m g >= 0.59 N).
+  const double push = gentle ? gap + 3e-4 * U(*rng) : 0.002 + 0.03 * U(*rng);
+  p.command = -push * normal.head<2>().normalized();
+  return p;
+}
+
+TEST_CASE("quasistatic step derivative: a frictionless push along a line, its closed form") {
+  // Box free in x only, no friction anywhere: the finger's impedance k against the box's
+  // regularization a = eps m / h^2 through the closed contact (gap phi):
+  //   delta_f = (k (c - q) + a phi) / (k + a),  delta_box = delta_f - phi,
+  // and the box ends at the finger's end plus the gap: x_box+ = x_f + q + delta_f + w. So
+  // dx_box/dc = k / (k + a), dx_box/dx_box = a / (k + a) (phi grows with x), dx_box/dq = 0 (phi
+  // shrinks as q grows), dx_box/dm = (eps/h^2) k (phi - (c - q)) / (k + a)^2.
+  for (const std::string model : {"qp-lcp", "qp"}) {
+    Push p;
+    p.model = model;
+    p.mu = 0.0;
+    p.box_dofs = R"("dofs": ["x"], )";
+    p.finger_base = Eigen::Vector3d(-0.1 - 0.03 - 0.004, 0.0, 0.05);  // gap 4 mm
+    p.command = Eigen::Vector2d(0.02, 0.0);
+    std::unique_ptr<StepDerivative> d;
+    const Outcome out = StepOnce(p, &d);
+    REQUIRE(out.solved);
+    REQUIRE(d != nullptr);
+    CHECK(d->state_size() == 8);
+    CHECK(d->extra_state_names() == std::vector<std::string>{"fx.q", "fy.q"});
+    CHECK(d->parameter_names() == std::vector<std::string>{"mu", "box.mass", "finger.mass"});
+    const double a = p.regularization * p.box_mass / (p.h * p.h), k = p.stiffness, phi = 0.004;
+    const double c = p.command.x();
+    CHECK(out.position.x() == doctest::Approx((k * c + a * phi) / (k + a) - phi).epsilon(1e-10));
+    const Eigen::MatrixXd C = d->CommandJacobian(), S = d->StateJacobian();
+    const Eigen::MatrixXd P = d->ParameterJacobian();
+    CHECK(C(0, 0) == doctest::Approx(k / (k + a)).epsilon(1e-10));
+    CHECK(S(0, 0) == doctest::Approx(a / (k + a)).epsilon(1e-10));
+    CHECK(std::abs(S(0, 6)) < 1e-12);
+    CHECK(P(0, 1) ==
+          doctest::Approx(p.regularization / (p.h * p.h) * k * (phi - c) / ((k + a) * (k + a)))
+              .epsilon(1e-9));
+    CHECK(C(6, 0) == doctest::Approx(k / (k + a)).epsilon(1e-10));  // the finger's fx.q
+    // The ground's four corners carry nothing (z is no coordinate of the box); the finger presses.
+    CHECK(d->contact_modes() == "aaaaf");
+  }
+}
+
+TEST_CASE("quasistatic step derivative: a free finger follows its command") {
+  Push p;
+  p.finger_base = Eigen::Vector3d(-0.5, 0.0, 0.05);  // far from the box
+  p.command = Eigen::Vector2d(0.01, -0.02);
+  std::unique_ptr<StepDerivative> d;
+  REQUIRE(StepOnce(p, &d).solved);
+  const Eigen::MatrixXd C = d->CommandJacobian(), S = d->StateJacobian();
+  CHECK(C(6, 0) == doctest::Approx(1.0).epsilon(1e-12));
+  CHECK(C(7, 1) == doctest::Approx(1.0).epsilon(1e-12));
+  CHECK(std::abs(S(6, 6)) < 1e-12);
+  CHECK(C.topRows(6).norm() < 1e-12);  // the box rests whatever the finger's command
+}
+
+struct ColumnCounts {
+  int compared = 0, changed = 0, worst_column = -1;
+  double worst = 0.0;
+};
+
+// Every column of [dS, dP, dC] of one push's step against central differences.
+void CompareColumns(const Push& p, ColumnCounts* counts) {
+  std::unique_ptr<StepDerivative> d;
+  const Outcome base = StepOnce(p, &d);
+  REQUIRE(base.solved);
+  REQUIRE(d != nullptr);
+  Eigen::MatrixXd J(8, 13);
+  J << d->StateJacobian(), d->ParameterJacobian(), d->CommandJacobian();
+  const double eps = 1e-6;
+  for (int k = 0; k < 13; ++k) {
+    const Outcome plus = StepOnce(Moved(p, k, eps)), minus = StepOnce(Moved(p, k, -eps));
+    REQUIRE(plus.solved);
+    REQUIRE(minus.solved);
+    if (plus.modes != base.modes || minus.modes != base.modes) {
+      ++counts->changed;
+      continue;
+    }
+    const Eigen::VectorXd fd = (Difference(plus, base) - Difference(minus, base)) / (2 * eps);
+    const double error = (fd - J.col(k)).norm() / (1.0 + J.col(k).norm());
+    ++counts->compared;
+    if (error > counts->worst) {
+      counts->worst = error;
+      counts->worst_column = k;
+    }
+    INFO("column ", k, " modes ", base.modes, "\nexact ", J.col(k).transpose(), "\nfd    ",
+         fd.transpose());
+    CHECK(error < 1e-5);
+  }
+}
+
+TEST_CASE("quasistatic step derivative: every Jacobian column against central differences") {
+  for (const std::string model : {"qp-lcp", "qp"}) {
+    std::mt19937 rng(7);
+    ColumnCounts counts;
+    std::string modes;
+    for (int seed = 0; seed < 12; ++seed) {
+      const Push p = RandomPush(&rng, model, seed % 3 == 0);
+      std::unique_ptr<StepDerivative> d;
+      REQUIRE(StepOnce(p, &d).solved);
+      modes += d->contact_modes() + " ";
+      CompareColumns(p, &counts);
+    }
+    MESSAGE(model, ": ", counts.compared, " columns compared, ", counts.changed,
+            " not (modes changed), worst ", counts.worst, " (column ", counts.worst_column,
+            "); modes ", modes);
+    CHECK(counts.compared >= 120);
+    // Both sticking and sliding finger contacts among the pushes.
+    CHECK(modes.find('s') != std::string::npos);
+    CHECK(modes.find('l') != std::string::npos);
+  }
+}
+
+TEST_CASE(
+    "quasistatic step derivative: <v, J w> = <J^T v, w> for the state, parameters, commands") {
+  std::mt19937 rng(11);
+  std::normal_distribution<double> N(0.0, 1.0);
+  for (int seed = 0; seed < 6; ++seed) {
+    const Push p = RandomPush(&rng, "qp-lcp", seed % 2 == 0);
+    std::unique_ptr<StepDerivative> d;
+    REQUIRE(StepOnce(p, &d).solved);
+    Eigen::VectorXd v(8), ds(8), dp(3), du(2);
+    for (Eigen::VectorXd* x : {&v, &ds, &dp, &du}) {
+      for (Eigen::Index i = 0; i < x->size(); ++i) (*x)[i] = N(rng);
+    }
+    const double forward = v.dot(d->Jvp(ds, dp, du));
+    const StepDerivative::Gradient g = d->Vjp(v);
+    const double reverse = g.state.dot(ds) + g.parameters.dot(dp) + g.commands.dot(du);
+    CHECK(forward == doctest::Approx(reverse).epsilon(1e-10));
+  }
+}
+
+TEST_CASE("quasistatic step derivative: refused before a step and for the other models") {
+  Push p;
+  const std::unique_ptr<Stepper> fresh = MakeStepper(ParseScene(p.Json(), "push"));
+  CHECK_THROWS_AS(fresh->LastStepDerivative(), InputError);
+  p.model = "dlc";
+  const std::unique_ptr<Stepper> dlc = MakeStepper(ParseScene(p.Json(), "push"));
+  dlc->Step(std::vector<Vector6d>());
+  CHECK_THROWS_WITH_AS(dlc->LastStepDerivative(), doctest::Contains("qp and qp-lcp"), InputError);
+}
+
+}  // namespace quasistatic_derivative_test
+}  // namespace ncpkit
