@@ -71,10 +71,12 @@ QuasistaticStepDerivative::QuasistaticStepDerivative(const QuasistaticStepData& 
     }
   }
   n_ = step.balance.size();
+  z_ = step.z;
   AddNames(step);
   LinearizeBodies(step);
   LinearizeActuators(step);
   LinearizeContacts(step);
+  LinearizeSlacks(step);
   Solve(step);
   ReadModes(step);
 }
@@ -181,7 +183,7 @@ void QuasistaticStepDerivative::LinearizeBodies(const QuasistaticStepData& step)
         R * (body.mass.body_inertia.cast<BodyJet>() * (m / body.mass.mass)) * R.transpose();
     Eigen::Matrix<BodyJet, 6, 1> delta = Eigen::Matrix<BodyJet, 6, 1>::Zero();
     for (int l = 0; l < 6; ++l) {
-      if (cols[l] >= 0) delta[l] = BodyJet(step.delta[cols[l]]);
+      if (cols[l] >= 0) delta[l] = BodyJet(step.z[cols[l]]);
     }
     InputMap map(kBodyInputs);
     for (int l = 0; l < 3; ++l) map[l].push_back({6 * static_cast<int>(k) + 3 + l, 1.0});
@@ -215,17 +217,34 @@ void QuasistaticStepDerivative::LinearizeActuators(const QuasistaticStepData& st
 }
 
 void QuasistaticStepDerivative::LinearizeContacts(const QuasistaticStepData& step) {
-  for (size_t i = 0; i < step.contacts.size(); ++i) LinearizeContact(step, static_cast<int>(i));
+  std::vector<std::vector<int>> rows(step.contacts.size());
+  for (size_t r = 0; r < step.rows.size(); ++r) rows[step.rows[r].contact].push_back(r);
+  for (size_t i = 0; i < step.contacts.size(); ++i) {
+    if (!rows[i].empty()) LinearizeContact(step, static_cast<int>(i), rows[i]);
+  }
+}
+
+// The DLC's slack rows mu c_n - sum_j c_f,j: their derivative in mu.
+void QuasistaticStepDerivative::LinearizeSlacks(const QuasistaticStepData& step) {
+  for (const auto& [contact, sigma, normal] : step.slacks) {
+    triplets_.emplace_back(sigma, state_size() + mu_slot_[contact], step.z[normal]);
+  }
 }
 
 namespace {
 
 // A contact on Jets of its local inputs: its point, normal and distance from its features, and
-// its rows' directions u_j = n + mu d_j (n alone when frictionless).
+// its friction frame's directions d_j.
 struct ContactOnJets {
   Eigen::Matrix<ContactJet, kContactInputs, 1> in;
   FeatureContact<ContactJet> at;
-  std::vector<Vec3<ContactJet>> u;
+  std::vector<Vec3<ContactJet>> d;
+  // A row's direction: n, n + mu d_j or d_j.
+  Vec3<ContactJet> Direction(const QuasistaticRow& row) const {
+    if (row.kind == 'n') return at.normal;
+    if (row.kind == 'p') return d[row.j];
+    return d.empty() ? at.normal : Vec3<ContactJet>(at.normal + in[kMu] * d[row.j]);
+  }
 };
 
 ContactOnJets EvaluateContact(const QuasistaticStepData& step, int i) {
@@ -246,34 +265,29 @@ ContactOnJets EvaluateContact(const QuasistaticStepData& step, int i) {
                      " is of a kind whose motion with the poses is not described "
                      "(docs/derivatives.md \"Contact geometry\")");
   }
-  if (c.directions.empty()) {
-    out.u.push_back(out.at.normal);
-    return out;
-  }
-  for (const Vec3<ContactJet>& d :
-       FrictionDirections(step.options.plane_normal, static_cast<int>(c.directions.size()),
-                          c.geometry.normal, out.at.normal)) {
-    out.u.push_back(out.at.normal + out.in[kMu] * d);
+  if (!c.directions.empty()) {
+    out.d = FrictionDirections(step.options.plane_normal, static_cast<int>(c.directions.size()),
+                               c.geometry.normal, out.at.normal);
   }
   return out;
 }
 
-// Row j of a contact on Jets: u_j . (displacement of B's point - A's) as a coefficient per
-// column of delta, and its constant (distance and prescribed motion).
+// A row of a contact on Jets: u . (displacement of B's point - A's) as a coefficient per column
+// of delta, and its constant (prescribed motion, and the distance but for pyramid rows).
 struct RowOnJets {
   std::map<int, ContactJet> coefficient;
   ContactJet constant;
 };
 
 RowOnJets ContactRow(const QuasistaticStepData& step, const LinearizedContact& c,
-                     const ContactOnJets& jets, int j) {
+                     const ContactOnJets& jets, const QuasistaticRow& spec) {
   const int ends[2] = {c.b, c.a};
   const Vec3<ContactJet> points[2] = {jets.at.point_b, jets.at.point_a};
   const int drift[2] = {kDriftB, kDriftA};
   const int body_pose[2] = {kPoseB, kPoseA};
-  const Vec3<ContactJet>& u = jets.u[j];
+  const Vec3<ContactJet> u = jets.Direction(spec);
   RowOnJets row;
-  row.constant = jets.at.distance;
+  row.constant = spec.kind == 'p' ? ContactJet(0.0) : jets.at.distance;
   for (int side = 0; side < 2; ++side) {
     const int b = ends[side];
     const double sign = side == 0 ? 1.0 : -1.0;
@@ -297,11 +311,12 @@ RowOnJets ContactRow(const QuasistaticStepData& step, const LinearizedContact& c
 
 // The features must give back the step's own row; else the derivative would be another
 // problem's.
-bool ReproducesRow(const QuasistaticStepData& step, int r, const RowOnJets& row) {
-  bool same = std::abs(row.constant.a - step.rows.constant[r]) <=
-              1e-7 * (1.0 + std::abs(step.rows.constant[r]));
+bool ReproducesRow(const QuasistaticStepData& step, int index, const RowOnJets& row) {
+  const double q = step.problem.q()[index];
+  bool same = std::abs(row.constant.a - q) <= 1e-7 * (1.0 + std::abs(q));
   for (const auto& [col, a] : row.coefficient) {
-    same = same && std::abs(a.a - step.rows.J.coeff(r, col)) <= 1e-7 * (1.0 + std::abs(a.a));
+    const double m = step.problem.sparse_columns().coeff(index, col);
+    same = same && std::abs(a.a - m) <= 1e-7 * (1.0 + std::abs(a.a));
   }
   return same;
 }
@@ -324,48 +339,31 @@ QuasistaticStepDerivative::InputMap QuasistaticStepDerivative::ContactMap(
   return map;
 }
 
-// What a contact's rows add to F: F_beta = A delta + c on its rows, -A^T beta on its bodies'
-// columns.
-void QuasistaticStepDerivative::LinearizeContact(const QuasistaticStepData& step, int i) {
+// What a contact's rows add to F: A delta + c on its rows, -A^T lambda on its bodies' columns.
+void QuasistaticStepDerivative::LinearizeContact(const QuasistaticStepData& step, int i,
+                                                 const std::vector<int>& rows) {
   const LinearizedContact& c = step.contacts[i];
   const ContactOnJets jets = EvaluateContact(step, i);
   const InputMap map = ContactMap(step, i);
-  for (size_t j = 0; j < jets.u.size(); ++j) {
-    const int r = step.first_row[i] + static_cast<int>(j);
-    const RowOnJets row = ContactRow(step, c, jets, static_cast<int>(j));
-    if (!ReproducesRow(step, r, row)) {
+  for (const int r : rows) {
+    const int index = step.rows[r].index;
+    const RowOnJets row = ContactRow(step, c, jets, step.rows[r]);
+    if (!ReproducesRow(step, index, row)) {
       throw InputError("quasistatic step derivatives: contact " + ContactName(step.bodies, c, i) +
                        ": its features do not reproduce its row");
     }
     ContactJet residual = row.constant;
     for (const auto& [col, a] : row.coefficient) {
-      residual += a * step.delta[col];
-      AddRow(col, (-step.beta[r] * a).v, map);
+      residual += a * step.z[col];
+      AddRow(col, (-step.z[index] * a).v, map);
     }
-    AddRow(n_ + r, residual.v, map);
+    AddRow(index, residual.v, map);
   }
 }
 
 void QuasistaticStepDerivative::Solve(const QuasistaticStepData& step) {
-  const int nb = static_cast<int>(step.rows.constant.size());
-  const int size = n_ + nb;
-  std::vector<Eigen::Triplet<double>> t = step.balance.stiffness();
-  const RowMajorSparse& A = step.rows.J;
-  for (int r = 0; r < A.outerSize(); ++r) {
-    for (RowMajorSparse::InnerIterator it(A, r); it; ++it) {
-      t.emplace_back(n_ + r, it.col(), it.value());
-      t.emplace_back(it.col(), n_ + r, -it.value());
-    }
-  }
-  Eigen::SparseMatrix<double> M(size, size);
-  M.setFromTriplets(t.begin(), t.end());
-  Eigen::VectorXd q(size), lower = Eigen::VectorXd::Zero(size);
-  q << -step.balance.force(), step.rows.constant;
-  lower.head(n_).setConstant(-kInf);
-  const LinearComplementarityProblem problem(M, q, lower, Eigen::VectorXd::Constant(size, kInf));
-  z_.resize(size);
-  z_ << step.delta, step.beta;
-  sensitivity_ = std::make_unique<LinearSensitivity>(problem, z_);
+  const int size = step.problem.size();
+  sensitivity_ = std::make_unique<LinearSensitivity>(step.problem, z_);
   G_.resize(size, inputs_);
   G_.setFromTriplets(triplets_.begin(), triplets_.end());
   triplets_.clear();
@@ -373,7 +371,7 @@ void QuasistaticStepDerivative::Solve(const QuasistaticStepData& step) {
   for (size_t k = 0; k < moving_bodies_.size(); ++k) {
     Eigen::Vector3d theta = Eigen::Vector3d::Zero();
     for (int l = 0; l < 3; ++l) {
-      if (columns_[k][3 + l] >= 0) theta[l] = step.delta[columns_[k][3 + l]];
+      if (columns_[k][3 + l] >= 0) theta[l] = step.z[columns_[k][3 + l]];
     }
     turn_.push_back(theta.norm() > 0.0
                         ? Eigen::AngleAxisd(theta.norm(), theta.normalized()).toRotationMatrix()
@@ -382,34 +380,43 @@ void QuasistaticStepDerivative::Solve(const QuasistaticStepData& step) {
   }
 }
 
-// Each contact's mode: 'a' no force, 'f' frictionless and pressed, 's' every row of its
-// relaxed cone active (no slip), 'l' some not (sliding); and the degenerate contacts.
+// Each contact's mode: 'a' no force, 'f' frictionless and pressed, 's' no slip (every row of
+// its relaxed cone active; the DLC's slip sigma zero), 'l' sliding; and the degenerate contacts.
 void QuasistaticStepDerivative::ReadModes(const QuasistaticStepData& step) {
   const int nc = static_cast<int>(step.contacts.size());
-  std::vector<int> contact_of_row(step.rows.constant.size(), -1);
-  const Eigen::VectorXd w = step.rows.J * step.delta + step.rows.constant;
-  const double force_scale = 1e-9 * (1.0 + step.beta.lpNorm<Eigen::Infinity>());
-  const double gap_scale = 1e-9 * (1.0 + w.lpNorm<Eigen::Infinity>());
+  const Eigen::VectorXd w = step.problem.sparse_columns() * z_ + step.problem.q();
+  const double force_scale = 1e-9 * (1.0 + z_.tail(z_.size() - n_).lpNorm<Eigen::Infinity>());
+  const double gap_scale = 1e-9 * (1.0 + w.tail(w.size() - n_).lpNorm<Eigen::Infinity>());
+  std::vector<int> contact_of_index(z_.size(), -1);
+  std::vector<char> pressed(nc, 0), slips(nc, 0);
+  for (const QuasistaticRow& row : step.rows) {
+    contact_of_index[row.index] = row.contact;
+    if (row.kind == 'p') continue;  // a DLC friction force
+    pressed[row.contact] = pressed[row.contact] || z_[row.index] > force_scale;
+    if (row.kind == 'r')
+      slips[row.contact] = slips[row.contact] || std::abs(w[row.index]) > gap_scale;
+  }
+  for (const auto& [contact, sigma, normal] : step.slacks) {
+    contact_of_index[sigma] = contact;
+    slips[contact] = z_[sigma] > force_scale;
+  }
   for (int i = 0; i < nc; ++i) {
-    const LinearizedContact& c = step.contacts[i];
-    const int rows = c.directions.empty() ? 1 : static_cast<int>(c.directions.size());
-    bool pressed = false, all_active = true;
-    for (int j = 0; j < rows; ++j) {
-      const int row = step.first_row[i] + j;
-      contact_of_row[row] = i;
-      pressed = pressed || step.beta[row] > force_scale;
-      all_active = all_active && std::abs(w[row]) <= gap_scale;
-    }
-    contact_modes_ += !pressed ? 'a' : c.directions.empty() ? 'f' : all_active ? 's' : 'l';
+    contact_modes_ += !pressed[i]                           ? 'a'
+                      : step.contacts[i].directions.empty() ? 'f'
+                      : slips[i]                            ? 'l'
+                                                            : 's';
   }
   std::vector<char> named(nc, 0);
   for (int index : sensitivity_->degenerate()) {
-    if (index < n_) continue;
-    const int i = contact_of_row[index - n_];
+    const int i = index < n_ ? -1 : contact_of_index[index];
     if (i < 0 || named[i]) continue;
     named[i] = 1;
     degenerate_contacts_.push_back(ContactName(step.bodies, step.contacts[i], i));
   }
+  // With eps > 0 the QP's delta is unique; the DLC's need not be: a free direction of the
+  // linearized problem that moves delta leaves the step undetermined.
+  const Eigen::MatrixXd free = sensitivity_->box().UndeterminedDirections();
+  determined_ = free.cols() == 0 || free.topRows(n_).cwiseAbs().maxCoeff() <= 1e-8;
 }
 
 Eigen::VectorXd QuasistaticStepDerivative::Jvp(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,

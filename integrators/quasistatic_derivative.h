@@ -1,26 +1,27 @@
-// The derivative of one quasistatic step (integrators/step_derivative.h) for the convex QP model
-// of Pang & Tedrake (2021) — the qp and qp-lcp models, which solve the same problem
-// (docs/derivatives.md "Quasistatic steps"). The step's solution z = (delta, beta) solves the
-// mixed LCP
-//   F_delta = K~(s) delta - A(s)^T beta - r(s, u) = 0          (delta free)
-//   F_beta  = A(s) delta + c(s, u)                >= 0 _|_ beta >= 0
+// The derivative of one quasistatic step (integrators/step_derivative.h) for the linear models:
+// the convex QP of Pang & Tedrake (2021) — qp and qp-lcp, which solve the same problem — and
+// Trinkle, Berard & Pang's (2005) Model-DLC (docs/derivatives.md "Steps"). The step's solution
+// z = (delta, multipliers) solves a mixed LCP
+//   F_delta = K~(s) delta - A(s)^T lambda - r(s, u) = 0          (delta free)
+//   F_rows  = A(s) delta + c(s, u) (+ the DLC's slack)  >= 0 _|_ lambda >= 0
 // with the stiffness K~ (actuators' impedances, eps/h^2 M for unactuated bodies), the force r
-// (gravity, K (q_cmd - q)), Anitescu's rows A (n + mu d_j) . (displacement of B's point - A's)
-// from each contact's features at the bodies' poses (contact/contact_feature.h), and c their
-// distances plus the prescribed actuators' motion. Its derivative is the linear sensitivity of
-// that mixed LCP (solvers/sensitivity/linear_sensitivity.h) for the change dF of F at fixed z,
-// chained with the pose update: x+ = x + delta_x, R+ = exp([delta_theta]x) R, q+ = q + delta_q
-// (q+ = q_cmd for a prescribed actuator).
+// (gravity, K (q_cmd - q)), the contact rows A, u . (displacement of B's point - A's), from each
+// contact's features at the bodies' poses (contact/contact_feature.h) and its friction frame, and
+// c their distances plus the prescribed actuators' motion. Its derivative is the linear
+// sensitivity of that mixed LCP (solvers/sensitivity/linear_sensitivity.h) for the change dF of F
+// at fixed z, chained with the pose update: x+ = x + delta_x, R+ = exp([delta_theta]x) R,
+// q+ = q + delta_q (q+ = q_cmd for a prescribed actuator).
 //
 // The state: per unactuated body its position and rotation (6), then every actuator's position;
 // the commands: every actuator's q_cmd(t + h); the parameters: "mu", "mu(a,b)" and every moving
 // body's "<body>.mass". With eps > 0 the QP is strictly convex in delta, so delta's derivative is
-// determined even where the contact forces are not.
+// determined even where the contact forces are not; the DLC's may not be (determined()).
 #ifndef NCPKIT_INTEGRATORS_QUASISTATIC_DERIVATIVE_H_
 #define NCPKIT_INTEGRATORS_QUASISTATIC_DERIVATIVE_H_
 
 #include <Eigen/Dense>
 #include <Eigen/SparseCore>
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -30,6 +31,7 @@
 #include "dynamics/body.h"
 #include "dynamics/quasistatic_balance.h"
 #include "integrators/step_derivative.h"
+#include "solvers/lcp/linear_problem.h"
 
 namespace ncpkit {
 
@@ -38,8 +40,21 @@ struct QuasistaticOptions;
 
 namespace internal {
 
-// What a qp or qp-lcp step leaves behind that its derivative reads (the quasistatic stepper's
-// members, by reference for the time of the construction).
+// One contact row of the step's mixed LCP: u . (displacement of B's point - A's) (+ the distance
+// for normal and relaxed rows) with u the normal n ('n'), Anitescu's n + mu d_j ('r') or the
+// pyramid's d_j ('p'), at `index` in z and F (its multiplier's place).
+struct QuasistaticRow {
+  int contact = 0;
+  char kind = 'n';
+  int j = 0;
+  int index = 0;
+};
+
+// What a linear-model step leaves behind that its derivative reads (the quasistatic stepper's
+// members, by reference for the time of the construction). The problem is the step's mixed LCP
+// in z = (delta, multipliers): for qp and qp-lcp the QP's KKT system (delta, beta); for dlc
+// (delta, c_n, c_f, sigma) with the slack rows mu c_n - sum_j c_f,j (`slacks`: per frictional
+// contact its sigma's index, and the index of its normal force).
 struct QuasistaticStepData {
   const std::vector<Body>& bodies;           // names, shapes, masses, fixed flags
   const std::vector<RigidBodyState>& start;  // each body's pose at the start of the step
@@ -48,10 +63,10 @@ struct QuasistaticStepData {
   const std::vector<char>& actuated;
   const QuasistaticBalance& balance;  // assembled at the start of the step
   const std::vector<LinearizedContact>& contacts;
-  const std::vector<int>& first_row;  // per contact, its first row of Anitescu's
-  const ::ncpkit::ContactRows& rows;  // Anitescu's rows A and constants c
-  const Eigen::VectorXd& delta;
-  const Eigen::VectorXd& beta;
+  const LinearComplementarityProblem& problem;
+  const Eigen::VectorXd& z;
+  const std::vector<QuasistaticRow>& rows;
+  const std::vector<std::array<int, 3>>& slacks;  // (contact, sigma's index, c_n's index)
   const ContactLawTable& law_table;
   const QuasistaticOptions& options;
 };
@@ -80,7 +95,8 @@ class QuasistaticStepDerivative : public StepDerivative {
   void LinearizeBodies(const QuasistaticStepData& step);
   void LinearizeActuators(const QuasistaticStepData& step);
   void LinearizeContacts(const QuasistaticStepData& step);
-  void LinearizeContact(const QuasistaticStepData& step, int i);
+  void LinearizeContact(const QuasistaticStepData& step, int i, const std::vector<int>& rows);
+  void LinearizeSlacks(const QuasistaticStepData& step);
   void Solve(const QuasistaticStepData& step);
   void ReadModes(const QuasistaticStepData& step);
   // Adds d(row)/d(local input k) * map[k] to G.

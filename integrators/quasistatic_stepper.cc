@@ -872,25 +872,90 @@ void QuasistaticStepper::FinishStep(double seconds) {
   record.step_seconds = seconds;
 }
 
+namespace {
+
+// The step's mixed LCP in (delta, multipliers) of a linear model and its contact rows, as the
+// step posed it (at the bodies' start poses `bodies`), for its derivative.
+struct LinearStepProblem {
+  LinearComplementarityProblem problem;
+  std::vector<internal::QuasistaticRow> rows;
+  std::vector<std::array<int, 3>> slacks;
+};
+
+LinearStepProblem QpStepProblem(const QuasistaticBalance& balance, const ContactRows& anitescu,
+                                const std::vector<int>& first,
+                                const std::vector<LinearizedContact>& contacts) {
+  const int n = balance.size();
+  std::vector<Triplet> t = balance.stiffness();
+  AddCoupling(anitescu.J, n, &t);
+  Eigen::VectorXd q(n + anitescu.constant.size());
+  q << -balance.force(), anitescu.constant;
+  LinearStepProblem out{MixedProblem(t, q, n, "qp"), {}, {}};
+  for (size_t i = 0; i < contacts.size(); ++i) {
+    const int rows = std::max<int>(1, static_cast<int>(contacts[i].directions.size()));
+    for (int j = 0; j < rows; ++j) {
+      out.rows.push_back({static_cast<int>(i), 'r', j, n + first[i] + j});
+    }
+  }
+  return out;
+}
+
+LinearStepProblem DlcStepProblem(const QuasistaticBalance& balance,
+                                 const std::vector<LinearizedContact>& contacts,
+                                 const std::vector<Body>& bodies, const ContactRows& normal) {
+  DlcStep dlc = MakeDlcStep(contacts, balance, bodies, normal);
+  LinearStepProblem out{std::move(dlc.problem), {}, {}};
+  const int nc = static_cast<int>(contacts.size());
+  int slack = dlc.friction_offset;
+  for (int i = 0; i < nc; ++i) {
+    out.rows.push_back({i, 'n', 0, dlc.normal_offset + i});
+    if (dlc.first[i] < 0) continue;
+    for (size_t j = 0; j < contacts[i].directions.size(); ++j) {
+      out.rows.push_back(
+          {i, 'p', static_cast<int>(j), dlc.friction_offset + dlc.first[i] + static_cast<int>(j)});
+      slack = std::max(slack, dlc.friction_offset + dlc.first[i] + static_cast<int>(j) + 1);
+    }
+  }
+  // The slacks follow the friction forces, one per frictional contact in order.
+  for (int i = 0; i < nc; ++i) {
+    if (dlc.first[i] >= 0) out.slacks.push_back({i, slack++, dlc.normal_offset + i});
+  }
+  return out;
+}
+
+}  // namespace
+
 std::unique_ptr<StepDerivative> QuasistaticStepper::LastStepDerivative() const {
   if (!derivable_) {
     throw InputError("quasistatic stepper: no step taken, so none to differentiate");
   }
-  if (options_.model != QuasistaticModel::Qp && options_.model != QuasistaticModel::QpLcp) {
-    throw InputError(std::string("quasistatic stepper: derivatives of steps are available for the "
-                                 "qp and qp-lcp models, not ") +
-                     ToString(options_.model));
+  if (options_.model == QuasistaticModel::Dqc) {
+    throw InputError(
+        "quasistatic stepper: derivatives of steps are available for the qp, qp-lcp and dlc "
+        "models, not dqc");
   }
   const SolverSummary& summary = record_.summary;
   if (!summary.IsSolved() || (balance_.size() > 0 && delta_.size() != balance_.size())) {
     throw InputError("quasistatic stepper: the step at t = " + NumberText(record_.time) +
                      " was not solved (" + summary.message + "), so it has no derivative");
   }
-  const int nb = static_cast<int>(anitescu_.constant.size());
-  const Eigen::VectorXd beta = nb == 0 ? Eigen::VectorXd() : Eigen::VectorXd(solution_.tail(nb));
-  const internal::QuasistaticStepData data{
-      bodies_,    start_states_, actuators_, start_q_, actuated_,  balance_, contacts_,
-      first_row_, anitescu_,     delta_,     beta,     law_table_, options_};
+  std::vector<Body> at_start = bodies_;
+  for (size_t b = 0; b < bodies_.size(); ++b) at_start[b].state = start_states_[b];
+  LinearStepProblem step;
+  Eigen::VectorXd z;
+  if (options_.model == QuasistaticModel::Dlc) {
+    step = DlcStepProblem(balance_, contacts_, at_start, normal_);
+    z = solution_;
+  } else {
+    step = QpStepProblem(balance_, anitescu_, first_row_, contacts_);
+    const int nb = static_cast<int>(anitescu_.constant.size());
+    z.resize(balance_.size() + nb);
+    z << delta_, solution_.tail(nb);
+  }
+  const internal::QuasistaticStepData data{at_start,  start_states_, actuators_,  start_q_,
+                                           actuated_, balance_,      contacts_,   step.problem,
+                                           z,         step.rows,     step.slacks, law_table_,
+                                           options_};
   return std::make_unique<internal::QuasistaticStepDerivative>(data);
 }
 

@@ -129,9 +129,9 @@ class QuasistaticStepper : public Stepper {
   const ComplementaritySolver& solver() const override;
   std::string variant() const override;
   bool has_velocities() const override { return false; }
-  // The last step's derivative (integrators/quasistatic_derivative.h): the qp and qp-lcp
+  // The last step's derivative (integrators/quasistatic_derivative.h): the qp, qp-lcp and dlc
   // models with prismatic actuators. Throws InputError before a step, after an unsolved one, or
-  // for another model.
+  // for the dqc model.
   std::unique_ptr<StepDerivative> LastStepDerivative() const override;
   Eigen::Vector3d gravity() const override { return options_.gravity; }
   const std::vector<const char*>& PairColumns() const override;

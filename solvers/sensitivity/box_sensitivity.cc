@@ -157,6 +157,15 @@ Eigen::VectorXd BoxSensitivity::Tangent(const Eigen::VectorXd& dF, const Eigen::
   return dz;
 }
 
+Eigen::MatrixXd BoxSensitivity::UndeterminedDirections() const {
+  if (!system_.least_squares()) return Eigen::MatrixXd(size(), 0);
+  const Eigen::MatrixXd& basis = system_.null_basis();
+  Eigen::MatrixXd out = Eigen::MatrixXd::Zero(size(), basis.cols());
+  for (size_t k = 0; k < free_.size(); ++k)
+    out.row(free_[k]) = basis.row(static_cast<Eigen::Index>(k));
+  return out;
+}
+
 BoxSensitivity::Adjoint BoxSensitivity::Cotangent(const Eigen::VectorXd& g) const {
   const int n = size();
   RequireSize(g, n, "g");

@@ -75,6 +75,9 @@ class BoxSensitivity {
   const std::vector<int>& degenerate() const { return degenerate_; }
   // True when J_FF was singular and the least-squares solution of least norm is used.
   bool least_squares() const { return system_.least_squares(); }
+  // The directions in z (n x their number, zero on the bound indices) that the linearized
+  // problem leaves free: an orthonormal basis of J_FF's null space, none unless least_squares().
+  Eigen::MatrixXd UndeterminedDirections() const;
 
   // dz for the perturbation dF of F at fixed z and dl, du of the bounds (an empty vector is 0).
   Eigen::VectorXd Tangent(const Eigen::VectorXd& dF, const Eigen::VectorXd& dl,
