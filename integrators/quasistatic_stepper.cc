@@ -959,6 +959,40 @@ std::unique_ptr<StepDerivative> QuasistaticStepper::LastStepDerivative() const {
   return std::make_unique<internal::QuasistaticStepDerivative>(data);
 }
 
+namespace {
+
+struct QuasistaticSnapshot : StepperSnapshot {
+  std::vector<RigidBodyState> states;
+  std::vector<double> q;
+  Eigen::VectorXd solution;  // the warm start of the next step
+  double time = 0.0;
+  const void* owner = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<StepperSnapshot> QuasistaticStepper::Save() const {
+  auto snapshot = std::make_unique<QuasistaticSnapshot>();
+  for (const Body& b : bodies_) snapshot->states.push_back(b.state);
+  snapshot->q = q_actuated_;
+  snapshot->solution = solution_;
+  snapshot->time = time_;
+  snapshot->owner = this;
+  return snapshot;
+}
+
+void QuasistaticStepper::Restore(const StepperSnapshot& snapshot) {
+  const auto* s = dynamic_cast<const QuasistaticSnapshot*>(&snapshot);
+  if (s == nullptr || s->owner != this) {
+    throw InputError("quasistatic stepper: a snapshot of another stepper cannot be restored");
+  }
+  for (size_t i = 0; i < bodies_.size(); ++i) bodies_[i].state = s->states[i];
+  q_actuated_ = s->q;
+  solution_ = s->solution;
+  time_ = s->time;
+  derivable_ = false;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Scene files and variants
 

@@ -133,6 +133,10 @@ class QuasistaticStepper : public Stepper {
   // models with prismatic actuators. Throws InputError before a step, after an unsolved one, or
   // for the dqc model.
   std::unique_ptr<StepDerivative> LastStepDerivative() const override;
+  // The bodies' poses, the actuators' positions, the time and the warm start: the steps after
+  // Restore() are those that followed Save(), bit for bit.
+  std::unique_ptr<StepperSnapshot> Save() const override;
+  void Restore(const StepperSnapshot& snapshot) override;
   Eigen::Vector3d gravity() const override { return options_.gravity; }
   const std::vector<const char*>& PairColumns() const override;
   void TablePairs(const StepRecord& record, std::vector<PairRow>* rows) const override;

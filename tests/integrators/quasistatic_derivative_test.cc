@@ -16,6 +16,7 @@
 
 #include "integrators/quasistatic_stepper.h"
 #include "integrators/scene.h"
+#include "integrators/trajectory_gradient.h"
 #include "solvers/base/input_error.h"
 
 namespace ncpkit {
@@ -269,6 +270,37 @@ TEST_CASE(
     const double reverse = g.state.dot(ds) + g.parameters.dot(dp) + g.commands.dot(du);
     CHECK(forward == doctest::Approx(reverse).epsilon(1e-10));
   }
+}
+
+TEST_CASE("quasistatic step derivative: snapshots replay bit for bit; checkpoints change nothing") {
+  std::mt19937 rng(5);
+  Push p = RandomPush(&rng, "qp-lcp", false);
+  p.h = 0.02;  // the commands' ramp reaches its end after one step, then holds
+  const auto stepper = [&] { return MakeStepper(ParseScene(p.Json(), "push")); };
+  // The box's final x and y, and the finger's position at every step.
+  const auto loss = [](int step, const Stepper& s) -> Eigen::VectorXd {
+    Eigen::VectorXd g = Eigen::VectorXd::Zero(8);
+    if (step == 30) g.head<2>().setOnes();
+    g[6] = 0.1;
+    return g;
+  };
+  TrajectoryGradientOptions options;
+  options.steps = 30;
+  std::unique_ptr<Stepper> a = stepper(), b = stepper();
+  const TrajectoryGradientResult all = ReverseGradient(a.get(), loss, options);
+  options.checkpoint_interval = 7;
+  const TrajectoryGradientResult checkpointed = ReverseGradient(b.get(), loss, options);
+  CHECK(checkpointed.snapshots == 4);  // at steps 0, 7, 14, 21; the last stretch's kept
+  CHECK(checkpointed.derivatives_held <= 7);
+  CHECK(all.initial_state == checkpointed.initial_state);
+  CHECK(all.parameters == checkpointed.parameters);
+  for (int k = 0; k < 30; ++k) CHECK(all.commands[k] == checkpointed.commands[k]);
+  CHECK(a->bodies()[1].state.position == b->bodies()[1].state.position);
+  CHECK(all.parameters.allFinite());
+  CHECK(all.parameters.norm() > 0.0);
+  // A snapshot of another stepper is refused.
+  const std::unique_ptr<StepperSnapshot> snapshot = a->Save();
+  CHECK_THROWS_AS(b->Restore(*snapshot), InputError);
 }
 
 TEST_CASE("quasistatic step derivative: refused before a step, for dqc and revolute actuators") {
