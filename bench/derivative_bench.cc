@@ -7,6 +7,9 @@
 //     one Vjp against the step alone.
 //   BM_StackGradient vs BM_StackForward: the gradient of the 50-box stack's final heights with
 //     respect to every initial velocity over 100 steps (a reverse pass), against the 100 steps.
+//   BM_QuasistaticStepBackward vs BM_QuasistaticStepForward: a quasistatic step's derivative and
+//     one Vjp against the step, on the shipped gripper (step 20: squeezing and pulling down, the
+//     fingers slipping) and on a box pushed by a finger (examples/derivatives/push.py, step 10).
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Geometry>
@@ -141,6 +144,50 @@ void BM_StackGradient(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_StackGradient)->Arg(0)->Arg(25)->Unit(benchmark::kMillisecond);
+
+// The box pushed off-centre by a sphere finger of examples/derivatives/push.py, qp-lcp.
+const char* const kPushScene = R"({"name": "push", "stepper": "quasistatic", "model": "qp-lcp",
+  "solver": "lemke", "h": 0.05, "duration": 1.0, "gravity": [0, 0, -9.81], "contact": {"mu": 0.4},
+  "bodies": [{"name": "ground", "shape": "plane"},
+             {"name": "box", "shape": "box", "size": [0.2, 0.2, 0.1], "mass": 1.0,
+              "position": [0, 0, 0.05]},
+             {"name": "finger", "shape": "sphere", "size": [0.03], "mass": 0.1,
+              "position": [-0.131, -0.05, 0.05]}],
+  "actuators": [{"name": "fx", "axis": [1, 0, 0], "bodies": ["finger"], "stiffness": 1000},
+                {"name": "fy", "axis": [0, 1, 0], "bodies": ["finger"], "stiffness": 1000}],
+  "commands": {"fx": [[0, 0], [1.0, 0.3]], "fy": [[0, 0], [1.0, -0.06]]}})";
+
+// The stepper of `which` (0: the gripper, 1: the push) after `steps` steps.
+std::unique_ptr<Stepper> QuasistaticAt(int which, int steps) {
+  std::unique_ptr<Stepper> stepper =
+      which == 0 ? MakeStepper(LoadScene(std::string(NCPKIT_SCENE_DIR) + "/gripper_sphere.json"))
+                 : MakeStepper(ParseScene(kPushScene, "push"));
+  for (int k = 0; k < steps; ++k) stepper->Step(std::vector<Vector6d>());
+  return stepper;
+}
+
+void BM_QuasistaticStepForward(benchmark::State& state) {
+  const int which = static_cast<int>(state.range(0));
+  std::unique_ptr<Stepper> stepper = QuasistaticAt(which, which == 0 ? 19 : 9);
+  const std::unique_ptr<StepperSnapshot> at = stepper->Save();
+  for (auto _ : state) {
+    stepper->Restore(*at);
+    stepper->Step(std::vector<Vector6d>());
+  }
+}
+BENCHMARK(BM_QuasistaticStepForward)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+void BM_QuasistaticStepBackward(benchmark::State& state) {
+  const int which = static_cast<int>(state.range(0));
+  std::unique_ptr<Stepper> stepper = QuasistaticAt(which, which == 0 ? 20 : 10);
+  Eigen::VectorXd g;
+  for (auto _ : state) {
+    const std::unique_ptr<StepDerivative> d = stepper->LastStepDerivative();
+    if (g.size() == 0) g = Eigen::VectorXd::Ones(d->state_size());
+    benchmark::DoNotOptimize(d->Vjp(g).state.data());
+  }
+}
+BENCHMARK(BM_QuasistaticStepBackward)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace ncpkit::bench
