@@ -29,7 +29,7 @@ echo "== [$(elapsed)] Installed package: find_package, pkg-config and add_subdir
 bash tools/check-install.sh
 
 echo "== [$(elapsed)] Benchmark smoke run (small sizes, so that the benchmarks never rot)"
-build/bench/ncpkit_bench --benchmark_filter='/(10|100)$|Mcp|Josephy|sliding_cube.json/fb-newton$|Quasistatic/gripper|(FCLib|SiconosFC3D)/[a-z-]+/Rover|Engine/sliding_cube|StateJacobian' \
+build/bench/ncpkit_bench --benchmark_filter='/(10|100)$|Mcp|Josephy|sliding_cube.json/fb-newton$|Quasistatic/gripper|(FCLib|SiconosFC3D)/[a-z-]+/Rover|Engine/sliding_cube|StateJacobian|QuasistaticStep' \
   --benchmark_min_time=0.01
 
 echo "== [$(elapsed)] AddressSanitizer + UndefinedBehaviorSanitizer build (Clang, fuzzer-instrumented) and tests"
