@@ -929,9 +929,9 @@ std::unique_ptr<StepDerivative> QuasistaticStepper::LastStepDerivative() const {
   if (!derivable_) {
     throw InputError("quasistatic stepper: no step taken, so none to differentiate");
   }
-  // The DQC's step is an MCP whose solutions need not be unique (a box on four corners), and
-  // its derivative by the same construction disagreed with differences of the step on pushed
-  // balls (docs/derivatives.md): not offered.
+  // The DQC's step is an MCP whose solutions need not be unique (a box pushed over four corners:
+  // its solver finds another for most perturbed data), so a derivative at the solution returned
+  // would not describe the steps of nearby data (docs/derivatives.md): not offered.
   if (options_.model == QuasistaticModel::Dqc) {
     throw InputError(
         "quasistatic stepper: derivatives of steps are available for the qp, qp-lcp and dlc "
