@@ -334,7 +334,7 @@ TEST_CASE("quasistatic step derivative: snapshots replay bit for bit; checkpoint
   p.h = 0.02;  // the commands' ramp reaches its end after one step, then holds
   const auto stepper = [&] { return MakeStepper(ParseScene(p.Json(), "push")); };
   // The box's final x and y, and the finger's position at every step.
-  const auto loss = [](int step, const Stepper& s) -> Eigen::VectorXd {
+  const auto loss = [](int step, const Stepper& /*stepper*/) -> Eigen::VectorXd {
     Eigen::VectorXd g = Eigen::VectorXd::Zero(8);
     if (step == 30) g.head<2>().setOnes();
     g[6] = 0.1;
