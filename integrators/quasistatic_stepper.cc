@@ -55,6 +55,18 @@ LinearComplementarityProblem MixedProblem(const std::vector<Triplet>& triplets,
   return problem;
 }
 
+// The convex QP's KKT conditions (Pang & Tedrake 2021 eq. 10) as the mixed LCP in (delta, beta):
+// K~ delta - A^T beta - r free, A delta + c >= 0 _|_ beta >= 0, A Anitescu's rows.
+LinearComplementarityProblem QpProblem(const QuasistaticBalance& balance,
+                                       const ContactRows& anitescu) {
+  const int n = balance.size();
+  std::vector<Triplet> t = balance.stiffness();
+  AddCoupling(anitescu.J, n, &t);
+  Eigen::VectorXd q(n + anitescu.constant.size());
+  q << -balance.force(), anitescu.constant;
+  return MixedProblem(t, q, n, "qp");
+}
+
 // Model-DQC (Trinkle, Berard & Pang 2005 eqs. 1, 20-23) in delta and per contact [lambda_n,
 // lambda_t, (lambda_o), sigma] (frictionless contacts: lambda_n only):
 //   F_delta = K~ delta - Jn^T ln - Jt^T lt - Jo^T lo - r                    (free)
@@ -610,19 +622,13 @@ void QuasistaticStepper::ReadAnitescuForces(const std::vector<int>& first,
 void QuasistaticStepper::StepQp(const Eigen::VectorXd* initial_guess) {
   std::vector<int>& first = first_row_;
   AnitescuRows(contacts_, balance_, bodies_, &first, &anitescu_);
-  const ContactRows& A = anitescu_;
   const int n = balance_.size();
-  const int nb = static_cast<int>(A.constant.size());
-  const int size = n + nb;
-  std::vector<Triplet> t = balance_.stiffness();
-  AddCoupling(A.J, n, &t);
-  Eigen::VectorXd q(size);
-  q << -balance_.force(), A.constant;
-  const LinearComplementarityProblem problem = MixedProblem(t, q, n, "qp");
+  const int size = n + static_cast<int>(anitescu_.constant.size());
+  const LinearComplementarityProblem problem = QpProblem(balance_, anitescu_);
   SolveLinear(problem, initial_guess);
   if (z_.size() != size) return;
   delta_ = z_.head(n);
-  ReadAnitescuForces(first, z_.tail(nb));
+  ReadAnitescuForces(first, z_.tail(size - n));
 }
 
 // Eliminates delta = K~^-1 (A^T beta + r): the LCP in beta with the Delassus matrix.
@@ -886,11 +892,7 @@ LinearStepProblem QpStepProblem(const QuasistaticBalance& balance, const Contact
                                 const std::vector<int>& first,
                                 const std::vector<LinearizedContact>& contacts) {
   const int n = balance.size();
-  std::vector<Triplet> t = balance.stiffness();
-  AddCoupling(anitescu.J, n, &t);
-  Eigen::VectorXd q(n + anitescu.constant.size());
-  q << -balance.force(), anitescu.constant;
-  LinearStepProblem out{MixedProblem(t, q, n, "qp"), {}, {}};
+  LinearStepProblem out{QpProblem(balance, anitescu), {}, {}};
   for (size_t i = 0; i < contacts.size(); ++i) {
     const int rows = std::max<int>(1, static_cast<int>(contacts[i].directions.size()));
     for (int j = 0; j < rows; ++j) {
