@@ -13,15 +13,21 @@ int IndependentBlocks::Root(int i) {
 }
 
 void IndependentBlocks::Find(const LinearComplementarityProblem& problem) {
-  const int n = problem.size();
+  FindIn(problem.sparse_matrix());
+}
+
+void IndependentBlocks::Find(const Eigen::SparseMatrix<double>& matrix) { FindIn(matrix); }
+
+template <class Matrix>
+void IndependentBlocks::FindIn(const Matrix& M) {
+  const int n = static_cast<int>(M.rows());
   parent_.resize(n);
   for (int i = 0; i < n; ++i) parent_[i] = i;
-  // The row-major view holds every stored entry (i, j): join i and j, the larger root under the
-  // smaller, so that each set's root is its smallest unknown.
-  const RowSparseMatrix& M = problem.sparse_matrix();
-  for (int i = 0; i < n; ++i) {
-    for (RowSparseMatrix::InnerIterator it(M, i); it; ++it) {
-      const int a = Root(i), b = Root(static_cast<int>(it.col()));
+  // Every stored entry (i, j) joins i and j, the larger root under the smaller, so that each
+  // set's root is its smallest unknown.
+  for (int k = 0; k < M.outerSize(); ++k) {
+    for (typename Matrix::InnerIterator it(M, k); it; ++it) {
+      const int a = Root(static_cast<int>(it.row())), b = Root(static_cast<int>(it.col()));
       if (a != b) parent_[std::max(a, b)] = std::min(a, b);
     }
   }

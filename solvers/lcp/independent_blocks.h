@@ -21,6 +21,8 @@ namespace ncpkit {
 class IndependentBlocks {
  public:
   void Find(const LinearComplementarityProblem& problem);
+  // The blocks of any square matrix's unknowns, by the same rule.
+  void Find(const Eigen::SparseMatrix<double>& matrix);
   int num_blocks() const { return static_cast<int>(start_.size()) - 1; }
   int block_size(int b) const { return start_[b + 1] - start_[b]; }
   // The unknowns of block b, block_size(b) of them, increasing.
@@ -40,6 +42,8 @@ class IndependentBlocks {
 
  private:
   int Root(int i);
+  template <class Matrix>
+  void FindIn(const Matrix& M);
 
   std::vector<int> parent_;    // per unknown: union-find parent
   std::vector<int> block_of_;  // per root: its block, or -1 before numbering

@@ -1,6 +1,8 @@
 #include "solvers/sensitivity/global_friction_sensitivity.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "solvers/base/input_error.h"
 #include "solvers/sensitivity/internal/selected_system.h"
@@ -8,6 +10,10 @@
 namespace ncpkit {
 
 namespace {
+
+// An entry of an orthonormal basis vector this small is rounding: the vector's share there moves
+// the velocities by less than VelocitiesDetermined's 1e-8 of the largest unit response.
+constexpr double kNegligibleBasisEntry = 1e-10;
 
 FrictionSensitivity Local(const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r,
                           const SensitivityOptions& options) {
@@ -60,11 +66,32 @@ GlobalFrictionSensitivity::GlobalFrictionSensitivity(const GlobalFrictionContact
 }
 
 bool GlobalFrictionSensitivity::VelocitiesDetermined() const {
+  // An undetermined change dr (K dr = 0 for the local sensitivity's selected system K) moves the
+  // velocities by dv = M^-1 H dr, and |M^1/2 dv|^2 = dr^T W dr = sum over the contacts of
+  // dr_c . (W dr)_c, where K's rows make every term vanish (dr_c = 0 apart; (W dr)_c = 0 where
+  // it sticks; (W dr)_N = 0 and dr_T = 0 frictionless) except the tangential one of a sliding
+  // contact. So only the undetermined directions with tangential impulses on sliding contacts
+  // can move v, and none can where nothing slides (a resting stack's many redundant corners).
+  std::vector<int> sliding;
+  for (int c = 0; c < local_.num_contacts(); ++c) {
+    if (local_.state(c) == FrictionSensitivity::ContactState::Sliding) sliding.push_back(c);
+  }
+  if (sliding.empty()) return true;
   const Eigen::MatrixXd undetermined = local_.UndeterminedImpulses();
   if (undetermined.cols() == 0) return true;
+  std::vector<Eigen::Index> moving;  // the columns with such impulses
+  for (Eigen::Index j = 0; j < undetermined.cols(); ++j) {
+    double tangential = 0.0;
+    for (const int c : sliding) {
+      tangential =
+          std::max(tangential, undetermined.col(j).segment<2>(3 * c + 1).cwiseAbs().maxCoeff());
+    }
+    if (tangential > kNegligibleBasisEntry) moving.push_back(j);
+  }
+  if (moving.empty()) return true;
   const Eigen::SparseMatrix<double> map = inverse_mass_ * H_;  // dv per unit impulse
   const double scale = map.nonZeros() == 0 ? 0.0 : map.coeffs().cwiseAbs().maxCoeff();
-  return (map * undetermined).cwiseAbs().maxCoeff() <= 1e-8 * scale;
+  return (map * undetermined(Eigen::all, moving)).cwiseAbs().maxCoeff() <= 1e-8 * scale;
 }
 
 Eigen::VectorXd GlobalFrictionSensitivity::Jvp(const Tangent& tangent) const {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "solvers/base/input_error.h"
+#include "solvers/lcp/independent_blocks.h"
 #include "solvers/linalg/sparse_lu.h"
 
 namespace ncpkit::internal {
@@ -57,6 +58,11 @@ constexpr double kRankThreshold = 1e-12;
 // decomposition, cheaper there (a box on four corners: 12 rows, the sparse QR's setup took its
 // state Jacobian from 115 to 250 us).
 constexpr int kSparseLeastSquaresRows = 48;
+// Systems up to this many rows skip KLU and go straight to the dense decomposition: at that size
+// it costs less than KLU's analysis alone, and it reveals the rank by itself (a box on four
+// corners, 12 rows: the sliding box's state Jacobian took 128 us through KLU, singular there,
+// then the dense decomposition).
+constexpr int kDenseRows = 32;
 
 }  // namespace
 
@@ -106,6 +112,11 @@ struct SelectedSystem::SparseLeastSquares {
   }
 };
 
+struct SelectedSystem::Block {
+  std::vector<int> unknowns;
+  SelectedSystem system;
+};
+
 SelectedSystem::SelectedSystem() = default;
 SelectedSystem::~SelectedSystem() = default;
 SelectedSystem::SelectedSystem(SelectedSystem&&) noexcept = default;
@@ -116,9 +127,18 @@ void SelectedSystem::Factorize(const Eigen::SparseMatrix<double>& A, int max_den
   lu_.reset();
   lu_transpose_.reset();
   qr_.reset();
+  decomposition_.reset();
+  blocks_.clear();
   least_squares_ = false;
+  dense_ = false;
   null_basis_.resize(A.rows(), 0);
   if (A.rows() == 0) return;
+  const int n = static_cast<int>(A.rows());
+  if (n <= kDenseRows) {
+    FactorizeDense(Eigen::MatrixXd(A));
+    return;
+  }
+  if (FactorizeBlocks(A, max_dense_least_squares, what)) return;
   Eigen::SparseMatrix<double> matrix = A;
   matrix.makeCompressed();
   lu_ = std::make_unique<KluLu>();
@@ -135,7 +155,6 @@ void SelectedSystem::Factorize(const Eigen::SparseMatrix<double>& A, int max_den
   lu_.reset();
   lu_transpose_.reset();
   least_squares_ = true;
-  const int n = static_cast<int>(A.rows());
   qr_ = std::make_unique<SparseLeastSquares>();
   if (n >= kSparseLeastSquaresRows && qr_->Compute(matrix.transpose())) {
     null_basis_ = qr_->NullBasis();
@@ -147,24 +166,95 @@ void SelectedSystem::Factorize(const Eigen::SparseMatrix<double>& A, int max_den
                      std::to_string(n) +
                      ") is singular and larger than max_dense_least_squares = " +
                      std::to_string(max_dense_least_squares));
-  // The pseudo-inverse serves both products: (A^T)^+ = (A^+)^T.
-  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> decomposition;
-  decomposition.setThreshold(kRankThreshold);
-  const Eigen::MatrixXd dense(matrix);
-  decomposition.compute(dense);
-  pseudo_inverse_ = decomposition.pseudoInverse();
-  // The null space: A's columns' permutation P and Z of A P = Q [T 0; 0 0] Z give it as
-  // P Z^T [0; I].
-  const Eigen::Index rank = decomposition.rank();
-  const Eigen::MatrixXd z = decomposition.matrixZ();
+  FactorizeDense(Eigen::MatrixXd(matrix));
+}
+
+bool SelectedSystem::FactorizeBlocks(const Eigen::SparseMatrix<double>& A,
+                                     int max_dense_least_squares, const char* what) {
+  IndependentBlocks found;
+  found.Find(A);
+  if (found.num_blocks() < 2) return false;
+  const int n = static_cast<int>(A.rows());
+  std::vector<int> block_of(n), position(n);
+  blocks_.resize(found.num_blocks());
+  for (int b = 0; b < found.num_blocks(); ++b) {
+    blocks_[b].unknowns.assign(found.members(b), found.members(b) + found.block_size(b));
+    for (int k = 0; k < found.block_size(b); ++k) {
+      block_of[found.members(b)[k]] = b;
+      position[found.members(b)[k]] = k;
+    }
+  }
+  std::vector<std::vector<Eigen::Triplet<double>>> entries(blocks_.size());
+  for (int j = 0; j < A.outerSize(); ++j) {
+    for (Eigen::SparseMatrix<double>::InnerIterator it(A, j); it; ++it) {
+      entries[block_of[j]].emplace_back(position[it.row()], position[j], it.value());
+    }
+  }
+  Eigen::Index null_columns = 0;
+  for (size_t b = 0; b < blocks_.size(); ++b) {
+    const int size = static_cast<int>(blocks_[b].unknowns.size());
+    Eigen::SparseMatrix<double> block(size, size);
+    block.setFromTriplets(entries[b].begin(), entries[b].end());
+    blocks_[b].system.Factorize(block, max_dense_least_squares, what);
+    least_squares_ = least_squares_ || blocks_[b].system.least_squares();
+    null_columns += blocks_[b].system.null_basis().cols();
+  }
+  null_basis_ = Eigen::MatrixXd::Zero(n, null_columns);
+  Eigen::Index column = 0;
+  for (const Block& block : blocks_) {
+    const Eigen::MatrixXd& basis = block.system.null_basis();
+    for (size_t k = 0; k < block.unknowns.size(); ++k) {
+      null_basis_.row(block.unknowns[k]).segment(column, basis.cols()) = basis.row(k);
+    }
+    column += basis.cols();
+  }
+  return true;
+}
+
+void SelectedSystem::FactorizeDense(const Eigen::MatrixXd& dense) {
+  auto decomposition = std::make_unique<Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd>>();
+  decomposition->setThreshold(kRankThreshold);
+  decomposition->compute(dense);
+  const Eigen::Index n = dense.rows(), rank = decomposition->rank();
+  dense_ = true;
+  if (rank == n) {
+    // Regular: its inverse serves both products and gives the exact 1-norm condition number,
+    // singular above kMaxCondition as the sparse path judges it.
+    pseudo_inverse_ = decomposition->pseudoInverse();
+    const auto norm1 = [](const Eigen::MatrixXd& m) {
+      return m.cwiseAbs().colwise().sum().maxCoeff();
+    };
+    least_squares_ = norm1(dense) * norm1(pseudo_inverse_) > kMaxCondition;
+    return;
+  }
+  // Singular: the decomposition's own solves apply the pseudo-inverse and its transpose,
+  // (A^T)^+ = (A^+)^T. The null space: A's columns' permutation P and Z of
+  // A P = Q [T 0; 0 0] Z give it as P Z^T [0; I].
+  least_squares_ = true;
+  const Eigen::MatrixXd z = decomposition->matrixZ();
   const Eigen::MatrixXd tail = z.transpose().rightCols(n - rank);
-  null_basis_ = decomposition.colsPermutation() * tail;
+  null_basis_ = decomposition->colsPermutation() * tail;
+  decomposition_ = std::move(decomposition);
 }
 
 Eigen::VectorXd SelectedSystem::Solve(const Eigen::VectorXd& b, bool transpose) const {
   if (b.size() == 0) return b;
+  if (!blocks_.empty()) {
+    Eigen::VectorXd out(b.size());
+    for (const Block& block : blocks_) {
+      Eigen::VectorXd part(block.unknowns.size());
+      for (size_t k = 0; k < block.unknowns.size(); ++k) part[k] = b[block.unknowns[k]];
+      part = block.system.Solve(part, transpose);
+      for (size_t k = 0; k < block.unknowns.size(); ++k) out[block.unknowns[k]] = part[k];
+    }
+    return out;
+  }
   if (qr_ != nullptr) return transpose ? qr_->SolveAdjoint(b) : qr_->Solve(b);
-  if (least_squares_) {
+  if (decomposition_ != nullptr) {
+    if (transpose) return decomposition_->transpose().solve(b);
+    return decomposition_->solve(b);
+  }
+  if (dense_) {
     if (transpose) return pseudo_inverse_.transpose() * b;
     return pseudo_inverse_ * b;
   }

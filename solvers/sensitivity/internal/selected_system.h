@@ -1,5 +1,6 @@
 // The linear system a sensitivity solves at a solution (its "selected" system: the rows of the
-// active constraints), factorized once for the forward and the adjoint products: KLU of the
+// active constraints), factorized once for the forward and the adjoint products: a small system
+// by a dense complete orthogonal decomposition (its pseudo-inverse); a larger one by KLU of the
 // matrix and of its transpose, or, where the matrix is singular, the solution of least norm:
 // from a sparse rank-revealing QR factorization of its transpose (SuiteSparseQR; the adjoint
 // products are the exact transposes of the forward ones, selected_system.cc); where that does not
@@ -13,6 +14,7 @@
 #include <Eigen/Dense>
 #include <Eigen/SparseCore>
 #include <memory>
+#include <vector>
 
 namespace ncpkit {
 
@@ -45,10 +47,25 @@ class SelectedSystem {
   struct SparseLeastSquares;
 
  private:
+  // The complete orthogonal decomposition of a small or singular system: its pseudo-inverse
+  // (the inverse where the system is regular) and null space.
+  void FactorizeDense(const Eigen::MatrixXd& dense);
+  // Where A's unknowns split into independent groups (A is block diagonal up to a symmetric
+  // permutation: a scene's separate islands), each group factorized alone; false where they do
+  // not split.
+  bool FactorizeBlocks(const Eigen::SparseMatrix<double>& A, int max_dense_least_squares,
+                       const char* what);
+  // One independent group: its unknowns (ascending) and its own factorization.
+  struct Block;
+
+  std::vector<Block> blocks_;
+
   std::unique_ptr<KluLu> lu_, lu_transpose_;
   std::unique_ptr<SparseLeastSquares> qr_;
+  std::unique_ptr<Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd>> decomposition_;
   Eigen::MatrixXd pseudo_inverse_, null_basis_;
   bool least_squares_ = false;
+  bool dense_ = false;  // decomposition_ (singular) or pseudo_inverse_ (regular) solves it
 };
 
 // The Jacobian with respect to a matrix A's entries when the data enter as A x (dF = dA x):

@@ -1,0 +1,135 @@
+// The selected system every sensitivity solves (solvers/sensitivity/internal/selected_system.h),
+// on each of its paths: small systems by the dense decomposition, larger ones by KLU or the
+// sparse QR where singular, and shuffled block-diagonal systems (a scene's islands) block by
+// block. Each against the dense pseudo-inverse of the whole: the least-norm solution of a
+// consistent system, its transpose, the null space and whether the system is singular.
+#include "solvers/sensitivity/internal/selected_system.h"
+
+#include <doctest/doctest.h>
+
+#include <Eigen/Dense>
+#include <numeric>
+#include <random>
+#include <vector>
+
+namespace ncpkit {
+namespace {
+
+// A random m x m block of the given rank (full: rank = m), sparse enough to look like a
+// contact system (about a third of its entries).
+Eigen::MatrixXd RandomBlock(int m, int rank, std::mt19937* rng) {
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> uniform;
+  Eigen::MatrixXd A(m, m);
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < m; ++j) A(i, j) = uniform(*rng) < 0.3 || i == j ? normal(*rng) : 0.0;
+  }
+  if (rank == m) return A + 3.0 * Eigen::MatrixXd::Identity(m, m);
+  // Rank deficient: A's first `rank` columns mixed into the others.
+  Eigen::MatrixXd mix(rank, m - rank);
+  for (int i = 0; i < rank; ++i) {
+    for (int j = 0; j < m - rank; ++j) mix(i, j) = normal(*rng);
+  }
+  A.rightCols(m - rank) = A.leftCols(rank) * mix;
+  return A;
+}
+
+struct BlockSystem {
+  Eigen::SparseMatrix<double> sparse;
+  Eigen::MatrixXd dense;
+  bool singular = false;
+  // A singular block of 48 rows or more takes the sparse QR, whose adjoint products give a basic
+  // solution of A^T y = c, not the least-norm one (selected_system.cc).
+  bool basic_adjoint = false;
+};
+
+// Blocks of the given sizes and ranks on shuffled unknowns (a symmetric permutation).
+BlockSystem ShuffledSystem(const std::vector<int>& sizes, const std::vector<int>& ranks,
+                           std::mt19937* rng) {
+  const int n = std::accumulate(sizes.begin(), sizes.end(), 0);
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), *rng);
+  BlockSystem out;
+  out.dense = Eigen::MatrixXd::Zero(n, n);
+  int first = 0;
+  for (size_t b = 0; b < sizes.size(); ++b) {
+    const Eigen::MatrixXd block = RandomBlock(sizes[b], ranks[b], rng);
+    out.singular = out.singular || ranks[b] < sizes[b];
+    out.basic_adjoint = out.basic_adjoint || (ranks[b] < sizes[b] && sizes[b] >= 48);
+    for (int i = 0; i < sizes[b]; ++i) {
+      for (int j = 0; j < sizes[b]; ++j)
+        out.dense(order[first + i], order[first + j]) = block(i, j);
+    }
+    first += sizes[b];
+  }
+  out.sparse = out.dense.sparseView();
+  return out;
+}
+
+void CheckAgainstPseudoInverse(const BlockSystem& system, std::mt19937* rng) {
+  const Eigen::Index n = system.dense.rows();
+  internal::SelectedSystem selected;
+  selected.Factorize(system.sparse, 2000, "the test system");
+  CHECK(selected.least_squares() == system.singular);
+  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> reference(system.dense);
+  reference.setThreshold(1e-10);
+  const Eigen::MatrixXd pinv = reference.pseudoInverse();
+  const Eigen::Index nullity = n - reference.rank();
+  // The null space: its dimension, A N = 0, N^T N = I.
+  const Eigen::MatrixXd& N = selected.null_basis();
+  REQUIRE(N.rows() == n);
+  CHECK(N.cols() == nullity);
+  if (nullity > 0) {
+    CHECK((system.dense * N).cwiseAbs().maxCoeff() < 1e-9);
+    CHECK((N.transpose() * N - Eigen::MatrixXd::Identity(nullity, nullity)).cwiseAbs().maxCoeff() <
+          1e-9);
+  }
+  // Consistent right-hand sides (in the range of A, of A^T): the least-norm solutions.
+  std::normal_distribution<double> normal;
+  Eigen::VectorXd x(n), y(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    x[i] = normal(*rng);
+    y[i] = normal(*rng);
+  }
+  const Eigen::VectorXd b = system.dense * x, c = system.dense.transpose() * y;
+  const Eigen::VectorXd forward = selected.Solve(b, false), adjoint = selected.Solve(c, true);
+  CHECK((forward - pinv * b).norm() <= 1e-8 * (1.0 + (pinv * b).norm()));
+  CHECK((system.dense * forward - b).norm() <= 1e-8 * (1.0 + b.norm()));
+  CHECK((system.dense.transpose() * adjoint - c).norm() <= 1e-8 * (1.0 + c.norm()));
+  if (!system.basic_adjoint) {
+    CHECK((adjoint - pinv.transpose() * c).norm() <= 1e-8 * (1.0 + (pinv.transpose() * c).norm()));
+  }
+  // The two products are transposes of one map: <v, G w> = <G^T v, w> for any v, w.
+  const double left = y.dot(selected.Solve(x, false)), right = selected.Solve(y, true).dot(x);
+  CHECK(std::abs(left - right) <= 1e-9 * (1.0 + std::abs(left)));
+}
+
+TEST_CASE("selected system: one block on each path against the pseudo-inverse") {
+  std::mt19937 rng(11);
+  // 12 and 30 rows take the dense decomposition; 60 and 90 KLU, or the sparse QR where singular.
+  for (const int m : {12, 30, 60, 90}) {
+    for (const int deficiency : {0, 1, 5}) {
+      CAPTURE(m);
+      CAPTURE(deficiency);
+      CheckAgainstPseudoInverse(ShuffledSystem({m}, {m - deficiency}, &rng), &rng);
+    }
+  }
+}
+
+TEST_CASE("selected system: shuffled independent blocks solved block by block") {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 30; ++trial) {
+    CAPTURE(trial);
+    std::vector<int> sizes(2 + trial % 5), ranks;
+    for (int& size : sizes) {
+      // Mostly contact-sized blocks, some larger than the dense path takes.
+      size = rng() % 4 == 0 ? 40 + static_cast<int>(rng() % 30) : 3 + static_cast<int>(rng() % 28);
+      ranks.push_back(rng() % 2 == 0 ? size : size - 1 - static_cast<int>(rng() % (size / 3 + 1)));
+    }
+    CheckAgainstPseudoInverse(ShuffledSystem(sizes, ranks, &rng), &rng);
+  }
+}
+
+}  // namespace
+}  // namespace ncpkit
