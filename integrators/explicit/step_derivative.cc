@@ -209,21 +209,18 @@ namespace {
 // per input in `active` (the others constant: a fixed body's pose and twist, the twists and the
 // restitution coefficient without restitution), so a contact with the ground costs a quarter of
 // one between two bodies with restitution.
-template <int N, int kInputs, int kOutputs>
+template <int kOutputs, int N, int kInputs>
 void ContactJacobian(const ContactSetting& setting, bool described,
                      const Eigen::Matrix<double, kInputs, 1>& nominal,
-                     const std::vector<int>& active,
-                     Eigen::Matrix<double, kOutputs, kInputs>* jacobian) {
+                     const std::vector<int>& active, Eigen::MatrixXd* jacobian) {
   using Jet = ceres::Jet<double, N>;
   Eigen::Matrix<Jet, kInputs, 1> in;
   for (int k = 0; k < kInputs; ++k) in[k] = Jet(nominal[k]);
   for (int slot = 0; slot < N; ++slot) in[active[slot]] = Jet(nominal[active[slot]], slot);
   Jet out[kOutputs];
   ContactRows(setting, described, in.data(), out);
-  jacobian->setZero();
-  for (int r = 0; r < kOutputs; ++r) {
-    for (int slot = 0; slot < N; ++slot) (*jacobian)(r, active[slot]) = out[r].v[slot];
-  }
+  jacobian->resize(kOutputs, N);
+  for (int r = 0; r < kOutputs; ++r) jacobian->row(r) = out[r].v.transpose();
 }
 
 }  // namespace
@@ -258,18 +255,23 @@ void ExplicitStepDerivative::LinearizeContacts(const ExplicitStepData& step) {
     }
     if (setting.restitution) active.push_back(24);
     active.push_back(25);
+    terms.active.assign(active.begin(), active.end());
     switch (active.size()) {
       case 7:  // one moving body
-        ContactJacobian<7>(setting, terms.described, nominal, active, &terms.jacobian);
+        ContactJacobian<kContactOutputs, 7>(setting, terms.described, nominal, active,
+                                            &terms.jacobian);
         break;
       case 13:  // two
-        ContactJacobian<13>(setting, terms.described, nominal, active, &terms.jacobian);
+        ContactJacobian<kContactOutputs, 13>(setting, terms.described, nominal, active,
+                                             &terms.jacobian);
         break;
       case 14:  // one, with restitution
-        ContactJacobian<14>(setting, terms.described, nominal, active, &terms.jacobian);
+        ContactJacobian<kContactOutputs, 14>(setting, terms.described, nominal, active,
+                                             &terms.jacobian);
         break;
       default:  // two, with restitution
-        ContactJacobian<kContactInputs>(setting, terms.described, nominal, active, &terms.jacobian);
+        ContactJacobian<kContactOutputs, kContactInputs>(setting, terms.described, nominal, active,
+                                                         &terms.jacobian);
     }
   }
 }
@@ -414,7 +416,8 @@ GlobalFrictionSensitivity::Tangent ExplicitStepDerivative::DataTangent(
   }
   for (int c = 0; c < nc; ++c) {
     const ContactTerms& ct = contacts_[c];
-    const Eigen::Matrix<double, kContactOutputs, 1> y = ct.jacobian * ContactInput(ct, ds, dp);
+    const Eigen::Matrix<double, kContactInputs, 1> in = ContactInput(ct, ds, dp);
+    const Eigen::Matrix<double, kContactOutputs, 1> y = ct.jacobian * in(ct.active);
     const int slots[2] = {ct.slot_a, ct.slot_b};
     for (int side = 0; side < 2; ++side) {
       if (slots[side] < 0) continue;
@@ -498,7 +501,8 @@ void ExplicitStepDerivative::DataGradient(const Eigen::VectorXd& F,
       rows = rc * Fs.transpose() + wc * nu.transpose();
     }
     y[36] = wc[0];
-    const Eigen::Matrix<double, kContactInputs, 1> g = ct.jacobian.transpose() * y;
+    Eigen::Matrix<double, kContactInputs, 1> g = Eigen::Matrix<double, kContactInputs, 1>::Zero();
+    g(ct.active) = ct.jacobian.transpose() * y;
     if (ct.slot_a >= 0) {
       out->state.segment<6>(12 * ct.slot_a) += g.segment<6>(0);
       out->state.segment<6>(12 * ct.slot_a + 6) += g.segment<6>(12);

@@ -75,7 +75,10 @@ class ExplicitStepDerivative : public StepDerivative {
     bool described = true;    // its features are known (else no pose derivative)
     std::string name;         // "a-b #k", for messages
     Matrix36 rows_a, rows_b;  // its rows of u = J nu (zero for a fixed body)
-    Eigen::Matrix<double, kContactOutputs, kContactInputs> jacobian;
+    // Its columns for the inputs that can move (`active`, ascending; the others are zero): a
+    // contact with the ground has 7 of the 26, so that a step of many contacts keeps little.
+    std::vector<int> active;
+    Eigen::MatrixXd jacobian;
   };
 
   void AddParameters(const ExplicitStepData& step);

@@ -159,7 +159,7 @@ Eigen::VectorXd BoxSensitivity::Tangent(const Eigen::VectorXd& dF, const Eigen::
 
 Eigen::MatrixXd BoxSensitivity::UndeterminedDirections() const {
   if (!system_.least_squares()) return Eigen::MatrixXd(size(), 0);
-  const Eigen::MatrixXd& basis = system_.null_basis();
+  const Eigen::MatrixXd basis = system_.null_basis();
   Eigen::MatrixXd out = Eigen::MatrixXd::Zero(size(), basis.cols());
   for (size_t k = 0; k < free_.size(); ++k)
     out.row(free_[k]) = basis.row(static_cast<Eigen::Index>(k));

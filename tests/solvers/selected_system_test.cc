@@ -77,7 +77,7 @@ void CheckAgainstPseudoInverse(const BlockSystem& system, std::mt19937* rng) {
   const Eigen::MatrixXd pinv = reference.pseudoInverse();
   const Eigen::Index nullity = n - reference.rank();
   // The null space: its dimension, A N = 0, N^T N = I.
-  const Eigen::MatrixXd& N = selected.null_basis();
+  const Eigen::MatrixXd N = selected.null_basis();
   REQUIRE(N.rows() == n);
   CHECK(N.cols() == nullity);
   if (nullity > 0) {

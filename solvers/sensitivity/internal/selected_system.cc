@@ -132,6 +132,7 @@ void SelectedSystem::Factorize(const Eigen::SparseMatrix<double>& A, int max_den
   least_squares_ = false;
   dense_ = false;
   null_basis_.resize(A.rows(), 0);
+  n_ = A.rows();
   if (A.rows() == 0) return;
   const int n = static_cast<int>(A.rows());
   if (n <= kDenseRows) {
@@ -190,23 +191,12 @@ bool SelectedSystem::FactorizeBlocks(const Eigen::SparseMatrix<double>& A,
       entries[block_of[j]].emplace_back(position[it.row()], position[j], it.value());
     }
   }
-  Eigen::Index null_columns = 0;
   for (size_t b = 0; b < blocks_.size(); ++b) {
     const int size = static_cast<int>(blocks_[b].unknowns.size());
     Eigen::SparseMatrix<double> block(size, size);
     block.setFromTriplets(entries[b].begin(), entries[b].end());
     blocks_[b].system.Factorize(block, max_dense_least_squares, what);
     least_squares_ = least_squares_ || blocks_[b].system.least_squares();
-    null_columns += blocks_[b].system.null_basis().cols();
-  }
-  null_basis_ = Eigen::MatrixXd::Zero(n, null_columns);
-  Eigen::Index column = 0;
-  for (const Block& block : blocks_) {
-    const Eigen::MatrixXd& basis = block.system.null_basis();
-    for (size_t k = 0; k < block.unknowns.size(); ++k) {
-      null_basis_.row(block.unknowns[k]).segment(column, basis.cols()) = basis.row(k);
-    }
-    column += basis.cols();
   }
   return true;
 }
@@ -235,6 +225,27 @@ void SelectedSystem::FactorizeDense(const Eigen::MatrixXd& dense) {
   const Eigen::MatrixXd tail = z.transpose().rightCols(n - rank);
   null_basis_ = decomposition->colsPermutation() * tail;
   decomposition_ = std::move(decomposition);
+}
+
+Eigen::Index SelectedSystem::nullity() const {
+  if (blocks_.empty()) return null_basis_.cols();
+  Eigen::Index out = 0;
+  for (const Block& block : blocks_) out += block.system.nullity();
+  return out;
+}
+
+Eigen::MatrixXd SelectedSystem::null_basis() const {
+  if (blocks_.empty()) return null_basis_;
+  Eigen::MatrixXd out = Eigen::MatrixXd::Zero(n_, nullity());
+  Eigen::Index column = 0;
+  for (const Block& block : blocks_) {
+    const Eigen::MatrixXd basis = block.system.null_basis();
+    for (size_t k = 0; k < block.unknowns.size(); ++k) {
+      out.row(block.unknowns[k]).segment(column, basis.cols()) = basis.row(k);
+    }
+    column += basis.cols();
+  }
+  return out;
 }
 
 Eigen::VectorXd SelectedSystem::Solve(const Eigen::VectorXd& b, bool transpose) const {

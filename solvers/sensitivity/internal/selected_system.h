@@ -41,7 +41,10 @@ class SelectedSystem {
   bool least_squares() const { return least_squares_; }
   // An orthonormal basis of A's null space (n x its dimension): the directions in which the
   // solution is not determined (no columns where A is regular).
-  const Eigen::MatrixXd& null_basis() const { return null_basis_; }
+  // (Assembled on each call from the independent blocks' own, which are kept alone.)
+  Eigen::MatrixXd null_basis() const;
+  // Its dimension: null_basis().cols(), without forming it.
+  Eigen::Index nullity() const;
 
   // One rank-deficient sparse QR factorization (selected_system.cc).
   struct SparseLeastSquares;
@@ -64,6 +67,7 @@ class SelectedSystem {
   std::unique_ptr<SparseLeastSquares> qr_;
   std::unique_ptr<Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd>> decomposition_;
   Eigen::MatrixXd pseudo_inverse_, null_basis_;
+  Eigen::Index n_ = 0;
   bool least_squares_ = false;
   bool dense_ = false;  // decomposition_ (singular) or pseudo_inverse_ (regular) solves it
 };
