@@ -73,7 +73,8 @@ struct ContactSetting {
   const RigidBodyState& a;
   const RigidBodyState& b;
   double restitution_velocity;
-  bool restitution;  // the law's coefficient is > 0
+  bool restitution;         // the law's coefficient is > 0
+  bool moving_a, moving_b;  // whether the bodies can move (a fixed one's inputs are constant)
 };
 
 // Per contact: [rows_a (3 x 6), rows_b, b_N] from [x_a, theta_a, x_b, theta_b, nu_a, nu_b, e,
@@ -83,10 +84,15 @@ struct ContactSetting {
 template <class T>
 void ContactRows(const ContactSetting& s, bool described, const T* in, T* out) {
   const ExplicitContact& c = s.contact;
-  FeaturePose<T> pa{s.a.position.cast<T>() + Vec3<T>(in[0], in[1], in[2]),
-                    Turned(s.a.orientation.toRotationMatrix(), Vec3<T>(in[3], in[4], in[5]))};
-  FeaturePose<T> pb{s.b.position.cast<T>() + Vec3<T>(in[6], in[7], in[8]),
-                    Turned(s.b.orientation.toRotationMatrix(), Vec3<T>(in[9], in[10], in[11]))};
+  // A fixed body's pose is constant: its rotation needs no turn on Jets.
+  const auto pose = [in](const RigidBodyState& state, bool moving, int first) {
+    const Eigen::Matrix3d R = state.orientation.toRotationMatrix();
+    return FeaturePose<T>{
+        state.position.cast<T>() + Vec3<T>(in[first], in[first + 1], in[first + 2]),
+        moving ? Turned(R, Vec3<T>(in[first + 3], in[first + 4], in[first + 5]))
+               : Mat3<T>(R.cast<T>())};
+  };
+  const FeaturePose<T> pa = pose(s.a, s.moving_a, 0), pb = pose(s.b, s.moving_b, 6);
   FeatureContact<T> e;
   if (!described || !EvaluateContactFeature(s.feature, pa, pb, &e)) {
     e = {c.point.point_a.cast<T>(), c.point.point_b.cast<T>(), c.point.normal.cast<T>(),
@@ -241,8 +247,14 @@ void ExplicitStepDerivative::LinearizeContacts(const ExplicitStepData& step) {
         step.options.h;
     const ContactFeature feature = contact.point.feature.Expand(step.bodies[contact.body_a].shape,
                                                                 step.bodies[contact.body_b].shape);
-    const ContactSetting setting{
-        contact, feature, a, b, step.options.restitution_velocity, law.restitution > 0.0};
+    const ContactSetting setting{contact,
+                                 feature,
+                                 a,
+                                 b,
+                                 step.options.restitution_velocity,
+                                 law.restitution > 0.0,
+                                 terms.slot_a >= 0,
+                                 terms.slot_b >= 0};
     terms.rows_a = terms.slot_a >= 0 ? step.workspace.rows_a[c] : Matrix36::Zero();
     terms.rows_b = terms.slot_b >= 0 ? step.workspace.rows_b[c] : Matrix36::Zero();
     // The inputs that can move: each moving body's pose (and twist with restitution), e, h.
@@ -278,31 +290,33 @@ void ExplicitStepDerivative::LinearizeContacts(const ExplicitStepData& step) {
 
 void ExplicitStepDerivative::BuildProblem(const ExplicitStepData& step) {
   const ExplicitWorkspace& w = step.workspace;
-  problem_.Clear();
+  // Local: the problem (with its reduction's workspace) is not needed after the sensitivity is
+  // built, and a reverse pass keeps every step's derivative.
+  GlobalFrictionContactProblem problem;
   for (const BodyTerms& b : bodies_) {
     const Vector6d momentum = w.mass_matrix[b.body] * w.start_velocity[b.body];
-    problem_.AddBlock(w.mass_matrix[b.body], w.inverse_mass[b.body], momentum);
+    problem.AddBlock(w.mass_matrix[b.body], w.inverse_mass[b.body], momentum);
   }
   r_.resize(3 * static_cast<Eigen::Index>(step.contacts.size()));
   for (size_t c = 0; c < step.contacts.size(); ++c) {
     const ExplicitContact& contact = step.contacts[c];
-    problem_.AddContact(w.mu[c], Eigen::Vector3d(w.normal_offset[c], 0.0, 0.0));
+    problem.AddContact(w.mu[c], Eigen::Vector3d(w.normal_offset[c], 0.0, 0.0));
     Eigen::Matrix<double, 6, 3> rows;
     if (contacts_[c].slot_a >= 0) {
       rows = w.rows_a[c].transpose();
-      problem_.AddContactBlock(contacts_[c].slot_a, rows);
+      problem.AddContactBlock(contacts_[c].slot_a, rows);
     }
     if (contacts_[c].slot_b >= 0) {
       rows = w.rows_b[c].transpose();
-      problem_.AddContactBlock(contacts_[c].slot_b, rows);
+      problem.AddContactBlock(contacts_[c].slot_b, rows);
     }
     r_.segment<3>(3 * c) = contact.impulse;
   }
-  problem_.Finalize();
-  problem_.Velocity(r_, &nu_plus_);
-  sensitivity_ = std::make_unique<GlobalFrictionSensitivity>(problem_, r_);
+  problem.Finalize();
+  problem.Velocity(r_, &nu_plus_);
+  sensitivity_ = std::make_unique<GlobalFrictionSensitivity>(problem, r_);
   determined_ = sensitivity_->VelocitiesDetermined();
-  for (int c = 0; c < problem_.num_contacts(); ++c) {
+  for (int c = 0; c < problem.num_contacts(); ++c) {
     using State = FrictionSensitivity::ContactState;
     const State state = sensitivity_->local().state(c);
     contact_modes_ += state == State::Apart      ? 'a'
@@ -398,42 +412,31 @@ Eigen::VectorXd ExplicitStepDerivative::TimesInverseMass(const Eigen::VectorXd& 
   return out;
 }
 
-GlobalFrictionSensitivity::Tangent ExplicitStepDerivative::DataTangent(
-    const Eigen::VectorXd& ds, const Eigen::VectorXd& dp, const Eigen::VectorXd& du) const {
-  const int n = 6 * static_cast<int>(bodies_.size());
-  const int nc = static_cast<int>(contacts_.size());
-  GlobalFrictionSensitivity::Tangent t;
-  t.f.resize(n);
-  t.w = Eigen::VectorXd::Zero(3 * nc);
-  t.mu.resize(nc);
-  std::vector<Eigen::Triplet<double>> m_entries, h_entries;
+void ExplicitStepDerivative::DataChange(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
+                                        const Eigen::VectorXd& du, Eigen::VectorXd* inner,
+                                        Eigen::VectorXd* dF, Eigen::VectorXd* dmu) const {
+  inner->resize(6 * static_cast<Eigen::Index>(bodies_.size()));
+  dF->setZero(3 * static_cast<Eigen::Index>(contacts_.size()));
+  dmu->resize(static_cast<Eigen::Index>(contacts_.size()));
   for (size_t k = 0; k < bodies_.size(); ++k) {
     const Eigen::Matrix<double, kBodyOutputs, 1> y = bodies_[k].jacobian * BodyInput(k, ds, dp, du);
-    for (int e = 0; e < 36; ++e) {
-      if (y[e] != 0.0) m_entries.emplace_back(6 * k + e % 6, 6 * k + e / 6, y[e]);
-    }
-    t.f.segment<6>(6 * k) = y.tail<6>();
+    const Eigen::Map<const Eigen::Matrix<double, 6, 6>> dM(y.data());  // column-major vec(M)
+    inner->segment<6>(6 * k) = y.tail<6>() - dM * nu_plus_.segment<6>(6 * k);
   }
-  for (int c = 0; c < nc; ++c) {
+  for (size_t c = 0; c < contacts_.size(); ++c) {
     const ContactTerms& ct = contacts_[c];
     const Eigen::Matrix<double, kContactInputs, 1> in = ContactInput(ct, ds, dp);
     const Eigen::Matrix<double, kContactOutputs, 1> y = ct.jacobian * in(ct.active);
     const int slots[2] = {ct.slot_a, ct.slot_b};
+    (*dF)[3 * c] = y[36];
     for (int side = 0; side < 2; ++side) {
       if (slots[side] < 0) continue;
-      for (int e = 0; e < 18; ++e) {  // rows (3 x 6, column-major): H's transpose
-        const double value = y[18 * side + e];
-        if (value != 0.0) h_entries.emplace_back(6 * slots[side] + e / 3, 3 * c + e % 3, value);
-      }
+      const Eigen::Map<const Matrix36> d_rows(y.data() + 18 * side);  // the change of H's rows
+      dF->segment<3>(3 * c) += d_rows * nu_plus_.segment<6>(6 * slots[side]);
+      inner->segment<6>(6 * slots[side]) += d_rows.transpose() * r_.segment<3>(3 * c);
     }
-    t.w[3 * c] = y[36];
-    t.mu[c] = At(dp, ct.mu_slot);
+    (*dmu)[c] = At(dp, ct.mu_slot);
   }
-  t.M.resize(n, n);
-  t.M.setFromTriplets(m_entries.begin(), m_entries.end());
-  t.H.resize(n, 3 * nc);
-  t.H.setFromTriplets(h_entries.begin(), h_entries.end());
-  return t;
 }
 
 Eigen::VectorXd ExplicitStepDerivative::PoseUpdate(const Eigen::VectorXd& ds,
@@ -465,12 +468,17 @@ Eigen::VectorXd ExplicitStepDerivative::Jvp(const Eigen::VectorXd& ds, const Eig
                      std::to_string(command_size()) + " commands");
   }
   RequireDescribed(&ds);
-  const GlobalFrictionSensitivity::Tangent t = DataTangent(ds, dp, du);
-  const Eigen::VectorXd dr = contacts_.empty() ? Eigen::VectorXd() : sensitivity_->Jvp(t);
-  // d nu+ = M^-1 (dH r + H dr + df - dM nu+).
-  Eigen::VectorXd rhs = t.f - t.M * nu_plus_;
-  if (!contacts_.empty()) rhs += t.H * r_ + TimesH(dr);
-  return PoseUpdate(ds, dp, TimesInverseMass(rhs));
+  Eigen::VectorXd inner, dF, dmu;
+  DataChange(ds, dp, du, &inner, &dF, &dmu);
+  if (!contacts_.empty()) {
+    // The local problem's q = H^T M^-1 f + w moves by dF + H^T M^-1 inner; its solution by dr.
+    FrictionSensitivity::Tangent local;
+    local.q = dF + TimesHTranspose(TimesInverseMass(inner));
+    local.mu = std::move(dmu);
+    inner += TimesH(sensitivity_->local().Jvp(local));
+  }
+  // d nu+ = M^-1 (df - dM nu+ + dH r + H dr).
+  return PoseUpdate(ds, dp, TimesInverseMass(inner));
 }
 
 void ExplicitStepDerivative::DataGradient(const Eigen::VectorXd& F,

@@ -99,10 +99,10 @@ class ExplicitStepDerivative : public StepDerivative {
   Eigen::VectorXd TimesH(const Eigen::VectorXd& x) const;
   Eigen::VectorXd TimesHTranspose(const Eigen::VectorXd& v) const;
   Eigen::VectorXd TimesInverseMass(const Eigen::VectorXd& x) const;
-  // The change of the problem's data for a change (ds, dp, du).
-  GlobalFrictionSensitivity::Tangent DataTangent(const Eigen::VectorXd& ds,
-                                                 const Eigen::VectorXd& dp,
-                                                 const Eigen::VectorXd& du) const;
+  // The change of the problem's data for a change (ds, dp, du), in the pieces Jvp combines:
+  // inner = df - dM nu+ + dH r (per body), dF = dw + dH^T nu+ (per contact) and dmu.
+  void DataChange(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp, const Eigen::VectorXd& du,
+                  Eigen::VectorXd* inner, Eigen::VectorXd* dF, Eigen::VectorXd* dmu) const;
   // ds+ from ds, dp and d nu+ (the pose update's derivative).
   Eigen::VectorXd PoseUpdate(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
                              const Eigen::VectorXd& dnu) const;
@@ -115,7 +115,6 @@ class ExplicitStepDerivative : public StepDerivative {
   std::vector<BodyTerms> bodies_;
   std::vector<ContactTerms> contacts_;
   int undescribed_ = 0;  // contacts without features
-  GlobalFrictionContactProblem problem_;
   Eigen::VectorXd r_, nu_plus_;
   std::unique_ptr<GlobalFrictionSensitivity> sensitivity_;
 };
