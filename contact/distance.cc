@@ -180,14 +180,18 @@ struct ClipTag {
   enum Kind : signed char { kUnknown, kCorner, kEdgePlane, kCornerLine };
   Kind kind = kUnknown;
   signed char a = 0, b = 0;  // kCorner: a; kEdgePlane: edge a, plane b; kCornerLine: planes a, b
+  // Bit k: the point lies within the clipping tolerance of side plane k besides its own planes
+  // (a corner of a face flush with the reference face's side is kept, or moved onto the plane,
+  // as a corner): the segment to a neighbour on the same plane then runs along it.
+  signed char on_planes = 0;
 
   int Edges() const {  // bit e: on incident edge e
     if (kind == kCorner) return (1 << a) | (1 << ((a + 3) % 4));
     return kind == kEdgePlane ? 1 << a : 0;
   }
   int Planes() const {  // bit k: on side plane k
-    if (kind == kCornerLine) return (1 << a) | (1 << b);
-    return kind == kEdgePlane ? 1 << b : 0;
+    if (kind == kCornerLine) return (1 << a) | (1 << b) | on_planes;
+    return (kind == kEdgePlane ? 1 << b : 0) | on_planes;
   }
   // The point where the segment from p to q (neighbours on the polygon) crosses side plane k.
   static ClipTag Crossing(const ClipTag& p, const ClipTag& q, int k) {
@@ -268,7 +272,9 @@ void ClipAxis(int axis, double sign, double limit, double tol, Polygon* polygon)
     if (dp <= tol) {
       Vector3d x = p;
       if (dp > 0.0) x[axis] = sign * limit;
-      kept.Push(x, polygon->tags[i]);
+      ClipTag tag = polygon->tags[i];
+      if (dp >= -tol) tag.on_planes = static_cast<signed char>(tag.on_planes | (1 << plane));
+      kept.Push(x, tag);
     }
     if ((dp < -tol && dq > tol) || (dp > tol && dq < -tol)) {
       kept.Push(p + (dp / (dp - dq)) * (q - p),

@@ -192,6 +192,43 @@ TEST_CASE("contact features: evaluated where they were found, every described co
   CHECK(described >= total - total / 20);
 }
 
+// Equal boxes stacked flush (a stack's boxes settled on each other), turned and moved by 1e-13 to
+// 1e-8: the incident face's corners lie within the clipping tolerance of the reference face's
+// sides, on either side of them. Every point is described, by the features that reproduce it.
+TEST_CASE("contact features: flush equal boxes, every clipped point described") {
+  std::mt19937 random(3);
+  std::normal_distribution<double> normal;
+  const Shape box = Make(ShapeKind::Box, Eigen::Vector3d(0.1, 0.1, 0.1));
+  int total = 0, described = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    const double spread = std::pow(10.0, -8.0 - trial % 6);
+    const auto small = [&] { return spread * normal(random); };
+    const auto turn = [&] {
+      return Eigen::Quaterniond(1.0, small(), small(), small()).normalized().toRotationMatrix();
+    };
+    Case c{box, box, {}, {}};
+    c.pa.position = Eigen::Vector3d(0.3, small(), 0.05);
+    c.pa.rotation = turn();
+    c.pb.position = Eigen::Vector3d(0.3 + small(), small(), 0.15 + small());
+    c.pb.rotation = turn();
+    for (const ContactPoint& p : Search(c, c.pa, c.pb)) {
+      ++total;
+      FeatureContact<double> e;
+      if (!EvaluateContactFeature(p.feature.Expand(c.a, c.b), DoublePose(c.pa), DoublePose(c.pb),
+                                  &e)) {
+        continue;
+      }
+      ++described;
+      INFO("trial " << trial << " incident " << static_cast<int>(p.feature.incident));
+      // Within the clipping tolerance (1e-9 of the size) a corner is kept where it is.
+      CHECK(std::abs(e.distance - p.distance) <= 1e-9);
+      CHECK((e.point_b - p.point_b).norm() <= 1e-9);
+    }
+  }
+  CHECK(total == 4 * 20000);
+  CHECK(described == total);
+}
+
 // Central differences of the narrow phase's contacts (10 numbers each) with respect to the 12
 // pose coordinates; false if a perturbed search finds other features.
 bool NumericJacobian(const Case& c, const std::vector<ContactPoint>& points,
