@@ -331,6 +331,49 @@ TEST_CASE("explicit step derivative: every Jacobian column against central diffe
   CHECK(compared >= 200);
 }
 
+// Boxes resting in a stack on the ground, at rest: flush and equal (a settled stack's boxes), or
+// of random sizes and masses, turned about z and offset a little; each 1e-5 inside the one below.
+Setup RestingStack(int trial, std::mt19937* random) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const bool flush = trial % 2 == 0;
+  Setup s;
+  s.options = Options();
+  s.laws.default_law.mu = 0.5;
+  s.bodies = {Ground()};
+  double z = 0.0;
+  for (int i = 0; i < 2 + trial % 2; ++i) {
+    const Eigen::Vector3d size =
+        flush ? Eigen::Vector3d(0.2, 0.2, 0.2)
+              : Eigen::Vector3d(0.2 + 0.05 * u(*random), 0.2 + 0.05 * u(*random), 0.15);
+    z += 0.5 * size.z() - 1e-5;
+    Body box =
+        Box("b" + std::to_string(i), size, flush ? 1.0 : 1.0 + 0.5 * u(*random),
+            Eigen::Vector3d(flush ? 0.0 : 0.01 * u(*random), flush ? 0.0 : 0.01 * u(*random), z));
+    if (!flush) {
+      box.state.orientation =
+          Eigen::Quaterniond(Eigen::AngleAxisd(0.1 * u(*random), Eigen::Vector3d::UnitZ()));
+    }
+    s.bodies.push_back(box);
+    z += 0.5 * size.z();
+  }
+  return s;
+}
+
+TEST_CASE("explicit step derivative: resting stacks against central differences") {
+  std::mt19937 random(23);
+  int compared = 0, changed = 0, undetermined = 0;
+  for (int trial = 0; trial < 8; ++trial) {
+    CAPTURE(trial);
+    compared += CheckStep(RestingStack(trial, &random), &changed, &undetermined);
+  }
+  MESSAGE("resting stacks: columns compared: " << compared
+                                               << ", with a change of contacts: " << changed
+                                               << "; steps not determined: " << undetermined);
+  // 332 of 396 with GCC's Release build; the others' perturbed steps find other contacts.
+  CHECK(compared >= 4 * changed);
+  CHECK(compared >= 200);  // a floor that keeps the reach under other compilers' rounding
+}
+
 TEST_CASE("explicit step derivative: <v, J w> = <J^T v, w> for the state, parameters, commands") {
   std::mt19937 random(23);
   std::normal_distribution<double> n(0.0, 1.0);
