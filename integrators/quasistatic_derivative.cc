@@ -21,7 +21,6 @@ namespace {
 // A contact's local inputs: the poses of A and B (position, world-frame turn), its friction
 // coefficient, and the prescribed actuators' motion of A and of B in the step (a twist each).
 constexpr int kPoseA = 0, kPoseB = 6, kMu = 12, kDriftA = 13, kDriftB = 19, kContactInputs = 25;
-using ContactJet = ceres::Jet<double, kContactInputs>;
 // A body's: its turn and its mass.
 constexpr int kBodyInputs = 4;
 using BodyJet = ceres::Jet<double, kBodyInputs>;
@@ -235,28 +234,35 @@ namespace {
 
 // A contact on Jets of its local inputs: its point, normal and distance from its features, and
 // its friction frame's directions d_j.
+template <class J>
 struct ContactOnJets {
-  Eigen::Matrix<ContactJet, kContactInputs, 1> in;
-  FeatureContact<ContactJet> at;
-  std::vector<Vec3<ContactJet>> d;
+  Eigen::Matrix<J, kContactInputs, 1> in;
+  FeatureContact<J> at;
+  std::vector<Vec3<J>> d;
   // A row's direction: n, n + mu d_j or d_j.
-  Vec3<ContactJet> Direction(const QuasistaticRow& row) const {
+  Vec3<J> Direction(const QuasistaticRow& row) const {
     if (row.kind == 'n') return at.normal;
     if (row.kind == 'p') return d[row.j];
-    return d.empty() ? at.normal : Vec3<ContactJet>(at.normal + in[kMu] * d[row.j]);
+    return d.empty() ? at.normal : Vec3<J>(at.normal + in[kMu] * d[row.j]);
   }
 };
 
-ContactOnJets EvaluateContact(const QuasistaticStepData& step, int i) {
+// `active`: the inputs seeded, one dual part each (the others are constant: a fixed body's pose,
+// the drift of a body no prescribed actuator moves).
+template <class J>
+ContactOnJets<J> EvaluateContact(const QuasistaticStepData& step, int i,
+                                 const std::vector<int>& active) {
   const LinearizedContact& c = step.contacts[i];
-  ContactOnJets out;
-  for (int k = 0; k < kContactInputs; ++k) out.in[k] = ContactJet(0.0, k);
-  out.in[kMu] = ContactJet(c.mu, kMu);
+  ContactOnJets<J> out;
+  for (int k = 0; k < kContactInputs; ++k) out.in[k] = J(k == kMu ? c.mu : 0.0);
+  for (size_t slot = 0; slot < active.size(); ++slot) {
+    out.in[active[slot]] = J(active[slot] == kMu ? c.mu : 0.0, static_cast<int>(slot));
+  }
   const auto pose = [&](int body, int first) {
-    return FeaturePose<ContactJet>{
-        step.start[body].position.cast<ContactJet>() + out.in.segment<3>(first),
+    return FeaturePose<J>{
+        step.start[body].position.template cast<J>() + out.in.template segment<3>(first),
         Turned(step.start[body].orientation.toRotationMatrix(),
-               Vec3<ContactJet>(out.in.segment<3>(first + 3)))};
+               Vec3<J>(out.in.template segment<3>(first + 3)))};
   };
   const ContactFeature feature =
       c.geometry.feature.Expand(step.bodies[c.a].shape, step.bodies[c.b].shape);
@@ -274,36 +280,37 @@ ContactOnJets EvaluateContact(const QuasistaticStepData& step, int i) {
 
 // A row of a contact on Jets: u . (displacement of B's point - A's) as a coefficient per column
 // of delta, and its constant (prescribed motion, and the distance but for pyramid rows).
+template <class J>
 struct RowOnJets {
-  std::map<int, ContactJet> coefficient;
-  ContactJet constant;
+  std::map<int, J> coefficient;
+  J constant;
 };
 
-RowOnJets ContactRow(const QuasistaticStepData& step, const LinearizedContact& c,
-                     const ContactOnJets& jets, const QuasistaticRow& spec) {
+template <class J>
+RowOnJets<J> ContactRow(const QuasistaticStepData& step, const LinearizedContact& c,
+                        const ContactOnJets<J>& jets, const QuasistaticRow& spec) {
   const int ends[2] = {c.b, c.a};
-  const Vec3<ContactJet> points[2] = {jets.at.point_b, jets.at.point_a};
+  const Vec3<J> points[2] = {jets.at.point_b, jets.at.point_a};
   const int drift[2] = {kDriftB, kDriftA};
   const int body_pose[2] = {kPoseB, kPoseA};
-  const Vec3<ContactJet> u = jets.Direction(spec);
-  RowOnJets row;
-  row.constant = spec.kind == 'p' ? ContactJet(0.0) : jets.at.distance;
+  const Vec3<J> u = jets.Direction(spec);
+  RowOnJets<J> row;
+  row.constant = spec.kind == 'p' ? J(0.0) : jets.at.distance;
   for (int side = 0; side < 2; ++side) {
     const int b = ends[side];
     const double sign = side == 0 ? 1.0 : -1.0;
-    const Vec3<ContactJet> lever =
-        points[side] - (step.start[b].position.cast<ContactJet>() +
-                        Vec3<ContactJet>(jets.in.segment<3>(body_pose[side])));
-    const Vec3<ContactJet> moment = lever.cross(u);
-    const auto along = [&](const Eigen::Matrix<ContactJet, 6, 1>& T) {
-      return u.dot(T.head<3>()) + moment.dot(T.tail<3>());
+    const Vec3<J> lever = points[side] - (step.start[b].position.template cast<J>() +
+                                          Vec3<J>(jets.in.template segment<3>(body_pose[side])));
+    const Vec3<J> moment = lever.cross(u);
+    const auto along = [&](const Eigen::Matrix<J, 6, 1>& T) {
+      return u.dot(T.template head<3>()) + moment.dot(T.template tail<3>());
     };
     for (const auto& [col, T] : step.balance.motion(b)) {
-      auto [it, added] = row.coefficient.try_emplace(col, ContactJet(0.0));
-      it->second += sign * along(T.cast<ContactJet>());
+      auto [it, added] = row.coefficient.try_emplace(col, J(0.0));
+      it->second += sign * along(T.template cast<J>());
     }
-    const Eigen::Matrix<ContactJet, 6, 1> moved =
-        step.balance.drift(b).cast<ContactJet>() + jets.in.segment<6>(drift[side]);
+    const Eigen::Matrix<J, 6, 1> moved =
+        step.balance.drift(b).cast<J>() + jets.in.template segment<6>(drift[side]);
     row.constant += sign * along(moved);
   }
   return row;
@@ -311,7 +318,8 @@ RowOnJets ContactRow(const QuasistaticStepData& step, const LinearizedContact& c
 
 // The features must give back the step's own row; else the derivative would be another
 // problem's.
-bool ReproducesRow(const QuasistaticStepData& step, int index, const RowOnJets& row) {
+template <class J>
+bool ReproducesRow(const QuasistaticStepData& step, int index, const RowOnJets<J>& row) {
   const double q = step.problem.q()[index];
   bool same = std::abs(row.constant.a - q) <= 1e-7 * (1.0 + std::abs(q));
   for (const auto& [col, a] : row.coefficient) {
@@ -339,26 +347,62 @@ QuasistaticStepDerivative::InputMap QuasistaticStepDerivative::ContactMap(
   return map;
 }
 
-// What a contact's rows add to F: A delta + c on its rows, -A^T lambda on its bodies' columns.
-void QuasistaticStepDerivative::LinearizeContact(const QuasistaticStepData& step, int i,
-                                                 const std::vector<int>& rows) {
+namespace {
+
+// A contact's entries of dF/dx: per entry its row of F and its derivative in the contact's local
+// inputs (kContactInputs), from Jets of N components seeded on `active`. Throws InputError where
+// the features do not give back the step's own row (the derivative would be another problem's).
+template <int N>
+void ContactEntries(const QuasistaticStepData& step, int i, const std::vector<int>& rows,
+                    const std::vector<int>& active,
+                    std::vector<std::pair<int, Eigen::VectorXd>>* entries) {
+  using J = ceres::Jet<double, N>;
   const LinearizedContact& c = step.contacts[i];
-  const ContactOnJets jets = EvaluateContact(step, i);
-  const InputMap map = ContactMap(step, i);
+  const ContactOnJets<J> jets = EvaluateContact<J>(step, i, active);
+  const auto local = [&](const J& x) {
+    Eigen::VectorXd out = Eigen::VectorXd::Zero(kContactInputs);
+    for (size_t slot = 0; slot < active.size(); ++slot) out[active[slot]] = x.v[slot];
+    return out;
+  };
   for (const int r : rows) {
     const int index = step.rows[r].index;
-    const RowOnJets row = ContactRow(step, c, jets, step.rows[r]);
+    const RowOnJets<J> row = ContactRow(step, c, jets, step.rows[r]);
     if (!ReproducesRow(step, index, row)) {
       throw InputError("quasistatic step derivatives: contact " + ContactName(step.bodies, c, i) +
                        ": its features do not reproduce its row");
     }
-    ContactJet residual = row.constant;
+    J residual = row.constant;
     for (const auto& [col, a] : row.coefficient) {
       residual += a * step.z[col];
-      AddRow(col, (-step.z[index] * a).v, map);
+      entries->emplace_back(col, local(-step.z[index] * a));
     }
-    AddRow(index, residual.v, map);
+    entries->emplace_back(index, local(residual));
   }
+}
+
+}  // namespace
+
+// What a contact's rows add to F: A delta + c on its rows, -A^T lambda on its bodies' columns.
+// Only the local inputs that move with x are seeded (a box on the fixed ground: its pose and mu,
+// 7 of the 25), and the Jets are sized to them.
+void QuasistaticStepDerivative::LinearizeContact(const QuasistaticStepData& step, int i,
+                                                 const std::vector<int>& rows) {
+  const InputMap map = ContactMap(step, i);
+  std::vector<int> active;
+  for (int k = 0; k < kContactInputs; ++k) {
+    if (!map[k].empty()) active.push_back(k);
+  }
+  std::vector<std::pair<int, Eigen::VectorXd>> entries;
+  if (active.size() <= 7) {
+    ContactEntries<7>(step, i, rows, active, &entries);
+  } else if (active.size() <= 13) {
+    ContactEntries<13>(step, i, rows, active, &entries);
+  } else if (active.size() <= 19) {
+    ContactEntries<19>(step, i, rows, active, &entries);
+  } else {
+    ContactEntries<kContactInputs>(step, i, rows, active, &entries);
+  }
+  for (const auto& [row, local] : entries) AddRow(row, local, map);
 }
 
 void QuasistaticStepDerivative::Solve(const QuasistaticStepData& step) {
