@@ -239,6 +239,7 @@ Eigen::MatrixXd SelectedSystem::null_basis() const {
   Eigen::MatrixXd out = Eigen::MatrixXd::Zero(n_, nullity());
   Eigen::Index column = 0;
   for (const Block& block : blocks_) {
+    if (block.system.nullity() == 0) continue;  // (no row blocks of an empty matrix)
     const Eigen::MatrixXd basis = block.system.null_basis();
     for (size_t k = 0; k < block.unknowns.size(); ++k) {
       out.row(block.unknowns[k]).segment(column, basis.cols()) = basis.row(k);
