@@ -166,26 +166,33 @@ bool SameFeatures(const std::vector<ContactPoint>& x, const std::vector<ContactP
   return true;
 }
 
+// Counts the case's contacts in *total and those whose features describe them in *described,
+// checking that each described one comes back from its features at the poses it was found at
+// (within the clipping tolerance, 1e-9 of the size, where a box corner is kept as it is).
+void CountDescribed(const Case& c, int trial, int* total, int* described) {
+  for (const ContactPoint& p : Search(c, c.pa, c.pb)) {
+    ++*total;
+    FeatureContact<double> e;
+    if (!EvaluateContactFeature(p.feature.Expand(c.a, c.b), DoublePose(c.pa), DoublePose(c.pb),
+                                &e)) {
+      continue;
+    }
+    ++*described;
+    INFO("trial " << trial << " kind " << static_cast<int>(p.feature.kind) << " incident "
+                  << static_cast<int>(p.feature.incident));
+    CHECK(std::abs(e.distance - p.distance) <= 1e-9);
+    CHECK((e.normal - p.normal).norm() <= 1e-12);
+    CHECK((e.point_a - p.point_a).norm() <= 1e-9);
+    CHECK((e.point_b - p.point_b).norm() <= 1e-9);
+  }
+}
+
 TEST_CASE("contact features: evaluated where they were found, every described contact comes back") {
   std::mt19937 random(11);
   int described = 0, total = 0;
   for (int trial = 0; trial < 400; ++trial) {
     const Case c = RandomCase(trial, &random);
-    for (const ContactPoint& p : Search(c, c.pa, c.pb)) {
-      ++total;
-      FeatureContact<double> e;
-      if (!EvaluateContactFeature(p.feature.Expand(c.a, c.b), DoublePose(c.pa), DoublePose(c.pb),
-                                  &e)) {
-        continue;
-      }
-      ++described;
-      INFO("trial " << trial << " kind " << static_cast<int>(p.feature.kind) << " incident "
-                    << static_cast<int>(p.feature.incident));
-      CHECK(std::abs(e.distance - p.distance) <= 1e-9);
-      CHECK((e.normal - p.normal).norm() <= 1e-12);
-      CHECK((e.point_a - p.point_a).norm() <= 1e-9);
-      CHECK((e.point_b - p.point_b).norm() <= 1e-9);
-    }
+    CountDescribed(c, trial, &total, &described);
   }
   // Every contact of these pairs is described but the few a box-sphere edge region gives.
   CHECK(total > 550);
@@ -211,19 +218,7 @@ TEST_CASE("contact features: flush equal boxes, every clipped point described") 
     c.pa.rotation = turn();
     c.pb.position = Eigen::Vector3d(0.3 + small(), small(), 0.15 + small());
     c.pb.rotation = turn();
-    for (const ContactPoint& p : Search(c, c.pa, c.pb)) {
-      ++total;
-      FeatureContact<double> e;
-      if (!EvaluateContactFeature(p.feature.Expand(c.a, c.b), DoublePose(c.pa), DoublePose(c.pb),
-                                  &e)) {
-        continue;
-      }
-      ++described;
-      INFO("trial " << trial << " incident " << static_cast<int>(p.feature.incident));
-      // Within the clipping tolerance (1e-9 of the size) a corner is kept where it is.
-      CHECK(std::abs(e.distance - p.distance) <= 1e-9);
-      CHECK((e.point_b - p.point_b).norm() <= 1e-9);
-    }
+    CountDescribed(c, trial, &total, &described);
   }
   CHECK(total == 4 * 20000);
   CHECK(described == total);
