@@ -48,7 +48,8 @@ struct SensitivityOptions {
   double degeneracy_tolerance = 1e-7;
   // Free indices up to which a singular J_FF is solved in least squares (a dense
   // decomposition, and its pseudo-inverse kept: 8 n^2 bytes); above it, the sensitivity is
-  // refused with the reason. Default 2000.
+  // refused with the reason; a singular system (or independent block of it) of at most 32 rows
+  // is always solved so. Default 2000.
   int max_dense_least_squares = 2000;
   bool IsValid(std::string* why) const;
 };

@@ -29,8 +29,10 @@ class SelectedSystem {
   SelectedSystem(SelectedSystem&&) noexcept;
   SelectedSystem& operator=(SelectedSystem&&) noexcept;
 
-  // Factorizes A (square, compressed or not). Throws InputError naming `what` where A is
-  // singular and has more than max_dense_least_squares rows.
+  // Factorizes A (square, compressed or not). Throws InputError naming `what` where A (or one
+  // of its independent blocks) is singular, has more than max_dense_least_squares rows and is
+  // not seen singular by the sparse QR; a block of at most 32 rows is always decomposed dense
+  // (a few kilobytes, below any limit worth setting).
   void Factorize(const Eigen::SparseMatrix<double>& A, int max_dense_least_squares,
                  const char* what);
   // A^-1 b (or A^-T b); where A is singular, G b (or G^T b) for a generalized inverse G that
