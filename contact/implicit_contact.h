@@ -43,6 +43,7 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 
@@ -65,6 +66,39 @@ struct ContactPairStep {
   Eigen::Vector3d elastic = Eigen::Vector3d::Zero();  // u_t, u_o, u_r of the previous step
 };
 
+// The numbers of a pair's step that its residuals depend on smoothly, in the scalar S: double
+// when the step is solved, Jets when it is differentiated with respect to them
+// (integrators/implicit_step_derivative.h). The shapes, the frame seed, the ellipsoid's
+// semi-axes, the layer's thickness and its carried state are read from ContactPairStep.
+template <class S>
+struct PairNumbers {
+  S h;
+  S position_f[3], quaternion_f[4];  // start poses; quaternions [w, x, y, z]
+  S position_g[3], quaternion_g[4];
+  S mu, stiffness, damping, tangential_stiffness, tangential_damping;
+};
+
+inline PairNumbers<double> NumbersOf(const ContactPairStep& s) {
+  PairNumbers<double> d;
+  d.h = s.h;
+  const auto pose = [](const RigidBodyState& state, double* position, double* quaternion) {
+    for (int k = 0; k < 3; ++k) position[k] = state.position[k];
+    const Eigen::Quaterniond& q = state.orientation;
+    quaternion[0] = q.w();
+    quaternion[1] = q.x();
+    quaternion[2] = q.y();
+    quaternion[3] = q.z();
+  };
+  pose(s.state_f, d.position_f, d.quaternion_f);
+  pose(s.state_g, d.position_g, d.quaternion_g);
+  d.mu = s.law.mu;
+  d.stiffness = s.law.stiffness;
+  d.damping = s.law.damping;
+  d.tangential_stiffness = s.law.tangential_stiffness;
+  d.tangential_damping = s.law.tangential_damping;
+  return d;
+}
+
 namespace internal {
 
 template <class T>
@@ -72,9 +106,9 @@ struct IsWideJet : std::false_type {};
 template <int N>
 struct IsWideJet<ceres::Jet<double, N>> : std::bool_constant<(N > 6)> {};
 
-template <class T>
-void EndPose(const RigidBodyState& state, double h, const T* nu, T* p, T* R) {
-  if constexpr (IsWideJet<T>::value) {
+template <class T, class S>
+void EndPose(const S* position, const S* quaternion, const S& h, const T* nu, T* p, T* R) {
+  if constexpr (IsWideJet<T>::value && std::is_same_v<S, double>) {
     if (nu != nullptr) {
       // The pose depends on the 6 twist unknowns only: differentiated with 6-wide Jets and
       // carried over to the caller's parameters by the chain rule (d out = sum_k d out/d nu_k
@@ -83,7 +117,7 @@ void EndPose(const RigidBodyState& state, double h, const T* nu, T* p, T* R) {
       using Jet6 = ceres::Jet<double, 6>;
       Jet6 nu6[6], p6[3], R6[9];
       for (int k = 0; k < 6; ++k) nu6[k] = Jet6(nu[k].a, k);
-      EndPose(state, h, nu6, p6, R6);
+      EndPose(position, quaternion, h, nu6, p6, R6);
       const auto lift = [&](const Jet6& in, T* out) {
         out->a = in.a;
         out->v = in.v[0] * nu[0].v;
@@ -94,17 +128,15 @@ void EndPose(const RigidBodyState& state, double h, const T* nu, T* p, T* R) {
       return;
     }
   }
-  if (nu == nullptr) {  // a fixed body: constants, computed in double
-    for (int k = 0; k < 3; ++k) p[k] = T(state.position[k]);
-    const Eigen::Quaterniond& q = state.orientation;
-    const double quat[4] = {q.w(), q.x(), q.y(), q.z()};
-    double rotation[9];
-    QuaternionToRotation(quat, rotation);
+  if (nu == nullptr) {  // a fixed body: constants in the step's unknowns
+    for (int k = 0; k < 3; ++k) p[k] = T(position[k]);
+    S rotation[9];
+    QuaternionToRotation(quaternion, rotation);
     for (int k = 0; k < 9; ++k) R[k] = T(rotation[k]);
     return;
   }
   T pose[7];
-  IntegratePose(state, h, nu, pose);
+  IntegratePose(position, quaternion, h, nu, pose);
   for (int k = 0; k < 3; ++k) p[k] = pose[k];
   QuaternionToRotation(pose + 3, R);
 }
@@ -148,9 +180,13 @@ struct PairFrame {
   T n[3], t[3], o[3];
   T v_t, v_o, w_n;  // relative sliding and spin velocities of F at a1 w.r.t. G
 
-  PairFrame(const ContactPairStep& s, const T* nu_f, const T* nu_g, const T* geometry) {
-    internal::EndPose(s.state_f, s.h, nu_f, p_f, R_f);
-    internal::EndPose(s.state_g, s.h, nu_g, p_g, R_g);
+  PairFrame(const ContactPairStep& s, const T* nu_f, const T* nu_g, const T* geometry)
+      : PairFrame(s, NumbersOf(s), nu_f, nu_g, geometry) {}
+  template <class S>
+  PairFrame(const ContactPairStep& s, const PairNumbers<S>& d, const T* nu_f, const T* nu_g,
+            const T* geometry) {
+    internal::EndPose(d.position_f, d.quaternion_f, d.h, nu_f, p_f, R_f);
+    internal::EndPose(d.position_g, d.quaternion_g, d.h, nu_g, p_g, R_g);
     a1 = geometry;
     a2 = geometry + 3;
     const T* l_f = geometry + 6;
@@ -208,15 +244,20 @@ struct ForceBlock {
 };
 
 // The trial tangential impulse of the Kelvin-Voigt friction (compliant layer with k_t > 0).
+template <class T, class S>
+void ElasticTrial(const ContactPairStep& s, const PairNumbers<S>& d, const T& v_t, const T& v_o,
+                  const T& w_n, T* q) {
+  const ContactLaw& law = s.law;
+  const T h(d.h), h_kt = h * T(d.tangential_stiffness), h_ct = h * T(d.tangential_damping);
+  const T er2(law.e_r * law.e_r);
+  q[0] = -(h_kt * (T(s.elastic[0]) + h * v_t) + h_ct * v_t);
+  q[1] = -(h_kt * (T(s.elastic[1]) + h * v_o) + h_ct * v_o);
+  q[2] = law.torsion ? -(h_kt * er2 * (T(s.elastic[2]) + h * w_n) + h_ct * er2 * w_n) : T(0);
+}
+
 template <class T>
 void ElasticTrial(const ContactPairStep& s, const T& v_t, const T& v_o, const T& w_n, T* q) {
-  const ContactLaw& law = s.law;
-  const double h = s.h, kt = law.tangential_stiffness, ct = law.tangential_damping;
-  const double er2 = law.e_r * law.e_r;
-  q[0] = -(T(h * kt) * (T(s.elastic[0]) + T(h) * v_t) + T(h * ct) * v_t);
-  q[1] = -(T(h * kt) * (T(s.elastic[1]) + T(h) * v_o) + T(h * ct) * v_o);
-  q[2] = law.torsion ? -(T(h * kt * er2) * (T(s.elastic[2]) + T(h) * w_n) + T(h * ct * er2) * w_n)
-                     : T(0);
+  ElasticTrial(s, NumbersOf(s), v_t, v_o, w_n, q);
 }
 
 // Rows of the geometry block, eqs. (13)-(16): r[0, 6 + M + N).
@@ -241,8 +282,9 @@ void GeometryRows(const ContactPairStep& s, const PairFrame<T>& f, const T* geom
 
 // Rows of the force block, row i paired with unknown i (ForceBlock): eq. (17), friction (eq. 9 or
 // Kelvin-Voigt), compliant layer.
-template <class T, bool kCompliant>
-void ForceRows(const ContactPairStep& s, const PairFrame<T>& f, const T* p, T* r) {
+template <class T, bool kCompliant, class S>
+void ForceRows(const ContactPairStep& s, const PairNumbers<S>& data, const PairFrame<T>& f,
+               const T* p, T* r) {
   const ContactLaw& law = s.law;
   T xi[3];
   internal::ToBody(f.p_f, f.R_f, f.a2, xi);
@@ -255,15 +297,15 @@ void ForceRows(const ContactPairStep& s, const PairFrame<T>& f, const T* p, T* r
     r[ForceBlock::kDeflection] = d - (T(law.thickness) - psi);
     r[ForceBlock::kLayerImpulse] =
         p[ForceBlock::kLayerImpulse] -
-        (T(s.h * law.stiffness) * d + T(law.damping) * (d - T(s.previous_deflection)));
+        (T(data.h) * T(data.stiffness) * d + T(data.damping) * (d - T(s.previous_deflection)));
     total += p[ForceBlock::kLayerImpulse];
   }
-  const T mu(law.mu);
+  const T mu(data.mu);
   const T inv_t2(1.0 / (law.e_t * law.e_t)), inv_o2(1.0 / (law.e_o * law.e_o));
   const T inv_r2(1.0 / (law.e_r * law.e_r));
   if (kCompliant && law.elastic_friction()) {
     T q[3];
-    ElasticTrial(s, f.v_t, f.v_o, f.w_n, q);
+    ElasticTrial(s, data, f.v_t, f.v_o, f.w_n, q);
     const T& alpha = p[ForceBlock::kSlip];
     r[ForceBlock::kTangent] = p[ForceBlock::kTangent] - alpha * q[0];
     r[ForceBlock::kOther] = p[ForceBlock::kOther] - alpha * q[1];
@@ -323,21 +365,69 @@ struct ImplicitContactResidual {
   static constexpr int kGeometrySize = 6 + M + N;
   static constexpr int kForceSize = ForceBlock::Size(kCompliant);
   static constexpr int kNumResiduals = kGeometrySize + kForceSize + (kMovingG ? 12 : 6);
+  static constexpr bool kGMoves = kMovingG;
   const ContactPairStep* data;
   template <class T>
   bool operator()(T const* const* x, T* r) const {
-    const ContactPairStep& step = *data;
+    Evaluate(*data, NumbersOf(*data), x, r);
+    return true;
+  }
+  // The rows with the step's smooth numbers in the scalar S (PairNumbers).
+  template <class T, class S>
+  static void Evaluate(const ContactPairStep& step, const PairNumbers<S>& d, T const* const* x,
+                       T* r) {
     const T* nu_f = x[0];
     const T* nu_g = kMovingG ? x[1] : nullptr;
     const T* geometry = x[kMovingG ? 2 : 1];
     const T* p = x[kMovingG ? 3 : 2];
-    const PairFrame<T> f(step, nu_f, nu_g, geometry);
+    const PairFrame<T> f(step, d, nu_f, nu_g, geometry);
     GeometryRows<T, M, N>(step, f, geometry, r);
-    ForceRows<T, kCompliant>(step, f, p, r + kGeometrySize);
+    ForceRows<T, kCompliant>(step, d, f, p, r + kGeometrySize);
     WrenchRows<T, kMovingG, kCompliant>(step, f, p, r + kGeometrySize + kForceSize);
-    return true;
   }
 };
+
+template <class R>
+struct ResidualTag {
+  using type = R;
+};
+
+// Calls visit(ResidualTag<ImplicitContactResidual<M, N, kMovingG, kCompliant>>()) with the
+// residual type of the pair's shapes, G's motion and law. Throws std::logic_error for a shape
+// without an inequality form of 1, 3 or 6 inequalities.
+template <class Visitor>
+void VisitPairResidual(const ContactPairStep& s, Visitor&& visit) {
+  const auto with_motion = [&](auto m, auto n) {
+    constexpr int M = decltype(m)::value, N = decltype(n)::value;
+    const bool compliant = s.law.compliant();
+    if (s.g_moves) {
+      if (compliant) return visit(ResidualTag<ImplicitContactResidual<M, N, true, true>>());
+      return visit(ResidualTag<ImplicitContactResidual<M, N, true, false>>());
+    }
+    if (compliant) return visit(ResidualTag<ImplicitContactResidual<M, N, false, true>>());
+    return visit(ResidualTag<ImplicitContactResidual<M, N, false, false>>());
+  };
+  const auto with_g = [&](auto m) {
+    switch (s.shape_g.NumInequalities()) {
+      case 1:
+        return with_motion(m, std::integral_constant<int, 1>());
+      case 3:
+        return with_motion(m, std::integral_constant<int, 3>());
+      case 6:
+        return with_motion(m, std::integral_constant<int, 6>());
+    }
+    throw std::logic_error("unsupported number of inequalities");
+  };
+  switch (s.shape_f.NumInequalities()) {
+    case 1:
+      return with_g(std::integral_constant<int, 1>());
+    case 3:
+      return with_g(std::integral_constant<int, 3>());
+    case 6:
+      return with_g(std::integral_constant<int, 6>());
+  }
+  throw std::logic_error("unsupported number of inequalities");
+}
 
 }  // namespace ncpkit
 

@@ -84,21 +84,30 @@ void AxisAngleQuaternion(const T* theta, T* q) {
 }
 
 // Position and orientation at the end of a step of length h with the end-of-step twist
-// nu_plus = [v; omega]: p+ = p + h v, R+ = exp(h [omega]x) R (exact on SO(3), smooth in omega).
-// pose_plus = [p (3), q (4, [w, x, y, z])].
-template <class T>
-void IntegratePose(const RigidBodyState& state, double h, const T* nu_plus, T* pose_plus) {
-  for (int k = 0; k < 3; ++k) pose_plus[k] = T(state.position[k]) + T(h) * nu_plus[k];
+// nu_plus = [v; omega] from the start pose (position, quaternion [w, x, y, z]): p+ = p + h v,
+// R+ = exp(h [omega]x) R (exact on SO(3), smooth in omega). pose_plus = [p (3), q (4, [w, x, y,
+// z])]. The start pose and h are in the scalar S: double when a step is solved, Jets when it is
+// differentiated with respect to them.
+template <class T, class S>
+void IntegratePose(const S* position, const S* quaternion, const S& h, const T* nu_plus,
+                   T* pose_plus) {
+  for (int k = 0; k < 3; ++k) pose_plus[k] = T(position[k]) + T(h) * nu_plus[k];
   const T theta[3] = {T(h) * nu_plus[3], T(h) * nu_plus[4], T(h) * nu_plus[5]};
   T dq[4];
   AxisAngleQuaternion(theta, dq);
-  const Eigen::Quaterniond& q = state.orientation;
-  const T w(q.w()), x(q.x()), y(q.y()), z(q.z());
+  const T w(quaternion[0]), x(quaternion[1]), y(quaternion[2]), z(quaternion[3]);
   // dq * q (Hamilton product): rotate by q first, then by dq in the world frame.
   pose_plus[3] = dq[0] * w - dq[1] * x - dq[2] * y - dq[3] * z;
   pose_plus[4] = dq[0] * x + dq[1] * w + dq[2] * z - dq[3] * y;
   pose_plus[5] = dq[0] * y - dq[1] * z + dq[2] * w + dq[3] * x;
   pose_plus[6] = dq[0] * z + dq[1] * y - dq[2] * x + dq[3] * w;
+}
+
+template <class T>
+void IntegratePose(const RigidBodyState& state, double h, const T* nu_plus, T* pose_plus) {
+  const Eigen::Quaterniond& q = state.orientation;
+  const double quaternion[4] = {q.w(), q.x(), q.y(), q.z()};
+  IntegratePose(state.position.data(), quaternion, h, nu_plus, pose_plus);
 }
 
 // The step's fixed data of the Newton-Euler residual for one body.

@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 
+#include "integrators/implicit_derivative.h"
 #include "integrators/json_reader.h"
 #include "integrators/worker_pool.h"
 #include "solvers/base/constants.h"
@@ -26,64 +27,21 @@ constexpr int kMaxSearchRounds = 2;
 // (SolveFromStarts, RunChain).
 constexpr char kAutoName[] = "auto";
 
-template <int M, int N, bool kMovingG, bool kCompliant>
-void AddPairBlocks(ProblemBuilder* b, const ContactPairStep* s, int nu_f, int nu_g, int geometry,
-                   int forces) {
-  using Residual = ImplicitContactResidual<M, N, kMovingG, kCompliant>;
-  constexpr int G = Residual::kGeometrySize;
-  constexpr int P = Residual::kForceSize;
-  constexpr int R = Residual::kNumResiduals;
-  if constexpr (kMovingG) {
-    b->AddResidualBlock<R, 6, 6, G, P>(Residual{s}, {geometry, forces, nu_f, nu_g},
-                                       {nu_f, nu_g, geometry, forces});
-  } else {
-    b->AddResidualBlock<R, 6, G, P>(Residual{s}, {geometry, forces, nu_f},
-                                    {nu_f, geometry, forces});
-  }
-}
-
-template <int M, int N>
-void AddPairMN(ProblemBuilder* b, const ContactPairStep* s, int nu_f, int nu_g, int geometry,
-               int forces) {
-  const bool compliant = s->law.compliant();
-  if (s->g_moves) {
-    if (compliant) {
-      AddPairBlocks<M, N, true, true>(b, s, nu_f, nu_g, geometry, forces);
-    } else {
-      AddPairBlocks<M, N, true, false>(b, s, nu_f, nu_g, geometry, forces);
-    }
-  } else if (compliant) {
-    AddPairBlocks<M, N, false, true>(b, s, nu_f, nu_g, geometry, forces);
-  } else {
-    AddPairBlocks<M, N, false, false>(b, s, nu_f, nu_g, geometry, forces);
-  }
-}
-
-template <int M>
-void AddPairM(ProblemBuilder* b, const ContactPairStep* s, int nu_f, int nu_g, int geometry,
-              int forces) {
-  switch (s->shape_g.NumInequalities()) {
-    case 1:
-      return AddPairMN<M, 1>(b, s, nu_f, nu_g, geometry, forces);
-    case 3:
-      return AddPairMN<M, 3>(b, s, nu_f, nu_g, geometry, forces);
-    case 6:
-      return AddPairMN<M, 6>(b, s, nu_f, nu_g, geometry, forces);
-  }
-  throw std::logic_error("unsupported number of inequalities");
-}
-
 void AddPair(ProblemBuilder* b, const ContactPairStep* s, int nu_f, int nu_g, int geometry,
              int forces) {
-  switch (s->shape_f.NumInequalities()) {
-    case 1:
-      return AddPairM<1>(b, s, nu_f, nu_g, geometry, forces);
-    case 3:
-      return AddPairM<3>(b, s, nu_f, nu_g, geometry, forces);
-    case 6:
-      return AddPairM<6>(b, s, nu_f, nu_g, geometry, forces);
-  }
-  throw std::logic_error("unsupported number of inequalities");
+  VisitPairResidual(*s, [&](auto tag) {
+    using Residual = typename decltype(tag)::type;
+    constexpr int G = Residual::kGeometrySize;
+    constexpr int P = Residual::kForceSize;
+    constexpr int R = Residual::kNumResiduals;
+    if constexpr (Residual::kGMoves) {
+      b->AddResidualBlock<R, 6, 6, G, P>(Residual{s}, {geometry, forces, nu_f, nu_g},
+                                         {nu_f, nu_g, geometry, forces});
+    } else {
+      b->AddResidualBlock<R, 6, G, P>(Residual{s}, {geometry, forces, nu_f},
+                                      {nu_f, geometry, forces});
+    }
+  });
 }
 
 // The Newton-Euler functor reading its data through a pointer that the stepper updates.
@@ -1078,7 +1036,70 @@ const ImplicitStepRecord& ImplicitStepper::Step(const std::vector<Vector6d>& app
   SummarizeIslands();
   ApplySolution();
   FinishStep(internal::SecondsSince(clock_start));
+  derivable_ = true;
   return record_;
+}
+
+std::unique_ptr<StepDerivative> ImplicitStepper::LastStepDerivative() const {
+  if (!derivable_) {
+    throw InputError(
+        "implicit stepper: no step taken since it was made or restored, so none to "
+        "differentiate");
+  }
+  if (!record_.summary.IsSolved()) {
+    throw InputError("implicit stepper: the step at t = " + std::to_string(record_.time) +
+                     " was not solved (" + record_.summary.message + "), so it has no derivative");
+  }
+  internal::ImplicitStepData data{bodies_, laws_, options_.h, options_.gravity, {}};
+  for (const auto& island : islands_) {
+    internal::ImplicitIslandData view;
+    view.builder = &island->builder;
+    view.z = &island->z;
+    view.bodies = island->bodies;
+    view.nu_block = island->nu_block;
+    for (const auto& body : island->body_data) view.body_steps.push_back(&body->step);
+    view.pairs = island->pairs;
+    view.pair_index = island->pair_index;
+    view.geometry_block = island->geometry_block;
+    view.force_block = island->force_block;
+    for (const auto& pair : island->pair_data) view.pair_steps.push_back(pair.get());
+    data.islands.push_back(std::move(view));
+  }
+  return std::make_unique<internal::ImplicitStepDerivative>(data);
+}
+
+namespace {
+
+struct ImplicitSnapshot : StepperSnapshot {
+  std::vector<RigidBodyState> states;
+  std::vector<ImplicitPairState> memory;
+  std::vector<std::pair<int, int>> pairs;
+  double time = 0.0;
+  const void* owner = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<StepperSnapshot> ImplicitStepper::Save() const {
+  auto snapshot = std::make_unique<ImplicitSnapshot>();
+  for (const Body& b : bodies_) snapshot->states.push_back(b.state);
+  snapshot->memory = memory_;
+  snapshot->pairs = remembered_pairs_;
+  snapshot->time = time_;
+  snapshot->owner = this;
+  return snapshot;
+}
+
+void ImplicitStepper::Restore(const StepperSnapshot& snapshot) {
+  const auto* s = dynamic_cast<const ImplicitSnapshot*>(&snapshot);
+  if (s == nullptr || s->owner != this) {
+    throw InputError("implicit stepper: a snapshot of another stepper cannot be restored");
+  }
+  for (size_t i = 0; i < bodies_.size(); ++i) bodies_[i].state = s->states[i];
+  memory_ = s->memory;
+  remembered_pairs_ = s->pairs;
+  time_ = s->time;
+  derivable_ = false;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -80,6 +80,14 @@ class ImplicitStepper : public Stepper {
   void TablePairs(const StepRecord& record, std::vector<PairRow>* rows) const override;
   void ContactMarkers(const StepRecord& record, std::vector<ContactMarker>* markers) const override;
 
+  // The last step's derivative (integrators/implicit_derivative.h). Throws InputError where a
+  // pair's compliant layer carries state into the step (not differentiated).
+  std::unique_ptr<StepDerivative> LastStepDerivative() const override;
+  // The bodies' states, the time and every pair's carried state (warm starts, the compliant
+  // layers' memory): the steps after Restore() are those that followed Save(), bit for bit.
+  std::unique_ptr<StepperSnapshot> Save() const override;
+  void Restore(const StepperSnapshot& snapshot) override;
+
   int BodyIndex(const std::string& name) const { return FindBody(bodies_, name); }
   // The solver of island k (k < record().islands) of the latest step, with its full summary;
   // solver() names the solver and its settings, which every island's has.
@@ -170,6 +178,7 @@ class ImplicitStepper : public Stepper {
   std::vector<int> spare_by_body_;  // per body: the spare island it is first in, or -1
   std::unique_ptr<internal::WorkerPool> pool_;
   ImplicitStepRecord record_;
+  bool derivable_ = false;  // a step taken since construction or Restore()
 };
 
 // The implicit stepper's row in the stepper registry: its configuration with the default

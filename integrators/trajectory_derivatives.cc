@@ -1,5 +1,7 @@
 #include "integrators/trajectory_derivatives.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <array>
 
@@ -41,7 +43,15 @@ Eigen::Matrix<double, 4, 3> QuaternionByTurn(const Eigen::Quaterniond& q) {
 }  // namespace
 
 void TrajectoryDerivatives::Add(const Stepper& stepper) {
-  std::unique_ptr<StepDerivative> d = stepper.LastStepDerivative();
+  std::unique_ptr<StepDerivative> d;
+  try {
+    d = stepper.LastStepDerivative();
+  } catch (const InputError& e) {
+    char time[32];
+    std::snprintf(time, sizeof(time), "%.6g", stepper.time());
+    throw InputError("step " + std::to_string(steps_.size() + 1) + " (t = " + time +
+                     " s): " + e.what());
+  }
   if (steps_.empty()) {
     entries_per_body_ = d->entries_per_body();
     for (int b : d->moving_bodies()) bodies_.push_back(stepper.bodies()[b].name);

@@ -109,10 +109,10 @@ def test_refused_input(traj):
         traj.gradient(lambda c: float(np.sum(np.sqrt(c["box.x"] - 10.0))), wrt="mu")
     with pytest.raises(ncpkit.InputError, match="3 rows"):
         traj.gradient({"box.x": np.ones(3)})
-    # The implicit stepper's steps and the quasistatic dqc model have no derivatives yet: the run
-    # says so.
-    with pytest.raises(ncpkit.InputError, match="derivative"):
-        ncpkit.simulate(ncpkit.scene_path("sliding_cube"), duration=0.02, derivatives=True)
+    # Steps that carry a compliant layer's state and the quasistatic dqc model have no
+    # derivatives: the run says so.
+    with pytest.raises(ncpkit.InputError, match="carries its deflection"):
+        ncpkit.simulate(ncpkit.scene_path("quasi_rigid_drop"), derivatives=True)
     with pytest.raises(ncpkit.InputError, match="not dqc"):
         ncpkit.simulate(push_scene(), solver="dqc/fb-newton", derivatives=True)
 
@@ -174,3 +174,16 @@ def test_example_runs(example):
     result = subprocess.run([sys.executable, os.path.join(EXAMPLES, example)], env=env,
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_implicit_sliding_cube_closed_form():
+    # Backward Euler, sliding along (0.8, 0.6) at 5 m/s with mu = 0.12: after N steps
+    # x_N = x_0 + N h v_x - mu g h^2 N (N + 1) / 2 * 0.8 and
+    # dx_N/dv_0 = N h I - mu g h^2 N (N + 1) / (2 |v_0|) (I - v^ v^T), first row.
+    traj = ncpkit.simulate(ncpkit.scene_path("sliding_cube"), duration=0.2, derivatives=True)
+    n, h, g, mu = 20, 0.01, 9.8, 0.12
+    grad = traj.gradient("cube.x", wrt=["mu", "cube.velocity"])
+    assert grad["mu"] == pytest.approx(-0.5 * g * h * h * n * (n + 1) * 0.8, rel=1e-9)
+    c = mu * g * h * h * n * (n + 1) / (2 * 5.0)
+    assert grad["cube.velocity"][0] == pytest.approx(n * h - c * (1 - 0.64), rel=1e-9)
+    assert grad["cube.velocity"][1] == pytest.approx(c * 0.48, rel=1e-9)

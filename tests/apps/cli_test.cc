@@ -232,11 +232,17 @@ TEST_CASE("simulate --gradient prints a column's gradient, by the closed form of
   CHECK(wrt.output.find("'friction'; there are: h, mu, restitution, box.mass") !=
         std::string::npos);
   CHECK(RunNcpkit("simulate " + scene.path() + " --wrt mu").status == 2);
-  // Steppers without step derivatives say so.
-  const Run implicit =
-      RunNcpkit("simulate " + kScenes + "sliding_cube.json --duration 0.02 --gradient cube.x");
-  CHECK(implicit.status == 2);
-  CHECK(implicit.output.find("no step derivatives") != std::string::npos);
+  // The implicit stepper's: the sliding cube's x_N = x_0 + N h v_x - mu g h^2 N (N + 1) / 2 *
+  // 0.8 (it slides along (0.8, 0.6)), so dx_2/dmu = -0.002352.
+  const Run implicit = RunNcpkit("simulate " + kScenes +
+                                 "sliding_cube.json --duration 0.02 --gradient cube.x --wrt mu");
+  CHECK(implicit.status == 0);
+  CHECK(implicit.output.find("d/d mu = -0.0023520000") != std::string::npos);
+  // A step without a derivative stops the run, saying which and why.
+  const Run layer = RunNcpkit("simulate " + kScenes + "quasi_rigid_drop.json --gradient box.x");
+  CHECK(layer.status == 2);
+  CHECK(layer.output.find("(t = ") != std::string::npos);
+  CHECK(layer.output.find("carries its deflection") != std::string::npos);
 }
 
 TEST_CASE("--json output is valid JSON whatever happens") {

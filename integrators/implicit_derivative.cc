@@ -1,0 +1,461 @@
+#include "integrators/implicit_derivative.h"
+
+#include <ceres/jet.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "integrators/internal/pose_jets.h"
+#include "solvers/base/input_error.h"
+
+namespace ncpkit::internal {
+namespace {
+
+// The layer's parameters in a pair's inputs, after x_f, theta_f, x_g, theta_g, h and mu.
+constexpr int kFirstLayerInput = 14;
+constexpr int kLayerParameters = 4;
+constexpr const char* kLayerNames[kLayerParameters] = {
+    "stiffness", "damping", "tangential_stiffness", "tangential_damping"};
+
+// q turned by the world-frame theta: exp(theta) q, exact for the first derivatives at theta = 0.
+template <class T>
+void TurnedQuaternion(const Eigen::Quaterniond& q, const T* theta, T* out) {
+  T dq[4];
+  AxisAngleQuaternion(theta, dq);
+  const T w(q.w()), x(q.x()), y(q.y()), z(q.z());
+  out[0] = dq[0] * w - dq[1] * x - dq[2] * y - dq[3] * z;
+  out[1] = dq[0] * x + dq[1] * w + dq[2] * z - dq[3] * y;
+  out[2] = dq[0] * y - dq[1] * z + dq[2] * w + dq[3] * x;
+  out[3] = dq[0] * z + dq[1] * y - dq[2] * x + dq[3] * w;
+}
+
+// The Newton-Euler residual of one body (dynamics/rigid_body.h NewtonEulerResidual, without the
+// contact wrench) at its end twist nu_plus, from [theta, v, omega, m, h, u]: the start turn,
+// twist, mass (the inertia scales with it, the weight m g too), h and the applied impulse.
+template <class T>
+void BodyResidual(const NewtonEulerStep& step, const Eigen::Vector3d& gravity,
+                  const Eigen::Matrix<double, 6, 1>& nu_plus, const T* in, T* r) {
+  const Vec3<T> theta(in[0], in[1], in[2]), v(in[3], in[4], in[5]), omega(in[6], in[7], in[8]);
+  const T m = in[9], h = in[10];
+  const Mat3<T> R = Turned(step.state.orientation.toRotationMatrix(), theta);
+  const Mat3<T> inertia =
+      R * (step.mass.body_inertia.cast<T>() * (m / T(step.mass.mass))) * R.transpose();
+  const Vec3<T> v_plus = nu_plus.head<3>().cast<T>(), omega_plus = nu_plus.tail<3>().cast<T>();
+  const Vec3<T> linear = m * (v_plus - v) - h * m * gravity.cast<T>();
+  const Vec3<T> spin = inertia * omega_plus;
+  const Vec3<T> angular =
+      inertia * (omega_plus - omega) - h * step.torque.cast<T>() + h * omega_plus.cross(spin);
+  for (int k = 0; k < 3; ++k) {
+    r[k] = linear[k] - in[11 + k];
+    r[3 + k] = angular[k] - in[14 + k];
+  }
+}
+
+template <class Jet>
+PairNumbers<Jet> SeededNumbers(const ContactPairStep& s) {
+  PairNumbers<Jet> d;
+  d.h = Jet(s.h, 12);
+  const auto pose = [](const RigidBodyState& state, int first, bool moving, Jet* position,
+                       Jet* quaternion) {
+    Jet theta[3];
+    for (int k = 0; k < 3; ++k) {
+      position[k] = moving ? Jet(state.position[k], first + k) : Jet(state.position[k]);
+      theta[k] = moving ? Jet(0.0, first + 3 + k) : Jet(0.0);
+    }
+    TurnedQuaternion(state.orientation, theta, quaternion);
+  };
+  pose(s.state_f, 0, true, d.position_f, d.quaternion_f);
+  pose(s.state_g, 6, s.g_moves, d.position_g, d.quaternion_g);
+  d.mu = Jet(s.law.mu, 13);
+  d.stiffness = Jet(s.law.stiffness, kFirstLayerInput);
+  d.damping = Jet(s.law.damping, kFirstLayerInput + 1);
+  d.tangential_stiffness = Jet(s.law.tangential_stiffness, kFirstLayerInput + 2);
+  d.tangential_damping = Jet(s.law.tangential_damping, kFirstLayerInput + 3);
+  return d;
+}
+
+// The rows of a pair (ImplicitContactResidual, in the order of its paired blocks [geometry,
+// forces, nu_f (, nu_g)]) at the unknowns' values, as Jets over the pair's 18 inputs.
+template <class Jet>
+std::vector<Jet> PairRows(const ContactPairStep& s, const Eigen::VectorXd& z,
+                          const std::vector<int>& offsets, const std::vector<int>& sizes) {
+  std::vector<std::vector<Jet>> values(offsets.size());
+  std::vector<const Jet*> x(offsets.size());
+  for (size_t b = 0; b < offsets.size(); ++b) {
+    for (int k = 0; k < sizes[b]; ++k) values[b].push_back(Jet(z[offsets[b] + k]));
+    x[b] = values[b].data();
+  }
+  const PairNumbers<Jet> d = SeededNumbers<Jet>(s);
+  std::vector<Jet> rows;
+  VisitPairResidual(s, [&](auto tag) {
+    using Residual = typename decltype(tag)::type;
+    rows.resize(Residual::kNumResiduals);
+    Residual::Evaluate(s, d, x.data(), rows.data());
+  });
+  return rows;
+}
+
+// J with the held rows replaced by identity rows (dz_i = 0), and F there set off the tie: +1 at
+// the lower bound, -1 at the upper, 0 between.
+Eigen::SparseMatrix<double> WithHeldRows(const Eigen::SparseMatrix<double>& J,
+                                         const std::vector<char>& held, const Eigen::VectorXd& z,
+                                         const ProblemBuilder& builder, Eigen::VectorXd* F) {
+  const int n = static_cast<int>(z.size());
+  Eigen::SparseMatrix<double> keep(n, n), identity(n, n);
+  std::vector<Eigen::Triplet<double>> keep_entries, identity_entries;
+  for (int i = 0; i < n; ++i) {
+    (held[i] != 0 ? identity_entries : keep_entries).emplace_back(i, i, 1.0);
+    if (held[i] == 0) continue;
+    double side = 0.0;
+    if (z[i] <= builder.lower()[i]) side = 1.0;
+    if (z[i] >= builder.upper()[i]) side = -1.0;
+    (*F)[i] = side;
+  }
+  keep.setFromTriplets(keep_entries.begin(), keep_entries.end());
+  identity.setFromTriplets(identity_entries.begin(), identity_entries.end());
+  return keep * J + identity;
+}
+
+}  // namespace
+
+ImplicitStepDerivative::ImplicitStepDerivative(const ImplicitStepData& step) : h_(step.h) {
+  entries_per_body_ = 12;
+  slot_of_body_.assign(step.bodies.size(), -1);
+  for (size_t i = 0; i < step.bodies.size(); ++i) {
+    if (step.bodies[i].fixed) continue;
+    slot_of_body_[i] = static_cast<int>(moving_bodies_.size());
+    moving_bodies_.push_back(static_cast<int>(i));
+  }
+  command_size_ = 6 * static_cast<int>(moving_bodies_.size());
+  bodies_.resize(moving_bodies_.size());
+  AddParameters(step);
+  int num_pairs = 0;
+  for (const ImplicitIslandData& island : step.islands) {
+    num_pairs += static_cast<int>(island.pairs.size());
+  }
+  contact_modes_.assign(num_pairs, 'a');
+  for (const ImplicitIslandData& island : step.islands) AddIsland(step, island);
+  std::sort(degenerate_contacts_.begin(), degenerate_contacts_.end());
+  degenerate_contacts_.erase(std::unique(degenerate_contacts_.begin(), degenerate_contacts_.end()),
+                             degenerate_contacts_.end());
+}
+
+ImplicitStepDerivative::~ImplicitStepDerivative() = default;
+
+// "h", "mu" and, with a compliant default law, its layer's four coefficients; per override
+// "mu(a,b)" (and its layer's); per moving body "<body>.mass".
+void ImplicitStepDerivative::AddParameters(const ImplicitStepData& step) {
+  parameter_names_ = {"h", "mu"};
+  const auto add_layer = [this](const ContactLaw& law, const std::string& suffix) {
+    if (!law.compliant()) return -1;
+    const int first = static_cast<int>(parameter_names_.size());
+    for (const char* name : kLayerNames) parameter_names_.push_back(name + suffix);
+    return first;
+  };
+  layer_default_ = add_layer(step.law_table.default_law, "");
+  for (const auto& [names, law] : step.law_table.overrides()) {
+    Slots slots;
+    slots.mu = static_cast<int>(parameter_names_.size());
+    const std::string pair = "(" + names.first + "," + names.second + ")";
+    parameter_names_.push_back("mu" + pair);
+    slots.layer = add_layer(law, pair);
+    override_slots_.emplace_back(names, slots);
+  }
+  mass_slot_.resize(moving_bodies_.size());
+  for (size_t k = 0; k < moving_bodies_.size(); ++k) {
+    mass_slot_[k] = static_cast<int>(parameter_names_.size());
+    parameter_names_.push_back(step.bodies[moving_bodies_[k]].name + ".mass");
+  }
+}
+
+ImplicitStepDerivative::Slots ImplicitStepDerivative::PairSlots(const ImplicitStepData& step, int f,
+                                                                int g) const {
+  const std::pair<std::string, std::string> names =
+      std::minmax(step.bodies[f].name, step.bodies[g].name);
+  for (const auto& [pair, slots] : override_slots_) {
+    if (pair == names) return slots;
+  }
+  Slots slots;
+  slots.layer = layer_default_;
+  return slots;
+}
+
+std::string ImplicitStepDerivative::PairName(const ImplicitStepData& step,
+                                             const ImplicitIslandData& data, int j) const {
+  const auto [f, g] = data.pairs[j];
+  return step.bodies[f].name + "-" + step.bodies[g].name + " #" +
+         std::to_string(data.pair_index[j]);
+}
+
+void ImplicitStepDerivative::AddBodyRows(const ImplicitStepData& step,
+                                         const ImplicitIslandData& data, int k,
+                                         std::vector<Eigen::Triplet<double>>* entries) {
+  using Jet = ceres::Jet<double, kBodyInputs>;
+  const int slot = slot_of_body_[data.bodies[k]];
+  const NewtonEulerStep& ne = *data.body_steps[k];
+  const int offset = data.builder->block_offset(data.nu_block[k]);
+  const Eigen::Matrix<double, 6, 1> nu_plus = data.z->segment<6>(offset);
+  Jet in[kBodyInputs];
+  for (int c = 0; c < 3; ++c) {
+    in[c] = Jet(0.0, c);
+    in[3 + c] = Jet(ne.state.linear_velocity[c], 3 + c);
+    in[6 + c] = Jet(ne.state.angular_velocity[c], 6 + c);
+  }
+  in[9] = Jet(ne.mass.mass, 9);
+  in[10] = Jet(ne.h, 10);
+  for (int c = 0; c < 6; ++c) in[11 + c] = Jet(ne.applied_impulse[c], 11 + c);
+  Jet r[6];
+  BodyResidual(ne, step.gravity, nu_plus, in, r);
+  // Input c of the body in x = [ds, dp, du].
+  const int state = state_size(), parameters = parameter_size();
+  int column[kBodyInputs];
+  for (int c = 0; c < 9; ++c) column[c] = 12 * slot + 3 + c;
+  column[9] = state + mass_slot_[slot];
+  column[10] = state;
+  for (int c = 0; c < 6; ++c) column[11 + c] = state + parameters + 6 * slot + c;
+  for (int row = 0; row < 6; ++row) {
+    for (int c = 0; c < kBodyInputs; ++c) {
+      if (r[row].v[c] != 0.0) entries->emplace_back(offset + row, column[c], r[row].v[c]);
+    }
+  }
+  BodyTerms& terms = bodies_[slot];
+  terms.v_plus = nu_plus.head<3>();
+  terms.omega_plus = nu_plus.tail<3>();
+  const Eigen::Vector3d phi = h_ * terms.omega_plus;
+  terms.turn = phi.norm() > 0.0 ? Eigen::Matrix3d(Eigen::AngleAxisd(phi.norm(), phi.normalized()))
+                                : Eigen::Matrix3d::Identity();
+  terms.left_jacobian = So3LeftJacobian(phi);
+}
+
+void ImplicitStepDerivative::AddPairRows(const ImplicitStepData& step,
+                                         const ImplicitIslandData& data, int j,
+                                         const std::vector<char>& held,
+                                         std::vector<Eigen::Triplet<double>>* entries) {
+  using Jet = ceres::Jet<double, kPairInputs>;
+  const ContactPairStep& s = *data.pair_steps[j];
+  const ProblemBuilder& builder = *data.builder;
+  const auto [f, g] = data.pairs[j];
+  const int nu_f = builder.block_offset(
+      data.nu_block[std::find(data.bodies.begin(), data.bodies.end(), f) - data.bodies.begin()]);
+  int nu_g = -1;
+  if (s.g_moves) {
+    nu_g = builder.block_offset(
+        data.nu_block[std::find(data.bodies.begin(), data.bodies.end(), g) - data.bodies.begin()]);
+  }
+  const int geometry = builder.block_offset(data.geometry_block[j]);
+  const int forces = builder.block_offset(data.force_block[j]);
+  const int geometry_size = builder.block_size(data.geometry_block[j]);
+  const int force_size = builder.block_size(data.force_block[j]);
+  std::vector<int> offsets = {nu_f}, sizes = {6};
+  if (s.g_moves) {
+    offsets.push_back(nu_g);
+    sizes.push_back(6);
+  }
+  offsets.insert(offsets.end(), {geometry, forces});
+  sizes.insert(sizes.end(), {geometry_size, force_size});
+  const std::vector<Jet> rows = PairRows<Jet>(s, *data.z, offsets, sizes);
+  // Each row's place in z: [geometry, forces, nu_f (, nu_g)].
+  std::vector<int> row_at;
+  for (int k = 0; k < geometry_size; ++k) row_at.push_back(geometry + k);
+  for (int k = 0; k < force_size; ++k) row_at.push_back(forces + k);
+  for (int k = 0; k < 6; ++k) row_at.push_back(nu_f + k);
+  if (s.g_moves) {
+    for (int k = 0; k < 6; ++k) row_at.push_back(nu_g + k);
+  }
+  const Slots slots = PairSlots(step, f, g);
+  const int state = state_size();
+  const int slot_f = slot_of_body_[f], slot_g = s.g_moves ? slot_of_body_[g] : -1;
+  int column[kPairInputs];
+  for (int c = 0; c < 6; ++c) {
+    column[c] = 12 * slot_f + c;
+    column[6 + c] = slot_g >= 0 ? 12 * slot_g + c : -1;
+  }
+  column[12] = state;
+  column[13] = state + slots.mu;
+  for (int c = 0; c < kLayerParameters; ++c) {
+    column[kFirstLayerInput + c] = slots.layer >= 0 ? state + slots.layer + c : -1;
+  }
+  for (size_t row = 0; row < rows.size(); ++row) {
+    if (held[row_at[row]] != 0) continue;
+    for (int c = 0; c < kPairInputs; ++c) {
+      if (column[c] >= 0 && rows[row].v[c] != 0.0) {
+        entries->emplace_back(row_at[row], column[c], rows[row].v[c]);
+      }
+    }
+  }
+}
+
+// Degenerate indices name their pair (the twists are free and never degenerate), except the
+// structural ties.
+void ImplicitStepDerivative::NameDegenerate(const ImplicitStepData& step,
+                                            const ImplicitIslandData& data,
+                                            const std::vector<int>& degenerate,
+                                            const std::vector<char>& structural) {
+  const ProblemBuilder& builder = *data.builder;
+  for (const int i : degenerate) {
+    if (structural[i] != 0) continue;
+    for (size_t j = 0; j < data.pairs.size(); ++j) {
+      const int first = builder.block_offset(data.geometry_block[j]);
+      const int last =
+          builder.block_offset(data.force_block[j]) + builder.block_size(data.force_block[j]);
+      if (i >= first && i < last) degenerate_contacts_.push_back(PairName(step, data, j));
+    }
+  }
+}
+
+// Pair j's mode; the indices it holds (a pair without normal impulse: all but p_n,
+// implicit_derivative.h) and its structural tie: pressed, F's multiplier l_k1 of eq. (13) is zero
+// and its row -f_k1(a1) too (a1 = a2 on F's surface), and both sides of that tie give the same
+// derivative, (17) keeping a2 and so a1 on the surface.
+void ImplicitStepDerivative::ClassifyPair(const ImplicitStepData& step,
+                                          const ImplicitIslandData& data, int j, double tolerance,
+                                          std::vector<char>* held, std::vector<char>* structural) {
+  const ContactPairStep& s = *data.pair_steps[j];
+  const ProblemBuilder& builder = *data.builder;
+  const bool layer_memory =
+      s.law.compliant() && ((s.law.damping > 0.0 && s.previous_deflection != 0.0) ||
+                            (s.law.elastic_friction() && !s.elastic.isZero(0.0)));
+  if (layer_memory) {
+    throw InputError("implicit step derivative: the compliant layer of " + PairName(step, data, j) +
+                     " carries its deflection or elastic displacement from the step before, "
+                     "which the state does not hold; such steps are not differentiated");
+  }
+  const int forces = builder.block_offset(data.force_block[j]);
+  const auto p = data.z->segment(forces, builder.block_size(data.force_block[j]));
+  double total = p[ForceBlock::kNormal];
+  if (s.law.compliant()) total += p[ForceBlock::kLayerImpulse];
+  char& mode = contact_modes_[data.pair_index[j]];
+  if (total <= tolerance) {
+    mode = 'a';
+    for (const int block : {data.geometry_block[j], data.force_block[j]}) {
+      const int first = builder.block_offset(block);
+      for (int i = first; i < first + builder.block_size(block); ++i) (*held)[i] = 1;
+    }
+    (*held)[forces + ForceBlock::kNormal] = 0;
+    return;
+  }
+  if (p[ForceBlock::kNormal] > tolerance) {
+    (*structural)[builder.block_offset(data.geometry_block[j]) + 6 + s.k1] = 1;
+  }
+  if (s.law.mu == 0.0) {
+    mode = 'f';
+  } else if (s.law.elastic_friction()) {
+    mode = p[ForceBlock::kSlip] >= 1.0 - tolerance ? 's' : 'l';
+  } else {
+    mode = p[ForceBlock::kSlip] <= tolerance ? 's' : 'l';
+  }
+}
+
+void ImplicitStepDerivative::AddIsland(const ImplicitStepData& step,
+                                       const ImplicitIslandData& data) {
+  const ProblemBuilder& builder = *data.builder;
+  const Eigen::VectorXd& z = *data.z;
+  const int n = builder.size();
+  Eigen::VectorXd F;
+  Eigen::SparseMatrix<double> J;
+  if (!builder.Evaluate(z, &F, &J)) {
+    throw InputError(
+        "implicit step derivative: the step's residuals are not finite at its solution");
+  }
+  const SensitivityOptions options;
+  const double tolerance = options.degeneracy_tolerance * (1.0 + z.lpNorm<Eigen::Infinity>());
+  std::vector<char> held(n, 0), structural(n, 0);
+  for (size_t j = 0; j < data.pairs.size(); ++j) {
+    ClassifyPair(step, data, static_cast<int>(j), tolerance, &held, &structural);
+  }
+  const Eigen::SparseMatrix<double> selected = WithHeldRows(J, held, z, builder, &F);
+  Island island;
+  island.size = n;
+  island.sensitivity = std::make_unique<BoxSensitivity>(
+      selected, F, z, builder.lower(), builder.upper(), 1.0 + F.lpNorm<Eigen::Infinity>(), options);
+  std::vector<Eigen::Triplet<double>> entries;
+  for (size_t k = 0; k < data.bodies.size(); ++k) {
+    AddBodyRows(step, data, static_cast<int>(k), &entries);
+    island.nu.emplace_back(slot_of_body_[data.bodies[k]], builder.block_offset(data.nu_block[k]));
+  }
+  for (size_t j = 0; j < data.pairs.size(); ++j) {
+    AddPairRows(step, data, static_cast<int>(j), held, &entries);
+  }
+  island.data_jacobian.resize(n, state_size() + parameter_size() + command_size());
+  island.data_jacobian.setFromTriplets(entries.begin(), entries.end());
+  NameDegenerate(step, data, island.sensitivity->degenerate(), structural);
+  if (island.sensitivity->least_squares()) {
+    const Eigen::MatrixXd free = island.sensitivity->UndeterminedDirections();
+    for (const auto& [slot, offset] : island.nu) {
+      if (free.middleRows(offset, 6).norm() > 1e-8) determined_ = false;
+    }
+  }
+  islands_.push_back(std::move(island));
+}
+
+Eigen::VectorXd ImplicitStepDerivative::Inputs(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
+                                               const Eigen::VectorXd& du) const {
+  const auto check = [](const Eigen::VectorXd& v, int size, const char* what) {
+    if (v.size() != 0 && v.size() != size) {
+      throw InputError(std::string("implicit step derivative: ") + what + " of " +
+                       std::to_string(v.size()) + " entries for " + std::to_string(size));
+    }
+  };
+  check(ds, state_size(), "a state change");
+  check(dp, parameter_size(), "a parameter change");
+  check(du, command_size(), "a command change");
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(state_size() + parameter_size() + command_size());
+  if (ds.size() != 0) x.head(state_size()) = ds;
+  if (dp.size() != 0) x.segment(state_size(), parameter_size()) = dp;
+  if (du.size() != 0) x.tail(command_size()) = du;
+  return x;
+}
+
+Eigen::VectorXd ImplicitStepDerivative::Jvp(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
+                                            const Eigen::VectorXd& du) const {
+  const Eigen::VectorXd x = Inputs(ds, dp, du);
+  const double dh = x[state_size()];
+  Eigen::VectorXd out = Eigen::VectorXd::Zero(state_size());
+  for (const Island& island : islands_) {
+    const Eigen::VectorXd dF = island.data_jacobian * x;
+    const Eigen::VectorXd dz =
+        island.sensitivity->Tangent(dF, Eigen::VectorXd(), Eigen::VectorXd());
+    for (const auto& [slot, offset] : island.nu) {
+      const BodyTerms& b = bodies_[slot];
+      const Eigen::Vector3d dv = dz.segment<3>(offset), domega = dz.segment<3>(offset + 3);
+      out.segment<3>(12 * slot) = x.segment<3>(12 * slot) + dh * b.v_plus + h_ * dv;
+      out.segment<3>(12 * slot + 3) = b.turn * x.segment<3>(12 * slot + 3) +
+                                      b.left_jacobian * (dh * b.omega_plus + h_ * domega);
+      out.segment<3>(12 * slot + 6) = dv;
+      out.segment<3>(12 * slot + 9) = domega;
+    }
+  }
+  return out;
+}
+
+StepDerivative::Gradient ImplicitStepDerivative::Vjp(const Eigen::VectorXd& g) const {
+  if (g.size() != state_size()) {
+    throw InputError("implicit step derivative: a gradient of " + std::to_string(g.size()) +
+                     " entries for a state of " + std::to_string(state_size()));
+  }
+  Eigen::VectorXd gx = Eigen::VectorXd::Zero(state_size() + parameter_size() + command_size());
+  for (const Island& island : islands_) {
+    Eigen::VectorXd gz = Eigen::VectorXd::Zero(island.size);
+    // Through the pose update: the start pose directly, h, and d nu+.
+    for (const auto& [slot, offset] : island.nu) {
+      const BodyTerms& b = bodies_[slot];
+      const Eigen::Vector3d g_x = g.segment<3>(12 * slot), g_theta = g.segment<3>(12 * slot + 3);
+      const Eigen::Vector3d through_exp = b.left_jacobian.transpose() * g_theta;
+      gx.segment<3>(12 * slot) += g_x;
+      gx.segment<3>(12 * slot + 3) += b.turn.transpose() * g_theta;
+      gx[state_size()] += g_x.dot(b.v_plus) + through_exp.dot(b.omega_plus);
+      gz.segment<3>(offset) = h_ * g_x + g.segment<3>(12 * slot + 6);
+      gz.segment<3>(offset + 3) = h_ * through_exp + g.segment<3>(12 * slot + 9);
+    }
+    const BoxSensitivity::Adjoint adjoint = island.sensitivity->Cotangent(gz);
+    gx += island.data_jacobian.transpose() * adjoint.F;
+  }
+  Gradient out;
+  out.state = gx.head(state_size());
+  out.parameters = gx.segment(state_size(), parameter_size());
+  out.commands = gx.tail(command_size());
+  return out;
+}
+
+}  // namespace ncpkit::internal
