@@ -68,14 +68,15 @@ struct ContactPairStep {
 
 // The numbers of a pair's step that its residuals depend on smoothly, in the scalar S: double
 // when the step is solved, Jets when it is differentiated with respect to them
-// (integrators/implicit_step_derivative.h). The shapes, the frame seed, the ellipsoid's
-// semi-axes, the layer's thickness and its carried state are read from ContactPairStep.
+// (integrators/implicit_derivative.h). The shapes, the frame seed, the ellipsoid's
+// semi-axes and the layer's thickness are read from ContactPairStep.
 template <class S>
 struct PairNumbers {
   S h;
   S position_f[3], quaternion_f[4];  // start poses; quaternions [w, x, y, z]
   S position_g[3], quaternion_g[4];
   S mu, stiffness, damping, tangential_stiffness, tangential_damping;
+  S previous_deflection, elastic[3];  // the layer's state carried from the step before
 };
 
 inline PairNumbers<double> NumbersOf(const ContactPairStep& s) {
@@ -96,6 +97,8 @@ inline PairNumbers<double> NumbersOf(const ContactPairStep& s) {
   d.damping = s.law.damping;
   d.tangential_stiffness = s.law.tangential_stiffness;
   d.tangential_damping = s.law.tangential_damping;
+  d.previous_deflection = s.previous_deflection;
+  for (int k = 0; k < 3; ++k) d.elastic[k] = s.elastic[k];
   return d;
 }
 
@@ -250,9 +253,9 @@ void ElasticTrial(const ContactPairStep& s, const PairNumbers<S>& d, const T& v_
   const ContactLaw& law = s.law;
   const T h(d.h), h_kt = h * T(d.tangential_stiffness), h_ct = h * T(d.tangential_damping);
   const T er2(law.e_r * law.e_r);
-  q[0] = -(h_kt * (T(s.elastic[0]) + h * v_t) + h_ct * v_t);
-  q[1] = -(h_kt * (T(s.elastic[1]) + h * v_o) + h_ct * v_o);
-  q[2] = law.torsion ? -(h_kt * er2 * (T(s.elastic[2]) + h * w_n) + h_ct * er2 * w_n) : T(0);
+  q[0] = -(h_kt * (T(d.elastic[0]) + h * v_t) + h_ct * v_t);
+  q[1] = -(h_kt * (T(d.elastic[1]) + h * v_o) + h_ct * v_o);
+  q[2] = law.torsion ? -(h_kt * er2 * (T(d.elastic[2]) + h * w_n) + h_ct * er2 * w_n) : T(0);
 }
 
 template <class T>
@@ -297,7 +300,7 @@ void ForceRows(const ContactPairStep& s, const PairNumbers<S>& data, const PairF
     r[ForceBlock::kDeflection] = d - (T(law.thickness) - psi);
     r[ForceBlock::kLayerImpulse] =
         p[ForceBlock::kLayerImpulse] -
-        (T(data.h) * T(data.stiffness) * d + T(data.damping) * (d - T(s.previous_deflection)));
+        (T(data.h) * T(data.stiffness) * d + T(data.damping) * (d - T(data.previous_deflection)));
     total += p[ForceBlock::kLayerImpulse];
   }
   const T mu(data.mu);

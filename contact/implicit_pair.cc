@@ -290,18 +290,8 @@ Eigen::Vector3d ElasticDisplacement(const ContactPairStep& s, const PairFrame<do
                                     const Eigen::Ref<const Eigen::VectorXd>& forces,
                                     double normal_impulse) {
   Eigen::Vector3d elastic = Eigen::Vector3d::Zero();
-  const ContactLaw& law = s.law;
-  if (!law.elastic_friction() || !(normal_impulse > 0.0)) return elastic;
-  const double er2 = law.e_r * law.e_r;
-  const double v[3] = {frame.v_t, frame.v_o, frame.w_n};
-  const double stiffness[3] = {law.tangential_stiffness, law.tangential_stiffness,
-                               law.tangential_stiffness * er2};
-  const double damping[3] = {law.tangential_damping, law.tangential_damping,
-                             law.tangential_damping * er2};
-  for (int a = 0; a < 3; ++a) {
-    elastic[a] = (-forces[ForceBlock::kTangent + a] / s.h - damping[a] * v[a]) / stiffness[a];
-  }
-  if (!law.torsion) elastic[2] = 0.0;
+  if (!s.law.elastic_friction() || !(normal_impulse > 0.0)) return elastic;
+  ElasticDisplacement(s, NumbersOf(s), frame, forces.data(), elastic.data());
   return elastic;
 }
 

@@ -87,6 +87,22 @@ Eigen::Vector3d ElasticDisplacement(const ContactPairStep& pair, const PairFrame
                                     const Eigen::Ref<const Eigen::VectorXd>& forces,
                                     double normal_impulse);
 
+// The same for a pressed pair with Kelvin-Voigt friction, in any scalar (the step's derivative:
+// integrators/implicit_derivative.h); `forces` is the pair's force block.
+template <class T, class S>
+void ElasticDisplacement(const ContactPairStep& s, const PairNumbers<S>& d,
+                         const PairFrame<T>& frame, const T* forces, T* elastic) {
+  const T er2(s.law.e_r * s.law.e_r), h(d.h);
+  const T v[3] = {frame.v_t, frame.v_o, frame.w_n};
+  const T kt(d.tangential_stiffness), ct(d.tangential_damping);
+  const T stiffness[3] = {kt, kt, kt * er2};
+  const T damping[3] = {ct, ct, ct * er2};
+  for (int a = 0; a < 3; ++a) {
+    elastic[a] = (-forces[ForceBlock::kTangent + a] / h - damping[a] * v[a]) / stiffness[a];
+  }
+  if (!s.law.torsion) elastic[2] = T(0);
+}
+
 }  // namespace ncpkit
 
 #endif  // NCPKIT_CONTACT_IMPLICIT_PAIR_H_

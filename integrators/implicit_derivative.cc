@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "contact/implicit_pair.h"
 #include "integrators/internal/pose_jets.h"
 #include "solvers/base/input_error.h"
 
@@ -52,12 +53,15 @@ void BodyResidual(const NewtonEulerStep& step, const Eigen::Vector3d& gravity,
   }
 }
 
+// The pair's smooth numbers as Jets seeded from dual part `base` on, in the order of the pair's
+// inputs (ImplicitStepDerivative::kPairInputs).
 template <class Jet>
-PairNumbers<Jet> SeededNumbers(const ContactPairStep& s) {
+PairNumbers<Jet> SeededNumbers(const ContactPairStep& s, int base = 0) {
   PairNumbers<Jet> d;
-  d.h = Jet(s.h, 12);
-  const auto pose = [](const RigidBodyState& state, int first, bool moving, Jet* position,
-                       Jet* quaternion) {
+  d.h = Jet(s.h, base + 12);
+  const auto pose = [base](const RigidBodyState& state, int first, bool moving, Jet* position,
+                           Jet* quaternion) {
+    first += base;
     Jet theta[3];
     for (int k = 0; k < 3; ++k) {
       position[k] = moving ? Jet(state.position[k], first + k) : Jet(state.position[k]);
@@ -67,11 +71,14 @@ PairNumbers<Jet> SeededNumbers(const ContactPairStep& s) {
   };
   pose(s.state_f, 0, true, d.position_f, d.quaternion_f);
   pose(s.state_g, 6, s.g_moves, d.position_g, d.quaternion_g);
-  d.mu = Jet(s.law.mu, 13);
-  d.stiffness = Jet(s.law.stiffness, kFirstLayerInput);
-  d.damping = Jet(s.law.damping, kFirstLayerInput + 1);
-  d.tangential_stiffness = Jet(s.law.tangential_stiffness, kFirstLayerInput + 2);
-  d.tangential_damping = Jet(s.law.tangential_damping, kFirstLayerInput + 3);
+  d.mu = Jet(s.law.mu, base + 13);
+  const int layer = base + kFirstLayerInput;
+  d.stiffness = Jet(s.law.stiffness, layer);
+  d.damping = Jet(s.law.damping, layer + 1);
+  d.tangential_stiffness = Jet(s.law.tangential_stiffness, layer + 2);
+  d.tangential_damping = Jet(s.law.tangential_damping, layer + 3);
+  d.previous_deflection = Jet(s.previous_deflection, layer + 4);
+  for (int k = 0; k < 3; ++k) d.elastic[k] = Jet(s.elastic[k], layer + 5 + k);
   return d;
 }
 
@@ -119,6 +126,38 @@ Eigen::SparseMatrix<double> WithHeldRows(const Eigen::SparseMatrix<double>& J,
 
 }  // namespace
 
+ImplicitMemoryLayout::ImplicitMemoryLayout(const std::vector<Body>& bodies,
+                                           const ContactLawTable& table,
+                                           const ContactLawsByIndex& laws) {
+  const auto carries = [](const ContactLaw& law) {
+    return law.compliant() && (law.damping > 0.0 || law.elastic_friction());
+  };
+  bool any = carries(table.default_law);
+  for (const auto& entry : table.overrides()) any = any || carries(entry.second);
+  if (!any) return;
+  const int n = static_cast<int>(bodies.size());
+  for (int i = 0; i < n; ++i) {
+    for (int j = i + 1; j < n; ++j) {
+      if ((bodies[i].fixed && bodies[j].fixed) || !carries(laws.Get(i, j))) continue;
+      const int f = bodies[i].fixed ? j : i, g = bodies[i].fixed ? i : j;
+      index_.push_back({{f, g}, static_cast<int>(index_.size())});
+      const std::string pair = bodies[f].name + "-" + bodies[g].name;
+      for (const char* entry : {".deflection", ".elastic_t", ".elastic_o", ".elastic_r"}) {
+        names.push_back(pair + entry);
+      }
+    }
+  }
+  std::sort(index_.begin(), index_.end());
+}
+
+int ImplicitMemoryLayout::Find(int f, int g) const {
+  const auto it =
+      std::lower_bound(index_.begin(), index_.end(), std::make_pair(f, g),
+                       [](const std::pair<std::pair<int, int>, int>& entry,
+                          const std::pair<int, int>& key) { return entry.first < key; });
+  return it != index_.end() && it->first == std::make_pair(f, g) ? it->second : -1;
+}
+
 ImplicitStepDerivative::ImplicitStepDerivative(const ImplicitStepData& step) : h_(step.h) {
   entries_per_body_ = 12;
   slot_of_body_.assign(step.bodies.size(), -1);
@@ -128,6 +167,7 @@ ImplicitStepDerivative::ImplicitStepDerivative(const ImplicitStepData& step) : h
     moving_bodies_.push_back(static_cast<int>(i));
   }
   command_size_ = 6 * static_cast<int>(moving_bodies_.size());
+  if (step.memory != nullptr) extra_state_names_ = step.memory->names;
   bodies_.resize(moving_bodies_.size());
   AddParameters(step);
   int num_pairs = 0;
@@ -228,6 +268,89 @@ void ImplicitStepDerivative::AddBodyRows(const ImplicitStepData& step,
   terms.left_jacobian = So3LeftJacobian(phi);
 }
 
+void ImplicitStepDerivative::PairColumns(const ImplicitStepData& step,
+                                         const ImplicitIslandData& data, int j, int* column) const {
+  const auto [f, g] = data.pairs[j];
+  const Slots slots = PairSlots(step, f, g);
+  const int state = state_size();
+  const int slot_f = slot_of_body_[f], slot_g = data.pair_steps[j]->g_moves ? slot_of_body_[g] : -1;
+  for (int c = 0; c < 6; ++c) {
+    column[c] = 12 * slot_f + c;
+    column[6 + c] = slot_g >= 0 ? 12 * slot_g + c : -1;
+  }
+  column[12] = state;
+  column[13] = state + slots.mu;
+  for (int c = 0; c < kLayerParameters; ++c) {
+    column[kFirstLayerInput + c] = slots.layer >= 0 ? state + slots.layer + c : -1;
+  }
+  const int memory = data.reads_memory[j] != 0 ? data.memory_slot[j] : -1;
+  const int first = 12 * static_cast<int>(moving_bodies_.size()) + 4 * memory;
+  for (int c = 0; c < 4; ++c) {
+    column[kFirstLayerInput + kLayerParameters + c] = memory >= 0 ? first + c : -1;
+  }
+}
+
+// The layer's state after the step: its deflection, an unknown, and with Kelvin-Voigt friction
+// on a pressed pair its elastic displacement (ElasticDisplacement) as a function of the pair's
+// unknowns and inputs, differentiated on Jets over both.
+ImplicitStepDerivative::Island::Memory ImplicitStepDerivative::PairMemory(
+    const ImplicitStepData& step, const ImplicitIslandData& data, int j) {
+  using Jet = ceres::Jet<double, kMemoryJet>;
+  const ContactPairStep& s = *data.pair_steps[j];
+  const ProblemBuilder& builder = *data.builder;
+  const Eigen::VectorXd& z = *data.z;
+  Island::Memory memory;
+  memory.entry = 12 * static_cast<int>(moving_bodies_.size()) + 4 * data.memory_slot[j];
+  const int forces = builder.block_offset(data.force_block[j]);
+  memory.deflection = forces + ForceBlock::kDeflection;
+  const double total = z[forces + ForceBlock::kNormal] + z[forces + ForceBlock::kLayerImpulse];
+  if (!s.law.elastic_friction() || !(total > 0.0)) return memory;
+  const auto nu_of = [&](int body) {
+    const auto k = std::find(data.bodies.begin(), data.bodies.end(), body) - data.bodies.begin();
+    return builder.block_offset(data.nu_block[k]);
+  };
+  const auto [f, g] = data.pairs[j];
+  std::vector<int> blocks = {nu_of(f)}, sizes = {6};
+  if (s.g_moves) {
+    blocks.push_back(nu_of(g));
+    sizes.push_back(6);
+  }
+  blocks.insert(blocks.end(), {builder.block_offset(data.geometry_block[j]), forces});
+  sizes.insert(sizes.end(), {builder.block_size(data.geometry_block[j]),
+                             builder.block_size(data.force_block[j])});
+  std::vector<Jet> local;
+  std::vector<const Jet*> at;
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    for (int k = 0; k < sizes[b]; ++k) {
+      memory.z_index.push_back(blocks[b] + k);
+      local.push_back(Jet(z[blocks[b] + k], static_cast<int>(local.size())));
+    }
+  }
+  const int nz = static_cast<int>(local.size());
+  for (size_t b = 0, first = 0; b < blocks.size(); first += sizes[b], ++b) {
+    at.push_back(local.data() + first);
+  }
+  const PairNumbers<Jet> d = SeededNumbers<Jet>(s, nz);
+  const PairFrame<Jet> frame(s, d, at[0], s.g_moves ? at[1] : nullptr, at[at.size() - 2]);
+  Jet u[3];
+  ElasticDisplacement(s, d, frame, at.back(), u);
+  int column[kPairInputs];
+  PairColumns(step, data, j, column);
+  for (int c = 0; c < kPairInputs; ++c) {
+    if (column[c] >= 0) memory.x_column.push_back(c);
+  }
+  memory.by_z.resize(3, nz);
+  memory.by_x.resize(3, static_cast<Eigen::Index>(memory.x_column.size()));
+  for (int a = 0; a < 3; ++a) {
+    for (int k = 0; k < nz; ++k) memory.by_z(a, k) = u[a].v[k];
+    for (size_t c = 0; c < memory.x_column.size(); ++c) {
+      memory.by_x(a, static_cast<Eigen::Index>(c)) = u[a].v[nz + memory.x_column[c]];
+    }
+  }
+  for (int& c : memory.x_column) c = column[c];
+  return memory;
+}
+
 void ImplicitStepDerivative::AddPairRows(const ImplicitStepData& step,
                                          const ImplicitIslandData& data, int j,
                                          const std::vector<char>& held,
@@ -263,19 +386,8 @@ void ImplicitStepDerivative::AddPairRows(const ImplicitStepData& step,
   if (s.g_moves) {
     for (int k = 0; k < 6; ++k) row_at.push_back(nu_g + k);
   }
-  const Slots slots = PairSlots(step, f, g);
-  const int state = state_size();
-  const int slot_f = slot_of_body_[f], slot_g = s.g_moves ? slot_of_body_[g] : -1;
   int column[kPairInputs];
-  for (int c = 0; c < 6; ++c) {
-    column[c] = 12 * slot_f + c;
-    column[6 + c] = slot_g >= 0 ? 12 * slot_g + c : -1;
-  }
-  column[12] = state;
-  column[13] = state + slots.mu;
-  for (int c = 0; c < kLayerParameters; ++c) {
-    column[kFirstLayerInput + c] = slots.layer >= 0 ? state + slots.layer + c : -1;
-  }
+  PairColumns(step, data, j, column);
   for (size_t row = 0; row < rows.size(); ++row) {
     if (held[row_at[row]] != 0) continue;
     for (int c = 0; c < kPairInputs; ++c) {
@@ -313,14 +425,6 @@ void ImplicitStepDerivative::ClassifyPair(const ImplicitStepData& step,
                                           std::vector<char>* held, std::vector<char>* structural) {
   const ContactPairStep& s = *data.pair_steps[j];
   const ProblemBuilder& builder = *data.builder;
-  const bool layer_memory =
-      s.law.compliant() && ((s.law.damping > 0.0 && s.previous_deflection != 0.0) ||
-                            (s.law.elastic_friction() && !s.elastic.isZero(0.0)));
-  if (layer_memory) {
-    throw InputError("implicit step derivative: the compliant layer of " + PairName(step, data, j) +
-                     " carries its deflection or elastic displacement from the step before, "
-                     "which the state does not hold; such steps are not differentiated");
-  }
   const int forces = builder.block_offset(data.force_block[j]);
   const auto p = data.z->segment(forces, builder.block_size(data.force_block[j]));
   double total = p[ForceBlock::kNormal];
@@ -328,6 +432,12 @@ void ImplicitStepDerivative::ClassifyPair(const ImplicitStepData& step,
   char& mode = contact_modes_[data.pair_index[j]];
   if (total <= tolerance) {
     mode = 'a';
+    // A layer deflected without pressing (its damping holds it back) keeps its deflection, and
+    // with it the nearest points, free: the next step reads it.
+    if (s.law.compliant() && p[ForceBlock::kDeflection] > tolerance) {
+      for (int c = ForceBlock::kTangent; c <= ForceBlock::kSlip; ++c) (*held)[forces + c] = 1;
+      return;
+    }
     for (const int block : {data.geometry_block[j], data.force_block[j]}) {
       const int first = builder.block_offset(block);
       for (int i = first; i < first + builder.block_size(block); ++i) (*held)[i] = 1;
@@ -376,6 +486,8 @@ void ImplicitStepDerivative::AddIsland(const ImplicitStepData& step,
   }
   for (size_t j = 0; j < data.pairs.size(); ++j) {
     AddPairRows(step, data, static_cast<int>(j), held, &entries);
+    if (data.memory_slot[j] >= 0)
+      island.memory.push_back(PairMemory(step, data, static_cast<int>(j)));
   }
   island.data_jacobian.resize(n, state_size() + parameter_size() + command_size());
   island.data_jacobian.setFromTriplets(entries.begin(), entries.end());
@@ -425,6 +537,13 @@ Eigen::VectorXd ImplicitStepDerivative::Jvp(const Eigen::VectorXd& ds, const Eig
       out.segment<3>(12 * slot + 6) = dv;
       out.segment<3>(12 * slot + 9) = domega;
     }
+    for (const Island::Memory& m : island.memory) {
+      out[m.entry] = dz[m.deflection];
+      for (Eigen::Index k = 0; k < m.by_z.cols(); ++k)
+        out.segment<3>(m.entry + 1) += m.by_z.col(k) * dz[m.z_index[k]];
+      for (Eigen::Index k = 0; k < m.by_x.cols(); ++k)
+        out.segment<3>(m.entry + 1) += m.by_x.col(k) * x[m.x_column[k]];
+    }
   }
   return out;
 }
@@ -447,6 +566,12 @@ StepDerivative::Gradient ImplicitStepDerivative::Vjp(const Eigen::VectorXd& g) c
       gx[state_size()] += g_x.dot(b.v_plus) + through_exp.dot(b.omega_plus);
       gz.segment<3>(offset) = h_ * g_x + g.segment<3>(12 * slot + 6);
       gz.segment<3>(offset + 3) = h_ * through_exp + g.segment<3>(12 * slot + 9);
+    }
+    for (const Island::Memory& m : island.memory) {
+      gz[m.deflection] += g[m.entry];
+      const Eigen::Vector3d g_u = g.segment<3>(m.entry + 1);
+      for (Eigen::Index k = 0; k < m.by_z.cols(); ++k) gz[m.z_index[k]] += m.by_z.col(k).dot(g_u);
+      for (Eigen::Index k = 0; k < m.by_x.cols(); ++k) gx[m.x_column[k]] += m.by_x.col(k).dot(g_u);
     }
     const BoxSensitivity::Adjoint adjoint = island.sensitivity->Cotangent(gz);
     gx += island.data_jacobian.transpose() * adjoint.F;

@@ -35,6 +35,23 @@
 
 namespace ncpkit::internal {
 
+// The compliant layers' state that a step carries into the next, in the state after the bodies':
+// per pair of bodies whose law has damping or Kelvin-Voigt friction (the state is read only
+// then), "<F>-<G>.deflection" (m) and "<F>-<G>.elastic_t", "_o", "_r" (the elastic tangential
+// displacement in the pair's contact frame, m, and its torsion, rad), F and G as the stepper
+// orders the pair (F the first moving body). Four entries per such pair of bodies, so a scene of
+// n bodies under such a default law has 2 n (n - 1) of them.
+struct ImplicitMemoryLayout {
+  ImplicitMemoryLayout(const std::vector<Body>& bodies, const ContactLawTable& table,
+                       const ContactLawsByIndex& laws);
+  // The pair's index (its entries are 4 from there on), or -1.
+  int Find(int f, int g) const;
+  std::vector<std::string> names;
+
+ private:
+  std::vector<std::pair<std::pair<int, int>, int>> index_;  // ((F, G), pair), sorted
+};
+
 // One island of the step as the implicit stepper solved it (its members, by pointer for the
 // time of the construction).
 struct ImplicitIslandData {
@@ -47,6 +64,10 @@ struct ImplicitIslandData {
   std::vector<int> pair_index;             // per pair: its index among the step's pairs
   std::vector<int> geometry_block, force_block;
   std::vector<const ContactPairStep*> pair_steps;
+  // Per pair: its entries in ImplicitMemoryLayout (-1: none), and whether the step read the
+  // layer's state from the step before (else it started from none).
+  std::vector<int> memory_slot;
+  std::vector<char> reads_memory;
 };
 
 struct ImplicitStepData {
@@ -54,14 +75,13 @@ struct ImplicitStepData {
   const ContactLawTable& law_table;
   double h;
   Eigen::Vector3d gravity;
+  const ImplicitMemoryLayout* memory;
   std::vector<ImplicitIslandData> islands;
 };
 
 class ImplicitStepDerivative : public StepDerivative {
  public:
-  // Throws InputError where a pair's compliant layer carries state from the step before into
-  // this one (a deflection with damping, an elastic displacement): that memory is not in the
-  // state (docs/derivatives.md), and for a sensitivity refused (its reason).
+  // Throws InputError for a sensitivity refused (its reason).
   explicit ImplicitStepDerivative(const ImplicitStepData& step);
   ~ImplicitStepDerivative() override;
 
@@ -71,8 +91,10 @@ class ImplicitStepDerivative : public StepDerivative {
 
  private:
   // Per body: the Newton-Euler rows' Jets over [theta, v, omega, m, h, u] (17); per pair: its
-  // rows' over [x_f, theta_f, x_g, theta_g, h, mu, k, c, k_t, c_t] (18).
-  static constexpr int kBodyInputs = 17, kPairInputs = 18;
+  // rows' over [x_f, theta_f, x_g, theta_g, h, mu, k, c, k_t, c_t, d_prev, u_prev] (22).
+  static constexpr int kBodyInputs = 17, kPairInputs = 22;
+  // A pair's next layer state on Jets over its unknowns (at most 6 + 6 + 18 + 7) and inputs.
+  static constexpr int kMemoryJet = 64;
   struct BodyTerms {
     Eigen::Vector3d v_plus, omega_plus;
     Eigen::Matrix3d turn;           // exp(h [omega+]x)
@@ -84,6 +106,15 @@ class ImplicitStepDerivative : public StepDerivative {
     Eigen::SparseMatrix<double> data_jacobian;
     std::vector<std::pair<int, int>> nu;  // per body: (its moving slot, its twist's offset in z)
     int size = 0;
+    // Per pair carrying a layer's state: the next step's, d+ = z[deflection] and u+ (its
+    // derivatives with respect to z at `z_index` and to x at `x_column`).
+    struct Memory {
+      int entry = 0;  // its first entry in the state
+      int deflection = 0;
+      std::vector<int> z_index, x_column;
+      Eigen::MatrixXd by_z, by_x;  // 3 rows (none without Kelvin-Voigt friction or force)
+    };
+    std::vector<Memory> memory;
   };
   struct Slots {
     int mu = 1;
@@ -102,6 +133,10 @@ class ImplicitStepDerivative : public StepDerivative {
   // Adds pair j's rows to `entries` (except the rows in `held`) and records its mode.
   void AddPairRows(const ImplicitStepData& step, const ImplicitIslandData& data, int j,
                    const std::vector<char>& held, std::vector<Eigen::Triplet<double>>* entries);
+  // The pair's inputs' columns in x (-1: constant).
+  void PairColumns(const ImplicitStepData& step, const ImplicitIslandData& data, int j,
+                   int* column) const;
+  Island::Memory PairMemory(const ImplicitStepData& step, const ImplicitIslandData& data, int j);
   std::string PairName(const ImplicitStepData& step, const ImplicitIslandData& data, int j) const;
   Eigen::VectorXd Inputs(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
                          const Eigen::VectorXd& du) const;

@@ -154,6 +154,7 @@ ImplicitStepper::ImplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
   load_.assign(n, 0.0);
   carried_.assign(n, 0.0);
   for (size_t i = 0; i < n; ++i) fixed_[i] = bodies_[i].fixed ? 1 : 0;
+  memory_layout_ = std::make_unique<internal::ImplicitMemoryLayout>(bodies_, laws_, laws_by_index_);
   spare_by_body_.assign(n, -1);
   pool_ = std::make_unique<internal::WorkerPool>(options_.threads);
 }
@@ -328,6 +329,7 @@ void ImplicitStepper::FindPairs() {
 // Sizes the per-pair workspace for pairs_ and finds its islands.
 void ImplicitStepper::SetPairs() {
   next_memory_.resize(pairs_.size());
+  reads_memory_.resize(pairs_.size());
   origin_.resize(pairs_.size());
   rest_.resize(pairs_.size());
   same_pairs_ = remembered_pairs_ == pairs_;
@@ -566,6 +568,7 @@ void ImplicitStepper::PreparePair(IslandProblem* island, int attempt, int j) {
   } else {
     state = StartValues(s, mass_f, options_.gravity);
   }
+  reads_memory_[k] = remembered != nullptr ? 1 : 0;
   if (remembered != nullptr) {
     // The layer's state is physical, not a guess: keep it whatever the start.
     state.deflection = remembered->deflection;
@@ -1050,7 +1053,8 @@ std::unique_ptr<StepDerivative> ImplicitStepper::LastStepDerivative() const {
     throw InputError("implicit stepper: the step at t = " + std::to_string(record_.time) +
                      " was not solved (" + record_.summary.message + "), so it has no derivative");
   }
-  internal::ImplicitStepData data{bodies_, laws_, options_.h, options_.gravity, {}};
+  internal::ImplicitStepData data{
+      bodies_, laws_, options_.h, options_.gravity, memory_layout_.get(), {}};
   for (const auto& island : islands_) {
     internal::ImplicitIslandData view;
     view.builder = &island->builder;
@@ -1063,6 +1067,10 @@ std::unique_ptr<StepDerivative> ImplicitStepper::LastStepDerivative() const {
     view.geometry_block = island->geometry_block;
     view.force_block = island->force_block;
     for (const auto& pair : island->pair_data) view.pair_steps.push_back(pair.get());
+    for (const int k : island->pair_index) {
+      view.memory_slot.push_back(memory_layout_->Find(pairs_[k].first, pairs_[k].second));
+      view.reads_memory.push_back(reads_memory_[k]);
+    }
     data.islands.push_back(std::move(view));
   }
   return std::make_unique<internal::ImplicitStepDerivative>(data);

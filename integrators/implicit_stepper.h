@@ -21,6 +21,7 @@
 namespace ncpkit {
 namespace internal {
 class WorkerPool;
+struct ImplicitMemoryLayout;
 }  // namespace internal
 
 // Every option: meaning, default, units, valid range and source. IsValid() says which one is
@@ -178,7 +179,10 @@ class ImplicitStepper : public Stepper {
   std::vector<int> spare_by_body_;  // per body: the spare island it is first in, or -1
   std::unique_ptr<internal::WorkerPool> pool_;
   ImplicitStepRecord record_;
-  bool derivable_ = false;  // a step taken since construction or Restore()
+  bool derivable_ = false;          // a step taken since construction or Restore()
+  std::vector<char> reads_memory_;  // per pair of the step: its layer's state is the last step's
+  // The layers' state in the step derivatives (integrators/implicit_derivative.h).
+  std::unique_ptr<internal::ImplicitMemoryLayout> memory_layout_;
 };
 
 // The implicit stepper's row in the stepper registry: its configuration with the default

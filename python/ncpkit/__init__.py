@@ -282,12 +282,17 @@ class Trajectory:
         state's "<body>.position", "<body>.rotation" (a world-frame turn, rad), "<body>.velocity",
         "<body>.angular_velocity", and "<body>.impulse" (the impulse applied at each step); for
         quasistatic scenes per actuator its start position "<actuator>.q" and "<actuator>.q_cmd"
-        (its commanded position at each step)."""
+        (its commanded position at each step); for implicit scenes with a compliant layer that
+        carries state, the start layer state "<a>-<b>.deflection", ".elastic_t", ".elastic_o",
+        ".elastic_r" and the layer's coefficients ("stiffness", "damping",
+        "tangential_stiffness", "tangential_damping")."""
         return list(self._require_derivatives().wrt_names())
 
     def state_columns(self):
         """The columns a loss may read: per moving body x, y, z, qw, ..., wz (quasistatic: to
-        qz, and per actuator "<actuator>.q")."""
+        qz, and per actuator "<actuator>.q"; implicit scenes with a compliant layer that carries
+        state also its "<a>-<b>.deflection", ".elastic_t", ".elastic_o", ".elastic_r", which a
+        dict loss may weight but the table does not hold)."""
         return list(self._require_derivatives().state_columns())
 
     def gradient(self, loss, wrt=None, step=None):
@@ -337,10 +342,12 @@ class Trajectory:
         raise TypeError("loss must be a column name, a dict of column weights or a function")
 
     def _numeric_weights(self, d, loss):
-        columns = {name: np.array(self._columns[name], dtype=float) for name in d.state_columns()}
+        # The state columns the table holds (an implicit run's compliant-layer state is not one).
+        names = [name for name in d.state_columns() if name in self._columns]
+        columns = {name: np.array(self._columns[name], dtype=float) for name in names}
         columns["t"] = np.array(self._columns["t"])
         weights = {}
-        for name in d.state_columns():
+        for name in names:
             column = columns[name]
             step = 1e-6 * max(1.0, float(np.max(np.abs(column))) if column.size else 1.0)
             saved = column.copy()
