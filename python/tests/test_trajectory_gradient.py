@@ -165,7 +165,8 @@ def check_push_gradients(options, ball=False):
     assert rows[-1] == pytest.approx(traj.gradient("box.x", wrt="mu")["mu"], rel=1e-9)
 
 
-@pytest.mark.parametrize("example", ["system_identification.py", "shooting.py", "push.py"])
+@pytest.mark.parametrize("example", ["system_identification.py", "toppling_cube_identification.py",
+                                     "shooting.py", "push.py"])
 def test_example_runs(example):
     env = dict(os.environ)
     result = subprocess.run([sys.executable, os.path.join(EXAMPLES, example)], env=env,
