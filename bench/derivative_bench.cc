@@ -1,4 +1,4 @@
-// The cost of derivatives of steps and trajectories of the explicit stepper (docs/derivatives.md
+// The cost of derivatives of steps and trajectories of every stepper (docs/derivatives.md
 // "Cost"), each against what it replaces on the same instance:
 //   BM_StateJacobian/<how>: the full state Jacobian of one step of a box sliding on the ground
 //     (12 x 12), "exact" from the step's derivative, "central" by central differences of the
@@ -10,6 +10,8 @@
 //   BM_QuasistaticStepBackward vs BM_QuasistaticStepForward: a quasistatic step's derivative and
 //     one Vjp against the step, on the shipped gripper (step 20: squeezing and pulling down, the
 //     fingers slipping) and on a box pushed by a finger (examples/derivatives/push.py, step 10).
+//   BM_ImplicitStepBackward vs BM_ImplicitStepForward, BM_ImplicitStateJacobian/<how>: the same
+//     for the implicit stepper on its shipped scenes.
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Geometry>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "integrators/explicit_stepper.h"
+#include "integrators/implicit_stepper.h"
 #include "integrators/scene.h"
 #include "integrators/trajectory_gradient.h"
 
@@ -188,6 +191,78 @@ void BM_QuasistaticStepBackward(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_QuasistaticStepBackward)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// The implicit stepper on the shipped scenes: `which` 0 the sliding cube (face contact,
+// sliding), 1 the toppling cube (step 50: rocking on its vertex), 2 the quasi-rigid box (step
+// 600: at rest in its layer, which carries its state), after `steps` steps.
+const char* const kImplicitScenes[] = {"sliding_cube.json", "toppling_cube.json",
+                                       "quasi_rigid_drop.json"};
+constexpr int kImplicitAt[] = {10, 50, 600};
+
+std::unique_ptr<ImplicitStepper> ImplicitAt(int which, int steps) {
+  const Scene scene = LoadScene(std::string(NCPKIT_SCENE_DIR) + "/" + kImplicitScenes[which]);
+  std::unique_ptr<Stepper> stepper = MakeStepper(scene);
+  auto* implicit = dynamic_cast<ImplicitStepper*>(stepper.release());
+  std::unique_ptr<ImplicitStepper> out(implicit);
+  for (int k = 0; k < steps; ++k) out->Step();
+  return out;
+}
+
+void BM_ImplicitStepForward(benchmark::State& state) {
+  const int which = static_cast<int>(state.range(0));
+  std::unique_ptr<ImplicitStepper> stepper = ImplicitAt(which, kImplicitAt[which] - 1);
+  const std::unique_ptr<StepperSnapshot> at = stepper->Save();
+  for (auto _ : state) {
+    stepper->Restore(*at);
+    stepper->Step();
+  }
+}
+BENCHMARK(BM_ImplicitStepForward)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond);
+
+void BM_ImplicitStepBackward(benchmark::State& state) {
+  const int which = static_cast<int>(state.range(0));
+  std::unique_ptr<ImplicitStepper> stepper = ImplicitAt(which, kImplicitAt[which]);
+  Eigen::VectorXd g;
+  for (auto _ : state) {
+    const std::unique_ptr<StepDerivative> d = stepper->LastStepDerivative();
+    if (g.size() == 0) g = Eigen::VectorXd::Ones(d->state_size());
+    benchmark::DoNotOptimize(d->Vjp(g).state.data());
+  }
+}
+BENCHMARK(BM_ImplicitStepBackward)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond);
+
+// The full state Jacobian of the shipped sliding cube's step 10 (12 x 12): "exact" from the step's
+// derivative, "central" by central differences of the step (24 steps from perturbed states);
+// both include the step itself.
+void BM_ImplicitStateJacobian(benchmark::State& state, bool exact) {
+  std::unique_ptr<ImplicitStepper> stepper = ImplicitAt(0, kImplicitAt[0] - 1);
+  const std::unique_ptr<StepperSnapshot> start = stepper->Save();
+  const int cube = stepper->BodyIndex("cube");
+  const RigidBodyState initial = stepper->bodies()[cube].state;
+  Eigen::MatrixXd J(12, 12);
+  for (auto _ : state) {
+    stepper->Restore(*start);
+    stepper->Step();
+    if (exact) {
+      J = stepper->LastStepDerivative()->StateJacobian();
+    } else {
+      const double eps = 1e-6;
+      for (int k = 0; k < 12; ++k) {
+        Eigen::Vector3d ends[2];
+        for (int side = 0; side < 2; ++side) {
+          stepper->Restore(*start);
+          stepper->SetBodyState(cube, Moved(initial, k, side == 0 ? eps : -eps));
+          stepper->Step();
+          ends[side] = stepper->bodies()[cube].state.position;
+        }
+        J.block<3, 1>(0, k) = (ends[0] - ends[1]) / (2 * eps);  // (positions only suffice)
+      }
+    }
+    benchmark::DoNotOptimize(J.data());
+  }
+}
+BENCHMARK_CAPTURE(BM_ImplicitStateJacobian, exact, true)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ImplicitStateJacobian, central, false)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace ncpkit::bench

@@ -88,6 +88,10 @@ class ImplicitStepper : public Stepper {
   // layers' memory): the steps after Restore() are those that followed Save(), bit for bit.
   std::unique_ptr<StepperSnapshot> Save() const override;
   void Restore(const StepperSnapshot& snapshot) override;
+  // Sets body i's state (position, orientation, twist) for the next step, as a controller or a
+  // finite difference does; the pairs' carried state stays. Throws InputError for an index out
+  // of range, a fixed body, a non-finite state or a quaternion not of unit length (to 1e-9).
+  void SetBodyState(int i, const RigidBodyState& state);
 
   int BodyIndex(const std::string& name) const { return FindBody(bodies_, name); }
   // The solver of island k (k < record().islands) of the latest step, with its full summary;

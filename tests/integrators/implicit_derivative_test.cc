@@ -472,7 +472,10 @@ TEST_CASE("implicit trajectories: the shipped scenes' gradients against whole-ru
   // vertex before it lands on an edge, the cylinder rolling on its line.
   const std::vector<std::pair<std::string, double>> scenes = {
       {"sliding_cube.json", 0.3}, {"toppling_cube.json", 0.2}, {"rolling_cylinder.json", 0.3}};
-  for (const auto& [file, duration] : scenes) {
+  for (const auto& scene : scenes) {
+    // (Named, not bound: a lambda below captures them.)
+    const std::string& file = scene.first;
+    const double duration = scene.second;
     CAPTURE(file);
     TrajectoryDerivatives d;
     RunScene(ShippedScene(file, duration, 0.0, Eigen::Vector3d::Zero()), &d);
@@ -526,10 +529,26 @@ TEST_CASE("implicit step derivative: snapshots replay the steps bit for bit") {
   }
 }
 
-TEST_CASE("implicit step derivative: refused before a step") {
+TEST_CASE("implicit step derivative: refused before a step and after SetBodyState") {
   const Setup setup = SlidingBox(Eigen::Vector3d(1, 0, 0));
-  ImplicitStepper fresh(setup.bodies, setup.laws, setup.options);
-  CHECK_THROWS_AS(fresh.LastStepDerivative(), InputError);
+  ImplicitStepper stepper(setup.bodies, setup.laws, setup.options);
+  CHECK_THROWS_AS(stepper.LastStepDerivative(), InputError);
+  stepper.Step();
+  CHECK(stepper.LastStepDerivative() != nullptr);
+  // SetBodyState moves a body for the next step as a fresh stepper would start it.
+  RigidBodyState moved = setup.bodies[1].state;
+  moved.linear_velocity.x() = 1.5;
+  stepper.SetBodyState(1, moved);
+  CHECK_THROWS_AS(stepper.LastStepDerivative(), InputError);
+  stepper.Step();
+  Setup fresh_setup = setup;
+  fresh_setup.bodies[1].state = moved;
+  ImplicitStepper fresh(fresh_setup.bodies, fresh_setup.laws, fresh_setup.options);
+  fresh.Step();
+  CHECK((stepper.bodies()[1].state.position - fresh.bodies()[1].state.position).norm() < 1e-12);
+  CHECK_THROWS_AS(stepper.SetBodyState(0, moved), InputError);  // the ground
+  moved.orientation.coeffs() *= 2.0;
+  CHECK_THROWS_AS(stepper.SetBodyState(1, moved), InputError);
 }
 
 // The shipped quasi-rigid box started 2 mm into its layer, sliding and turning, for 50 steps:
