@@ -53,54 +53,73 @@ void BodyResidual(const NewtonEulerStep& step, const Eigen::Vector3d& gravity,
   }
 }
 
-// The pair's smooth numbers as Jets seeded from dual part `base` on, in the order of the pair's
-// inputs (ImplicitStepDerivative::kPairInputs).
+// The pair's smooth numbers as Jets, input c (in the order of ImplicitStepDerivative's pair
+// inputs) seeded on dual part slot[c], or constant where slot[c] < 0.
 template <class Jet>
-PairNumbers<Jet> SeededNumbers(const ContactPairStep& s, int base = 0) {
+PairNumbers<Jet> SeededNumbers(const ContactPairStep& s, const int* slot) {
+  const auto seed = [slot](double value, int c) {
+    return slot[c] >= 0 ? Jet(value, slot[c]) : Jet(value);
+  };
   PairNumbers<Jet> d;
-  d.h = Jet(s.h, base + 12);
-  const auto pose = [base](const RigidBodyState& state, int first, bool moving, Jet* position,
-                           Jet* quaternion) {
-    first += base;
+  d.h = seed(s.h, 12);
+  const auto pose = [&seed](const RigidBodyState& state, int first, Jet* position,
+                            Jet* quaternion) {
     Jet theta[3];
     for (int k = 0; k < 3; ++k) {
-      position[k] = moving ? Jet(state.position[k], first + k) : Jet(state.position[k]);
-      theta[k] = moving ? Jet(0.0, first + 3 + k) : Jet(0.0);
+      position[k] = seed(state.position[k], first + k);
+      theta[k] = seed(0.0, first + 3 + k);
     }
     TurnedQuaternion(state.orientation, theta, quaternion);
   };
-  pose(s.state_f, 0, true, d.position_f, d.quaternion_f);
-  pose(s.state_g, 6, s.g_moves, d.position_g, d.quaternion_g);
-  d.mu = Jet(s.law.mu, base + 13);
-  const int layer = base + kFirstLayerInput;
-  d.stiffness = Jet(s.law.stiffness, layer);
-  d.damping = Jet(s.law.damping, layer + 1);
-  d.tangential_stiffness = Jet(s.law.tangential_stiffness, layer + 2);
-  d.tangential_damping = Jet(s.law.tangential_damping, layer + 3);
-  d.previous_deflection = Jet(s.previous_deflection, layer + 4);
-  for (int k = 0; k < 3; ++k) d.elastic[k] = Jet(s.elastic[k], layer + 5 + k);
+  pose(s.state_f, 0, d.position_f, d.quaternion_f);
+  pose(s.state_g, 6, d.position_g, d.quaternion_g);
+  d.mu = seed(s.law.mu, 13);
+  constexpr int kLayer = kFirstLayerInput;
+  d.stiffness = seed(s.law.stiffness, kLayer);
+  d.damping = seed(s.law.damping, kLayer + 1);
+  d.tangential_stiffness = seed(s.law.tangential_stiffness, kLayer + 2);
+  d.tangential_damping = seed(s.law.tangential_damping, kLayer + 3);
+  d.previous_deflection = seed(s.previous_deflection, kLayer + 4);
+  for (int k = 0; k < 3; ++k) d.elastic[k] = seed(s.elastic[k], kLayer + 5 + k);
   return d;
 }
 
-// The rows of a pair (ImplicitContactResidual, in the order of its paired blocks [geometry,
-// forces, nu_f (, nu_g)]) at the unknowns' values, as Jets over the pair's 18 inputs.
-template <class Jet>
-std::vector<Jet> PairRows(const ContactPairStep& s, const Eigen::VectorXd& z,
-                          const std::vector<int>& offsets, const std::vector<int>& sizes) {
+// The pair's rows (ImplicitContactResidual, in the order of its paired blocks [geometry, forces,
+// nu_f (, nu_g)]) at the unknowns' values z (blocks at `offsets` of `sizes`), differentiated with
+// respect to the inputs that can move (column[c] >= 0, their place in x) on Jets of N >= their
+// number, into `entries` at rows row_at[row] that are not held.
+template <int N>
+void ScatterPairRows(const ContactPairStep& s, const Eigen::VectorXd& z,
+                     const std::vector<int>& offsets, const std::vector<int>& sizes,
+                     const int* column, int num_inputs, const std::vector<int>& row_at,
+                     const std::vector<char>& held, std::vector<Eigen::Triplet<double>>* entries) {
+  using Jet = ceres::Jet<double, N>;
   std::vector<std::vector<Jet>> values(offsets.size());
   std::vector<const Jet*> x(offsets.size());
   for (size_t b = 0; b < offsets.size(); ++b) {
     for (int k = 0; k < sizes[b]; ++k) values[b].push_back(Jet(z[offsets[b] + k]));
     x[b] = values[b].data();
   }
-  const PairNumbers<Jet> d = SeededNumbers<Jet>(s);
+  std::vector<int> slot(num_inputs, -1), input;
+  for (int c = 0; c < num_inputs; ++c) {
+    if (column[c] < 0) continue;
+    slot[c] = static_cast<int>(input.size());
+    input.push_back(c);
+  }
+  const PairNumbers<Jet> d = SeededNumbers<Jet>(s, slot.data());
   std::vector<Jet> rows;
   VisitPairResidual(s, [&](auto tag) {
     using Residual = typename decltype(tag)::type;
     rows.resize(Residual::kNumResiduals);
     Residual::Evaluate(s, d, x.data(), rows.data());
   });
-  return rows;
+  for (size_t row = 0; row < rows.size(); ++row) {
+    if (held[row_at[row]] != 0) continue;
+    for (size_t k = 0; k < input.size(); ++k) {
+      const double value = rows[row].v[static_cast<int>(k)];
+      if (value != 0.0) entries->emplace_back(row_at[row], column[input[k]], value);
+    }
+  }
 }
 
 // J with the held rows replaced by identity rows (dz_i = 0), and F there set off the tie: +1 at
@@ -109,19 +128,27 @@ Eigen::SparseMatrix<double> WithHeldRows(const Eigen::SparseMatrix<double>& J,
                                          const std::vector<char>& held, const Eigen::VectorXd& z,
                                          const ProblemBuilder& builder, Eigen::VectorXd* F) {
   const int n = static_cast<int>(z.size());
-  Eigen::SparseMatrix<double> keep(n, n), identity(n, n);
-  std::vector<Eigen::Triplet<double>> keep_entries, identity_entries;
+  bool any = false;
   for (int i = 0; i < n; ++i) {
-    (held[i] != 0 ? identity_entries : keep_entries).emplace_back(i, i, 1.0);
     if (held[i] == 0) continue;
+    any = true;
     double side = 0.0;
     if (z[i] <= builder.lower()[i]) side = 1.0;
     if (z[i] >= builder.upper()[i]) side = -1.0;
     (*F)[i] = side;
   }
-  keep.setFromTriplets(keep_entries.begin(), keep_entries.end());
-  identity.setFromTriplets(identity_entries.begin(), identity_entries.end());
-  return keep * J + identity;
+  if (!any) return J;
+  std::vector<Eigen::Triplet<double>> entries;
+  entries.reserve(J.nonZeros() + n);
+  for (int col = 0; col < J.outerSize(); ++col) {
+    for (Eigen::SparseMatrix<double>::InnerIterator it(J, col); it; ++it) {
+      if (held[it.row()] == 0) entries.emplace_back(it.row(), col, it.value());
+    }
+    if (held[col] != 0) entries.emplace_back(col, col, 1.0);
+  }
+  Eigen::SparseMatrix<double> out(n, n);
+  out.setFromTriplets(entries.begin(), entries.end());
+  return out;
 }
 
 }  // namespace
@@ -330,7 +357,10 @@ ImplicitStepDerivative::Island::Memory ImplicitStepDerivative::PairMemory(
   for (size_t b = 0, first = 0; b < blocks.size(); first += sizes[b], ++b) {
     at.push_back(local.data() + first);
   }
-  const PairNumbers<Jet> d = SeededNumbers<Jet>(s, nz);
+  int slot[kPairInputs];
+  for (int c = 0; c < kPairInputs; ++c) slot[c] = nz + c;
+  if (!s.g_moves) std::fill(slot + 6, slot + 12, -1);
+  const PairNumbers<Jet> d = SeededNumbers<Jet>(s, slot);
   const PairFrame<Jet> frame(s, d, at[0], s.g_moves ? at[1] : nullptr, at[at.size() - 2]);
   Jet u[3];
   ElasticDisplacement(s, d, frame, at.back(), u);
@@ -355,7 +385,6 @@ void ImplicitStepDerivative::AddPairRows(const ImplicitStepData& step,
                                          const ImplicitIslandData& data, int j,
                                          const std::vector<char>& held,
                                          std::vector<Eigen::Triplet<double>>* entries) {
-  using Jet = ceres::Jet<double, kPairInputs>;
   const ContactPairStep& s = *data.pair_steps[j];
   const ProblemBuilder& builder = *data.builder;
   const auto [f, g] = data.pairs[j];
@@ -377,7 +406,6 @@ void ImplicitStepDerivative::AddPairRows(const ImplicitStepData& step,
   }
   offsets.insert(offsets.end(), {geometry, forces});
   sizes.insert(sizes.end(), {geometry_size, force_size});
-  const std::vector<Jet> rows = PairRows<Jet>(s, *data.z, offsets, sizes);
   // Each row's place in z: [geometry, forces, nu_f (, nu_g)].
   std::vector<int> row_at;
   for (int k = 0; k < geometry_size; ++k) row_at.push_back(geometry + k);
@@ -388,13 +416,17 @@ void ImplicitStepDerivative::AddPairRows(const ImplicitStepData& step,
   }
   int column[kPairInputs];
   PairColumns(step, data, j, column);
-  for (size_t row = 0; row < rows.size(); ++row) {
-    if (held[row_at[row]] != 0) continue;
-    for (int c = 0; c < kPairInputs; ++c) {
-      if (column[c] >= 0 && rows[row].v[c] != 0.0) {
-        entries->emplace_back(row_at[row], column[c], rows[row].v[c]);
-      }
-    }
+  // Jets sized to the inputs that can move: 8 for a rigid pair against the fixed ground (F's
+  // pose, h, mu), 14 between moving bodies, up to 22 with a layer and its carried state.
+  const int active =
+      static_cast<int>(std::count_if(column, column + kPairInputs, [](int c) { return c >= 0; }));
+  if (active <= 8) {
+    ScatterPairRows<8>(s, *data.z, offsets, sizes, column, kPairInputs, row_at, held, entries);
+  } else if (active <= 14) {
+    ScatterPairRows<14>(s, *data.z, offsets, sizes, column, kPairInputs, row_at, held, entries);
+  } else {
+    ScatterPairRows<kPairInputs>(s, *data.z, offsets, sizes, column, kPairInputs, row_at, held,
+                                 entries);
   }
 }
 
