@@ -1,9 +1,8 @@
 #include "integrators/trajectory_derivatives.h"
 
-#include <cstdio>
-
 #include <algorithm>
 #include <array>
+#include <cstdio>
 
 #include "integrators/trajectory_gradient.h"
 #include "solvers/base/input_error.h"

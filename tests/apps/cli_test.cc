@@ -239,8 +239,8 @@ TEST_CASE("simulate --gradient prints a column's gradient, by the closed form of
   CHECK(implicit.status == 0);
   CHECK(implicit.output.find("d/d mu = -0.0023520000") != std::string::npos);
   // A step without a derivative stops the run, saying which and why.
-  const Run dqc =
-      RunNcpkit("simulate " + kScenes + "fence_particle.json --duration 0.05 --gradient particle.x");
+  const Run dqc = RunNcpkit("simulate " + kScenes +
+                            "fence_particle.json --duration 0.05 --gradient particle.x");
   CHECK(dqc.status == 2);
   CHECK(dqc.output.find("step 1 (t = 0.01 s)") != std::string::npos);
   CHECK(dqc.output.find("not dqc") != std::string::npos);
