@@ -1,14 +1,9 @@
 #include "contact/contact_frame.h"
 
-#include <cmath>
-
 namespace ncpkit {
 
 void ContactTangentBasis(const Eigen::Vector3d& n, Eigen::Vector3d* t1, Eigen::Vector3d* t2) {
-  const Eigen::Vector3d axis =
-      std::abs(n.x()) < 0.9 ? Eigen::Vector3d::UnitX() : Eigen::Vector3d::UnitY();
-  *t1 = n.cross(axis).normalized();
-  *t2 = n.cross(*t1);
+  TangentsAbout(TangentAxis(n), n, t1, t2);
 }
 
 Eigen::Matrix<double, 3, 6> ContactFrameRows(const Eigen::Vector3d& n, const Eigen::Vector3d& t1,

@@ -5,11 +5,29 @@
 #define NCPKIT_CONTACT_CONTACT_FRAME_H_
 
 #include <Eigen/Dense>
+#include <cmath>
 
 namespace ncpkit {
 
-// Unit tangents completing the unit normal n to a right-handed frame (n, t1, t2); t1 is n
-// crossed with the world x axis, or with y when n is within about 25 degrees of x.
+// The world axis ContactTangentBasis crosses the normal n with: x, or y when n is within about
+// 25 degrees of x.
+inline Eigen::Vector3d TangentAxis(const Eigen::Vector3d& n) {
+  return std::abs(n.x()) < 0.9 ? Eigen::Vector3d::UnitX() : Eigen::Vector3d::UnitY();
+}
+
+// Unit tangents completing the unit normal n to a right-handed frame (n, t1, t2): t1 is n
+// crossed with `axis` (normalized), t2 = n x t1. On any scalar, so that a step's derivative
+// follows the frame as the normal turns (with the axis the step's own normal picked).
+template <class T>
+void TangentsAbout(const Eigen::Vector3d& axis, const Eigen::Matrix<T, 3, 1>& n,
+                   Eigen::Matrix<T, 3, 1>* t1, Eigen::Matrix<T, 3, 1>* t2) {
+  using std::sqrt;
+  const Eigen::Matrix<T, 3, 1> c = n.cross(axis.cast<T>());
+  *t1 = c / sqrt(c.squaredNorm());
+  *t2 = n.cross(*t1);
+}
+
+// The tangents of TangentsAbout(TangentAxis(n), n).
 void ContactTangentBasis(const Eigen::Vector3d& n, Eigen::Vector3d* t1, Eigen::Vector3d* t2);
 
 // The rows [d^T, ((p - c) x d)^T] for d = n, t1, t2: row k times a twist [v; omega] of the

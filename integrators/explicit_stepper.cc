@@ -574,6 +574,9 @@ void ExplicitStepper::GuardUnsolvedIsland(const internal::IslandView& island,
 void ExplicitStepper::SolveIslands() {
   const int num_islands = workspace_.islands.num_islands();
   if (static_cast<int>(island_results_.size()) < num_islands) island_results_.resize(num_islands);
+  // Sized before the workers fill their contacts' entries.
+  workspace_.model_unknowns.setZero(models_[0]->unknowns_per_contact() *
+                                    static_cast<Eigen::Index>(record_.contacts.size()));
   const internal::ExplicitStepContext step = Context();
   auto solve = [&](int island, int worker) {
     const internal::IslandView view = workspace_.islands.island(island);
@@ -691,8 +694,9 @@ std::unique_ptr<StepDerivative> ExplicitStepper::LastStepDerivative() const {
     throw InputError("explicit stepper: the step at t = " + std::to_string(record_.time) +
                      " was not solved (" + record_.summary.message + "), so it has no derivative");
   }
-  const internal::ExplicitStepData data{bodies_,    start_states_, applied_,   record_.contacts,
-                                        workspace_, laws_,         law_table_, options_};
+  const internal::ExplicitStepData data{bodies_,          start_states_, applied_,
+                                        record_.contacts, workspace_,    laws_,
+                                        law_table_,       options_,      *models_[0]};
   return std::make_unique<internal::ExplicitStepDerivative>(data);
 }
 

@@ -452,8 +452,7 @@ void ImplicitStepDerivative::NameDegenerate(const ImplicitStepData& step,
 // implicit_derivative.h) and its structural tie: pressed, F's multiplier l_k1 of eq. (13) is zero
 // and its row -f_k1(a1) too (a1 = a2 on F's surface), and both sides of that tie give the same
 // derivative, (17) keeping a2 and so a1 on the surface.
-void ImplicitStepDerivative::ClassifyPair(const ImplicitStepData& step,
-                                          const ImplicitIslandData& data, int j, double tolerance,
+void ImplicitStepDerivative::ClassifyPair(const ImplicitIslandData& data, int j, double tolerance,
                                           std::vector<char>* held, std::vector<char>* structural) {
   const ContactPairStep& s = *data.pair_steps[j];
   const ProblemBuilder& builder = *data.builder;
@@ -504,7 +503,7 @@ void ImplicitStepDerivative::AddIsland(const ImplicitStepData& step,
   const double tolerance = options.degeneracy_tolerance * (1.0 + z.lpNorm<Eigen::Infinity>());
   std::vector<char> held(n, 0), structural(n, 0);
   for (size_t j = 0; j < data.pairs.size(); ++j) {
-    ClassifyPair(step, data, static_cast<int>(j), tolerance, &held, &structural);
+    ClassifyPair(data, static_cast<int>(j), tolerance, &held, &structural);
   }
   const Eigen::SparseMatrix<double> selected = WithHeldRows(J, held, z, builder, &F);
   Island island;

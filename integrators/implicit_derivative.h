@@ -126,8 +126,8 @@ class ImplicitStepDerivative : public StepDerivative {
   void AddIsland(const ImplicitStepData& step, const ImplicitIslandData& data);
   void NameDegenerate(const ImplicitStepData& step, const ImplicitIslandData& data,
                       const std::vector<int>& degenerate, const std::vector<char>& structural);
-  void ClassifyPair(const ImplicitStepData& step, const ImplicitIslandData& data, int j,
-                    double tolerance, std::vector<char>* held, std::vector<char>* structural);
+  void ClassifyPair(const ImplicitIslandData& data, int j, double tolerance,
+                    std::vector<char>* held, std::vector<char>* structural);
   void AddBodyRows(const ImplicitStepData& step, const ImplicitIslandData& data, int k,
                    std::vector<Eigen::Triplet<double>>* entries);
   // Adds pair j's rows to `entries` (except the rows in `held`) and records its mode.

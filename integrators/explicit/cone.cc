@@ -2,13 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <utility>
 
 #include "integrators/explicit_stepper.h"
+#include "solvers/sensitivity/global_friction_sensitivity.h"
 
 namespace ncpkit::internal {
 
 ConeModel::ConeModel(const ExplicitStepperOptions& options)
-    : solver_(CreateSolver(options.solver, ProblemKind::GlobalFriction, options.SolverSettings())) {
+    : convex_(options.model == ExplicitModel::Convex),
+      solver_(CreateSolver(options.solver, ProblemKind::GlobalFriction, options.SolverSettings())) {
 }
 
 // The contacts go to the solver highest first along gravity: the load flows down, so a
@@ -82,6 +86,48 @@ void ConeModel::Solve(const ExplicitStepContext& step, const IslandView& island,
   for (int k = 0; k < nc; ++k) (*contacts)[order_[k]].impulse = r_.segment<3>(3 * k);
   result->problem_size = 3 * nc;
   result->attempts = 1;
+}
+
+namespace {
+
+class ConeSensitivity : public ExplicitImpulseSensitivity {
+ public:
+  ConeSensitivity(const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r)
+      : global_(problem, r) {
+    using State = FrictionSensitivity::ContactState;
+    for (int c = 0; c < problem.num_contacts(); ++c) {
+      const State state = global_.local().state(c);
+      modes += state == State::Apart      ? 'a'
+               : state == State::Sticking ? 's'
+               : state == State::Sliding  ? 'l'
+                                          : 'f';
+    }
+    degenerate = global_.degenerate();
+    determined = global_.VelocitiesDetermined();
+  }
+  Eigen::VectorXd Jvp(const Eigen::VectorXd& dq, const Eigen::VectorXd& dmu) const override {
+    FrictionSensitivity::Tangent local;
+    local.q = dq;
+    local.mu = dmu;
+    return global_.local().Jvp(local);
+  }
+  void Vjp(const Eigen::VectorXd& g, Eigen::VectorXd* q, Eigen::VectorXd* mu) const override {
+    FrictionSensitivity::Gradient local = global_.local().Vjp(g);
+    *q = std::move(local.q);
+    *mu = std::move(local.mu);
+  }
+
+ private:
+  GlobalFrictionSensitivity global_;
+};
+
+}  // namespace
+
+std::unique_ptr<ExplicitImpulseSensitivity> ConeModel::Sensitivity(
+    const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r,
+    const ExplicitWorkspace& workspace) const {
+  if (convex_) return ExplicitContactModel::Sensitivity(problem, r, workspace);
+  return std::make_unique<ConeSensitivity>(problem, r);
 }
 
 }  // namespace ncpkit::internal

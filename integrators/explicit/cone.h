@@ -21,6 +21,12 @@ class ConeModel : public ExplicitContactModel {
   void Solve(const ExplicitStepContext& step, const IslandView& island,
              std::vector<ExplicitContact>* contacts, ExplicitIslandResult* result) override;
   const ComplementaritySolver& solver() const override { return *solver_; }
+  const char* name() const override { return convex_ ? "convex" : "cone"; }
+  // The cone's: the frictional contact problem's sensitivity (solvers/sensitivity/
+  // global_friction_sensitivity.h). The convex model's solution is not Coulomb's: refused.
+  std::unique_ptr<ExplicitImpulseSensitivity> Sensitivity(
+      const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r,
+      const ExplicitWorkspace& workspace) const override;
   const GlobalFrictionContactProblem* LastGlobalProblem(const Eigen::VectorXd** r) const override {
     *r = &r_;
     return &problem_;
@@ -33,6 +39,7 @@ class ConeModel : public ExplicitContactModel {
   void Assemble(const ExplicitStepContext& step, const IslandView& island,
                 const std::vector<ExplicitContact>& contacts);
 
+  const bool convex_;  // posed for a convex-model solver (ExplicitModel::Convex)
   std::unique_ptr<ComplementaritySolver> solver_;
   GlobalFrictionContactProblem problem_;
   std::vector<int> block_of_body_;  // problem_'s block of each of the island's bodies

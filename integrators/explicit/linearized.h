@@ -31,6 +31,12 @@ class LinearizedConeModel : public ExplicitContactModel {
   void Solve(const ExplicitStepContext& step, const IslandView& island,
              std::vector<ExplicitContact>* contacts, ExplicitIslandResult* result) override;
   const ComplementaritySolver& solver() const override { return *solver_; }
+  // The LCP's sensitivity (solvers/sensitivity/linear_sensitivity.h) at the step's z, kept in
+  // workspace.model_unknowns, chained through r = G z: docs/derivatives.md "Steps".
+  std::unique_ptr<ExplicitImpulseSensitivity> Sensitivity(
+      const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r,
+      const ExplicitWorkspace& workspace) const override;
+  int unknowns_per_contact() const override { return unknowns_; }
 
  protected:
   // `unknowns`: z's entries per contact; `impulse_columns`: those G maps to the impulse (the
@@ -39,11 +45,15 @@ class LinearizedConeModel : public ExplicitContactModel {
                       const char* problem_name);
   // The contact's generator (3 x impulse_columns) for friction coefficient mu.
   virtual void BuildGenerator(double mu, Generator* G) const = 0;
+  // Its derivative with respect to mu.
+  virtual void BuildGeneratorDerivative(Generator* dG) const = 0;
   // Rows and columns of a contact's unknowns beyond G^T W G (from `base`, its first unknown):
-  // none unless a model adds some.
+  // none unless a model adds some; and their derivatives with respect to mu (q's are zero).
   virtual void AddCouplings(int /*base*/, double /*mu*/,
                             std::vector<Eigen::Triplet<double>>* /*triplets*/,
                             Eigen::VectorXd* /*q*/) const {}
+  virtual void AddCouplingDerivatives(int /*base*/,
+                                      std::vector<Eigen::Triplet<double>>* /*triplets*/) const {}
   // A contact's start z (its `unknowns` entries, zero on entry) from its previous impulse r in
   // this step's frame (r_N > 0).
   virtual void WarmStart(const Eigen::Vector3d& r, double mu,
@@ -59,6 +69,15 @@ class LinearizedConeModel : public ExplicitContactModel {
     Eigen::Matrix3d value;
   };
   void ComputeDelassusBlocks(const ExplicitStepContext& step, const IslandView& island);
+  // The LCP over all a step's contacts, for Sensitivity(): its generators G (block diagonal),
+  // couplings C and their offsets, and per contact dG_c z_c (a, 3 each) and dG_c^T u_c + dC_c z_c
+  // (k, unknowns_ each), the derivatives by mu_c at the solution z with contact velocities u.
+  struct StepLcp {
+    Eigen::SparseMatrix<double> G, C;
+    Eigen::VectorXd offsets, a, k;
+  };
+  void AssembleStepLcp(const Eigen::VectorXd& mu, const Eigen::VectorXd& z,
+                       const Eigen::VectorXd& u, StepLcp* out) const;
   // M = G^T W G block by block, q = G^T u_free, and the model's couplings.
   void Assemble(const ExplicitStepContext& step, const IslandView& island);
   // The previous impulses matched to the island's contacts into z_ (empty for a cold start).

@@ -28,6 +28,14 @@ void ExplicitContactModel::ApplyImpulses(const ExplicitStepContext& step, const 
   }
 }
 
+std::unique_ptr<ExplicitImpulseSensitivity> ExplicitContactModel::Sensitivity(
+    const GlobalFrictionContactProblem& /*problem*/, const Eigen::VectorXd& /*r*/,
+    const ExplicitWorkspace& /*workspace*/) const {
+  throw InputError(std::string("explicit stepper: derivatives of steps are not available for "
+                               "the ") +
+                   name() + " model (docs/derivatives.md lists the models that have them)");
+}
+
 SolverSummary NoContactSummary(const std::string& solver) {
   SolverSummary summary;
   summary.solver = solver;

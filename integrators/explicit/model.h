@@ -32,6 +32,25 @@ struct ExplicitStepContext {
   ExplicitWorkspace& workspace;
 };
 
+// The derivative of the impulses r a model found (3 per contact, in the contacts' frames) with
+// respect to the local form's q = H^T M^-1 f + w (the contacts' velocities without impulses) and
+// the contacts' friction coefficients, at the step's solution: the one piece of a step's
+// derivative that depends on the model (integrators/explicit/step_derivative.h chains it with
+// the rest; docs/derivatives.md "Steps").
+class ExplicitImpulseSensitivity {
+ public:
+  virtual ~ExplicitImpulseSensitivity() = default;
+  // dr for the changes dq (3 per contact) and dmu (one per contact; empty: zero).
+  virtual Eigen::VectorXd Jvp(const Eigen::VectorXd& dq, const Eigen::VectorXd& dmu) const = 0;
+  // The gradients of <g, r> with respect to q and mu.
+  virtual void Vjp(const Eigen::VectorXd& g, Eigen::VectorXd* q, Eigen::VectorXd* mu) const = 0;
+
+  // Per contact its mode (StepDerivative::contact_modes()'s letters).
+  std::string modes;
+  std::vector<int> degenerate;  // the contacts where the derivative is one-sided
+  bool determined = true;       // StepDerivative::determined()
+};
+
 // What an island's solve reports.
 struct ExplicitIslandResult {
   SolverSummary summary;
@@ -53,12 +72,23 @@ class ExplicitContactModel {
                              const std::vector<ExplicitContact>& contacts);
   // The solver the model hands its problems to.
   virtual const ComplementaritySolver& solver() const = 0;
+  // Its name, as ExplicitModel's ToString() spells it.
+  virtual const char* name() const = 0;
   // The latest island's global frictional contact problem and the impulses solved for it (*r),
   // for a model that poses one (cone, convex); else null.
   virtual const GlobalFrictionContactProblem* LastGlobalProblem(const Eigen::VectorXd** r) const {
     *r = nullptr;
     return nullptr;
   }
+  // The derivative of the impulses `r` the model found for the step's contact problem, posed
+  // over all its islands as `problem` (its local form is what the model solved); `workspace`
+  // holds what the model kept of its solution. Throws InputError for a model without one, or if
+  // the sensitivity is refused (its reason).
+  virtual std::unique_ptr<ExplicitImpulseSensitivity> Sensitivity(
+      const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r,
+      const ExplicitWorkspace& workspace) const;
+  // The entries per contact of workspace.model_unknowns the model fills (0: none).
+  virtual int unknowns_per_contact() const { return 0; }
   // Whether the impulses hold the end-of-step velocities to the contacts (then a body they sped
   // up has its pairs searched again); false for forces from the start of the step.
   virtual bool ConstrainsEndVelocities() const { return true; }

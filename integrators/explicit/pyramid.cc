@@ -36,6 +36,11 @@ void PyramidModel::BuildGenerator(double /*mu*/, Generator* G) const {
   (*G)(0, 0) = 1.0;
 }
 
+// The normal and the edges do not depend on mu.
+void PyramidModel::BuildGeneratorDerivative(Generator* dG) const {
+  dG->setZero(3, directions_ + 1);
+}
+
 // gamma (the last unknown): mu lambda_n - sum beta >= 0 in its row, +gamma in each beta row.
 void PyramidModel::AddCouplings(int base, double mu, std::vector<Eigen::Triplet<double>>* triplets,
                                 Eigen::VectorXd* q) const {
@@ -46,6 +51,12 @@ void PyramidModel::AddCouplings(int base, double mu, std::vector<Eigen::Triplet<
     triplets->emplace_back(base + 1 + k, gamma, 1.0);
     triplets->emplace_back(gamma, base + 1 + k, -1.0);
   }
+}
+
+// mu's one entry, in gamma's row.
+void PyramidModel::AddCouplingDerivatives(int base,
+                                          std::vector<Eigen::Triplet<double>>* triplets) const {
+  triplets->emplace_back(base + directions_ + 1, base, 1.0);
 }
 
 // lambda_n = r_N; the tangential impulse on the two edges around it.

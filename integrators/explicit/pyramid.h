@@ -16,11 +16,15 @@ class PyramidModel : public LinearizedConeModel {
  public:
   // InputError for a solver that needs a positive diagonal.
   explicit PyramidModel(const ExplicitStepperOptions& options);
+  const char* name() const override { return "pyramid"; }
 
  private:
   void BuildGenerator(double mu, Generator* G) const override;
+  void BuildGeneratorDerivative(Generator* dG) const override;
   void AddCouplings(int base, double mu, std::vector<Eigen::Triplet<double>>* triplets,
                     Eigen::VectorXd* q) const override;
+  void AddCouplingDerivatives(int base,
+                              std::vector<Eigen::Triplet<double>>* triplets) const override;
   void WarmStart(const Eigen::Vector3d& r, double mu, Eigen::Ref<Eigen::VectorXd> z) const override;
 };
 

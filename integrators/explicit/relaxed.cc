@@ -19,6 +19,11 @@ void RelaxedModel::BuildGenerator(double mu, Generator* G) const {
   }
 }
 
+void RelaxedModel::BuildGeneratorDerivative(Generator* dG) const {
+  dG->setZero(3, directions_);
+  for (int k = 0; k < directions_; ++k) dG->col(k).tail<2>() = PyramidEdge(k, directions_);
+}
+
 // The tangential impulse / mu on the two edges around it, the rest of r_N spread evenly (the
 // edges sum to zero); without friction r_N spread evenly.
 void RelaxedModel::WarmStart(const Eigen::Vector3d& r, double mu,

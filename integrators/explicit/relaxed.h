@@ -13,9 +13,11 @@ namespace ncpkit::internal {
 class RelaxedModel : public LinearizedConeModel {
  public:
   explicit RelaxedModel(const ExplicitStepperOptions& options);
+  const char* name() const override { return "relaxed"; }
 
  private:
   void BuildGenerator(double mu, Generator* G) const override;
+  void BuildGeneratorDerivative(Generator* dG) const override;
   void WarmStart(const Eigen::Vector3d& r, double mu, Eigen::Ref<Eigen::VectorXd> z) const override;
 };
 

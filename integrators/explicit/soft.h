@@ -17,6 +17,7 @@ namespace ncpkit::internal {
 class SoftModel : public ExplicitContactModel {
  public:
   explicit SoftModel(const ExplicitStepperOptions& options);
+  const char* name() const override { return "soft"; }
   void Solve(const ExplicitStepContext& step, const IslandView& island,
              std::vector<ExplicitContact>* contacts, ExplicitIslandResult* result) override;
   // Contact by contact, as the forces were found.

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "contact/contact_feature.h"
+#include "contact/contact_frame.h"
 #include "integrators/explicit_stepper.h"
 #include "integrators/internal/pose_jets.h"
 #include "solvers/base/input_error.h"
@@ -44,14 +45,6 @@ void MassAndMomentum(const Body& body, const Eigen::Matrix3d& R0, const Eigen::V
     out[36 + k] = linear[k] + in[11 + k];
     out[39 + k] = angular[k] + in[14 + k];
   }
-}
-
-// The rotation taking unit a to unit b, applied to v (smooth where a . b > -1).
-template <class T>
-Vec3<T> RotateAlong(const Eigen::Vector3d& a, const Vec3<T>& b, const Eigen::Vector3d& v) {
-  const Vec3<T> sum = a.cast<T>() + b;
-  return v.cast<T>() - (sum.dot(v.cast<T>()) / (T(1) + b.dot(a.cast<T>()))) * sum +
-         T(2 * a.dot(v)) * b;
 }
 
 // The rows [d^T, ((p - c) x d)^T] for d = n, t1, t2 (contact/contact_frame.h).
@@ -98,8 +91,10 @@ void ContactRows(const ContactSetting& s, bool described, const T* in, T* out) {
     e = {c.point.point_a.cast<T>(), c.point.point_b.cast<T>(), c.point.normal.cast<T>(),
          T(c.point.distance)};
   }
-  const Vec3<T> frame[3] = {e.normal, RotateAlong(c.point.normal, e.normal, c.tangent1),
-                            RotateAlong(c.point.normal, e.normal, c.tangent2)};
+  // The stepper's tangents (ContactTangentBasis) as the normal turns: the pyramid and relaxed
+  // models' edges are fixed in them.
+  Vec3<T> frame[3] = {e.normal, Vec3<T>(), Vec3<T>()};
+  TangentsAbout(TangentAxis(c.point.normal), e.normal, &frame[1], &frame[2]);
   const Eigen::Matrix<T, 3, 6> rows_a = -FrameRows(frame, e.point_a, pa.position);
   const Eigen::Matrix<T, 3, 6> rows_b = FrameRows(frame, e.point_b, pb.position);
   const T h = in[25];
@@ -137,11 +132,6 @@ std::string PairName(const std::vector<Body>& bodies, const ExplicitContact& c) 
 ExplicitStepDerivative::~ExplicitStepDerivative() = default;
 
 ExplicitStepDerivative::ExplicitStepDerivative(const ExplicitStepData& step) {
-  if (step.options.model != ExplicitModel::Cone) {
-    throw InputError(std::string("explicit stepper: derivatives of steps are available for the "
-                                 "cone model, not ") +
-                     ToString(step.options.model));
-  }
   h_ = step.options.h;
   entries_per_body_ = 12;
   for (size_t i = 0; i < step.bodies.size(); ++i) {
@@ -314,17 +304,10 @@ void ExplicitStepDerivative::BuildProblem(const ExplicitStepData& step) {
   }
   problem.Finalize();
   problem.Velocity(r_, &nu_plus_);
-  sensitivity_ = std::make_unique<GlobalFrictionSensitivity>(problem, r_);
-  determined_ = sensitivity_->VelocitiesDetermined();
-  for (int c = 0; c < problem.num_contacts(); ++c) {
-    using State = FrictionSensitivity::ContactState;
-    const State state = sensitivity_->local().state(c);
-    contact_modes_ += state == State::Apart      ? 'a'
-                      : state == State::Sticking ? 's'
-                      : state == State::Sliding  ? 'l'
-                                                 : 'f';
-  }
-  for (const int c : sensitivity_->degenerate()) {
+  sensitivity_ = step.model.Sensitivity(problem, r_, w);
+  determined_ = sensitivity_->determined;
+  contact_modes_ = sensitivity_->modes;
+  for (const int c : sensitivity_->degenerate) {
     degenerate_contacts_.push_back(contacts_[c].name);
   }
 }
@@ -472,18 +455,14 @@ Eigen::VectorXd ExplicitStepDerivative::Jvp(const Eigen::VectorXd& ds, const Eig
   DataChange(ds, dp, du, &inner, &dF, &dmu);
   if (!contacts_.empty()) {
     // The local problem's q = H^T M^-1 f + w moves by dF + H^T M^-1 inner; its solution by dr.
-    FrictionSensitivity::Tangent local;
-    local.q = dF + TimesHTranspose(TimesInverseMass(inner));
-    local.mu = std::move(dmu);
-    inner += TimesH(sensitivity_->local().Jvp(local));
+    inner += TimesH(sensitivity_->Jvp(dF + TimesHTranspose(TimesInverseMass(inner)), dmu));
   }
   // d nu+ = M^-1 (df - dM nu+ + dH r + H dr).
   return PoseUpdate(ds, dp, TimesInverseMass(inner));
 }
 
-void ExplicitStepDerivative::DataGradient(const Eigen::VectorXd& F,
-                                          const GlobalFrictionSensitivity::Gradient& data,
-                                          Gradient* out) const {
+void ExplicitStepDerivative::DataGradient(const Eigen::VectorXd& F, const Eigen::VectorXd& w,
+                                          const Eigen::VectorXd& mu, Gradient* out) const {
   for (size_t k = 0; k < bodies_.size(); ++k) {
     Eigen::Matrix<double, kBodyOutputs, 1> y;
     const Vector6d Fk = F.segment<6>(6 * k), nu = nu_plus_.segment<6>(6 * k);
@@ -499,7 +478,7 @@ void ExplicitStepDerivative::DataGradient(const Eigen::VectorXd& F,
   for (size_t c = 0; c < contacts_.size(); ++c) {
     const ContactTerms& ct = contacts_[c];
     Eigen::Matrix<double, kContactOutputs, 1> y = Eigen::Matrix<double, kContactOutputs, 1>::Zero();
-    const Eigen::Vector3d rc = r_.segment<3>(3 * c), wc = data.w.segment<3>(3 * c);
+    const Eigen::Vector3d rc = r_.segment<3>(3 * c), wc = w.segment<3>(3 * c);
     const int slots[2] = {ct.slot_a, ct.slot_b};
     for (int side = 0; side < 2; ++side) {
       if (slots[side] < 0) continue;
@@ -521,7 +500,7 @@ void ExplicitStepDerivative::DataGradient(const Eigen::VectorXd& F,
     }
     out->parameters[ct.restitution_slot] += g[24];
     out->parameters[0] += g[25];
-    out->parameters[ct.mu_slot] += data.mu[c];
+    out->parameters[ct.mu_slot] += mu[c];
   }
 }
 
@@ -547,15 +526,16 @@ StepDerivative::Gradient ExplicitStepDerivative::Vjp(const Eigen::VectorXd& g) c
     g_nu.segment<3>(6 * k) = h_ * gx + g.segment<3>(12 * k + 6);
     g_nu.segment<3>(6 * k + 3) = h_ * through_exp + g.segment<3>(12 * k + 9);
   }
-  // nu+ = M^-1 (H r + f): a = M^-1 g_nu is dL/df at fixed r, H^T a is dL/dr.
+  // nu+ = M^-1 (H r + f): a = M^-1 g_nu is dL/df at fixed r, H^T a is dL/dr; through q =
+  // H^T M^-1 f + w, the problem's gradient w of q adds M^-1 H w to dL/df.
   const Eigen::VectorXd a = TimesInverseMass(g_nu);
-  GlobalFrictionSensitivity::Gradient data;
+  Eigen::VectorXd w, mu;
   if (contacts_.empty()) {
-    data.f = Eigen::VectorXd::Zero(a.size());
-  } else {
-    data = sensitivity_->Vjp(TimesHTranspose(a));
+    DataGradient(a, w, mu, &out);
+    return out;
   }
-  DataGradient(a + data.f, data, &out);
+  sensitivity_->Vjp(TimesHTranspose(a), &w, &mu);
+  DataGradient(a + TimesInverseMass(TimesH(w)), w, mu, &out);
   return out;
 }
 

@@ -1,15 +1,16 @@
-// The derivative of one explicit step (integrators/step_derivative.h) for the Coulomb-cone model
-// (docs/derivatives.md "Steps"). The step is
+// The derivative of one explicit step (integrators/step_derivative.h; docs/derivatives.md
+// "Steps"). The step is
 //   free velocities   nu_f = nu + h M^-1 (m g, -omega x I omega) + M^-1 u
 //   contacts          rows J(s) and offsets b(s) from each contact's features at the poses
-//   impulses          r solving the frictional contact problem (M, H = J^T, f = M nu_f, w = b, mu)
+//   impulses          r from the contact model's problem in the data (M, H = J^T, f = M nu_f,
+//                     w = b, mu)
 //   velocities        nu+ = M^-1 (H r + f)
 //   poses             x+ = x + h v+, R+ = exp(h [omega+]x) R
 // and its derivative chains the local derivatives of M, f (per body) and of J, b (per contact,
-// through its features on Jets: contact/contact_feature.h) with the frictional contact problem's
-// sensitivity (solvers/sensitivity/global_friction_sensitivity.h) and the exact pose update.
-// The contacts are those the step found: a change that would add or remove one is beyond a
-// derivative.
+// through its features on Jets: contact/contact_feature.h) with the model's sensitivity of r
+// (ExplicitContactModel::Sensitivity(): the frictional contact problem's for the cone, the
+// LCP's for the pyramid and relaxed models) and the exact pose update. The contacts are those
+// the step found: a change that would add or remove one is beyond a derivative.
 #ifndef NCPKIT_INTEGRATORS_EXPLICIT_STEP_DERIVATIVE_H_
 #define NCPKIT_INTEGRATORS_EXPLICIT_STEP_DERIVATIVE_H_
 
@@ -20,9 +21,9 @@
 
 #include "contact/contact_law.h"
 #include "dynamics/body.h"
+#include "integrators/explicit/model.h"
 #include "integrators/explicit/workspace.h"
 #include "integrators/step_derivative.h"
-#include "solvers/sensitivity/global_friction_sensitivity.h"
 
 namespace ncpkit {
 
@@ -41,12 +42,13 @@ struct ExplicitStepData {
   const ContactLawsByIndex& laws;
   const ContactLawTable& law_table;
   const ExplicitStepperOptions& options;
+  const ExplicitContactModel& model;  // the model that solved the step
 };
 
 class ExplicitStepDerivative : public StepDerivative {
  public:
-  // Throws InputError for a model other than cone, or if the frictional contact problem's
-  // sensitivity is refused (its reason).
+  // Throws InputError for a model without a sensitivity, or if its sensitivity is refused (the
+  // reason).
   explicit ExplicitStepDerivative(const ExplicitStepData& step);
   ~ExplicitStepDerivative() override;
 
@@ -107,8 +109,8 @@ class ExplicitStepDerivative : public StepDerivative {
   Eigen::VectorXd PoseUpdate(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
                              const Eigen::VectorXd& dnu) const;
   // The gradient's terms through M, f (per body) and J, b, mu (per contact) from F = dL/df and
-  // the problem's gradient of w and mu (docs/derivatives.md "Steps").
-  void DataGradient(const Eigen::VectorXd& F, const GlobalFrictionSensitivity::Gradient& data,
+  // the gradients of the contact problem's w and mu (docs/derivatives.md "Steps").
+  void DataGradient(const Eigen::VectorXd& F, const Eigen::VectorXd& w, const Eigen::VectorXd& mu,
                     Gradient* out) const;
 
   double h_ = 0.0;
@@ -116,7 +118,7 @@ class ExplicitStepDerivative : public StepDerivative {
   std::vector<ContactTerms> contacts_;
   int undescribed_ = 0;  // contacts without features
   Eigen::VectorXd r_, nu_plus_;
-  std::unique_ptr<GlobalFrictionSensitivity> sensitivity_;
+  std::unique_ptr<ExplicitImpulseSensitivity> sensitivity_;
 };
 
 }  // namespace internal

@@ -61,6 +61,9 @@ struct ExplicitWorkspace {
   Eigen::VectorXd contact_velocity;
   std::vector<double> normal_offset;
   Eigen::VectorXd mu;
+  // A model's own unknowns per contact (ExplicitContactModel::unknowns_per_contact(), from that
+  // many times the contact's index): the linearized models' LCP solution, for the derivative.
+  Eigen::VectorXd model_unknowns;
   // Per moving body: its contacts as (contact, side: 0 for A, 1 for B), body i's at
   // [by_body_begin[i], by_body_begin[i + 1]) of by_body (one array for all bodies: no per-body
   // vector grows when a body gains contacts).

@@ -25,19 +25,21 @@ SCENE = {
 }
 
 
-def run(mu=0.3, mass=1.5, vx=1.0, derivatives=False):
+def run(mu=0.3, mass=1.5, vx=1.0, derivatives=False, solver=None):
     scene = json.loads(json.dumps(SCENE))
     scene["contact"]["mu"] = mu
     scene["bodies"][0]["mass"] = mass
     scene["bodies"][0]["velocity"][0] = vx
-    return ncpkit.simulate(ncpkit.parse_scene(json.dumps(scene)), derivatives=derivatives)
+    options = {} if solver is None else {"solver": solver}
+    return ncpkit.simulate(ncpkit.parse_scene(json.dumps(scene)), derivatives=derivatives,
+                           **options)
 
 
-def central(column, step=1e-6, **base):
+def central(column, step=1e-6, solver=None, **base):
     """Central differences of a column (every row) with respect to one keyword of run()."""
     (name, value), = base.items()
-    up = run(**{name: value + step})[column]
-    down = run(**{name: value - step})[column]
+    up = run(solver=solver, **{name: value + step})[column]
+    down = run(solver=solver, **{name: value - step})[column]
     return (up - down) / (2 * step)
 
 
@@ -57,6 +59,18 @@ def test_gradient_of_a_column_against_whole_run_differences(traj):
     # step=: another row.
     assert traj.gradient("box.y", wrt="mu", step=10)["mu"] == pytest.approx(
         central("box.y", mu=0.3)[10], rel=1e-5)
+    assert traj.undetermined_steps == []
+
+
+@pytest.mark.parametrize("solver", ["pyramid/lemke", "relaxed/lemke"])
+def test_pyramid_and_relaxed_gradients_against_whole_run_differences(solver):
+    traj = run(derivatives=True, solver=solver)
+    g = traj.gradient("box.x", wrt=["mu", "box.mass", "box.velocity"])
+    assert g["mu"] == pytest.approx(central("box.x", solver=solver, mu=0.3)[-1], rel=1e-5)
+    assert g["box.mass"] == pytest.approx(central("box.x", solver=solver, mass=1.5)[-1],
+                                          rel=1e-5, abs=1e-9)
+    assert g["box.velocity"][0] == pytest.approx(central("box.x", solver=solver, vx=1.0)[-1],
+                                                 rel=1e-5)
     assert traj.undetermined_steps == []
 
 

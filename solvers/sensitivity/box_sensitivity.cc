@@ -47,6 +47,11 @@ BoxSensitivity::BoxSensitivity(const Eigen::SparseMatrix<double>& J, const Eigen
     : options_(options) {
   RequireValidOptions(options, "sensitivity");
   const int n = static_cast<int>(z.size());
+  if (!options.degenerate_sides.empty() && static_cast<int>(options.degenerate_sides.size()) != n) {
+    throw InputError("sensitivity: degenerate_sides has " +
+                     std::to_string(options.degenerate_sides.size()) + " entries for " +
+                     std::to_string(n) + " unknowns");
+  }
   RequireSize(F, n, "F");
   RequireSize(lower, n, "lower");
   RequireSize(upper, n, "upper");
@@ -100,7 +105,9 @@ void BoxSensitivity::Classify(const Eigen::VectorXd& F, const Eigen::VectorXd& z
     }
     if (degenerate) {
       degenerate_.push_back(i);
-      if (options_.degenerate_side == Side::Free && lower[i] < upper[i]) s = IndexState::Free;
+      const Side side = options_.degenerate_sides.empty() ? options_.degenerate_side
+                                                          : options_.degenerate_sides[i];
+      if (side == Side::Free && lower[i] < upper[i]) s = IndexState::Free;
     }
     state_[i] = s;
     if (s == IndexState::Free) {

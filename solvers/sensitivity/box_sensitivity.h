@@ -11,9 +11,10 @@
 //   dz_B = dl_B or du_B                             (the bound of an index at its bound),
 //   J_FF dz_F = -(dF_F + J_FB dz_B)                 (the free rows stay F_i = 0),
 // J = dF/dz at z. A degenerate index (at its bound with F_i = 0: z_i - l_i and |F_i| both within
-// the tolerance) is where the solution map has a kink; Options::degenerate_side names the
-// one-sided derivative returned — that of the piece where the index stays at its bound
-// (default), or of the piece where it is free — and degenerate() lists those indices. Where J_FF
+// the tolerance) is where the solution map has a kink; Options::degenerate_side (or, per index,
+// degenerate_sides) names the one-sided derivative returned — that of the piece where the index
+// stays at its bound (default), or of the piece where it is free — and degenerate() lists those
+// indices. Where J_FF
 // is singular (redundant equations), dz_F is the least-squares solution of least norm
 // (internal/selected_system.h: sparse rank-revealing QR, or a dense pseudo-inverse);
 // least_squares() says so.
@@ -42,6 +43,10 @@ enum class DegenerateSide { Bound, Free };
 struct SensitivityOptions {
   // The one-sided derivative returned at a degenerate index. Default Bound.
   DegenerateSide degenerate_side = DegenerateSide::Bound;
+  // Per index, its side in place of degenerate_side (empty: degenerate_side for all; else one
+  // entry per index): for a problem whose indices differ in which side keeps the solution's
+  // mode (the explicit stepper's pyramid: a sticking contact's friction edges, free).
+  std::vector<DegenerateSide> degenerate_sides;
   // An index is degenerate when z_i - bound and |F_i| are both within this tolerance, scaled
   // by (1 + ||z||_inf) and (1 + ||F_0||_inf) respectively (F_0: the caller's scale of F,
   // ||q|| for an LCP). Default 1e-7 (solvers stop at natural residuals of 1e-8); > 0.

@@ -78,6 +78,24 @@ TEST_CASE("LCP sensitivity: a degenerate index returns the side the rule names")
   const double down = (z[1] - Solve(TwoByTwo(-1.0, -0.5 - h))[1]) / h;
   CHECK(up == 0.0);
   CHECK(down == doctest::Approx(-2.0 / 3.0).epsilon(1e-8));
+  // Per index: degenerate_sides overrides degenerate_side (index 0 is not degenerate: its entry
+  // changes nothing), and must have an entry per unknown.
+  SensitivityOptions per_index;
+  per_index.degenerate_side = DegenerateSide::Free;
+  per_index.degenerate_sides = {DegenerateSide::Free, DegenerateSide::Bound};
+  const LinearSensitivity held(problem, z, per_index);
+  CHECK(held.box().state(1) == BoxSensitivity::IndexState::Lower);
+  CHECK(held.Jacobian(LinearSensitivity::Input::q)(1, 1) == 0.0);
+  per_index.degenerate_side = DegenerateSide::Bound;
+  per_index.degenerate_sides = {DegenerateSide::Bound, DegenerateSide::Free};
+  const LinearSensitivity freed(problem, z, per_index);
+  CHECK(freed.box().state(1) == BoxSensitivity::IndexState::Free);
+  CHECK(freed.Jacobian(LinearSensitivity::Input::q)(1, 1) ==
+        doctest::Approx(-2.0 / 3.0).epsilon(1e-14));
+  per_index.degenerate_sides = {DegenerateSide::Free};
+  CHECK_THROWS_WITH_AS(LinearSensitivity(problem, z, per_index),
+                       doctest::Contains("degenerate_sides has 1 entries for 2 unknowns"),
+                       InputError);
 }
 
 // A random box MLCP with a positive definite M (a unique solution): some indices at each bound,
