@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "integrators/explicit_stepper.h"
+#include "solvers/friction/convex_newton.h"
 #include "solvers/sensitivity/global_friction_sensitivity.h"
 
 namespace ncpkit::internal {
@@ -90,28 +92,37 @@ void ConeModel::Solve(const ExplicitStepContext& step, const IslandView& island,
 
 namespace {
 
+// The letters of StepDerivative::contact_modes() for the contact states.
+std::string Modes(const FrictionSensitivity& local) {
+  using State = FrictionSensitivity::ContactState;
+  std::string modes;
+  for (int c = 0; c < local.num_contacts(); ++c) {
+    const State state = local.state(c);
+    modes += state == State::Apart      ? 'a'
+             : state == State::Sticking ? 's'
+             : state == State::Sliding  ? 'l'
+                                        : 'f';
+  }
+  return modes;
+}
+
 class ConeSensitivity : public ExplicitImpulseSensitivity {
  public:
   ConeSensitivity(const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r)
       : global_(problem, r) {
-    using State = FrictionSensitivity::ContactState;
-    for (int c = 0; c < problem.num_contacts(); ++c) {
-      const State state = global_.local().state(c);
-      modes += state == State::Apart      ? 'a'
-               : state == State::Sticking ? 's'
-               : state == State::Sliding  ? 'l'
-                                          : 'f';
-    }
+    modes = Modes(global_.local());
     degenerate = global_.degenerate();
     determined = global_.VelocitiesDetermined();
   }
-  Eigen::VectorXd Jvp(const Eigen::VectorXd& dq, const Eigen::VectorXd& dmu) const override {
+  Eigen::VectorXd Jvp(const Eigen::VectorXd& dq, const Eigen::VectorXd& dmu,
+                      const Eigen::VectorXd& /*dW*/) const override {
     FrictionSensitivity::Tangent local;
     local.q = dq;
     local.mu = dmu;
     return global_.local().Jvp(local);
   }
-  void Vjp(const Eigen::VectorXd& g, Eigen::VectorXd* q, Eigen::VectorXd* mu) const override {
+  void Vjp(const Eigen::VectorXd& g, Eigen::VectorXd* q, Eigen::VectorXd* mu,
+           Eigen::VectorXd* /*W*/) const override {
     FrictionSensitivity::Gradient local = global_.local().Vjp(g);
     *q = std::move(local.q);
     *mu = std::move(local.mu);
@@ -121,12 +132,69 @@ class ConeSensitivity : public ExplicitImpulseSensitivity {
   GlobalFrictionSensitivity global_;
 };
 
+// The convex model's (solvers/friction/convex_newton.h): K ∋ r ⊥ u + R r ∈ K* with the
+// compliances R_c = rho s_c (rho the solver's default regularizations, the stepper's), scaled by
+// s_c = ||W_cc||_F / 3. A change of W_cc moves s_c by <W_cc, dW_cc> / (3 ||W_cc||_F) and so
+// u + R r, at fixed r, by (ds_c / s_c) R_c r_c: added to dq.
+class ConvexSensitivity : public ExplicitImpulseSensitivity {
+ public:
+  ConvexSensitivity(const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r)
+      : compliance_(ConvexNewton().Compliances(problem)), global_(problem, r, compliance_) {
+    modes = Modes(global_.local());
+    degenerate = global_.degenerate();
+    determined = global_.VelocitiesDetermined();
+    reads_delassus_blocks = true;
+    // Per contact d(R_c r_c) = R_c r_c <W_cc, dW_cc> / (9 s_c^2), a 3 x 9 map of dW_cc.
+    const int nc = problem.num_contacts();
+    response_.resize(nc);
+    for (int c = 0; c < nc; ++c) {
+      Eigen::Matrix3d W = Eigen::Matrix3d::Zero();
+      for (int p = problem.piece_begin(c); p < problem.piece_begin(c + 1); ++p) {
+        const Eigen::MatrixXd rows = problem.PieceRows(p);
+        W += rows.transpose() * problem.InverseMass(problem.piece_block(p)) * rows;
+      }
+      const double scale = W.norm() / 3.0;
+      response_[c].setZero();
+      if (!(scale > 0.0) || !std::isfinite(scale)) continue;  // the solver's scale is then 1
+      const Eigen::Vector3d Rr = r.segment<3>(3 * c).cwiseProduct(
+          Eigen::Vector3d(compliance_(c, 0), compliance_(c, 1), compliance_(c, 1)));
+      const Eigen::Map<const Eigen::Matrix<double, 1, 9>> weights(W.data());
+      response_[c] = Rr * weights / (9.0 * scale * scale);
+    }
+  }
+  Eigen::VectorXd Jvp(const Eigen::VectorXd& dq, const Eigen::VectorXd& dmu,
+                      const Eigen::VectorXd& dW) const override {
+    FrictionSensitivity::Tangent local;
+    local.q = dq;
+    for (size_t c = 0; c < response_.size() && dW.size() > 0; ++c) {
+      local.q.segment<3>(3 * c) += response_[c] * dW.segment<9>(9 * c);
+    }
+    local.mu = dmu;
+    return global_.local().Jvp(local);
+  }
+  void Vjp(const Eigen::VectorXd& g, Eigen::VectorXd* q, Eigen::VectorXd* mu,
+           Eigen::VectorXd* W) const override {
+    FrictionSensitivity::Gradient local = global_.local().Vjp(g);
+    W->resize(9 * static_cast<Eigen::Index>(response_.size()));
+    for (size_t c = 0; c < response_.size(); ++c) {
+      W->segment<9>(9 * c) = response_[c].transpose() * local.q.segment<3>(3 * c);
+    }
+    *q = std::move(local.q);
+    *mu = std::move(local.mu);
+  }
+
+ private:
+  Eigen::MatrixX2d compliance_;
+  GlobalFrictionSensitivity global_;
+  std::vector<Eigen::Matrix<double, 3, 9>> response_;  // d(R_c r_c) / dW_cc
+};
+
 }  // namespace
 
 std::unique_ptr<ExplicitImpulseSensitivity> ConeModel::Sensitivity(
     const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r,
-    const ExplicitWorkspace& workspace) const {
-  if (convex_) return ExplicitContactModel::Sensitivity(problem, r, workspace);
+    const ExplicitWorkspace& /*workspace*/) const {
+  if (convex_) return std::make_unique<ConvexSensitivity>(problem, r);
   return std::make_unique<ConeSensitivity>(problem, r);
 }
 

@@ -22,8 +22,9 @@ class ConeModel : public ExplicitContactModel {
              std::vector<ExplicitContact>* contacts, ExplicitIslandResult* result) override;
   const ComplementaritySolver& solver() const override { return *solver_; }
   const char* name() const override { return convex_ ? "convex" : "cone"; }
-  // The cone's: the frictional contact problem's sensitivity (solvers/sensitivity/
-  // global_friction_sensitivity.h). The convex model's solution is not Coulomb's: refused.
+  // The frictional contact problem's sensitivity (solvers/sensitivity/
+  // global_friction_sensitivity.h): Coulomb's for the cone, the convex contact model's (with
+  // its compliances, which scale with each contact's Delassus block) for convex.
   std::unique_ptr<ExplicitImpulseSensitivity> Sensitivity(
       const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r,
       const ExplicitWorkspace& workspace) const override;

@@ -167,7 +167,8 @@ class LinearizedSensitivity : public ExplicitImpulseSensitivity {
 
   const LinearSensitivity& lcp() const { return lcp_; }
 
-  Eigen::VectorXd Jvp(const Eigen::VectorXd& dq, const Eigen::VectorXd& dmu) const override {
+  Eigen::VectorXd Jvp(const Eigen::VectorXd& dq, const Eigen::VectorXd& dmu,
+                      const Eigen::VectorXd& /*dW*/) const override {
     const Eigen::Index nc = p_.a.size() / 3;
     Eigen::VectorXd e = Eigen::VectorXd::Zero(3 * nc);
     LinearSensitivity::Tangent tangent;
@@ -181,7 +182,8 @@ class LinearizedSensitivity : public ExplicitImpulseSensitivity {
     return p_.G * lcp_.Jvp(tangent) + e;
   }
 
-  void Vjp(const Eigen::VectorXd& g, Eigen::VectorXd* q, Eigen::VectorXd* mu) const override {
+  void Vjp(const Eigen::VectorXd& g, Eigen::VectorXd* q, Eigen::VectorXd* mu,
+           Eigen::VectorXd* /*W*/) const override {
     const Eigen::VectorXd lambda = lcp_.Vjp(p_.G.transpose() * g).q;
     *q = p_.G * lambda;
     const Eigen::VectorXd through_w = p_.W * *q + g;

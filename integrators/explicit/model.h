@@ -40,15 +40,22 @@ struct ExplicitStepContext {
 class ExplicitImpulseSensitivity {
  public:
   virtual ~ExplicitImpulseSensitivity() = default;
-  // dr for the changes dq (3 per contact) and dmu (one per contact; empty: zero).
-  virtual Eigen::VectorXd Jvp(const Eigen::VectorXd& dq, const Eigen::VectorXd& dmu) const = 0;
-  // The gradients of <g, r> with respect to q and mu.
-  virtual void Vjp(const Eigen::VectorXd& g, Eigen::VectorXd* q, Eigen::VectorXd* mu) const = 0;
+  // dr for the changes dq (3 per contact), dmu (one per contact) and, where the model reads
+  // them (reads_delassus_blocks), dW of each contact's own Delassus block W_cc (9 per contact,
+  // column-major); an empty vector is zero.
+  virtual Eigen::VectorXd Jvp(const Eigen::VectorXd& dq, const Eigen::VectorXd& dmu,
+                              const Eigen::VectorXd& dW) const = 0;
+  // The gradients of <g, r> with respect to q, mu and (where read) the blocks W_cc.
+  virtual void Vjp(const Eigen::VectorXd& g, Eigen::VectorXd* q, Eigen::VectorXd* mu,
+                   Eigen::VectorXd* W) const = 0;
 
   // Per contact its mode (StepDerivative::contact_modes()'s letters).
   std::string modes;
   std::vector<int> degenerate;  // the contacts where the derivative is one-sided
   bool determined = true;       // StepDerivative::determined()
+  // Whether r depends on the blocks W_cc beyond u = W r + q (the convex model's compliances
+  // scale with them).
+  bool reads_delassus_blocks = false;
 };
 
 // What an island's solve reports.

@@ -397,26 +397,39 @@ Eigen::VectorXd ExplicitStepDerivative::TimesInverseMass(const Eigen::VectorXd& 
 
 void ExplicitStepDerivative::DataChange(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
                                         const Eigen::VectorXd& du, Eigen::VectorXd* inner,
-                                        Eigen::VectorXd* dF, Eigen::VectorXd* dmu) const {
+                                        Eigen::VectorXd* dF, Eigen::VectorXd* dmu,
+                                        Eigen::VectorXd* dW) const {
+  const bool blocks = sensitivity_ != nullptr && sensitivity_->reads_delassus_blocks;
   inner->resize(6 * static_cast<Eigen::Index>(bodies_.size()));
   dF->setZero(3 * static_cast<Eigen::Index>(contacts_.size()));
   dmu->resize(static_cast<Eigen::Index>(contacts_.size()));
+  dW->setZero(blocks ? 9 * static_cast<Eigen::Index>(contacts_.size()) : 0);
+  // d(M^-1) = -M^-1 dM M^-1 per body, for the blocks.
+  std::vector<Eigen::Matrix<double, 6, 6>> d_inverse(blocks ? bodies_.size() : 0);
   for (size_t k = 0; k < bodies_.size(); ++k) {
     const Eigen::Matrix<double, kBodyOutputs, 1> y = bodies_[k].jacobian * BodyInput(k, ds, dp, du);
     const Eigen::Map<const Eigen::Matrix<double, 6, 6>> dM(y.data());  // column-major vec(M)
     inner->segment<6>(6 * k) = y.tail<6>() - dM * nu_plus_.segment<6>(6 * k);
+    if (blocks) d_inverse[k] = -bodies_[k].inverse_mass * dM * bodies_[k].inverse_mass;
   }
   for (size_t c = 0; c < contacts_.size(); ++c) {
     const ContactTerms& ct = contacts_[c];
     const Eigen::Matrix<double, kContactInputs, 1> in = ContactInput(ct, ds, dp);
     const Eigen::Matrix<double, kContactOutputs, 1> y = ct.jacobian * in(ct.active);
     const int slots[2] = {ct.slot_a, ct.slot_b};
+    const Matrix36* rows[2] = {&ct.rows_a, &ct.rows_b};
     (*dF)[3 * c] = y[36];
     for (int side = 0; side < 2; ++side) {
       if (slots[side] < 0) continue;
       const Eigen::Map<const Matrix36> d_rows(y.data() + 18 * side);  // the change of H's rows
       dF->segment<3>(3 * c) += d_rows * nu_plus_.segment<6>(6 * slots[side]);
       inner->segment<6>(6 * slots[side]) += d_rows.transpose() * r_.segment<3>(3 * c);
+      if (!blocks) continue;
+      const BodyTerms& b = bodies_[slots[side]];
+      const Eigen::Matrix3d half = d_rows * b.inverse_mass * rows[side]->transpose();
+      Eigen::Map<Eigen::Matrix3d> block(dW->data() + 9 * c);
+      block +=
+          half + half.transpose() + *rows[side] * d_inverse[slots[side]] * rows[side]->transpose();
     }
     (*dmu)[c] = At(dp, ct.mu_slot);
   }
@@ -451,41 +464,39 @@ Eigen::VectorXd ExplicitStepDerivative::Jvp(const Eigen::VectorXd& ds, const Eig
                      std::to_string(command_size()) + " commands");
   }
   RequireDescribed(&ds);
-  Eigen::VectorXd inner, dF, dmu;
-  DataChange(ds, dp, du, &inner, &dF, &dmu);
+  Eigen::VectorXd inner, dF, dmu, dW;
+  DataChange(ds, dp, du, &inner, &dF, &dmu, &dW);
   if (!contacts_.empty()) {
     // The local problem's q = H^T M^-1 f + w moves by dF + H^T M^-1 inner; its solution by dr.
-    inner += TimesH(sensitivity_->Jvp(dF + TimesHTranspose(TimesInverseMass(inner)), dmu));
+    inner += TimesH(sensitivity_->Jvp(dF + TimesHTranspose(TimesInverseMass(inner)), dmu, dW));
   }
   // d nu+ = M^-1 (df - dM nu+ + dH r + H dr).
   return PoseUpdate(ds, dp, TimesInverseMass(inner));
 }
 
 void ExplicitStepDerivative::DataGradient(const Eigen::VectorXd& F, const Eigen::VectorXd& w,
-                                          const Eigen::VectorXd& mu, Gradient* out) const {
-  for (size_t k = 0; k < bodies_.size(); ++k) {
-    Eigen::Matrix<double, kBodyOutputs, 1> y;
-    const Vector6d Fk = F.segment<6>(6 * k), nu = nu_plus_.segment<6>(6 * k);
-    Eigen::Map<Eigen::Matrix<double, 6, 6>> mass(y.data());
-    mass = -Fk * nu.transpose();  // dL/dM_k
-    y.tail<6>() = Fk;
-    const Eigen::Matrix<double, kBodyInputs, 1> g = bodies_[k].jacobian.transpose() * y;
-    out->state.segment<9>(12 * k + 3) += g.head<9>();
-    out->parameters[bodies_[k].mass_slot] += g[9];
-    out->parameters[0] += g[10];
-    out->commands.segment<6>(6 * k) += g.tail<6>();
-  }
+                                          const Eigen::VectorXd& mu, const Eigen::VectorXd& W,
+                                          Gradient* out) const {
+  // dL/dM per body from the Delassus blocks W_c = sum_s J_s M_s^-1 J_s^T: -M^-1 J^T G J M^-1.
+  std::vector<Eigen::Matrix<double, 6, 6>> through_blocks(bodies_.size(),
+                                                          Eigen::Matrix<double, 6, 6>::Zero());
   for (size_t c = 0; c < contacts_.size(); ++c) {
     const ContactTerms& ct = contacts_[c];
     Eigen::Matrix<double, kContactOutputs, 1> y = Eigen::Matrix<double, kContactOutputs, 1>::Zero();
     const Eigen::Vector3d rc = r_.segment<3>(3 * c), wc = w.segment<3>(3 * c);
     const int slots[2] = {ct.slot_a, ct.slot_b};
+    const Matrix36* J[2] = {&ct.rows_a, &ct.rows_b};
     for (int side = 0; side < 2; ++side) {
       if (slots[side] < 0) continue;
       // dL/dH restricted to the contact's rows: F r^T + nu+ (dL/dw)^T, transposed.
       const Vector6d Fs = F.segment<6>(6 * slots[side]), nu = nu_plus_.segment<6>(6 * slots[side]);
       Eigen::Map<Matrix36> rows(y.data() + 18 * side);
       rows = rc * Fs.transpose() + wc * nu.transpose();
+      if (W.size() == 0) continue;
+      const Eigen::Map<const Eigen::Matrix3d> G(W.data() + 9 * c);
+      const Eigen::Matrix<double, 6, 6>& P = bodies_[slots[side]].inverse_mass;
+      rows += (G + G.transpose()) * *J[side] * P;
+      through_blocks[slots[side]] -= P * J[side]->transpose() * G * *J[side] * P;
     }
     y[36] = wc[0];
     Eigen::Matrix<double, kContactInputs, 1> g = Eigen::Matrix<double, kContactInputs, 1>::Zero();
@@ -501,6 +512,18 @@ void ExplicitStepDerivative::DataGradient(const Eigen::VectorXd& F, const Eigen:
     out->parameters[ct.restitution_slot] += g[24];
     out->parameters[0] += g[25];
     out->parameters[ct.mu_slot] += mu[c];
+  }
+  for (size_t k = 0; k < bodies_.size(); ++k) {
+    Eigen::Matrix<double, kBodyOutputs, 1> y;
+    const Vector6d Fk = F.segment<6>(6 * k), nu = nu_plus_.segment<6>(6 * k);
+    Eigen::Map<Eigen::Matrix<double, 6, 6>> mass(y.data());
+    mass = -Fk * nu.transpose() + through_blocks[k];  // dL/dM_k
+    y.tail<6>() = Fk;
+    const Eigen::Matrix<double, kBodyInputs, 1> g = bodies_[k].jacobian.transpose() * y;
+    out->state.segment<9>(12 * k + 3) += g.head<9>();
+    out->parameters[bodies_[k].mass_slot] += g[9];
+    out->parameters[0] += g[10];
+    out->commands.segment<6>(6 * k) += g.tail<6>();
   }
 }
 
@@ -529,13 +552,13 @@ StepDerivative::Gradient ExplicitStepDerivative::Vjp(const Eigen::VectorXd& g) c
   // nu+ = M^-1 (H r + f): a = M^-1 g_nu is dL/df at fixed r, H^T a is dL/dr; through q =
   // H^T M^-1 f + w, the problem's gradient w of q adds M^-1 H w to dL/df.
   const Eigen::VectorXd a = TimesInverseMass(g_nu);
-  Eigen::VectorXd w, mu;
+  Eigen::VectorXd w, mu, W;
   if (contacts_.empty()) {
-    DataGradient(a, w, mu, &out);
+    DataGradient(a, w, mu, W, &out);
     return out;
   }
-  sensitivity_->Vjp(TimesHTranspose(a), &w, &mu);
-  DataGradient(a + TimesInverseMass(TimesH(w)), w, mu, &out);
+  sensitivity_->Vjp(TimesHTranspose(a), &w, &mu, &W);
+  DataGradient(a + TimesInverseMass(TimesH(w)), w, mu, W, &out);
   return out;
 }
 

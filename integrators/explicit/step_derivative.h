@@ -102,16 +102,19 @@ class ExplicitStepDerivative : public StepDerivative {
   Eigen::VectorXd TimesHTranspose(const Eigen::VectorXd& v) const;
   Eigen::VectorXd TimesInverseMass(const Eigen::VectorXd& x) const;
   // The change of the problem's data for a change (ds, dp, du), in the pieces Jvp combines:
-  // inner = df - dM nu+ + dH r (per body), dF = dw + dH^T nu+ (per contact) and dmu.
+  // inner = df - dM nu+ + dH r (per body), dF = dw + dH^T nu+ (per contact), dmu, and where the
+  // model reads them the changes dW of each contact's Delassus block J_c M^-1 J_c^T (9 each).
   void DataChange(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp, const Eigen::VectorXd& du,
-                  Eigen::VectorXd* inner, Eigen::VectorXd* dF, Eigen::VectorXd* dmu) const;
+                  Eigen::VectorXd* inner, Eigen::VectorXd* dF, Eigen::VectorXd* dmu,
+                  Eigen::VectorXd* dW) const;
   // ds+ from ds, dp and d nu+ (the pose update's derivative).
   Eigen::VectorXd PoseUpdate(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
                              const Eigen::VectorXd& dnu) const;
   // The gradient's terms through M, f (per body) and J, b, mu (per contact) from F = dL/df and
-  // the gradients of the contact problem's w and mu (docs/derivatives.md "Steps").
+  // the gradients of the contact problem's w, mu and (or empty) Delassus blocks W
+  // (docs/derivatives.md "Steps").
   void DataGradient(const Eigen::VectorXd& F, const Eigen::VectorXd& w, const Eigen::VectorXd& mu,
-                    Gradient* out) const;
+                    const Eigen::VectorXd& W, Gradient* out) const;
 
   double h_ = 0.0;
   std::vector<BodyTerms> bodies_;

@@ -62,8 +62,8 @@ def test_gradient_of_a_column_against_whole_run_differences(traj):
     assert traj.undetermined_steps == []
 
 
-@pytest.mark.parametrize("solver", ["pyramid/lemke", "relaxed/lemke"])
-def test_pyramid_and_relaxed_gradients_against_whole_run_differences(solver):
+@pytest.mark.parametrize("solver", ["pyramid/lemke", "relaxed/lemke", "convex/convex-newton"])
+def test_other_contact_models_gradients_against_whole_run_differences(solver):
     traj = run(derivatives=True, solver=solver)
     g = traj.gradient("box.x", wrt=["mu", "box.mass", "box.velocity"])
     assert g["mu"] == pytest.approx(central("box.x", solver=solver, mu=0.3)[-1], rel=1e-5)

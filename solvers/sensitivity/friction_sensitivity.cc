@@ -21,6 +21,28 @@ FrictionSensitivity::FrictionSensitivity(const FrictionContactProblem& problem,
                                          const Eigen::VectorXd& r,
                                          const SensitivityOptions& options)
     : r_(r), pattern_(problem.W_columns()) {
+  Start(problem, options);
+}
+
+FrictionSensitivity::FrictionSensitivity(const FrictionContactProblem& problem,
+                                         const Eigen::VectorXd& r,
+                                         const Eigen::MatrixX2d& compliances,
+                                         const SensitivityOptions& options)
+    : r_(r), pattern_(problem.W_columns()), compliance_(compliances) {
+  if (compliances.rows() != problem.num_contacts() || !compliances.allFinite() ||
+      !(compliances.array() > 0.0).all()) {
+    throw InputError(
+        "sensitivity: the convex model needs a positive, finite compliance pair per "
+        "contact (" +
+        std::to_string(compliances.rows()) + " for " + std::to_string(problem.num_contacts()) +
+        " contacts)");
+  }
+  Start(problem, options);
+}
+
+void FrictionSensitivity::Start(const FrictionContactProblem& problem,
+                                const SensitivityOptions& options) {
+  const Eigen::VectorXd r = r_;
   RequireValidOptions(options, "sensitivity");
   if (r.size() != problem.size())
     throw InputError("sensitivity: r has " + std::to_string(r.size()) + " entries, the problem " +
@@ -37,6 +59,10 @@ FrictionSensitivity::FrictionSensitivity(const FrictionContactProblem& problem,
   }
   Eigen::VectorXd u;
   problem.Velocity(r_, &u);
+  for (int a = 0; a < compliance_.rows(); ++a) {  // the convex model's u + R r
+    u.segment<3>(3 * a) += r_.segment<3>(3 * a).cwiseProduct(
+        Eigen::Vector3d(compliance_(a, 0), compliance_(a, 1), compliance_(a, 1)));
+  }
   Classify(problem, u, options);
   Assemble(problem, options.max_dense_least_squares);
 }
@@ -54,9 +80,12 @@ void FrictionSensitivity::Classify(const FrictionContactProblem& problem, const 
   extra_.assign(nc, -1);
   num_unknowns_ = 3 * nc;
   for (int a = 0; a < nc; ++a) {
-    const double mu = problem.mu()[a], rn = r_[3 * a], un = u[3 * a];
+    const double mu = problem.mu()[a], rn = r_[3 * a];
     const Eigen::Vector2d rt(r_[3 * a + 1], r_[3 * a + 2]), ut(u[3 * a + 1], u[3 * a + 2]);
     const double slip = ut.norm();
+    // The normal velocity beyond the cone's: u_N for Coulomb, ũ_N - mu ||ũ_T|| for the convex
+    // model (zero where it slides).
+    const double un = u[3 * a] - (compliance_.rows() > 0 ? mu * slip : 0.0);
     ContactState state = ContactState::Apart;
     if (rn <= r_tolerance && un > u_tolerance) {
       state = ContactState::Apart;
@@ -112,6 +141,10 @@ void FrictionSensitivity::Assemble(const FrictionContactProblem& problem,
       const int row = row_of(static_cast<int>(it.row()));
       if (row >= 0) triplets.emplace_back(row, j, it.value());
     }
+  for (int i = 0; i < 3 * compliance_.rows(); ++i) {  // the convex model's (W + R) dr
+    const int row = row_of(i);
+    if (row >= 0) triplets.emplace_back(row, i, compliance_(i / 3, i % 3 == 0 ? 0 : 1));
+  }
   for (int a = 0; a < num_contacts(); ++a) {
     const int n = 3 * a;
     switch (state_[a]) {
@@ -127,6 +160,8 @@ void FrictionSensitivity::Assemble(const FrictionContactProblem& problem,
         const double mu = problem.mu()[a], rn = r_[n];
         const Eigen::Vector2d d = direction_[a], perpendicular = Perpendicular(d);
         const int e = extra_[a];
+        // The convex model's normal row: (W dr + R dr)_N - mu ds = -dF_N + s dmu.
+        if (compliance_.rows() > 0) triplets.emplace_back(n, e, -mu);
         for (int m = 0; m < 2; ++m) {
           // dr_T - mu d dr_N - mu r_N d_perp dphi = dmu r_N d.
           triplets.emplace_back(n + 1 + m, n + 1 + m, 1.0);
@@ -160,7 +195,7 @@ Eigen::VectorXd FrictionSensitivity::RightHandSide(const Eigen::VectorXd& dF,
         b[n] = -dF[n];
         break;
       case ContactState::Sliding:
-        b[n] = -dF[n];
+        b[n] = -dF[n] + (compliance_.rows() > 0 ? slip_[a] * dmu[a] : 0.0);
         b.segment<2>(n + 1) = dmu[a] * r_[n] * direction_[a];
         b.segment<2>(extra_[a]) = -dF.segment<2>(n + 1);
         break;
@@ -217,7 +252,8 @@ FrictionSensitivity::Gradient FrictionSensitivity::Vjp(const Eigen::VectorXd& g)
       case ContactState::Sliding:
         out.q[c] = -y[c];
         out.q.segment<2>(c + 1) = -y.segment<2>(extra_[a]);
-        out.mu[a] = r_[c] * direction_[a].dot(y.segment<2>(c + 1));
+        out.mu[a] = r_[c] * direction_[a].dot(y.segment<2>(c + 1)) +
+                    (compliance_.rows() > 0 ? slip_[a] * y[c] : 0.0);
         break;
     }
   }

@@ -24,6 +24,13 @@
 //             cannot decrease, is that of the side where the contact stays frictionless.
 // Tolerances as SensitivityOptions says: impulses scaled by 1 + ||r||_inf, velocities by
 // 1 + ||q||_inf.
+//
+// The convex contact model (solvers/friction/convex_newton.h: K ∋ r ⊥ u + R r ∈ K*, Anitescu's
+// relaxed cone with a compliance R = diag(R_N, R_T, R_T) per contact) has the same states in
+// the velocity ũ = u + R r, with two differences: a sliding contact's normal row is
+// ũ_N = mu s (it separates at mu times its slip) instead of u_N = 0, and apart means
+// ũ_N > mu ||ũ_T||. R is held fixed: a caller whose compliances move with the data adds dR r to
+// dq.
 #ifndef NCPKIT_SOLVERS_SENSITIVITY_FRICTION_SENSITIVITY_H_
 #define NCPKIT_SOLVERS_SENSITIVITY_FRICTION_SENSITIVITY_H_
 
@@ -56,6 +63,11 @@ class FrictionSensitivity {
   // outside a cone (1e-3 of 1 + ||r||_inf: no solution), or as SelectedSystem does.
   FrictionSensitivity(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
                       const SensitivityOptions& options = SensitivityOptions());
+  // The convex model's, with the compliances (R_N, R_T) per contact (rows of an n_c x 2 matrix,
+  // as ConvexNewton::Compliances gives them; > 0).
+  FrictionSensitivity(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
+                      const Eigen::MatrixX2d& compliances,
+                      const SensitivityOptions& options = SensitivityOptions());
 
   int size() const { return static_cast<int>(r_.size()); }
   int num_contacts() const { return static_cast<int>(state_.size()); }
@@ -76,6 +88,8 @@ class FrictionSensitivity {
   Eigen::MatrixXd Jacobian(Input input) const;
 
  private:
+  // Takes r onto its cones and classifies the contacts (the constructors' shared work).
+  void Start(const FrictionContactProblem& problem, const SensitivityOptions& options);
   void Classify(const FrictionContactProblem& problem, const Eigen::VectorXd& u,
                 const SensitivityOptions& options);
   void Assemble(const FrictionContactProblem& problem, int max_dense_least_squares);
@@ -84,6 +98,7 @@ class FrictionSensitivity {
 
   Eigen::VectorXd r_;
   Eigen::SparseMatrix<double> pattern_;  // W (its pattern and values)
+  Eigen::MatrixX2d compliance_;          // the convex model's (R_N, R_T); empty for Coulomb
   std::vector<ContactState> state_;
   std::vector<int> degenerate_;
   // Per contact: the friction direction d and the slip s (sliding), and the row of its two

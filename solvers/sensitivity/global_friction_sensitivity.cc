@@ -16,9 +16,10 @@ namespace {
 constexpr double kNegligibleBasisEntry = 1e-10;
 
 FrictionSensitivity Local(const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r,
-                          const SensitivityOptions& options) {
+                          const Eigen::MatrixX2d* compliances, const SensitivityOptions& options) {
   FrictionContactProblem local;
   problem.Reduce(&local);
+  if (compliances != nullptr) return FrictionSensitivity(local, r, *compliances, options);
   return FrictionSensitivity(local, r, options);
 }
 
@@ -57,7 +58,19 @@ Eigen::SparseMatrix<double> ContactMatrix(const GlobalFrictionContactProblem& pr
 GlobalFrictionSensitivity::GlobalFrictionSensitivity(const GlobalFrictionContactProblem& problem,
                                                      const Eigen::VectorXd& r,
                                                      const SensitivityOptions& options)
-    : local_(Local(problem, r, options)),
+    : local_(Local(problem, r, nullptr, options)),
+      r_(r),
+      H_(ContactMatrix(problem)),
+      M_(MassMatrix(problem, false)),
+      inverse_mass_(MassMatrix(problem, true)) {
+  problem.Velocity(r, &v_);
+}
+
+GlobalFrictionSensitivity::GlobalFrictionSensitivity(const GlobalFrictionContactProblem& problem,
+                                                     const Eigen::VectorXd& r,
+                                                     const Eigen::MatrixX2d& compliances,
+                                                     const SensitivityOptions& options)
+    : local_(Local(problem, r, &compliances, options)),
       r_(r),
       H_(ContactMatrix(problem)),
       M_(MassMatrix(problem, false)),

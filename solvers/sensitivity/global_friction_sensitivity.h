@@ -37,6 +37,11 @@ class GlobalFrictionSensitivity {
   // At the solution r (from any solver). Throws InputError as FrictionSensitivity does.
   GlobalFrictionSensitivity(const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r,
                             const SensitivityOptions& options = SensitivityOptions());
+  // The convex contact model's (FrictionSensitivity's second constructor), with its compliances
+  // (R_N, R_T) per contact held fixed.
+  GlobalFrictionSensitivity(const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r,
+                            const Eigen::MatrixX2d& compliances,
+                            const SensitivityOptions& options = SensitivityOptions());
 
   int size() const { return static_cast<int>(r_.size()); }
   const FrictionSensitivity& local() const { return local_; }

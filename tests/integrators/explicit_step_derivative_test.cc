@@ -25,12 +25,12 @@ namespace step_derivative_test {
 using derivative_bodies::Box;
 using derivative_bodies::Ground;
 
-// Tight solves of `model`'s problems: FCLib error 1e-12 for the cone, Lemke's pivots for the
-// pyramid and relaxed models' LCPs.
+// Tight solves of `model`'s problems: FCLib error 1e-12 for the cone, the convex model's own
+// error 1e-12 for convex, Lemke's pivots for the pyramid and relaxed models' LCPs.
 ExplicitStepperOptions Options(ExplicitModel model = ExplicitModel::Cone) {
   ExplicitStepperOptions options = derivative_bodies::TightOptions();
   options.model = model;
-  if (model != ExplicitModel::Cone) options.solver = "lemke";
+  if (model == ExplicitModel::Pyramid || model == ExplicitModel::Relaxed) options.solver = "lemke";
   return options;
 }
 
@@ -423,8 +423,11 @@ TEST_CASE("explicit step derivative: resting stacks against central differences"
   CHECK(compared >= 150);  // a floor that keeps the reach under other compilers' rounding
 }
 
-TEST_CASE("explicit step derivative: the pyramid and relaxed models against central differences") {
-  for (const ExplicitModel model : {ExplicitModel::Pyramid, ExplicitModel::Relaxed}) {
+TEST_CASE(
+    "explicit step derivative: the pyramid, relaxed and convex models against central "
+    "differences") {
+  for (const ExplicitModel model :
+       {ExplicitModel::Pyramid, ExplicitModel::Relaxed, ExplicitModel::Convex}) {
     const std::string model_name = ToString(model);
     CAPTURE(model_name);
     std::mt19937 random(29);
@@ -447,10 +450,11 @@ TEST_CASE("explicit step derivative: the pyramid and relaxed models against cent
 TEST_CASE("explicit step derivative: <v, J w> = <J^T v, w> for the state, parameters, commands") {
   std::mt19937 random(23);
   std::normal_distribution<double> n(0.0, 1.0);
-  for (int trial = 0; trial < 18; ++trial) {
+  for (int trial = 0; trial < 24; ++trial) {
     const ExplicitModel model = trial < 6    ? ExplicitModel::Cone
                                 : trial < 12 ? ExplicitModel::Pyramid
-                                             : ExplicitModel::Relaxed;
+                                : trial < 18 ? ExplicitModel::Relaxed
+                                             : ExplicitModel::Convex;
     CAPTURE(trial);
     std::unique_ptr<StepDerivative> d;
     StepOnce(RandomSetup(trial, &random, model), &d);
@@ -510,11 +514,12 @@ TEST_CASE("explicit step derivative: refused before a step, and for models witho
   Setup setup = SlidingBox(Eigen::Vector3d(1, 0, 0));
   ExplicitStepper fresh(setup.bodies, setup.laws, setup.options);
   CHECK_THROWS_AS(fresh.LastStepDerivative(), InputError);
-  setup.options.model = ExplicitModel::Convex;
+  setup.options.model = ExplicitModel::Soft;
   setup.options.solver = "auto";
-  ExplicitStepper convex(setup.bodies, setup.laws, setup.options);
-  convex.Step();
-  CHECK_THROWS_WITH_AS(convex.LastStepDerivative(), doctest::Contains("convex model"), InputError);
+  setup.options.soft_stiffness = 1e5;
+  ExplicitStepper soft(setup.bodies, setup.laws, setup.options);
+  soft.Step();
+  CHECK_THROWS_WITH_AS(soft.LastStepDerivative(), doctest::Contains("soft model"), InputError);
 }
 
 }  // namespace step_derivative_test

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "solvers/base/input_error.h"
+#include "solvers/friction/convex_newton.h"
 #include "solvers/registry/solver_registry.h"
 #include "solvers/sensitivity/global_friction_sensitivity.h"
 #include "tests/solvers/friction_scenes.h"
@@ -181,6 +182,75 @@ TEST_CASE("friction sensitivity: central differences on random problems") {
   CHECK(states[0] > 0);
   CHECK(states[1] > 0);
   CHECK(states[2] > 0);
+}
+
+// The convex contact model's solution (convex-newton, to 1e-14) with its compliances.
+Eigen::VectorXd SolveConvex(const FrictionContactProblem& problem) {
+  ConvexNewton::Options options;
+  options.tolerance = 1e-14;
+  options.max_iterations = 200;
+  ConvexNewton solver(options);
+  Eigen::VectorXd r;
+  const ConvexNewton::Summary& summary = solver.Solve(problem, &r);
+  REQUIRE_MESSAGE(summary.IsSolved(), summary.BriefReport());
+  return r;
+}
+
+TEST_CASE("friction sensitivity: the convex model's against central differences") {
+  // q and mu leave the compliances (which scale with W's blocks) where they are, so central
+  // differences of convex-newton's solutions check the model's derivative with R held fixed.
+  int checked = 0, changed = 0, states[4] = {0, 0, 0, 0};
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const int nc = 1 + static_cast<int>(seed % 4);
+    const FrictionContactProblem problem = RandomProblem(nc, seed + 200);
+    const Eigen::MatrixX2d R = ConvexNewton().Compliances(problem);
+    const FrictionSensitivity s(problem, SolveConvex(problem), R);
+    for (int a = 0; a < nc; ++a) ++states[static_cast<int>(s.state(a))];
+    std::mt19937_64 rng(seed + 300);
+    std::normal_distribution<double> normal;
+    for (int kind = 0; kind < 2; ++kind) {
+      FrictionSensitivity::Tangent d;
+      if (kind == 0) d.q = Eigen::VectorXd::NullaryExpr(3 * nc, [&]() { return normal(rng); });
+      if (kind == 1) d.mu = Eigen::VectorXd::NullaryExpr(nc, [&]() { return normal(rng); });
+      const double h = 1e-6;
+      const FrictionContactProblem plus = Perturbed(problem, d, h),
+                                   minus = Perturbed(problem, d, -h);
+      const Eigen::VectorXd r_plus = SolveConvex(plus), r_minus = SolveConvex(minus);
+      const FrictionSensitivity s_plus(plus, r_plus, R), s_minus(minus, r_minus, R);
+      bool same = true;
+      for (int a = 0; a < nc; ++a)
+        same = same && s_plus.state(a) == s.state(a) && s_minus.state(a) == s.state(a);
+      if (!same || !s.degenerate().empty()) {
+        ++changed;
+        continue;
+      }
+      ++checked;
+      const Eigen::VectorXd dr = s.Jvp(d);
+      CAPTURE(seed);
+      CAPTURE(kind);
+      CHECK(((r_plus - r_minus) / (2 * h) - dr).norm() <= 1e-5 * std::max(1.0, dr.norm()));
+    }
+    // The adjoint of the same derivative.
+    const Eigen::VectorXd v = Eigen::VectorXd::NullaryExpr(3 * nc, [&]() { return normal(rng); });
+    FrictionSensitivity::Tangent w;
+    w.q = Eigen::VectorXd::NullaryExpr(3 * nc, [&]() { return normal(rng); });
+    w.mu = Eigen::VectorXd::NullaryExpr(nc, [&]() { return normal(rng); });
+    const FrictionSensitivity::Gradient g = s.Vjp(v);
+    CHECK(v.dot(s.Jvp(w)) == doctest::Approx(g.q.dot(w.q) + g.mu.dot(w.mu)).epsilon(1e-11));
+  }
+  MESSAGE("convex model: " << checked << " directions checked, " << changed
+                           << " skipped (a state changed); states: " << states[0] << " apart, "
+                           << states[1] << " sticking, " << states[2] << " sliding");
+  CHECK(checked >= 50);
+  CHECK(states[0] > 0);
+  CHECK(states[1] > 0);
+  CHECK(states[2] > 0);
+  // Compliances per contact, positive and finite.
+  const FrictionContactProblem problem = RandomProblem(2, 7);
+  CHECK_THROWS_AS(FrictionSensitivity(problem, SolveConvex(problem), Eigen::MatrixX2d::Ones(1, 2)),
+                  InputError);
+  CHECK_THROWS_AS(FrictionSensitivity(problem, SolveConvex(problem), Eigen::MatrixX2d::Zero(2, 2)),
+                  InputError);
 }
 
 TEST_CASE("friction sensitivity: <v, J w> = <J^T v, w> to rounding") {
