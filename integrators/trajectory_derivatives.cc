@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "integrators/trajectory_gradient.h"
 #include "solvers/base/input_error.h"
@@ -15,9 +17,15 @@ constexpr std::array<const char*, 13> kStateColumns = {"x",  "y",  "z",  "qw", "
 constexpr std::array<const char*, 4> kStartVectors = {"position", "rotation", "velocity",
                                                       "angular_velocity"};
 
+// The names, comma-separated; a long list (a scene of many bodies has thousands of columns) is
+// cut after its first kShown, saying how many there are.
 std::string Joined(const std::vector<std::string>& names) {
+  constexpr size_t kShown = 40;
   std::string text;
-  for (const std::string& n : names) text += (text.empty() ? "" : ", ") + n;
+  for (size_t k = 0; k < names.size() && k < kShown; ++k) {
+    text += (text.empty() ? "" : ", ") + names[k];
+  }
+  if (names.size() > kShown) text += ", ... (" + std::to_string(names.size()) + " in all)";
   return text;
 }
 

@@ -232,6 +232,12 @@ TEST_CASE("simulate --gradient prints a column's gradient, by the closed form of
   CHECK(wrt.output.find("'friction'; there are: h, mu, restitution, box.mass") !=
         std::string::npos);
   CHECK(RunNcpkit("simulate " + scene.path() + " --wrt mu").status == 2);
+  // A scene of many bodies lists the first of its columns, and how many there are.
+  const Run many = RunNcpkit("simulate " + kScenes + "engine/stack50.json --gradient nope.x");
+  CHECK(many.status == 2);
+  CHECK(many.output.find("there are: b0.x, b0.y") != std::string::npos);
+  CHECK(many.output.find(", ... (650 in all)") != std::string::npos);
+  CHECK(many.output.size() < 1000);
   // The pyramid model's: one of its edges points against x, so the closed form holds. The convex
   // model's box rises at mu times its slip (the relaxation) and is checked in the library's
   // tests; here it runs.
