@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <random>
 
 #include "solvers/base/input_error.h"
@@ -137,6 +138,32 @@ FrictionContactProblem Perturbed(const FrictionContactProblem& p,
   return FrictionContactProblem(W, q, mu);
 }
 
+// Compares s.Jvp(d) with the central difference of `solve` along d; a direction along which a
+// contact's state changes within the difference (the perturbed solutions classified by
+// `at`), or a problem with degenerate contacts, counts in *changed instead of *checked.
+void CompareWithDifferences(
+    const FrictionContactProblem& problem, const FrictionSensitivity& s,
+    const FrictionSensitivity::Tangent& d,
+    const std::function<Eigen::VectorXd(const FrictionContactProblem&)>& solve,
+    const std::function<FrictionSensitivity(const FrictionContactProblem&, const Eigen::VectorXd&)>&
+        at,
+    int* checked, int* changed) {
+  const double h = 1e-6;
+  const FrictionContactProblem plus = Perturbed(problem, d, h), minus = Perturbed(problem, d, -h);
+  const Eigen::VectorXd r_plus = solve(plus), r_minus = solve(minus);
+  const FrictionSensitivity s_plus = at(plus, r_plus), s_minus = at(minus, r_minus);
+  bool same = s.degenerate().empty();
+  for (int a = 0; a < s.num_contacts(); ++a)
+    same = same && s_plus.state(a) == s.state(a) && s_minus.state(a) == s.state(a);
+  if (!same) {
+    ++*changed;
+    return;
+  }
+  ++*checked;
+  const Eigen::VectorXd dr = s.Jvp(d);
+  CHECK(((r_plus - r_minus) / (2 * h) - dr).norm() <= 1e-5 * std::max(1.0, dr.norm()));
+}
+
 TEST_CASE("friction sensitivity: central differences on random problems") {
   int checked = 0, changed = 0, states[4] = {0, 0, 0, 0};
   for (uint64_t seed = 1; seed <= 40; ++seed) {
@@ -156,23 +183,14 @@ TEST_CASE("friction sensitivity: central differences on random problems") {
         const Eigen::MatrixXd B = Eigen::MatrixXd::NullaryExpr(n, n, [&]() { return normal(rng); });
         d.W = (0.1 * (B + B.transpose())).sparseView();
       }
-      const double h = 1e-6;
-      const FrictionContactProblem plus = Perturbed(problem, d, h),
-                                   minus = Perturbed(problem, d, -h);
-      const Eigen::VectorXd r_plus = SolveFriction(plus), r_minus = SolveFriction(minus);
-      const FrictionSensitivity s_plus(plus, r_plus), s_minus(minus, r_minus);
-      bool same = true;
-      for (int a = 0; a < nc; ++a)
-        same = same && s_plus.state(a) == s.state(a) && s_minus.state(a) == s.state(a);
-      if (!same || !s.degenerate().empty()) {
-        ++changed;
-        continue;
-      }
-      ++checked;
-      const Eigen::VectorXd dr = s.Jvp(d);
       CAPTURE(seed);
       CAPTURE(kind);
-      CHECK(((r_plus - r_minus) / (2 * h) - dr).norm() <= 1e-5 * std::max(1.0, dr.norm()));
+      CompareWithDifferences(
+          problem, s, d, SolveFriction,
+          [](const FrictionContactProblem& p, const Eigen::VectorXd& x) {
+            return FrictionSensitivity(p, x);
+          },
+          &checked, &changed);
     }
   }
   MESSAGE(checked << " directions checked, " << changed
@@ -212,23 +230,14 @@ TEST_CASE("friction sensitivity: the convex model's against central differences"
       FrictionSensitivity::Tangent d;
       if (kind == 0) d.q = Eigen::VectorXd::NullaryExpr(3 * nc, [&]() { return normal(rng); });
       if (kind == 1) d.mu = Eigen::VectorXd::NullaryExpr(nc, [&]() { return normal(rng); });
-      const double h = 1e-6;
-      const FrictionContactProblem plus = Perturbed(problem, d, h),
-                                   minus = Perturbed(problem, d, -h);
-      const Eigen::VectorXd r_plus = SolveConvex(plus), r_minus = SolveConvex(minus);
-      const FrictionSensitivity s_plus(plus, r_plus, R), s_minus(minus, r_minus, R);
-      bool same = true;
-      for (int a = 0; a < nc; ++a)
-        same = same && s_plus.state(a) == s.state(a) && s_minus.state(a) == s.state(a);
-      if (!same || !s.degenerate().empty()) {
-        ++changed;
-        continue;
-      }
-      ++checked;
-      const Eigen::VectorXd dr = s.Jvp(d);
       CAPTURE(seed);
       CAPTURE(kind);
-      CHECK(((r_plus - r_minus) / (2 * h) - dr).norm() <= 1e-5 * std::max(1.0, dr.norm()));
+      CompareWithDifferences(
+          problem, s, d, SolveConvex,
+          [&R](const FrictionContactProblem& p, const Eigen::VectorXd& x) {
+            return FrictionSensitivity(p, x, R);
+          },
+          &checked, &changed);
     }
     // The adjoint of the same derivative.
     const Eigen::VectorXd v = Eigen::VectorXd::NullaryExpr(3 * nc, [&]() { return normal(rng); });
