@@ -66,6 +66,14 @@ void FeatureId::Flip() {
   face_body = static_cast<signed char>(1 - face_body);
   line_body = static_cast<signed char>(1 - line_body);
   if (kind == ContactFeature::Kind::kEdges) {
+    // An edge that ends at the contact places the point by A's edge (its end, or the foot of B's
+    // end on A's line); seen from B the point is A's plus the distance along the normal, which no
+    // rule of EvaluateContactFeature gives: such a flipped contact is not described.
+    for (int k = 0; k < 3; ++k) {
+      if (signs[2][k] * signs[3][k] != 0 || signs[4][k] * signs[5][k] != 0) {
+        kind = ContactFeature::Kind::kNone;
+      }
+    }
     for (int k = 0; k < 3; ++k) {
       std::swap(signs[2][k], signs[4][k]);
       std::swap(signs[3][k], signs[5][k]);

@@ -36,7 +36,9 @@ struct ContactFeature {
   int line_body = 0;  // kLinePlane: 0 (A) or 1 (B)
   // Every vector in the frame of the body it belongs to. kFace: the face's outward normal and a
   // point of its plane. kEdges: A's edge (point, direction) and B's (plane_point, plane_normal
-  // hold B's edge point and direction), and `sign` orients their cross product from A to B.
+  // hold B's edge point and direction), and `sign` orients their cross product from A to B; an
+  // edge's point is its centre, or the end where the contact's segments come closest (a vertex:
+  // its component along the edge is not zero).
   Eigen::Vector3d face_normal = Eigen::Vector3d::UnitZ();
   Eigen::Vector3d face_point = Eigen::Vector3d::Zero();
   Eigen::Vector3d point = Eigen::Vector3d::Zero();
@@ -66,7 +68,8 @@ struct FeatureId {
   // have no points) and radii (a sphere's) of A's shape `a` and B's `b`.
   ContactFeature Expand(const Shape& a, const Shape& b) const;
   // The same contact seen with A and B exchanged: the bodies' roles swap, and for two edges so
-  // do the edges' vectors ((B x A) = -(A x B), and the normal is reversed too: the sign stays).
+  // do the edges' vectors ((B x A) = -(A x B), and the normal is reversed too: the sign stays);
+  // two edges of which one ends at the contact become Kind::kNone (contact_feature.cc).
   void Flip();
 };
 
@@ -143,15 +146,19 @@ bool EvaluateContactFeature(const ContactFeature& f, const FeaturePose<T>& a,
       const Vec3 cross = da.cross(db);
       const T squared = cross.dot(cross);
       if (squared == T(0)) return false;
-      // The closest points of the two lines: s along A's, t along B's.
+      out->normal = T(f.sign) * cross / sqrt(squared);
+      // Both edges are perpendicular to the normal: any point of each gives the distance.
+      out->distance = out->normal.dot(pb - pa);
       const Vec3 r = pa - pb;
       const T aa = da.dot(da), ab = da.dot(db), bb = db.dot(db), ar = da.dot(r), br = db.dot(r);
-      const T denominator = aa * bb - ab * ab;
-      const T s = (ab * br - ar * bb) / denominator;
-      const T t = (aa * br - ab * ar) / denominator;
-      out->normal = T(f.sign) * cross / sqrt(squared);
-      out->point_a = pa + s * da;
-      out->distance = out->normal.dot(pb + t * db - out->point_a);
+      if (f.point.dot(f.direction) != 0.0) {
+        out->point_a = pa;  // A's edge ends at its closest point: that vertex
+      } else if (f.plane_point.dot(f.plane_normal) != 0.0) {
+        out->point_a = pa - (ar / aa) * da;  // B's edge does: the foot of its end on A's line
+      } else {                               // the lines' closest point: s along A's, t along B's
+        const T s = (ab * br - ar * bb) / (aa * bb - ab * ab);
+        out->point_a = pa + s * da;
+      }
       out->point_b = out->point_a + out->distance * out->normal;
       return true;
     }

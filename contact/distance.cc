@@ -533,18 +533,22 @@ void EdgeContact(const ShapePose& pa, const Vector3d& ha, const ShapePose& pb, c
   const Vector3d da = ha[i] * pa.rotation.col(i), db = hb[j] * pb.rotation.col(j);
   Vector3d ca, cb;
   ClosestOnSegments(edge_a, da, edge_b, db, &ca, &cb);
-  // Closest points inside both edges: the two edges' lines; at an end, not described.
-  FeatureId feature;
+  // The point is where the segments come closest: inside both edges, the lines' closest point;
+  // at an end of A's edge (speculative contact of separated boxes, whose edges' lines cross
+  // beside them), that end; at an end of B's edge alone, the foot of that end on A's line. The
+  // feature keeps a clamped edge's end as its point (a vertex: its component along the edge is
+  // not zero), which tells EvaluateContactFeature which of the three it is.
   const double margin = 1.0 - 1e-9;
-  if (std::abs((ca - edge_a).dot(da)) < margin * da.squaredNorm() &&
-      std::abs((cb - edge_b).dot(db)) < margin * db.squaredNorm()) {
-    feature.kind = ContactFeature::Kind::kEdges;
-    Signs(local_a, feature.signs[2]);
-    Signs(Vector3d::Unit(i), feature.signs[3]);
-    Signs(local_b, feature.signs[4]);
-    Signs(Vector3d::Unit(j), feature.signs[5]);
-    feature.sign = n.dot(pa.rotation.col(i).cross(pb.rotation.col(j))) > 0.0 ? 1 : -1;
-  }
+  const double along_a = (ca - edge_a).dot(da), along_b = (cb - edge_b).dot(db);
+  if (std::abs(along_a) >= margin * da.squaredNorm()) local_a[i] = along_a > 0.0 ? ha[i] : -ha[i];
+  if (std::abs(along_b) >= margin * db.squaredNorm()) local_b[j] = along_b > 0.0 ? hb[j] : -hb[j];
+  FeatureId feature;
+  feature.kind = ContactFeature::Kind::kEdges;
+  Signs(local_a, feature.signs[2]);
+  Signs(Vector3d::Unit(i), feature.signs[3]);
+  Signs(local_b, feature.signs[4]);
+  Signs(Vector3d::Unit(j), feature.signs[5]);
+  feature.sign = n.dot(pa.rotation.col(i).cross(pb.rotation.col(j))) > 0.0 ? 1 : -1;
   Add(ca, n, axis.separation, out, feature);
 }
 

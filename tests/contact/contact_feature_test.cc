@@ -11,6 +11,7 @@
 #include <Eigen/Geometry>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 #include <vector>
@@ -82,6 +83,32 @@ Eigen::Matrix3d RandomRotation(std::mt19937* random, double spread) {
   std::normal_distribution<double> normal(0.0, 1.0);
   const Eigen::Vector3d w(normal(*random), normal(*random), normal(*random));
   return Eigen::AngleAxisd(spread * w.norm(), w.normalized()).toRotationMatrix();
+}
+
+// Two boxes turned at random, B moved away from A along a random direction until the nearest
+// contact the narrow phase reports is `gap` away (0.5 to 9 mm, within the search threshold of
+// 1 cm): separated boxes whose contacts are speculative, as between a pile's neighbours.
+void SeparatedPair(std::mt19937* random, Case* c) {
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> gap_draw(0.0005, 0.009);
+  c->pa.rotation = RandomRotation(random, 3.0);
+  c->pb.rotation = RandomRotation(random, 3.0);
+  const Eigen::Vector3d d =
+      Eigen::Vector3d(normal(*random), normal(*random), normal(*random)).normalized();
+  const double gap = gap_draw(*random);
+  // The reported distance grows with the offset along d: bisect for the one that gives `gap`.
+  double low = 0.0, high = c->a.size.norm() + c->b.size.norm();
+  for (int k = 0; k < 60; ++k) {
+    const double mid = 0.5 * (low + high);
+    std::vector<ContactPoint> points;
+    ShapePose pb = c->pb;
+    pb.position = c->pa.position + mid * d;
+    ExplicitContactGeometry().FindContacts(c->a, c->pa, c->b, pb, 1.0, &points);
+    double closest = std::numeric_limits<double>::infinity();
+    for (const ContactPoint& p : points) closest = std::min(closest, p.distance);
+    (closest < gap ? low : high) = mid;
+  }
+  c->pb.position = c->pa.position + high * d;
 }
 
 // Random pairs of every described kind near contact: a box or a sphere on a plane, a box on a box
@@ -304,6 +331,61 @@ TEST_CASE("contact features: derivatives with respect to both poses against cent
     INFO("kind " << kind << " incident " << incident);
     CHECK(by_kind[{kind, incident}] >= 5);
   }
+}
+
+// Separated boxes within the search threshold whose edge axis separates them best, with edges
+// whose lines come closest beside one of them (about 1 in 100 such pairs of near-cubes): the
+// contact is the point of the segments closest to each other, A's vertex or the foot of B's on
+// A's line. Each one is evaluated back where it was found and differentiated against central
+// differences; flipped, it is not described. Its distance is the separation of the edges' lines
+// along their common normal (the separating axis's), which beside an end is not the distance of
+// the point's two material points: the normal row of the contact Jacobian is not its derivative.
+TEST_CASE("contact features: speculative edge contacts whose segments come closest at an end") {
+  std::mt19937 random(17);
+  std::uniform_real_distribution<double> side(0.08, 0.12);
+  int ends[2] = {0, 0};  // compared contacts whose A's or B's edge ends at the point
+  int found = 0;
+  for (int trial = 0; trial < 20000 && (ends[0] < 10 || ends[1] < 10); ++trial) {
+    Case c;
+    c.a = Make(ShapeKind::Box, Eigen::Vector3d(side(random), side(random), side(random)));
+    c.b = Make(ShapeKind::Box, Eigen::Vector3d(side(random), side(random), side(random)));
+    SeparatedPair(&random, &c);
+    const std::vector<ContactPoint> points = Search(c, c.pa, c.pb);
+    Eigen::Matrix<double, Eigen::Dynamic, 12> numeric;
+    bool differenced = false, have_numeric = false;
+    for (size_t k = 0; k < points.size(); ++k) {
+      const ContactPoint& p = points[k];
+      const ContactFeature f = p.feature.Expand(c.a, c.b);
+      const bool a_end = f.kind == ContactFeature::Kind::kEdges && f.point.dot(f.direction) != 0.0;
+      const bool b_end =
+          f.kind == ContactFeature::Kind::kEdges && f.plane_point.dot(f.plane_normal) != 0.0;
+      if (!a_end && !b_end) continue;
+      ++found;
+      INFO("trial " << trial << " contact " << k << " A's end " << a_end << " B's end " << b_end);
+      FeatureContact<double> e;
+      REQUIRE(EvaluateContactFeature(f, DoublePose(c.pa), DoublePose(c.pb), &e));
+      CHECK(std::abs(e.distance - p.distance) <= 1e-9);
+      CHECK((e.normal - p.normal).norm() <= 1e-12);
+      CHECK((e.point_a - p.point_a).norm() <= 1e-9);
+      CHECK((e.point_b - p.point_b).norm() <= 1e-9);
+      FeatureId flipped = p.feature;
+      flipped.Flip();
+      CHECK(flipped.kind == ContactFeature::Kind::kNone);
+      if (!differenced) {
+        differenced = true;
+        have_numeric = NumericJacobian(c, points, &numeric);
+      }
+      if (!have_numeric) continue;  // the features change within the difference
+      Eigen::Matrix<double, 10, 12> exact;
+      REQUIRE(ExactJacobian(c, p, &exact));
+      CHECK((exact - numeric.block<10, 12>(10 * k, 0)).cwiseAbs().maxCoeff() <= 1e-7);
+      ++ends[a_end ? 0 : 1];
+    }
+  }
+  MESSAGE("edge contacts at an end: " << found << " found, " << ends[0] << " at A's end and "
+                                      << ends[1] << " at B's alone differentiated");
+  CHECK(ends[0] >= 10);
+  CHECK(ends[1] >= 10);
 }
 
 }  // namespace contact_feature_test
