@@ -1099,16 +1099,7 @@ std::unique_ptr<StepperSnapshot> ImplicitStepper::Save() const {
 }
 
 void ImplicitStepper::SetBodyState(int i, const RigidBodyState& state) {
-  if (i < 0 || i >= static_cast<int>(bodies_.size()) || bodies_[i].fixed) {
-    throw InputError("implicit stepper: SetBodyState(" + std::to_string(i) +
-                     ") names no moving body");
-  }
-  const bool finite = state.position.allFinite() && state.orientation.coeffs().allFinite() &&
-                      state.linear_velocity.allFinite() && state.angular_velocity.allFinite();
-  if (!finite || std::abs(state.orientation.norm() - 1.0) > 1e-9) {
-    throw InputError("implicit stepper: SetBodyState(" + std::to_string(i) +
-                     "): a non-finite state or a quaternion not of unit length");
-  }
+  internal::RequireSettableBodyState("implicit", bodies_, i, state);
   bodies_[i].state = state;
   derivable_ = false;
 }

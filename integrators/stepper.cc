@@ -1,6 +1,7 @@
 #include "integrators/stepper.h"
 
 #include <cmath>
+#include <string>
 
 namespace ncpkit {
 
@@ -28,6 +29,19 @@ std::unique_ptr<StepperSnapshot> Stepper::Save() const {
 
 void Stepper::Restore(const StepperSnapshot& /*snapshot*/) {
   throw InputError("the " + variant() + " stepper has no snapshots");
+}
+
+void internal::RequireSettableBodyState(const char* stepper, const std::vector<Body>& bodies, int i,
+                                        const RigidBodyState& state) {
+  const std::string call = std::string(stepper) + " stepper: SetBodyState(" + std::to_string(i);
+  if (i < 0 || i >= static_cast<int>(bodies.size()) || bodies[i].fixed) {
+    throw InputError(call + ") names no moving body");
+  }
+  const bool finite = state.position.allFinite() && state.orientation.coeffs().allFinite() &&
+                      state.linear_velocity.allFinite() && state.angular_velocity.allFinite();
+  if (!finite || std::abs(state.orientation.norm() - 1.0) > 1e-9) {
+    throw InputError(call + "): a non-finite state or a quaternion not of unit length");
+  }
 }
 
 }  // namespace ncpkit

@@ -140,6 +140,13 @@ class Stepper {
   static const std::vector<Actuator> kNoActuators;
 };
 
+namespace internal {
+// The checks of a stepper's SetBodyState(i, state): InputError ("<stepper> stepper:
+// SetBodyState(i)...") unless body i moves and the state is finite with a unit quaternion.
+void RequireSettableBodyState(const char* stepper, const std::vector<Body>& bodies, int i,
+                              const RigidBodyState& state);
+}  // namespace internal
+
 }  // namespace ncpkit
 
 #endif  // NCPKIT_INTEGRATORS_STEPPER_H_
