@@ -286,13 +286,7 @@ void ImplicitStepDerivative::AddBodyRows(const ImplicitStepData& step,
       if (r[row].v[c] != 0.0) entries->emplace_back(offset + row, column[c], r[row].v[c]);
     }
   }
-  BodyTerms& terms = bodies_[slot];
-  terms.v_plus = nu_plus.head<3>();
-  terms.omega_plus = nu_plus.tail<3>();
-  const Eigen::Vector3d phi = h_ * terms.omega_plus;
-  terms.turn = phi.norm() > 0.0 ? Eigen::Matrix3d(Eigen::AngleAxisd(phi.norm(), phi.normalized()))
-                                : Eigen::Matrix3d::Identity();
-  terms.left_jacobian = So3LeftJacobian(phi);
+  bodies_[slot].Linearize(nu_plus, h_);
 }
 
 void ImplicitStepDerivative::PairColumns(const ImplicitStepData& step,
@@ -560,13 +554,8 @@ Eigen::VectorXd ImplicitStepDerivative::Jvp(const Eigen::VectorXd& ds, const Eig
     const Eigen::VectorXd dz =
         island.sensitivity->Tangent(dF, Eigen::VectorXd(), Eigen::VectorXd());
     for (const auto& [slot, offset] : island.nu) {
-      const BodyTerms& b = bodies_[slot];
-      const Eigen::Vector3d dv = dz.segment<3>(offset), domega = dz.segment<3>(offset + 3);
-      out.segment<3>(12 * slot) = x.segment<3>(12 * slot) + dh * b.v_plus + h_ * dv;
-      out.segment<3>(12 * slot + 3) = b.turn * x.segment<3>(12 * slot + 3) +
-                                      b.left_jacobian * (dh * b.omega_plus + h_ * domega);
-      out.segment<3>(12 * slot + 6) = dv;
-      out.segment<3>(12 * slot + 9) = domega;
+      out.segment<12>(12 * slot) = bodies_[slot].Jvp(
+          x.segment<3>(12 * slot), x.segment<3>(12 * slot + 3), dh, h_, dz.segment<6>(offset));
     }
     for (const Island::Memory& m : island.memory) {
       out[m.entry] = dz[m.deflection];
@@ -589,14 +578,11 @@ StepDerivative::Gradient ImplicitStepDerivative::Vjp(const Eigen::VectorXd& g) c
     Eigen::VectorXd gz = Eigen::VectorXd::Zero(island.size);
     // Through the pose update: the start pose directly, h, and d nu+.
     for (const auto& [slot, offset] : island.nu) {
-      const BodyTerms& b = bodies_[slot];
-      const Eigen::Vector3d g_x = g.segment<3>(12 * slot), g_theta = g.segment<3>(12 * slot + 3);
-      const Eigen::Vector3d through_exp = b.left_jacobian.transpose() * g_theta;
-      gx.segment<3>(12 * slot) += g_x;
-      gx.segment<3>(12 * slot + 3) += b.turn.transpose() * g_theta;
-      gx[state_size()] += g_x.dot(b.v_plus) + through_exp.dot(b.omega_plus);
-      gz.segment<3>(offset) = h_ * g_x + g.segment<3>(12 * slot + 6);
-      gz.segment<3>(offset + 3) = h_ * through_exp + g.segment<3>(12 * slot + 9);
+      const PoseUpdateTerms::Adjoint a =
+          bodies_[slot].Vjp(g.segment<12>(12 * slot), h_, &gx[state_size()]);
+      gx.segment<3>(12 * slot) += a.x;
+      gx.segment<3>(12 * slot + 3) += a.theta;
+      gz.segment<6>(offset) = a.nu_plus;
     }
     for (const Island::Memory& m : island.memory) {
       gz[m.deflection] += g[m.entry];

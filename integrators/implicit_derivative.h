@@ -95,11 +95,7 @@ class ImplicitStepDerivative : public StepDerivative {
   static constexpr int kBodyInputs = 17, kPairInputs = 22;
   // A pair's next layer state on Jets over its unknowns (at most 6 + 6 + 18 + 7) and inputs.
   static constexpr int kMemoryJet = 64;
-  struct BodyTerms {
-    Eigen::Vector3d v_plus, omega_plus;
-    Eigen::Matrix3d turn;           // exp(h [omega+]x)
-    Eigen::Matrix3d left_jacobian;  // of exp at h omega+
-  };
+  using BodyTerms = PoseUpdateTerms;  // each body's pose update at its end-of-step twist
   struct Island {
     std::unique_ptr<BoxSensitivity> sensitivity;
     // dF/dx for x = [ds, dp, du] (rows: the island's z).

@@ -1,5 +1,6 @@
 #include "integrators/step_derivative.h"
 
+#include <Eigen/Geometry>
 #include <cmath>
 
 namespace ncpkit {
@@ -39,6 +40,37 @@ Eigen::Matrix3d So3LeftJacobian(const Eigen::Vector3d& phi) {
   if (a < 1e-6) return Eigen::Matrix3d::Identity() + 0.5 * K + K * K / 6.0;
   return Eigen::Matrix3d::Identity() + (1.0 - std::cos(a)) / (a * a) * K +
          (a - std::sin(a)) / (a * a * a) * K * K;
+}
+
+void PoseUpdateTerms::Linearize(const Eigen::Matrix<double, 6, 1>& nu_plus, double h) {
+  v_plus = nu_plus.head<3>();
+  omega_plus = nu_plus.tail<3>();
+  const Eigen::Vector3d phi = h * omega_plus;
+  turn = phi.norm() > 0.0 ? Eigen::Matrix3d(Eigen::AngleAxisd(phi.norm(), phi.normalized()))
+                          : Eigen::Matrix3d::Identity();
+  left_jacobian = So3LeftJacobian(phi);
+}
+
+Eigen::Matrix<double, 12, 1> PoseUpdateTerms::Jvp(
+    const Eigen::Vector3d& dx, const Eigen::Vector3d& dtheta, double dh, double h,
+    const Eigen::Matrix<double, 6, 1>& dnu_plus) const {
+  const Eigen::Vector3d dv = dnu_plus.head<3>(), domega = dnu_plus.tail<3>();
+  Eigen::Matrix<double, 12, 1> out;
+  out << dx + dh * v_plus + h * dv, turn * dtheta + left_jacobian * (dh * omega_plus + h * domega),
+      dv, domega;
+  return out;
+}
+
+PoseUpdateTerms::Adjoint PoseUpdateTerms::Vjp(const Eigen::Matrix<double, 12, 1>& g, double h,
+                                              double* h_gradient) const {
+  const Eigen::Vector3d g_x = g.head<3>(), g_theta = g.segment<3>(3);
+  const Eigen::Vector3d through_exp = left_jacobian.transpose() * g_theta;
+  Adjoint out;
+  out.x = g_x;
+  out.theta = turn.transpose() * g_theta;
+  *h_gradient += g_x.dot(v_plus) + through_exp.dot(omega_plus);
+  out.nu_plus << h * g_x + g.segment<3>(6), h * through_exp + g.segment<3>(9);
+  return out;
 }
 
 }  // namespace internal

@@ -88,6 +88,29 @@ class StepDerivative {
 namespace internal {
 // d exp(phi) = J_l(phi) d phi: the left Jacobian of SO(3), for pose updates R+ = exp([phi]x) R.
 Eigen::Matrix3d So3LeftJacobian(const Eigen::Vector3d& phi);
+
+// A dynamic stepper's pose update x+ = x + h v+, R+ = exp(h [omega+]x) R of one body, linearized
+// at its end-of-step twist: the last link of the implicit and explicit steps' derivatives. The
+// body's 12 state entries are [x, theta, v, omega] (StepDerivative).
+struct PoseUpdateTerms {
+  Eigen::Vector3d v_plus, omega_plus;
+  Eigen::Matrix3d turn;           // exp(h [omega+]x)
+  Eigen::Matrix3d left_jacobian;  // of exp at h omega+
+
+  // Sets the terms for the end-of-step twist nu_plus and the time step h.
+  void Linearize(const Eigen::Matrix<double, 6, 1>& nu_plus, double h);
+  // The body's ds+ for a change of its start pose (dx, dtheta), of h and of its end twist dnu+.
+  Eigen::Matrix<double, 12, 1> Jvp(const Eigen::Vector3d& dx, const Eigen::Vector3d& dtheta,
+                                   double dh, double h,
+                                   const Eigen::Matrix<double, 6, 1>& dnu_plus) const;
+  // From the gradient g of the body's 12 end entries: the gradients with respect to its start
+  // pose (x, theta), to h (added to *h_gradient) and to its end twist.
+  struct Adjoint {
+    Eigen::Vector3d x, theta;
+    Eigen::Matrix<double, 6, 1> nu_plus;
+  };
+  Adjoint Vjp(const Eigen::Matrix<double, 12, 1>& g, double h, double* h_gradient) const;
+};
 }  // namespace internal
 
 }  // namespace ncpkit

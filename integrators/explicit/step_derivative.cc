@@ -188,14 +188,7 @@ void ExplicitStepDerivative::LinearizeBodies(const ExplicitStepData& step) {
     MassAndMomentum(body, s.orientation.toRotationMatrix(), step.options.gravity, in.data(), out);
     for (int r = 0; r < kBodyOutputs; ++r) terms.jacobian.row(r) = out[r].v.transpose();
     terms.inverse_mass = step.workspace.inverse_mass[i];
-    const Vector6d& nu = step.workspace.velocity[i];
-    terms.v_plus = nu.head<3>();
-    terms.omega_plus = nu.tail<3>();
-    const Eigen::Vector3d phi = h_ * terms.omega_plus;
-    terms.turn = phi.norm() > 0.0
-                     ? Eigen::AngleAxisd(phi.norm(), phi.normalized()).toRotationMatrix()
-                     : Eigen::Matrix3d::Identity();
-    terms.left_jacobian = So3LeftJacobian(phi);
+    terms.pose.Linearize(step.workspace.velocity[i], h_);
   }
 }
 
@@ -441,13 +434,8 @@ Eigen::VectorXd ExplicitStepDerivative::PoseUpdate(const Eigen::VectorXd& ds,
   Eigen::VectorXd out(state_size());
   const double dh = At(dp, 0);
   for (size_t k = 0; k < bodies_.size(); ++k) {
-    const BodyTerms& b = bodies_[k];
-    const Eigen::Vector3d dv = dnu.segment<3>(6 * k), domega = dnu.segment<3>(6 * k + 3);
-    out.segment<3>(12 * k) = Segment<3>(ds, 12 * k) + dh * b.v_plus + h_ * dv;
-    out.segment<3>(12 * k + 3) =
-        b.turn * Segment<3>(ds, 12 * k + 3) + b.left_jacobian * (dh * b.omega_plus + h_ * domega);
-    out.segment<3>(12 * k + 6) = dv;
-    out.segment<3>(12 * k + 9) = domega;
+    out.segment<12>(12 * k) = bodies_[k].pose.Jvp(
+        Segment<3>(ds, 12 * k), Segment<3>(ds, 12 * k + 3), dh, h_, dnu.segment<6>(6 * k));
   }
   return out;
 }
@@ -540,14 +528,11 @@ StepDerivative::Gradient ExplicitStepDerivative::Vjp(const Eigen::VectorXd& g) c
   // Through the pose update: the start pose directly, h, and d nu+.
   Eigen::VectorXd g_nu(6 * static_cast<Eigen::Index>(bodies_.size()));
   for (size_t k = 0; k < bodies_.size(); ++k) {
-    const BodyTerms& b = bodies_[k];
-    const Eigen::Vector3d gx = g.segment<3>(12 * k), gtheta = g.segment<3>(12 * k + 3);
-    const Eigen::Vector3d through_exp = b.left_jacobian.transpose() * gtheta;
-    out.state.segment<3>(12 * k) += gx;
-    out.state.segment<3>(12 * k + 3) += b.turn.transpose() * gtheta;
-    out.parameters[0] += gx.dot(b.v_plus) + through_exp.dot(b.omega_plus);
-    g_nu.segment<3>(6 * k) = h_ * gx + g.segment<3>(12 * k + 6);
-    g_nu.segment<3>(6 * k + 3) = h_ * through_exp + g.segment<3>(12 * k + 9);
+    const PoseUpdateTerms::Adjoint a =
+        bodies_[k].pose.Vjp(g.segment<12>(12 * k), h_, &out.parameters[0]);
+    out.state.segment<3>(12 * k) += a.x;
+    out.state.segment<3>(12 * k + 3) += a.theta;
+    g_nu.segment<6>(6 * k) = a.nu_plus;
   }
   // nu+ = M^-1 (H r + f): a = M^-1 g_nu is dL/df at fixed r, H^T a is dL/dr; through q =
   // H^T M^-1 f + w, the problem's gradient w of q adds M^-1 H w to dL/df.

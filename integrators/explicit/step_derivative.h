@@ -67,9 +67,7 @@ class ExplicitStepDerivative : public StepDerivative {
     int mass_slot = -1;  // its "<name>.mass" in p
     Eigen::Matrix<double, kBodyOutputs, kBodyInputs> jacobian;
     Eigen::Matrix<double, 6, 6> inverse_mass;
-    Eigen::Vector3d omega_plus, v_plus;  // end-of-step twist
-    Eigen::Matrix3d turn;                // exp(h [omega+]x)
-    Eigen::Matrix3d left_jacobian;       // of exp at h omega+
+    PoseUpdateTerms pose;  // at the end-of-step twist
   };
   struct ContactTerms {
     int slot_a = -1, slot_b = -1;  // the bodies' moving slots (-1: fixed)
