@@ -62,10 +62,13 @@ RigidBodyState Moved(const RigidBodyState& start, int k, double d) {
   return s;
 }
 
-void BM_StateJacobian(benchmark::State& state, bool exact) {
-  std::unique_ptr<ExplicitStepper> stepper = SlidingBox();
+// The full state Jacobian of the step `stepper` takes from where it stands, its body `body` the
+// one that moves (12 x 12): "exact" from the step's derivative, "central" by central differences
+// of the step (24 more steps from perturbed states); both include the step itself.
+template <class SomeStepper>
+void StateJacobianLoop(benchmark::State& state, SomeStepper* stepper, int body, bool exact) {
   const std::unique_ptr<StepperSnapshot> start = stepper->Save();
-  const RigidBodyState initial = stepper->bodies()[1].state;
+  const RigidBodyState initial = stepper->bodies()[body].state;
   Eigen::MatrixXd J(12, 12);
   for (auto _ : state) {
     stepper->Restore(*start);
@@ -78,15 +81,20 @@ void BM_StateJacobian(benchmark::State& state, bool exact) {
         Eigen::Vector3d ends[2];
         for (int side = 0; side < 2; ++side) {
           stepper->Restore(*start);
-          stepper->SetBodyState(1, Moved(initial, k, side == 0 ? eps : -eps));
+          stepper->SetBodyState(body, Moved(initial, k, side == 0 ? eps : -eps));
           stepper->Step();
-          ends[side] = stepper->bodies()[1].state.position;
+          ends[side] = stepper->bodies()[body].state.position;
         }
         J.block<3, 1>(0, k) = (ends[0] - ends[1]) / (2 * eps);  // (positions only suffice)
       }
     }
     benchmark::DoNotOptimize(J.data());
   }
+}
+
+void BM_StateJacobian(benchmark::State& state, bool exact) {
+  std::unique_ptr<ExplicitStepper> stepper = SlidingBox();
+  StateJacobianLoop(state, stepper.get(), 1, exact);
 }
 BENCHMARK_CAPTURE(BM_StateJacobian, exact, true);
 BENCHMARK_CAPTURE(BM_StateJacobian, central, false);
@@ -231,35 +239,10 @@ void BM_ImplicitStepBackward(benchmark::State& state) {
 }
 BENCHMARK(BM_ImplicitStepBackward)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond);
 
-// The full state Jacobian of the shipped sliding cube's step 10 (12 x 12): "exact" from the step's
-// derivative, "central" by central differences of the step (24 steps from perturbed states);
-// both include the step itself.
+// The full state Jacobian of the shipped sliding cube's step 10, as StateJacobianLoop's.
 void BM_ImplicitStateJacobian(benchmark::State& state, bool exact) {
   std::unique_ptr<ImplicitStepper> stepper = ImplicitAt(0, kImplicitAt[0] - 1);
-  const std::unique_ptr<StepperSnapshot> start = stepper->Save();
-  const int cube = stepper->BodyIndex("cube");
-  const RigidBodyState initial = stepper->bodies()[cube].state;
-  Eigen::MatrixXd J(12, 12);
-  for (auto _ : state) {
-    stepper->Restore(*start);
-    stepper->Step();
-    if (exact) {
-      J = stepper->LastStepDerivative()->StateJacobian();
-    } else {
-      const double eps = 1e-6;
-      for (int k = 0; k < 12; ++k) {
-        Eigen::Vector3d ends[2];
-        for (int side = 0; side < 2; ++side) {
-          stepper->Restore(*start);
-          stepper->SetBodyState(cube, Moved(initial, k, side == 0 ? eps : -eps));
-          stepper->Step();
-          ends[side] = stepper->bodies()[cube].state.position;
-        }
-        J.block<3, 1>(0, k) = (ends[0] - ends[1]) / (2 * eps);  // (positions only suffice)
-      }
-    }
-    benchmark::DoNotOptimize(J.data());
-  }
+  StateJacobianLoop(state, stepper.get(), stepper->BodyIndex("cube"), exact);
 }
 BENCHMARK_CAPTURE(BM_ImplicitStateJacobian, exact, true)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_ImplicitStateJacobian, central, false)->Unit(benchmark::kMicrosecond);

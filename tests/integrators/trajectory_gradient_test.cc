@@ -156,7 +156,7 @@ TEST_CASE("trajectory gradient: a ball sliding with spin against central differe
   };
   Eigen::Matrix<double, 7, 1> x0;
   x0 << 1.0, 0.4, 0.0, 10.0, -40.0, 3.0, 0.5;
-  const int N = 15;
+  constexpr int N = 15;
   const auto loss = [&](const Eigen::Matrix<double, 7, 1>& x) {
     ExplicitStepper s(bodies(x), Laws(x[6]), Options());
     for (int k = 0; k < N; ++k) s.Step();
@@ -167,7 +167,7 @@ TEST_CASE("trajectory gradient: a ball sliding with spin against central differe
   options.steps = N;
   const TrajectoryGradientResult r = ReverseGradient(
       &stepper,
-      [N](int step, const Stepper&) -> Eigen::VectorXd {
+      [](int step, const Stepper&) -> Eigen::VectorXd {
         if (step != N) return Eigen::VectorXd();
         Eigen::VectorXd g = Eigen::VectorXd::Zero(12);
         g[0] = 1.0;
