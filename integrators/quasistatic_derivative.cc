@@ -62,13 +62,6 @@ std::string ContactName(const std::vector<Body>& bodies, const LinearizedContact
 QuasistaticStepDerivative::~QuasistaticStepDerivative() = default;
 
 QuasistaticStepDerivative::QuasistaticStepDerivative(const QuasistaticStepData& step) {
-  for (const Actuator& a : step.actuators) {
-    if (a.kind == ActuatorKind::Revolute) {
-      throw InputError("quasistatic step derivatives: actuator '" + a.name +
-                       "' is revolute, whose twist moves with the bodies; only prismatic "
-                       "actuators are differentiated");
-    }
-  }
   n_ = step.balance.size();
   z_ = step.z;
   AddNames(step);
@@ -158,6 +151,32 @@ QuasistaticStepDerivative::InputMap QuasistaticStepDerivative::DriftMap(
   return map;
 }
 
+// d[axis_a x (p - pivot - T)] = axis_a x (dp - dT): the body's position moves with every
+// actuator by its twist's linear part, and the prismatic ones' share of it, dT, moves the pivot
+// too; what remains is the revolute actuators' axis_a' x (p - pivot_a' - T) per unit of q_a'.
+std::vector<QuasistaticStepDerivative::TurningTwist> QuasistaticStepDerivative::TurningTwists(
+    const QuasistaticStepData& step, int body) const {
+  std::vector<TurningTwist> out;
+  const int actuator_entries = 6 * static_cast<int>(moving_bodies_.size());
+  const Eigen::Vector3d translation = ActuatedTranslation(step.actuators, step.q_start, body);
+  for (size_t a = 0; a < step.actuators.size(); ++a) {
+    const Actuator& act = step.actuators[a];
+    if (act.kind != ActuatorKind::Revolute || !act.Moves(body)) continue;
+    TurningTwist turning;
+    turning.column = actuator_columns_[a];
+    if (act.prescribed) turning.prescribed = act.command(step.t1) - step.q_start[a];
+    for (size_t other = 0; other < step.actuators.size(); ++other) {
+      const Actuator& by = step.actuators[other];
+      if (by.kind != ActuatorKind::Revolute || !by.Moves(body)) continue;
+      const Vector6d twist = ActuatorTwist(by, step.start[body].position, translation);
+      turning.inputs.push_back(actuator_entries + static_cast<int>(other));
+      turning.by_input.push_back(act.axis.cross(twist.head<3>()));
+    }
+    out.push_back(std::move(turning));
+  }
+  return out;
+}
+
 void QuasistaticStepDerivative::AddRow(int row, const Eigen::VectorXd& local, const InputMap& map) {
   for (int k = 0; k < local.size(); ++k) {
     if (local[k] == 0.0) continue;
@@ -211,6 +230,17 @@ void QuasistaticStepDerivative::LinearizeActuators(const QuasistaticStepData& st
                                            ActuatedTranslation(step.actuators, step.q_start, b));
       triplets_.emplace_back(col, state_size() + mass_slot_[b],
                              -step.options.gravity.dot(twist.head<3>()));
+    }
+    // A revolute actuator's lever turns with the revolute actuators of its bodies.
+    for (int b : act.bodies) {
+      for (const TurningTwist& turning : TurningTwists(step, b)) {
+        if (turning.column != col) continue;
+        for (size_t k = 0; k < turning.inputs.size(); ++k) {
+          triplets_.emplace_back(
+              col, turning.inputs[k],
+              -step.bodies[b].mass.mass * step.options.gravity.dot(turning.by_input[k]));
+        }
+      }
     }
   }
 }
@@ -352,10 +382,12 @@ namespace {
 // A contact's entries of dF/dx: per entry its row of F and its derivative in the contact's local
 // inputs (kContactInputs), from Jets of N components seeded on `active`. Throws InputError where
 // the features do not give back the step's own row (the derivative would be another problem's).
+// *directions: each row's direction u at the step's poses.
 template <int N>
 void ContactEntries(const QuasistaticStepData& step, int i, const std::vector<int>& rows,
                     const std::vector<int>& active,
-                    std::vector<std::pair<int, Eigen::VectorXd>>* entries) {
+                    std::vector<std::pair<int, Eigen::VectorXd>>* entries,
+                    std::vector<Eigen::Vector3d>* directions) {
   using J = ceres::Jet<double, N>;
   const LinearizedContact& c = step.contacts[i];
   const ContactOnJets<J> jets = EvaluateContact<J>(step, i, active);
@@ -367,6 +399,8 @@ void ContactEntries(const QuasistaticStepData& step, int i, const std::vector<in
   for (const int r : rows) {
     const int index = step.rows[r].index;
     const RowOnJets<J> row = ContactRow(step, c, jets, step.rows[r]);
+    const Vec3<J> u = jets.Direction(step.rows[r]);
+    directions->emplace_back(u.x().a, u.y().a, u.z().a);
     if (!ReproducesRow(step, index, row)) {
       throw InputError("quasistatic step derivatives: contact " + ContactName(step.bodies, c, i) +
                        ": its features do not reproduce its row");
@@ -393,16 +427,47 @@ void QuasistaticStepDerivative::LinearizeContact(const QuasistaticStepData& step
     if (!map[k].empty()) active.push_back(k);
   }
   std::vector<std::pair<int, Eigen::VectorXd>> entries;
+  std::vector<Eigen::Vector3d> directions;
   if (active.size() <= 7) {
-    ContactEntries<7>(step, i, rows, active, &entries);
+    ContactEntries<7>(step, i, rows, active, &entries, &directions);
   } else if (active.size() <= 13) {
-    ContactEntries<13>(step, i, rows, active, &entries);
+    ContactEntries<13>(step, i, rows, active, &entries, &directions);
   } else if (active.size() <= 19) {
-    ContactEntries<19>(step, i, rows, active, &entries);
+    ContactEntries<19>(step, i, rows, active, &entries, &directions);
   } else {
-    ContactEntries<kContactInputs>(step, i, rows, active, &entries);
+    ContactEntries<kContactInputs>(step, i, rows, active, &entries, &directions);
   }
   for (const auto& [row, local] : entries) AddRow(row, local, map);
+  AddTurningTwists(step, i, rows, directions);
+}
+
+// A row's coefficient of a revolute actuator's column (or its constant, for a prescribed one)
+// is sign u . twist: as the twist turns with the actuators' positions, it moves by sign u .
+// d(twist), the row's F by that times delta's column (or the prescribed motion) and the column's
+// F by minus that times the row's multiplier.
+void QuasistaticStepDerivative::AddTurningTwists(const QuasistaticStepData& step, int i,
+                                                 const std::vector<int>& rows,
+                                                 const std::vector<Eigen::Vector3d>& directions) {
+  const LinearizedContact& c = step.contacts[i];
+  const int ends[2] = {c.b, c.a};
+  for (int side = 0; side < 2; ++side) {
+    if (!step.actuated[ends[side]]) continue;
+    const double sign = side == 0 ? 1.0 : -1.0;
+    for (const TurningTwist& turning : TurningTwists(step, ends[side])) {
+      for (size_t r = 0; r < rows.size(); ++r) {
+        const int index = step.rows[rows[r]].index;
+        for (size_t k = 0; k < turning.inputs.size(); ++k) {
+          const double d = sign * directions[r].dot(turning.by_input[k]);
+          if (turning.column < 0) {
+            triplets_.emplace_back(index, turning.inputs[k], d * turning.prescribed);
+            continue;
+          }
+          triplets_.emplace_back(index, turning.inputs[k], d * z_[turning.column]);
+          triplets_.emplace_back(turning.column, turning.inputs[k], -z_[index] * d);
+        }
+      }
+    }
+  }
 }
 
 void QuasistaticStepDerivative::Solve(const QuasistaticStepData& step) {

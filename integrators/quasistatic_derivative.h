@@ -60,6 +60,7 @@ struct QuasistaticStepData {
   const std::vector<RigidBodyState>& start;  // each body's pose at the start of the step
   const std::vector<Actuator>& actuators;
   const std::vector<double>& q_start;  // the actuators' positions at the start
+  double t1;                           // the step's end: its commands are q_cmd(t1)
   const std::vector<char>& actuated;
   const QuasistaticBalance& balance;  // assembled at the start of the step
   const std::vector<LinearizedContact>& contacts;
@@ -73,9 +74,8 @@ struct QuasistaticStepData {
 
 class QuasistaticStepDerivative : public StepDerivative {
  public:
-  // Throws InputError for a revolute actuator (its twist moves with the bodies; not
-  // differentiated), a contact whose features are not described (contact/contact_feature.h), or
-  // a refused sensitivity (its reason).
+  // Throws InputError for a contact whose features are not described
+  // (contact/contact_feature.h), or a refused sensitivity (its reason).
   explicit QuasistaticStepDerivative(const QuasistaticStepData& step);
   ~QuasistaticStepDerivative() override;
 
@@ -94,8 +94,22 @@ class QuasistaticStepDerivative : public StepDerivative {
   InputMap ContactMap(const QuasistaticStepData& step, int i) const;
   void LinearizeBodies(const QuasistaticStepData& step);
   void LinearizeActuators(const QuasistaticStepData& step);
+  // A revolute actuator's twist on one of its bodies, [axis x (p - pivot); axis], turns with the
+  // revolute actuators that move the body (a prismatic one moves the pivot with it): per body
+  // the twists that turn, and how each moves with those actuators' positions.
+  struct TurningTwist {
+    int column = -1;          // the actuator's in delta (-1: prescribed)
+    double prescribed = 0.0;  // prescribed: its motion in the step, q_cmd(t1) - q
+    std::vector<int> inputs;  // the entries of [s, p, u] of the positions that turn it
+    std::vector<Eigen::Vector3d> by_input;  // d(twist's linear part) per unit of each
+  };
+  std::vector<TurningTwist> TurningTwists(const QuasistaticStepData& step, int body) const;
   void LinearizeContacts(const QuasistaticStepData& step);
   void LinearizeContact(const QuasistaticStepData& step, int i, const std::vector<int>& rows);
+  // The terms of contact i's rows through the turning twists of its actuated bodies, each row's
+  // direction u given.
+  void AddTurningTwists(const QuasistaticStepData& step, int i, const std::vector<int>& rows,
+                        const std::vector<Eigen::Vector3d>& directions);
   void LinearizeSlacks(const QuasistaticStepData& step);
   void Solve(const QuasistaticStepData& step);
   void ReadModes(const QuasistaticStepData& step);

@@ -957,10 +957,9 @@ std::unique_ptr<StepDerivative> QuasistaticStepper::LastStepDerivative() const {
     z.resize(balance_.size() + nb);
     z << delta_, solution_.tail(nb);
   }
-  const internal::QuasistaticStepData data{at_start,  start_states_, actuators_,  start_q_,
-                                           actuated_, balance_,      contacts_,   step.problem,
-                                           z,         step.rows,     step.slacks, law_table_,
-                                           options_};
+  const internal::QuasistaticStepData data{
+      at_start,  start_states_, actuators_, start_q_,  time_,       actuated_,  balance_,
+      contacts_, step.problem,  z,          step.rows, step.slacks, law_table_, options_};
   return std::make_unique<internal::QuasistaticStepDerivative>(data);
 }
 
