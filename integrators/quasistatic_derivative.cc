@@ -470,15 +470,59 @@ void QuasistaticStepDerivative::AddTurningTwists(const QuasistaticStepData& step
   }
 }
 
+namespace {
+
+// Per contact whether it presses (a normal or cone row's multiplier above rounding) and whether
+// it slips (a relaxed cone row's residual, or the DLC's slip sigma, above rounding); and per
+// index of z its contact (-1: delta's).
+struct ContactStates {
+  std::vector<char> pressed, slips;
+  std::vector<int> contact_of_index;
+};
+
+ContactStates ReadContactStates(const QuasistaticStepData& step, const Eigen::VectorXd& z, int n) {
+  const int nc = static_cast<int>(step.contacts.size());
+  const Eigen::VectorXd w = step.problem.sparse_columns() * z + step.problem.q();
+  const double force_scale = 1e-9 * (1.0 + z.tail(z.size() - n).lpNorm<Eigen::Infinity>());
+  const double gap_scale = 1e-9 * (1.0 + w.tail(w.size() - n).lpNorm<Eigen::Infinity>());
+  ContactStates out{std::vector<char>(nc, 0), std::vector<char>(nc, 0),
+                    std::vector<int>(z.size(), -1)};
+  for (const QuasistaticRow& row : step.rows) {
+    out.contact_of_index[row.index] = row.contact;
+    if (row.kind == 'p') continue;  // a DLC friction force
+    out.pressed[row.contact] = out.pressed[row.contact] || z[row.index] > force_scale;
+    if (row.kind == 'r') {
+      out.slips[row.contact] = out.slips[row.contact] || std::abs(w[row.index]) > gap_scale;
+    }
+  }
+  for (const auto& [contact, sigma, normal] : step.slacks) {
+    out.contact_of_index[sigma] = contact;
+    out.slips[contact] = z[sigma] > force_scale;
+  }
+  return out;
+}
+
+}  // namespace
+
 void QuasistaticStepDerivative::Solve(const QuasistaticStepData& step) {
   const int size = step.problem.size();
   // A tied row (zero multiplier, zero residual) is taken on its Free side: the contact holds.
   // A solver's vertex solution leaves a resting body's redundant corners tied, and the Bound
   // side lets them open or sink, which turns a box about the loaded diagonal: on two flush boxes
   // a step's state Jacobian had eigenvalues up to 1.44 against central differences that put the
-  // tilt back (docs/derivatives.md "Steps").
+  // tilt back (docs/derivatives.md "Steps"). A pressed contact that slips keeps its tied rows on
+  // their Bound side: held, they would stop a slide that the data keep going (a prescribed
+  // finger sliding across a box's face turned the box in the derivative, not in the steps).
   SensitivityOptions options;
   options.degenerate_side = DegenerateSide::Free;
+  const ContactStates states = ReadContactStates(step, z_, n_);
+  options.degenerate_sides.assign(static_cast<size_t>(size), DegenerateSide::Free);
+  for (int index = n_; index < size; ++index) {
+    const int c = states.contact_of_index[index];
+    if (c >= 0 && states.pressed[c] && states.slips[c]) {
+      options.degenerate_sides[index] = DegenerateSide::Bound;
+    }
+  }
   sensitivity_ = std::make_unique<LinearSensitivity>(step.problem, z_, options);
   G_.resize(size, inputs_);
   G_.setFromTriplets(triplets_.begin(), triplets_.end());
@@ -500,26 +544,12 @@ void QuasistaticStepDerivative::Solve(const QuasistaticStepData& step) {
 // its relaxed cone active; the DLC's slip sigma zero), 'l' sliding; and the degenerate contacts.
 void QuasistaticStepDerivative::ReadModes(const QuasistaticStepData& step) {
   const int nc = static_cast<int>(step.contacts.size());
-  const Eigen::VectorXd w = step.problem.sparse_columns() * z_ + step.problem.q();
-  const double force_scale = 1e-9 * (1.0 + z_.tail(z_.size() - n_).lpNorm<Eigen::Infinity>());
-  const double gap_scale = 1e-9 * (1.0 + w.tail(w.size() - n_).lpNorm<Eigen::Infinity>());
-  std::vector<int> contact_of_index(z_.size(), -1);
-  std::vector<char> pressed(nc, 0), slips(nc, 0);
-  for (const QuasistaticRow& row : step.rows) {
-    contact_of_index[row.index] = row.contact;
-    if (row.kind == 'p') continue;  // a DLC friction force
-    pressed[row.contact] = pressed[row.contact] || z_[row.index] > force_scale;
-    if (row.kind == 'r')
-      slips[row.contact] = slips[row.contact] || std::abs(w[row.index]) > gap_scale;
-  }
-  for (const auto& [contact, sigma, normal] : step.slacks) {
-    contact_of_index[sigma] = contact;
-    slips[contact] = z_[sigma] > force_scale;
-  }
+  const ContactStates states = ReadContactStates(step, z_, n_);
+  const std::vector<int>& contact_of_index = states.contact_of_index;
   for (int i = 0; i < nc; ++i) {
-    contact_modes_ += !pressed[i]                           ? 'a'
+    contact_modes_ += !states.pressed[i]                    ? 'a'
                       : step.contacts[i].directions.empty() ? 'f'
-                      : slips[i]                            ? 'l'
+                      : states.slips[i]                     ? 'l'
                                                             : 's';
   }
   std::vector<char> named(nc, 0);
