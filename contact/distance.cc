@@ -523,7 +523,8 @@ void EdgeContact(const ShapePose& pa, const Vector3d& ha, const ShapePose& pb, c
                  const SeparatingAxis& axis, std::vector<ContactPoint>* out) {
   const int i = (axis.axis - 6) / 3, j = (axis.axis - 6) % 3;
   const Vector3d& n = axis.normal;
-  Vector3d local_a = Vector3d::Zero(), local_b = Vector3d::Zero();  // the edges' centres
+  // The supporting edges' centres; an edge whose segment comes closest at an end keeps that end.
+  Vector3d local_a = Vector3d::Zero(), local_b = Vector3d::Zero();
   for (int k = 0; k < 3; ++k) {
     if (k != i) local_a[k] = pa.rotation.col(k).dot(n) > 0.0 ? ha[k] : -ha[k];
     if (k != j) local_b[k] = pb.rotation.col(k).dot(n) > 0.0 ? -hb[k] : hb[k];
