@@ -73,7 +73,7 @@ std::string UsageText() {
          "      <pass>.hdf5, global form, its solution included) for `ncpkit fclib DIR`.\n"
          "      --gradient cube.x prints the gradient of that state column after the last\n"
          "      step with respect to --wrt (default all: mu, <body>.mass, <body>.velocity,\n"
-         "      ...; explicit scenes of every model but soft, implicit scenes, quasistatic\n"
+         "      ...; explicit scenes of every model, implicit scenes, quasistatic\n"
          "      scenes of the qp, qp-lcp and dlc models).\n"
          "  ncpkit solve FILE [--q QFILE] [--solver " +
          solvers +

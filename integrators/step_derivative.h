@@ -34,6 +34,16 @@ class StepDerivative {
   // The state's entries after the bodies': "<actuator>.q" for the quasistatic stepper (an
   // actuator's position, m or rad), none for the dynamic steppers.
   const std::vector<std::string>& extra_state_names() const { return extra_state_names_; }
+  // What a step carries to the next beyond the state, in a layout that changes from step to step:
+  // the explicit soft model's anchor offsets, "<contact>.anchor_x", "_y", "_z" per contact of the
+  // step (world frame, m; contacts named as degenerate_contacts() names them). A step reads the
+  // entries the step before left (carried_in_names(): that step's carried_out_names()) and leaves
+  // its own. They follow the state in Jvp's and Vjp's vectors: a step's input has input_size()
+  // entries, its output output_size(). None for every other stepper and model.
+  const std::vector<std::string>& carried_in_names() const { return carried_in_names_; }
+  const std::vector<std::string>& carried_out_names() const { return carried_out_names_; }
+  int input_size() const { return state_size() + static_cast<int>(carried_in_names_.size()); }
+  int output_size() const { return state_size() + static_cast<int>(carried_out_names_.size()); }
   // The named parameters, in the order of p: "h", "mu" and "restitution" (the default contact
   // law's), "mu(a,b)" and "restitution(a,b)" (a pair's own law), "<body>.mass", and the
   // stepper's own (docs/derivatives.md lists them per stepper).
@@ -44,16 +54,19 @@ class StepDerivative {
   // actuator's commanded position at the step's end, q_cmd(t + h), in the actuators' order).
   int command_size() const { return command_size_; }
 
-  // ds+ for a change (ds, dp, du); an empty vector is zero.
+  // ds+ for a change (ds, dp, du); an empty vector is zero. ds has state_size() entries, or
+  // input_size() with the carried entries' change; ds+ has output_size().
   virtual Eigen::VectorXd Jvp(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
                               const Eigen::VectorXd& du) const = 0;
-  // The gradient of a scalar L of s+ with respect to s, p and u, from g = dL/ds+.
+  // The gradient of a scalar L of s+ with respect to s, p and u, from g = dL/ds+ (state_size()
+  // entries, or output_size() with the carried entries'); `state` has input_size() entries.
   struct Gradient {
     Eigen::VectorXd state, parameters, commands;
   };
   virtual Gradient Vjp(const Eigen::VectorXd& g) const = 0;
 
-  // Dense Jacobians of s+, column by column from Jvp().
+  // Dense Jacobians of s+ (output_size() rows), column by column from Jvp(); the state's has
+  // input_size() columns.
   Eigen::MatrixXd StateJacobian() const;
   Eigen::MatrixXd ParameterJacobian() const;
   Eigen::MatrixXd CommandJacobian() const;
@@ -79,6 +92,7 @@ class StepDerivative {
   std::vector<int> moving_bodies_;
   std::vector<std::string> parameter_names_;
   std::vector<std::string> extra_state_names_;
+  std::vector<std::string> carried_in_names_, carried_out_names_;
   int command_size_ = 0;
   std::vector<std::string> degenerate_contacts_;
   bool determined_ = true;

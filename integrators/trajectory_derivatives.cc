@@ -187,7 +187,7 @@ std::vector<std::vector<Eigen::MatrixXd>> TrajectoryDerivatives::ColumnJacobians
       for (int k = 0; k < steps(); ++k) {
         ds = steps_[k]->Jvp(ds, seeds[j].second, Eigen::VectorXd());
         for (size_t c = 0; c < columns.size(); ++c)
-          per_column[c](k, j) = ColumnRow(columns[c], k).dot(ds);
+          per_column[c](k, j) = ColumnRow(columns[c], k).dot(ds.head(state_size()));
       }
     }
     result.push_back(std::move(per_column));

@@ -13,23 +13,41 @@ struct Reverse {
   TrajectoryGradientResult* result;
   Eigen::VectorXd lambda;                            // dL/ds_k, accumulated
   std::vector<std::vector<std::string>> degenerate;  // per step
+  // The state's size and the names of the entries the step after s_k carries in
+  // (StepDerivative::carried_in_names()), once a step has been through.
+  int state = -1;
+  std::vector<std::string> carried;
 
-  // lambda += g (the loss's own gradient at a step; empty: none).
+  // lambda += g (the loss's own gradient at a step, over the state; empty: none).
   void Add(const Eigen::VectorXd& g) {
     if (g.size() == 0) return;
     if (lambda.size() == 0) lambda = Eigen::VectorXd::Zero(g.size());
-    if (g.size() != lambda.size()) {
+    if (state >= 0 ? g.size() != state : g.size() != lambda.size()) {
       throw InputError("trajectory gradient: the loss's gradient has " + std::to_string(g.size()) +
-                       " entries for a state of " + std::to_string(lambda.size()));
+                       " entries for a state of " +
+                       std::to_string(state >= 0 ? state : lambda.size()));
     }
-    lambda += g;
+    lambda.head(g.size()) += g;
   }
 
-  // Step k's derivative, lambda = dL/ds_{k+1} -> dL/ds_k.
+  // Step k's derivative, lambda = dL/ds_{k+1} -> dL/ds_k. The entries step k + 1 carried in are
+  // those step k left (checked by name).
   void Back(int k, const StepDerivative& d) {
     if (lambda.size() == 0) lambda = Eigen::VectorXd::Zero(d.state_size());
+    if (lambda.size() > d.state_size() && d.carried_out_names() != carried) {
+      throw InputError("trajectory gradient: step " + std::to_string(k + 1) +
+                       " does not start from the entries step " + std::to_string(k) +
+                       " carries (was the stepper restored between them?)");
+    }
+    if (lambda.size() != d.state_size() && lambda.size() != d.output_size()) {
+      throw InputError("trajectory gradient: a gradient of " + std::to_string(lambda.size()) +
+                       " entries for step " + std::to_string(k) + "'s state of " +
+                       std::to_string(d.state_size()));
+    }
     const StepDerivative::Gradient g = d.Vjp(lambda);
     lambda = g.state;
+    state = d.state_size();
+    carried = d.carried_in_names();
     if (result->parameters.size() == 0) {
       result->parameters = Eigen::VectorXd::Zero(d.parameter_size());
       result->parameter_names = d.parameter_names();
@@ -42,11 +60,11 @@ struct Reverse {
     }
   }
 
-  // Adds the loss's gradient at s_0 and writes the result's state gradient and lists, in step
-  // order.
+  // Adds the loss's gradient at s_0 and writes the result's state gradient (the entries carried
+  // into the first step from before it are held) and lists, in step order.
   void Finish(const Eigen::VectorXd& initial_loss) {
     Add(initial_loss);
-    result->initial_state = lambda;
+    result->initial_state = lambda.head(state);
     std::reverse(result->undetermined_steps.begin(), result->undetermined_steps.end());
     for (const std::vector<std::string>& step : degenerate) {
       result->degenerate_contacts.insert(result->degenerate_contacts.end(), step.begin(),
@@ -88,7 +106,7 @@ TrajectoryGradientResult ReverseGradient(Stepper* stepper, const LossGradient& l
       options.checkpoint_interval == 0 ? n : std::min(options.checkpoint_interval, n);
   TrajectoryGradientResult result;
   result.commands.resize(n);
-  Reverse reverse{&result, Eigen::VectorXd(), std::vector<std::vector<std::string>>(n)};
+  Reverse reverse{&result, Eigen::VectorXd(), std::vector<std::vector<std::string>>(n), -1, {}};
   const Eigen::VectorXd initial_loss = loss(0, *stepper);
   // Forward: snapshots at the start of each stretch but the last, whose derivatives are kept.
   std::vector<std::unique_ptr<StepperSnapshot>> snapshots;
@@ -134,7 +152,7 @@ TrajectoryGradientResult ReverseThrough(const std::vector<const StepDerivative*>
   TrajectoryGradientResult result;
   result.commands.resize(n);
   result.derivatives_held = n;
-  Reverse reverse{&result, Eigen::VectorXd(), std::vector<std::vector<std::string>>(n)};
+  Reverse reverse{&result, Eigen::VectorXd(), std::vector<std::vector<std::string>>(n), -1, {}};
   for (int k = n - 1; k >= 0; --k) {
     reverse.Add(losses[k + 1]);
     reverse.Back(k, *steps[k]);

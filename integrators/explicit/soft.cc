@@ -1,7 +1,5 @@
 #include "integrators/explicit/soft.h"
 
-#include <algorithm>
-
 #include "integrators/explicit_stepper.h"
 
 namespace ncpkit::internal {
@@ -33,9 +31,7 @@ class NoSolver : public ComplementaritySolver {
 SoftModel::SoftModel(const ExplicitStepperOptions& options)
     : solver_(std::make_unique<NoSolver>(options.SolverSettings())) {}
 
-// The normal force K_p depth - K_d v_N (never pulling), the tangential one -K_p s - K_d v_T with
-// s the offset from the anchor, kept inside the Coulomb cone by moving the anchor. Start-of-step
-// velocities, impulses h F.
+// Start-of-step velocities, impulses h F (SoftLaw).
 void SoftModel::Solve(const ExplicitStepContext& step, const IslandView& island,
                       std::vector<ExplicitContact>* island_contacts, ExplicitIslandResult* result) {
   const ExplicitWorkspace& w = step.workspace;
@@ -51,25 +47,14 @@ void SoftModel::Solve(const ExplicitStepContext& step, const IslandView& island,
     contact.anchor_offset.setZero();
     const double depth = -contact.point.distance;
     if (depth <= 0.0) continue;
-    const double normal = std::max(0.0, k * depth - d * v[0]);
-    // The anchor offset carried from the previous step, in this step's tangent plane, moved by
-    // this step's tangential velocity.
+    // The anchor offset carried from the previous step, in this step's tangent plane.
     Eigen::Vector2d s = Eigen::Vector2d::Zero();
     if (const ExplicitContact* old = w.Previous(step.bodies, contacts, c)) {
       s = Eigen::Vector2d(old->anchor_offset.dot(contact.tangent1),
                           old->anchor_offset.dot(contact.tangent2));
     }
-    const Eigen::Vector2d v_t(v[1], v[2]);
-    s += h * v_t;
-    Eigen::Vector2d tangential = -k * s - d * v_t;
-    const double limit = w.mu[c] * normal;
-    if (tangential.norm() > limit) {
-      // Slip: the force on the cone, the anchor where the spring alone would give it.
-      tangential *= limit / tangential.norm();
-      s = k > 0.0 ? Eigen::Vector2d(-(tangential + d * v_t) / k) : s;
-    }
+    SoftLaw(depth, v, w.mu[c], k, d, h, &s, &contact.impulse);
     contact.anchor_offset = s.x() * contact.tangent1 + s.y() * contact.tangent2;
-    contact.impulse = h * Eigen::Vector3d(normal, tangential.x(), tangential.y());
   }
   result->summary = solver_->summary();
   result->problem_size = 0;

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "contact/contact_feature.h"
-#include "contact/contact_frame.h"
+#include "integrators/explicit/contact_jets.h"
 #include "integrators/explicit_stepper.h"
 #include "integrators/internal/pose_jets.h"
 #include "solvers/base/input_error.h"
@@ -47,58 +47,17 @@ void MassAndMomentum(const Body& body, const Eigen::Matrix3d& R0, const Eigen::V
   }
 }
 
-// The rows [d^T, ((p - c) x d)^T] for d = n, t1, t2 (contact/contact_frame.h).
-template <class T>
-Eigen::Matrix<T, 3, 6> FrameRows(const Vec3<T> (&d)[3], const Vec3<T>& p, const Vec3<T>& c) {
-  Eigen::Matrix<T, 3, 6> rows;
-  const Vec3<T> arm = p - c;
-  for (int k = 0; k < 3; ++k) {
-    rows.template block<1, 3>(k, 0) = d[k].transpose();
-    rows.template block<1, 3>(k, 3) = arm.cross(d[k]).transpose();
-  }
-  return rows;
-}
-
-// What a contact's local function needs besides its inputs.
-struct ContactSetting {
-  const ExplicitContact& contact;
-  const ContactFeature& feature;  // the contact's, expanded (FeatureId::Expand)
-  const RigidBodyState& a;
-  const RigidBodyState& b;
-  double restitution_velocity;
-  bool restitution;         // the law's coefficient is > 0
-  bool moving_a, moving_b;  // whether the bodies can move (a fixed one's inputs are constant)
-};
-
 // Per contact: [rows_a (3 x 6), rows_b, b_N] from [x_a, theta_a, x_b, theta_b, nu_a, nu_b, e,
 // h] (changes from the start of the step), as the explicit stepper forms them
 // (ExplicitStepper::FrameRowsOf and NormalOffset) with the contact's features at the changed
 // poses and its tangents turned with its normal.
 template <class T>
 void ContactRows(const ContactSetting& s, bool described, const T* in, T* out) {
-  const ExplicitContact& c = s.contact;
-  // A fixed body's pose is constant: its rotation needs no turn on Jets.
-  const auto pose = [in](const RigidBodyState& state, bool moving, int first) {
-    const Eigen::Matrix3d R = state.orientation.toRotationMatrix();
-    return FeaturePose<T>{
-        state.position.cast<T>() + Vec3<T>(in[first], in[first + 1], in[first + 2]),
-        moving ? Turned(R, Vec3<T>(in[first + 3], in[first + 4], in[first + 5]))
-               : Mat3<T>(R.cast<T>())};
-  };
-  const FeaturePose<T> pa = pose(s.a, s.moving_a, 0), pb = pose(s.b, s.moving_b, 6);
-  FeatureContact<T> e;
-  if (!described || !EvaluateContactFeature(s.feature, pa, pb, &e)) {
-    e = {c.point.point_a.cast<T>(), c.point.point_b.cast<T>(), c.point.normal.cast<T>(),
-         T(c.point.distance)};
-  }
-  // The stepper's tangents (ContactTangentBasis) as the normal turns: the pyramid and relaxed
-  // models' edges are fixed in them.
-  Vec3<T> frame[3] = {e.normal, Vec3<T>(), Vec3<T>()};
-  TangentsAbout(TangentAxis(c.point.normal), e.normal, &frame[1], &frame[2]);
-  const Eigen::Matrix<T, 3, 6> rows_a = -FrameRows(frame, e.point_a, pa.position);
-  const Eigen::Matrix<T, 3, 6> rows_b = FrameRows(frame, e.point_b, pb.position);
+  const ContactJets<T> c = ContactAt(s, described, in);
+  const Eigen::Matrix<T, 3, 6>& rows_a = c.rows_a;
+  const Eigen::Matrix<T, 3, 6>& rows_b = c.rows_b;
   const T h = in[25];
-  T offset = e.distance / h;
+  T offset = c.e.distance / h;
   if (s.restitution) {
     Eigen::Matrix<T, 6, 1> nu_a, nu_b;
     for (int k = 0; k < 6; ++k) {
@@ -141,7 +100,11 @@ ExplicitStepDerivative::ExplicitStepDerivative(const ExplicitStepData& step) {
   AddParameters(step);
   LinearizeBodies(step);
   LinearizeContacts(step);
-  BuildProblem(step);
+  if (step.options.model == ExplicitModel::Soft) {
+    KeepSoftStep(step);
+  } else {
+    BuildProblem(step);
+  }
 }
 
 void ExplicitStepDerivative::AddParameters(const ExplicitStepData& step) {
@@ -152,6 +115,12 @@ void ExplicitStepDerivative::AddParameters(const ExplicitStepData& step) {
     const std::string pair = "(" + names.first + "," + names.second + ")";
     parameter_names_.push_back("mu" + pair);
     parameter_names_.push_back("restitution" + pair);
+  }
+  if (step.options.model == ExplicitModel::Soft) {
+    stiffness_slot_ = static_cast<int>(parameter_names_.size());
+    damping_slot_ = stiffness_slot_ + 1;
+    parameter_names_.push_back("soft_stiffness");
+    parameter_names_.push_back("soft_damping");
   }
   bodies_.resize(moving_bodies_.size());
   for (size_t k = 0; k < moving_bodies_.size(); ++k) {
@@ -192,28 +161,6 @@ void ExplicitStepDerivative::LinearizeBodies(const ExplicitStepData& step) {
   }
 }
 
-namespace {
-
-// The contact's local Jacobian (kContactOutputs x kContactInputs) with Jets of N components, one
-// per input in `active` (the others constant: a fixed body's pose and twist, the twists and the
-// restitution coefficient without restitution), so a contact with the ground costs a quarter of
-// one between two bodies with restitution.
-template <int kOutputs, int N, int kInputs>
-void ContactJacobian(const ContactSetting& setting, bool described,
-                     const Eigen::Matrix<double, kInputs, 1>& nominal,
-                     const std::vector<int>& active, Eigen::MatrixXd* jacobian) {
-  using Jet = ceres::Jet<double, N>;
-  Eigen::Matrix<Jet, kInputs, 1> in;
-  for (int k = 0; k < kInputs; ++k) in[k] = Jet(nominal[k]);
-  for (int slot = 0; slot < N; ++slot) in[active[slot]] = Jet(nominal[active[slot]], slot);
-  Jet out[kOutputs];
-  ContactRows(setting, described, in.data(), out);
-  jacobian->resize(kOutputs, N);
-  for (int r = 0; r < kOutputs; ++r) jacobian->row(r) = out[r].v.transpose();
-}
-
-}  // namespace
-
 void ExplicitStepDerivative::LinearizeContacts(const ExplicitStepData& step) {
   std::vector<int> active;
   for (size_t c = 0; c < step.contacts.size(); ++c) {
@@ -251,23 +198,57 @@ void ExplicitStepDerivative::LinearizeContacts(const ExplicitStepData& step) {
     if (setting.restitution) active.push_back(24);
     active.push_back(25);
     terms.active.assign(active.begin(), active.end());
+    const auto rows = [&](const auto* in, auto* out) {
+      ContactRows(setting, terms.described, in, out);
+    };
     switch (active.size()) {
       case 7:  // one moving body
-        ContactJacobian<kContactOutputs, 7>(setting, terms.described, nominal, active,
-                                            &terms.jacobian);
+        LocalJacobian<kContactOutputs, 7>(rows, nominal, active, &terms.jacobian);
         break;
       case 13:  // two
-        ContactJacobian<kContactOutputs, 13>(setting, terms.described, nominal, active,
-                                             &terms.jacobian);
+        LocalJacobian<kContactOutputs, 13>(rows, nominal, active, &terms.jacobian);
         break;
       case 14:  // one, with restitution
-        ContactJacobian<kContactOutputs, 14>(setting, terms.described, nominal, active,
-                                             &terms.jacobian);
+        LocalJacobian<kContactOutputs, 14>(rows, nominal, active, &terms.jacobian);
         break;
       default:  // two, with restitution
-        ContactJacobian<kContactOutputs, kContactInputs>(setting, terms.described, nominal, active,
-                                                         &terms.jacobian);
+        LocalJacobian<kContactOutputs, kContactInputs>(rows, nominal, active, &terms.jacobian);
     }
+    if (step.options.model == ExplicitModel::Soft) LinearizeSoftContact(step, c, setting);
+  }
+}
+
+void ExplicitStepDerivative::LinearizeSoftContact(const ExplicitStepData& step, int c,
+                                                  const ContactSetting& setting) {
+  const ExplicitWorkspace& w = step.workspace;
+  const ExplicitContact* old = w.Previous(step.bodies, step.contacts, c);
+  Eigen::Matrix<double, SoftContactTerms::kInputs, 1> nominal;
+  nominal << Eigen::Matrix<double, 12, 1>::Zero(), Twist(setting.a), Twist(setting.b),
+      old != nullptr ? old->anchor_offset : Eigen::Vector3d::Zero(), w.mu[c],
+      step.options.soft_stiffness, step.options.soft_damping, step.options.h;
+  soft_.push_back(internal::LinearizeSoftContact(setting, contacts_[c].described, nominal));
+  soft_.back().previous = old != nullptr ? static_cast<int>(old - w.previous.data()) : -1;
+}
+
+// The soft model's step: its impulses and end twists as found, its modes, and the anchor offsets
+// it reads from the step before and leaves.
+void ExplicitStepDerivative::KeepSoftStep(const ExplicitStepData& step) {
+  const ExplicitWorkspace& w = step.workspace;
+  nu_plus_.resize(6 * static_cast<Eigen::Index>(bodies_.size()));
+  for (size_t k = 0; k < bodies_.size(); ++k)
+    nu_plus_.segment<6>(6 * k) = w.velocity[bodies_[k].body];
+  r_.resize(3 * static_cast<Eigen::Index>(step.contacts.size()));
+  const auto anchor_names = [&](const ExplicitContact& contact, size_t index,
+                                std::vector<std::string>* names) {
+    const std::string name = PairName(step.bodies, contact) + " #" + std::to_string(index);
+    for (const char* axis : {".anchor_x", ".anchor_y", ".anchor_z"}) names->push_back(name + axis);
+  };
+  for (size_t k = 0; k < w.previous.size(); ++k) anchor_names(w.previous[k], k, &carried_in_names_);
+  for (size_t c = 0; c < step.contacts.size(); ++c) {
+    r_.segment<3>(3 * c) = step.contacts[c].impulse;
+    anchor_names(step.contacts[c], c, &carried_out_names_);
+    contact_modes_.push_back(soft_[c].mode);
+    if (soft_[c].degenerate) degenerate_contacts_.push_back(contacts_[c].name);
   }
 }
 
@@ -442,7 +423,7 @@ Eigen::VectorXd ExplicitStepDerivative::PoseUpdate(const Eigen::VectorXd& ds,
 
 Eigen::VectorXd ExplicitStepDerivative::Jvp(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
                                             const Eigen::VectorXd& du) const {
-  if ((ds.size() != 0 && ds.size() != state_size()) ||
+  if ((ds.size() != 0 && ds.size() != state_size() && ds.size() != input_size()) ||
       (dp.size() != 0 && dp.size() != parameter_size()) ||
       (du.size() != 0 && du.size() != command_size())) {
     throw InputError("explicit step derivative: a change of " + std::to_string(ds.size()) + ", " +
@@ -454,6 +435,13 @@ Eigen::VectorXd ExplicitStepDerivative::Jvp(const Eigen::VectorXd& ds, const Eig
   RequireDescribed(&ds);
   Eigen::VectorXd inner, dF, dmu, dW;
   DataChange(ds, dp, du, &inner, &dF, &dmu, &dW);
+  if (sensitivity_ == nullptr) {  // the soft model
+    Eigen::VectorXd dr, d_anchor, out(output_size());
+    SoftChange(ds, dp, &dr, &d_anchor);
+    inner += TimesH(dr);
+    out << PoseUpdate(ds, dp, TimesInverseMass(inner)), d_anchor;
+    return out;
+  }
   if (!contacts_.empty()) {
     // The local problem's q = H^T M^-1 f + w moves by dF + H^T M^-1 inner; its solution by dr.
     inner += TimesH(sensitivity_->Jvp(dF + TimesHTranspose(TimesInverseMass(inner)), dmu, dW));
@@ -489,14 +477,7 @@ void ExplicitStepDerivative::DataGradient(const Eigen::VectorXd& F, const Eigen:
     y[36] = wc[0];
     Eigen::Matrix<double, kContactInputs, 1> g = Eigen::Matrix<double, kContactInputs, 1>::Zero();
     g(ct.active) = ct.jacobian.transpose() * y;
-    if (ct.slot_a >= 0) {
-      out->state.segment<6>(12 * ct.slot_a) += g.segment<6>(0);
-      out->state.segment<6>(12 * ct.slot_a + 6) += g.segment<6>(12);
-    }
-    if (ct.slot_b >= 0) {
-      out->state.segment<6>(12 * ct.slot_b) += g.segment<6>(6);
-      out->state.segment<6>(12 * ct.slot_b + 6) += g.segment<6>(18);
-    }
+    AddContactState(ct, g.data(), out);
     out->parameters[ct.restitution_slot] += g[24];
     out->parameters[0] += g[25];
     out->parameters[ct.mu_slot] += mu[c];
@@ -515,14 +496,66 @@ void ExplicitStepDerivative::DataGradient(const Eigen::VectorXd& F, const Eigen:
   }
 }
 
+void ExplicitStepDerivative::AddContactState(const ContactTerms& c, const double* g,
+                                             Gradient* out) {
+  const int slots[2] = {c.slot_a, c.slot_b};
+  for (int side = 0; side < 2; ++side) {
+    if (slots[side] < 0) continue;
+    out->state.segment<6>(12 * slots[side]) += Eigen::Map<const Vector6d>(g + 6 * side);
+    out->state.segment<6>(12 * slots[side] + 6) += Eigen::Map<const Vector6d>(g + 12 + 6 * side);
+  }
+}
+
+void ExplicitStepDerivative::SoftChange(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
+                                        Eigen::VectorXd* dr, Eigen::VectorXd* d_anchor) const {
+  using Terms = SoftContactTerms;
+  dr->resize(3 * static_cast<Eigen::Index>(contacts_.size()));
+  d_anchor->resize(dr->size());
+  for (size_t c = 0; c < contacts_.size(); ++c) {
+    const ContactTerms& ct = contacts_[c];
+    const Terms& t = soft_[c];
+    Eigen::Matrix<double, Terms::kInputs, 1> in;
+    in << ContactInput(ct, ds, dp).head<24>(), Eigen::Vector3d::Zero(), At(dp, ct.mu_slot),
+        At(dp, stiffness_slot_), At(dp, damping_slot_), At(dp, 0);
+    if (t.previous >= 0 && ds.size() == input_size()) {
+      in.segment<3>(Terms::kAnchor) = ds.segment<3>(state_size() + 3 * t.previous);
+    }
+    const Eigen::Matrix<double, Terms::kOutputs, 1> y = t.jacobian * in(t.active);
+    dr->segment<3>(3 * c) = y.head<3>();
+    d_anchor->segment<3>(3 * c) = y.tail<3>();
+  }
+}
+
+void ExplicitStepDerivative::SoftGradient(const Eigen::VectorXd& g_r,
+                                          const Eigen::VectorXd& g_anchor, Gradient* out) const {
+  using Terms = SoftContactTerms;
+  for (size_t c = 0; c < contacts_.size(); ++c) {
+    const ContactTerms& ct = contacts_[c];
+    const Terms& t = soft_[c];
+    Eigen::Matrix<double, Terms::kOutputs, 1> y;
+    y << g_r.segment<3>(3 * c), Segment<3>(g_anchor, 3 * static_cast<int>(c));
+    Eigen::Matrix<double, Terms::kInputs, 1> g = Eigen::Matrix<double, Terms::kInputs, 1>::Zero();
+    g(t.active) = t.jacobian.transpose() * y;
+    AddContactState(ct, g.data(), out);
+    if (t.previous >= 0) {
+      out->state.segment<3>(state_size() + 3 * t.previous) += g.segment<3>(Terms::kAnchor);
+    }
+    out->parameters[ct.mu_slot] += g[Terms::kMu];
+    out->parameters[stiffness_slot_] += g[Terms::kStiffness];
+    out->parameters[damping_slot_] += g[Terms::kDamping];
+    out->parameters[0] += g[Terms::kH];
+  }
+}
+
 StepDerivative::Gradient ExplicitStepDerivative::Vjp(const Eigen::VectorXd& g) const {
-  if (g.size() != state_size()) {
+  if (g.size() != state_size() && g.size() != output_size()) {
     throw InputError("explicit step derivative: a gradient of " + std::to_string(g.size()) +
-                     " entries for a state of " + std::to_string(state_size()));
+                     " entries for a state of " + std::to_string(state_size()) + " (" +
+                     std::to_string(output_size()) + " with the entries the step carries)");
   }
   RequireDescribed(nullptr);
   Gradient out;
-  out.state = Eigen::VectorXd::Zero(state_size());
+  out.state = Eigen::VectorXd::Zero(input_size());
   out.parameters = Eigen::VectorXd::Zero(parameter_size());
   out.commands = Eigen::VectorXd::Zero(command_size());
   // Through the pose update: the start pose directly, h, and d nu+.
@@ -538,6 +571,12 @@ StepDerivative::Gradient ExplicitStepDerivative::Vjp(const Eigen::VectorXd& g) c
   // H^T M^-1 f + w, the problem's gradient w of q adds M^-1 H w to dL/df.
   const Eigen::VectorXd a = TimesInverseMass(g_nu);
   Eigen::VectorXd w, mu, W;
+  if (sensitivity_ == nullptr) {  // the soft model: r from its own inputs, none through q
+    const Eigen::Index n = static_cast<Eigen::Index>(contacts_.size());
+    SoftGradient(TimesHTranspose(a), g.size() > state_size() ? g.tail(3 * n) : w, &out);
+    DataGradient(a, Eigen::VectorXd::Zero(3 * n), Eigen::VectorXd::Zero(n), W, &out);
+    return out;
+  }
   if (contacts_.empty()) {
     DataGradient(a, w, mu, W, &out);
     return out;

@@ -9,8 +9,10 @@
 // and its derivative chains the local derivatives of M, f (per body) and of J, b (per contact,
 // through its features on Jets: contact/contact_feature.h) with the model's sensitivity of r
 // (ExplicitContactModel::Sensitivity(): the frictional contact problem's for the cone, the
-// LCP's for the pyramid and relaxed models) and the exact pose update. The contacts are those
-// the step found: a change that would add or remove one is beyond a derivative.
+// LCP's for the pyramid and relaxed models; for the soft model, which poses no problem, each
+// contact's impulse as a function of its own inputs: integrators/explicit/soft_derivative.h) and
+// the exact pose update. The contacts are those the step found: a change that would add or
+// remove one is beyond a derivative.
 #ifndef NCPKIT_INTEGRATORS_EXPLICIT_STEP_DERIVATIVE_H_
 #define NCPKIT_INTEGRATORS_EXPLICIT_STEP_DERIVATIVE_H_
 
@@ -22,6 +24,7 @@
 #include "contact/contact_law.h"
 #include "dynamics/body.h"
 #include "integrators/explicit/model.h"
+#include "integrators/explicit/soft_derivative.h"
 #include "integrators/explicit/workspace.h"
 #include "integrators/step_derivative.h"
 
@@ -85,6 +88,9 @@ class ExplicitStepDerivative : public StepDerivative {
   void LinearizeBodies(const ExplicitStepData& step);
   void LinearizeContacts(const ExplicitStepData& step);
   void BuildProblem(const ExplicitStepData& step);
+  // The soft model's terms of contact c, and what its derivative keeps of the step (no problem).
+  void LinearizeSoftContact(const ExplicitStepData& step, int c, const ContactSetting& setting);
+  void KeepSoftStep(const ExplicitStepData& step);
   // The local input vectors of a change (ds, dp, du).
   Eigen::Matrix<double, kBodyInputs, 1> BodyInput(int k, const Eigen::VectorXd& ds,
                                                   const Eigen::VectorXd& dp,
@@ -92,6 +98,17 @@ class ExplicitStepDerivative : public StepDerivative {
   Eigen::Matrix<double, kContactInputs, 1> ContactInput(const ContactTerms& c,
                                                         const Eigen::VectorXd& ds,
                                                         const Eigen::VectorXd& dp) const;
+  // The soft model's dr (3 per contact) and change of the anchor offsets it leaves, for a change
+  // (ds, dp).
+  void SoftChange(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp, Eigen::VectorXd* dr,
+                  Eigen::VectorXd* d_anchor) const;
+  // Adds the soft model's terms to the gradient, from the gradients with respect to r (3 per
+  // contact) and to the anchor offsets it leaves (empty: zero).
+  void SoftGradient(const Eigen::VectorXd& g_r, const Eigen::VectorXd& g_anchor,
+                    Gradient* out) const;
+  // Adds a contact's gradient with respect to its inputs' poses and twists (the first 24 of
+  // `g`, ContactInput()'s order) to the state's.
+  static void AddContactState(const ContactTerms& c, const double* g, Gradient* out);
   // Throws InputError if ds (null: any change of a pose) moves a body of a contact whose
   // features are not known.
   void RequireDescribed(const Eigen::VectorXd* ds) const;
@@ -119,7 +136,10 @@ class ExplicitStepDerivative : public StepDerivative {
   std::vector<ContactTerms> contacts_;
   int undescribed_ = 0;  // contacts without features
   Eigen::VectorXd r_, nu_plus_;
-  std::unique_ptr<ExplicitImpulseSensitivity> sensitivity_;
+  std::unique_ptr<ExplicitImpulseSensitivity> sensitivity_;  // null for the soft model
+  // The soft model's: per contact its terms, and its coefficients' slots in p.
+  std::vector<SoftContactTerms> soft_;
+  int stiffness_slot_ = -1, damping_slot_ = -1;
 };
 
 }  // namespace internal

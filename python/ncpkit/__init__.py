@@ -216,7 +216,7 @@ def simulate(scene, solver=None, duration=None, max_steps=None, threads=None,
     solver variant (or ``solver``, e.g. "fb-newton-dense" or "qp-lcp/lemke"), its islands solved
     on the scene's ``threads`` (or ``threads``; the trajectory is the same for any number).
     ``derivatives=True`` keeps every step's derivative for Trajectory.gradient and
-    Trajectory.jacobian (explicit scenes of every model but soft, implicit scenes, quasistatic
+    Trajectory.jacobian (explicit scenes of every model, implicit scenes, quasistatic
     scenes of the qp, qp-lcp and dlc models; a step without one raises, saying why). Returns a
     Trajectory."""
     if not isinstance(scene, Scene):

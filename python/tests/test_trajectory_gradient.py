@@ -74,6 +74,32 @@ def test_other_contact_models_gradients_against_whole_run_differences(solver):
     assert traj.undetermined_steps == []
 
 
+def run_soft(mu=0.3, mass=1.5, vx=1.0, stiffness=3e3, damping=10.0, derivatives=False):
+    """The pushed box on the soft model's springs (it carries their anchors from step to step)."""
+    scene = json.loads(json.dumps(SCENE))
+    scene["contact"]["mu"] = mu
+    scene["bodies"][0]["mass"] = mass
+    scene["bodies"][0]["velocity"][0] = vx
+    scene["model"] = "soft"
+    scene["soft"] = {"stiffness": stiffness, "damping": damping}
+    return ncpkit.simulate(ncpkit.parse_scene(json.dumps(scene)), derivatives=derivatives)
+
+
+def test_soft_model_gradients_against_whole_run_differences():
+    traj = run_soft(derivatives=True)
+    assert all(traj.step_modes(k)[1] == "llll" for k in range(1, len(traj)))
+    g = traj.gradient("box.x", wrt=["mu", "box.mass", "box.velocity", "soft_stiffness",
+                                    "soft_damping"])
+    for name, value, step, got in [("mu", 0.3, 1e-6, g["mu"]),
+                                   ("mass", 1.5, 1e-6, g["box.mass"]),
+                                   ("vx", 1.0, 1e-6, g["box.velocity"][0]),
+                                   ("stiffness", 3e3, 1e-3, g["soft_stiffness"]),
+                                   ("damping", 10.0, 1e-5, g["soft_damping"])]:
+        up = run_soft(**{name: value + step})["box.x"][-1]
+        down = run_soft(**{name: value - step})["box.x"][-1]
+        assert got == pytest.approx((up - down) / (2 * step), rel=1e-5), name
+
+
 def test_dict_and_function_losses_agree_with_the_column(traj):
     n = len(traj)
     target = 0.1 + 0.01 * np.arange(n)

@@ -265,6 +265,20 @@ TEST_CASE("simulate --gradient prints a column's gradient, by the closed form of
                                  "sliding_cube.json --duration 0.02 --gradient cube.x --wrt mu");
   CHECK(implicit.status == 0);
   CHECK(implicit.output.find("d/d mu = -0.0023520000") != std::string::npos);
+  // The soft model's: its coefficients are parameters (the library's tests check the values).
+  TemporaryFile soft("soft_box.json", R"({"name": "soft", "stepper": "explicit", "model": "soft",
+    "soft": {"stiffness": 5000, "damping": 50}, "h": 0.01, "duration": 0.4,
+    "bodies": [{"name": "box", "shape": "box", "size": [1, 1, 1], "mass": 2.0,
+                "position": [0, 0, 0.5], "velocity": [0, 0, -0.4]}],
+    "fixed": [{"name": "ground", "shape": "plane", "normal": [0, 0, 1], "point": [0, 0, 0]}],
+    "contact": {"mu": 0.5}})");
+  const Run springs =
+      RunNcpkit("simulate " + soft.path() + " --gradient box.z --wrt soft_stiffness,soft_damping");
+  CHECK(springs.status == 0);
+  const size_t stiffness = springs.output.find("d/d soft_stiffness = ");
+  REQUIRE(stiffness != std::string::npos);
+  CHECK(std::isfinite(std::stod(springs.output.substr(stiffness + 21))));
+  CHECK(springs.output.find("d/d soft_damping = ") != std::string::npos);
   // A step without a derivative stops the run, saying which and why.
   const Run dqc = RunNcpkit("simulate " + kScenes +
                             "fence_particle.json --duration 0.05 --gradient particle.x");
