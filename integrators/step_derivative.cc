@@ -1,34 +1,37 @@
 #include "integrators/step_derivative.h"
 
 #include <Eigen/Geometry>
+#include <algorithm>
 #include <cmath>
 
 namespace ncpkit {
 
-Eigen::MatrixXd StepDerivative::StateJacobian() const {
-  Eigen::MatrixXd out(output_size(), input_size());
-  for (int k = 0; k < input_size(); ++k) {
-    out.col(k) = Jvp(Eigen::VectorXd::Unit(input_size(), k), Eigen::VectorXd(), Eigen::VectorXd());
-  }
+Eigen::MatrixXd StepDerivative::JvpColumns(const Eigen::MatrixXd& ds, const Eigen::MatrixXd& dp,
+                                           const Eigen::MatrixXd& du) const {
+  const Eigen::Index k = std::max({ds.cols(), dp.cols(), du.cols()});
+  const auto column = [](const Eigen::MatrixXd& m, Eigen::Index j) {
+    return m.rows() == 0 ? Eigen::VectorXd() : Eigen::VectorXd(m.col(j));
+  };
+  Eigen::MatrixXd out(output_size(), k);
+  for (Eigen::Index j = 0; j < k; ++j)
+    out.col(j) = Jvp(column(ds, j), column(dp, j), column(du, j));
   return out;
+}
+
+Eigen::MatrixXd StepDerivative::StateJacobian() const {
+  return JvpColumns(Eigen::MatrixXd::Identity(input_size(), input_size()), Eigen::MatrixXd(),
+                    Eigen::MatrixXd());
 }
 
 Eigen::MatrixXd StepDerivative::ParameterJacobian() const {
-  Eigen::MatrixXd out(output_size(), parameter_size());
-  for (int k = 0; k < parameter_size(); ++k) {
-    out.col(k) =
-        Jvp(Eigen::VectorXd(), Eigen::VectorXd::Unit(parameter_size(), k), Eigen::VectorXd());
-  }
-  return out;
+  return JvpColumns(Eigen::MatrixXd(),
+                    Eigen::MatrixXd::Identity(parameter_size(), parameter_size()),
+                    Eigen::MatrixXd());
 }
 
 Eigen::MatrixXd StepDerivative::CommandJacobian() const {
-  Eigen::MatrixXd out(output_size(), command_size());
-  for (int k = 0; k < command_size(); ++k) {
-    out.col(k) =
-        Jvp(Eigen::VectorXd(), Eigen::VectorXd(), Eigen::VectorXd::Unit(command_size(), k));
-  }
-  return out;
+  return JvpColumns(Eigen::MatrixXd(), Eigen::MatrixXd(),
+                    Eigen::MatrixXd::Identity(command_size(), command_size()));
 }
 
 namespace internal {

@@ -65,8 +65,13 @@ class StepDerivative {
   };
   virtual Gradient Vjp(const Eigen::VectorXd& g) const = 0;
 
-  // Dense Jacobians of s+ (output_size() rows), column by column from Jvp(); the state's has
-  // input_size() columns.
+  // Jvp() of each column of ds, dp and du (a matrix without rows is zero); a stepper solves them
+  // together where it can (by default one Jvp a column).
+  virtual Eigen::MatrixXd JvpColumns(const Eigen::MatrixXd& ds, const Eigen::MatrixXd& dp,
+                                     const Eigen::MatrixXd& du) const;
+
+  // Dense Jacobians of s+ (output_size() rows), from JvpColumns(); the state's has input_size()
+  // columns.
   Eigen::MatrixXd StateJacobian() const;
   Eigen::MatrixXd ParameterJacobian() const;
   Eigen::MatrixXd CommandJacobian() const;

@@ -121,6 +121,10 @@ class ConeSensitivity : public ExplicitImpulseSensitivity {
     local.mu = dmu;
     return global_.local().Jvp(local);
   }
+  Eigen::MatrixXd JvpColumns(const Eigen::MatrixXd& dq, const Eigen::MatrixXd& dmu,
+                             const Eigen::MatrixXd& /*dW*/) const override {
+    return global_.local().JvpColumns(dq, dmu);
+  }
   void Vjp(const Eigen::VectorXd& g, Eigen::VectorXd* q, Eigen::VectorXd* mu,
            Eigen::VectorXd* /*W*/) const override {
     FrictionSensitivity::Gradient local = global_.local().Vjp(g);

@@ -1,5 +1,7 @@
 #include "integrators/explicit/model.h"
 
+#include <algorithm>
+
 #include "integrators/explicit/cone.h"
 #include "integrators/explicit/pyramid.h"
 #include "integrators/explicit/relaxed.h"
@@ -26,6 +28,22 @@ void ExplicitContactModel::ApplyImpulses(const ExplicitStepContext& step, const 
     const int i = island.bodies[k];
     w.velocity[i].noalias() += w.inverse_mass[i] * body_impulse_[i];
   }
+}
+
+Eigen::MatrixXd ExplicitImpulseSensitivity::JvpColumns(const Eigen::MatrixXd& dq,
+                                                       const Eigen::MatrixXd& dmu,
+                                                       const Eigen::MatrixXd& dW) const {
+  const Eigen::Index k = std::max({dq.cols(), dmu.cols(), dW.cols()});
+  const auto column = [](const Eigen::MatrixXd& m, Eigen::Index j) {
+    return m.rows() == 0 ? Eigen::VectorXd() : Eigen::VectorXd(m.col(j));
+  };
+  Eigen::MatrixXd out;
+  for (Eigen::Index j = 0; j < k; ++j) {
+    const Eigen::VectorXd dr = Jvp(column(dq, j), column(dmu, j), column(dW, j));
+    if (j == 0) out.resize(dr.size(), k);
+    out.col(j) = dr;
+  }
+  return out;
 }
 
 std::unique_ptr<ExplicitImpulseSensitivity> ExplicitContactModel::Sensitivity(

@@ -45,6 +45,10 @@ class ExplicitImpulseSensitivity {
   // column-major); an empty vector is zero.
   virtual Eigen::VectorXd Jvp(const Eigen::VectorXd& dq, const Eigen::VectorXd& dmu,
                               const Eigen::VectorXd& dW) const = 0;
+  // Jvp() of each column of dq, dmu and dW (a matrix without rows is zero), solved together where
+  // the model can (by default one Jvp a column).
+  virtual Eigen::MatrixXd JvpColumns(const Eigen::MatrixXd& dq, const Eigen::MatrixXd& dmu,
+                                     const Eigen::MatrixXd& dW) const;
   // The gradients of <g, r> with respect to q, mu and (where read) the blocks W_cc.
   virtual void Vjp(const Eigen::VectorXd& g, Eigen::VectorXd* q, Eigen::VectorXd* mu,
                    Eigen::VectorXd* W) const = 0;

@@ -16,35 +16,41 @@
 namespace ncpkit::internal {
 namespace {
 
-// Jets seeded with `nominal` and unit derivatives from dual part `first` on.
-template <class J, int N>
-Eigen::Matrix<J, N, 1> Seeded(const Eigen::Matrix<double, N, 1>& nominal, int first) {
-  Eigen::Matrix<J, N, 1> out;
-  for (int k = 0; k < N; ++k) out[k] = J(nominal[k], first + k);
-  return out;
-}
-
-// Per body: vec(M) (column-major) and f = M nu + [h m g + u_lin; -h omega x I omega + u_ang],
-// from [theta, v, omega, m, h, u]; the body's inertia scales with its mass.
-template <class T>
-void MassAndMomentum(const Body& body, const Eigen::Matrix3d& R0, const Eigen::Vector3d& gravity,
-                     const T* in, T* out) {
-  const Vec3<T> theta(in[0], in[1], in[2]), v(in[3], in[4], in[5]), omega(in[6], in[7], in[8]);
-  const T m = in[9], h = in[10];
-  const Mat3<T> R = Turned(R0, theta);
-  const Mat3<T> inertia =
-      R * (body.mass.body_inertia.cast<T>() * (m / T(body.mass.mass))) * R.transpose();
-  Eigen::Map<Eigen::Matrix<T, 6, 6>> M(out);
-  M.setZero();
-  M.template topLeftCorner<3, 3>() = Mat3<T>::Identity() * m;
-  M.template bottomRightCorner<3, 3>() = inertia;
-  const Vec3<T> spin = inertia * omega;
-  const Vec3<T> linear = m * v + h * m * gravity.cast<T>();
-  const Vec3<T> angular = spin - h * omega.cross(spin);
+// Per body: the derivative of vec(M) (column-major) and f = M nu + [h m g + u_lin; -h omega x
+// I omega + u_ang] with respect to [theta, v, omega, m, h, u] at theta = 0, the body's mass and
+// h: M = diag(m I, I) with I = R I_b R^T (m / m_0), which a turn theta moves by
+// [theta]x I - I [theta]x, and f's spin term by (I - h [omega]x I + h [I omega]x) d omega.
+Eigen::Matrix<double, 42, 17> BodyJacobian(const Body& body, const RigidBodyState& s, double h,
+                                           const Eigen::Vector3d& gravity) {
+  Eigen::Matrix<double, 42, 17> J = Eigen::Matrix<double, 42, 17>::Zero();
+  const double m = body.mass.mass;
+  const Eigen::Matrix3d R = s.orientation.toRotationMatrix();
+  const Eigen::Matrix3d I = R * body.mass.body_inertia * R.transpose();
+  const Eigen::Vector3d& v = s.linear_velocity;
+  const Eigen::Vector3d& w = s.angular_velocity;
+  const Eigen::Vector3d spin = I * w;
+  const auto entry = [](int row, int col) { return row + 6 * col; };  // vec(M)'s index
   for (int k = 0; k < 3; ++k) {
-    out[36 + k] = linear[k] + in[11 + k];
-    out[39 + k] = angular[k] + in[14 + k];
+    // By theta_k: M's inertia block and f's spin term.
+    const Eigen::Matrix3d skew = internal::Skew<double>(Eigen::Vector3d::Unit(k));
+    const Eigen::Matrix3d dI = skew * I - I * skew;
+    for (int c = 0; c < 3; ++c) {
+      for (int r = 0; r < 3; ++r) J(entry(3 + r, 3 + c), k) = dI(r, c);
+    }
+    const Eigen::Vector3d d_spin = dI * w;
+    J.block<3, 1>(39, k) = d_spin - h * w.cross(d_spin);
+    // By m: the mass block and (the inertia scaling with the mass) the inertia block.
+    J(entry(k, k), 9) = 1.0;
+    for (int c = 0; c < 3; ++c) J(entry(3 + k, 3 + c), 9) = I(k, c) / m;
   }
+  J.block<3, 3>(36, 3) = m * Eigen::Matrix3d::Identity();  // by v
+  J.block<3, 3>(39, 6) = I - h * (internal::Skew<double>(w) * I - internal::Skew<double>(spin));
+  J.block<3, 1>(36, 9) = v + h * gravity;
+  J.block<3, 1>(39, 9) = (spin - h * w.cross(spin)) / m;
+  J.block<3, 1>(36, 10) = m * gravity;  // by h
+  J.block<3, 1>(39, 10) = -w.cross(spin);
+  J.block<6, 6>(36, 11).setIdentity();  // by u
+  return J;
 }
 
 // Per contact: [rows_a (3 x 6), rows_b, b_N] from [x_a, theta_a, x_b, theta_b, nu_a, nu_b, e,
@@ -144,18 +150,10 @@ void ExplicitStepDerivative::AddParameters(const ExplicitStepData& step) {
 }
 
 void ExplicitStepDerivative::LinearizeBodies(const ExplicitStepData& step) {
-  using Jet = ceres::Jet<double, kBodyInputs>;
   for (BodyTerms& terms : bodies_) {
     const int i = terms.body;
-    const Body& body = step.bodies[i];
-    const RigidBodyState& s = step.start[i];
-    Eigen::Matrix<double, kBodyInputs, 1> nominal;
-    nominal << Eigen::Vector3d::Zero(), s.linear_velocity, s.angular_velocity, body.mass.mass,
-        step.options.h, step.applied.empty() ? Vector6d::Zero() : step.applied[i];
-    const Eigen::Matrix<Jet, kBodyInputs, 1> in = Seeded<Jet>(nominal, 0);
-    Jet out[kBodyOutputs];
-    MassAndMomentum(body, s.orientation.toRotationMatrix(), step.options.gravity, in.data(), out);
-    for (int r = 0; r < kBodyOutputs; ++r) terms.jacobian.row(r) = out[r].v.transpose();
+    terms.jacobian =
+        BodyJacobian(step.bodies[i], step.start[i], step.options.h, step.options.gravity);
     terms.inverse_mass = step.workspace.inverse_mass[i];
     terms.pose.Linearize(step.workspace.velocity[i], h_);
   }
@@ -290,6 +288,31 @@ namespace {
 
 double At(const Eigen::VectorXd& v, int i) { return v.size() == 0 ? 0.0 : v[i]; }
 
+// A contact's local Jacobian (its live columns `active`) times the change `in` of its inputs, and
+// its transpose times `y` scattered to the inputs: gathered by hand, as an indexed view would
+// copy the index list on every product.
+template <int kOutputs, int kInputs>
+Eigen::Matrix<double, kOutputs, 1> TimesLive(const Eigen::MatrixXd& jacobian,
+                                             const std::vector<int>& active,
+                                             const Eigen::Matrix<double, kInputs, 1>& in) {
+  Eigen::Matrix<double, Eigen::Dynamic, 1, 0, kInputs, 1> live(active.size());
+  for (size_t k = 0; k < active.size(); ++k) live[k] = in[active[k]];
+  Eigen::Matrix<double, kOutputs, 1> out;
+  out.noalias() = jacobian * live;
+  return out;
+}
+
+template <int kOutputs, int kInputs>
+Eigen::Matrix<double, kInputs, 1> TransposeTimesLive(const Eigen::MatrixXd& jacobian,
+                                                     const std::vector<int>& active,
+                                                     const Eigen::Matrix<double, kOutputs, 1>& y) {
+  Eigen::Matrix<double, Eigen::Dynamic, 1, 0, kInputs, 1> live(active.size());
+  live.noalias() = jacobian.transpose() * y;
+  Eigen::Matrix<double, kInputs, 1> out = Eigen::Matrix<double, kInputs, 1>::Zero();
+  for (size_t k = 0; k < active.size(); ++k) out[active[k]] = live[k];
+  return out;
+}
+
 template <int N>
 Eigen::Matrix<double, N, 1> Segment(const Eigen::VectorXd& v, int first) {
   if (v.size() == 0) return Eigen::Matrix<double, N, 1>::Zero();
@@ -389,7 +412,8 @@ void ExplicitStepDerivative::DataChange(const Eigen::VectorXd& ds, const Eigen::
   for (size_t c = 0; c < contacts_.size(); ++c) {
     const ContactTerms& ct = contacts_[c];
     const Eigen::Matrix<double, kContactInputs, 1> in = ContactInput(ct, ds, dp);
-    const Eigen::Matrix<double, kContactOutputs, 1> y = ct.jacobian * in(ct.active);
+    const Eigen::Matrix<double, kContactOutputs, 1> y =
+        TimesLive<kContactOutputs>(ct.jacobian, ct.active, in);
     const int slots[2] = {ct.slot_a, ct.slot_b};
     const Matrix36* rows[2] = {&ct.rows_a, &ct.rows_b};
     (*dF)[3 * c] = y[36];
@@ -421,33 +445,66 @@ Eigen::VectorXd ExplicitStepDerivative::PoseUpdate(const Eigen::VectorXd& ds,
   return out;
 }
 
-Eigen::VectorXd ExplicitStepDerivative::Jvp(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
-                                            const Eigen::VectorXd& du) const {
-  if ((ds.size() != 0 && ds.size() != state_size() && ds.size() != input_size()) ||
-      (dp.size() != 0 && dp.size() != parameter_size()) ||
-      (du.size() != 0 && du.size() != command_size())) {
-    throw InputError("explicit step derivative: a change of " + std::to_string(ds.size()) + ", " +
-                     std::to_string(dp.size()) + " and " + std::to_string(du.size()) +
+void ExplicitStepDerivative::CheckChange(Eigen::Index ds, Eigen::Index dp, Eigen::Index du) const {
+  if ((ds != 0 && ds != state_size() && ds != input_size()) ||
+      (dp != 0 && dp != parameter_size()) || (du != 0 && du != command_size())) {
+    throw InputError("explicit step derivative: a change of " + std::to_string(ds) + ", " +
+                     std::to_string(dp) + " and " + std::to_string(du) +
                      " entries for a state of " + std::to_string(state_size()) + ", " +
                      std::to_string(parameter_size()) + " parameters and " +
                      std::to_string(command_size()) + " commands");
   }
+}
+
+Eigen::VectorXd ExplicitStepDerivative::Jvp(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
+                                            const Eigen::VectorXd& du) const {
+  if (sensitivity_ != nullptr) return JvpColumns(ds, dp, du).col(0);
+  CheckChange(ds.size(), dp.size(), du.size());
   RequireDescribed(&ds);
+  // The soft model: each contact's dr from its own inputs.
   Eigen::VectorXd inner, dF, dmu, dW;
   DataChange(ds, dp, du, &inner, &dF, &dmu, &dW);
-  if (sensitivity_ == nullptr) {  // the soft model
-    Eigen::VectorXd dr, d_anchor, out(output_size());
-    SoftChange(ds, dp, &dr, &d_anchor);
-    inner += TimesH(dr);
-    out << PoseUpdate(ds, dp, TimesInverseMass(inner)), d_anchor;
-    return out;
+  Eigen::VectorXd dr, d_anchor, out(output_size());
+  SoftChange(ds, dp, &dr, &d_anchor);
+  inner += TimesH(dr);
+  out << PoseUpdate(ds, dp, TimesInverseMass(inner)), d_anchor;
+  return out;
+}
+
+// The columns' changes of the problem's data first, then the model's dr for all of them at once
+// (one solve of its selected system with a column each).
+Eigen::MatrixXd ExplicitStepDerivative::JvpColumns(const Eigen::MatrixXd& ds,
+                                                   const Eigen::MatrixXd& dp,
+                                                   const Eigen::MatrixXd& du) const {
+  if (sensitivity_ == nullptr) return StepDerivative::JvpColumns(ds, dp, du);
+  CheckChange(ds.rows(), dp.rows(), du.rows());
+  const Eigen::Index k = std::max({ds.cols(), dp.cols(), du.cols()});
+  const auto column = [](const Eigen::MatrixXd& m, Eigen::Index j) {
+    return m.rows() == 0 ? Eigen::VectorXd() : Eigen::VectorXd(m.col(j));
+  };
+  const Eigen::Index nc = static_cast<Eigen::Index>(contacts_.size());
+  std::vector<Eigen::VectorXd> inner(k);
+  Eigen::MatrixXd dq(3 * nc, k), dmu(nc, k), dW;
+  for (Eigen::Index j = 0; j < k; ++j) {
+    const Eigen::VectorXd ds_j = column(ds, j);
+    RequireDescribed(&ds_j);
+    Eigen::VectorXd dF, dmu_j, dW_j;
+    DataChange(ds_j, column(dp, j), column(du, j), &inner[j], &dF, &dmu_j, &dW_j);
+    // The local problem's q = H^T M^-1 f + w moves by dF + H^T M^-1 inner.
+    dq.col(j) = dF + TimesHTranspose(TimesInverseMass(inner[j]));
+    dmu.col(j) = dmu_j;
+    if (dW_j.size() == 0) continue;
+    if (dW.size() == 0) dW.setZero(dW_j.size(), k);
+    dW.col(j) = dW_j;
   }
-  if (!contacts_.empty()) {
-    // The local problem's q = H^T M^-1 f + w moves by dF + H^T M^-1 inner; its solution by dr.
-    inner += TimesH(sensitivity_->Jvp(dF + TimesHTranspose(TimesInverseMass(inner)), dmu, dW));
+  const Eigen::MatrixXd dr = nc > 0 ? sensitivity_->JvpColumns(dq, dmu, dW) : Eigen::MatrixXd(0, k);
+  Eigen::MatrixXd out(output_size(), k);
+  for (Eigen::Index j = 0; j < k; ++j) {
+    // d nu+ = M^-1 (df - dM nu+ + dH r + H dr).
+    if (nc > 0) inner[j] += TimesH(dr.col(j));
+    out.col(j) = PoseUpdate(column(ds, j), column(dp, j), TimesInverseMass(inner[j]));
   }
-  // d nu+ = M^-1 (df - dM nu+ + dH r + H dr).
-  return PoseUpdate(ds, dp, TimesInverseMass(inner));
+  return out;
 }
 
 void ExplicitStepDerivative::DataGradient(const Eigen::VectorXd& F, const Eigen::VectorXd& w,
@@ -475,8 +532,8 @@ void ExplicitStepDerivative::DataGradient(const Eigen::VectorXd& F, const Eigen:
       through_blocks[slots[side]] -= P * J[side]->transpose() * G * *J[side] * P;
     }
     y[36] = wc[0];
-    Eigen::Matrix<double, kContactInputs, 1> g = Eigen::Matrix<double, kContactInputs, 1>::Zero();
-    g(ct.active) = ct.jacobian.transpose() * y;
+    const Eigen::Matrix<double, kContactInputs, 1> g =
+        TransposeTimesLive<kContactOutputs, kContactInputs>(ct.jacobian, ct.active, y);
     AddContactState(ct, g.data(), out);
     out->parameters[ct.restitution_slot] += g[24];
     out->parameters[0] += g[25];
@@ -520,7 +577,8 @@ void ExplicitStepDerivative::SoftChange(const Eigen::VectorXd& ds, const Eigen::
     if (t.previous >= 0 && ds.size() == input_size()) {
       in.segment<3>(Terms::kAnchor) = ds.segment<3>(state_size() + 3 * t.previous);
     }
-    const Eigen::Matrix<double, Terms::kOutputs, 1> y = t.jacobian * in(t.active);
+    const Eigen::Matrix<double, Terms::kOutputs, 1> y =
+        TimesLive<Terms::kOutputs>(t.jacobian, t.active, in);
     dr->segment<3>(3 * c) = y.head<3>();
     d_anchor->segment<3>(3 * c) = y.tail<3>();
   }
@@ -534,8 +592,8 @@ void ExplicitStepDerivative::SoftGradient(const Eigen::VectorXd& g_r,
     const Terms& t = soft_[c];
     Eigen::Matrix<double, Terms::kOutputs, 1> y;
     y << g_r.segment<3>(3 * c), Segment<3>(g_anchor, 3 * static_cast<int>(c));
-    Eigen::Matrix<double, Terms::kInputs, 1> g = Eigen::Matrix<double, Terms::kInputs, 1>::Zero();
-    g(t.active) = t.jacobian.transpose() * y;
+    const Eigen::Matrix<double, Terms::kInputs, 1> g =
+        TransposeTimesLive<Terms::kOutputs, Terms::kInputs>(t.jacobian, t.active, y);
     AddContactState(ct, g.data(), out);
     if (t.previous >= 0) {
       out->state.segment<3>(state_size() + 3 * t.previous) += g.segment<3>(Terms::kAnchor);

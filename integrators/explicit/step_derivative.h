@@ -57,6 +57,8 @@ class ExplicitStepDerivative : public StepDerivative {
 
   Eigen::VectorXd Jvp(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
                       const Eigen::VectorXd& du) const override;
+  Eigen::MatrixXd JvpColumns(const Eigen::MatrixXd& ds, const Eigen::MatrixXd& dp,
+                             const Eigen::MatrixXd& du) const override;
   Gradient Vjp(const Eigen::VectorXd& g) const override;
 
  private:
@@ -109,6 +111,8 @@ class ExplicitStepDerivative : public StepDerivative {
   // Adds a contact's gradient with respect to its inputs' poses and twists (the first 24 of
   // `g`, ContactInput()'s order) to the state's.
   static void AddContactState(const ContactTerms& c, const double* g, Gradient* out);
+  // Throws InputError for a change of ds, dp and du entries that fits none of the inputs.
+  void CheckChange(Eigen::Index ds, Eigen::Index dp, Eigen::Index du) const;
   // Throws InputError if ds (null: any change of a pose) moves a body of a contact whose
   // features are not known.
   void RequireDescribed(const Eigen::VectorXd* ds) const;

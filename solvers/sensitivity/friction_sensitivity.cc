@@ -1,5 +1,6 @@
 #include "solvers/sensitivity/friction_sensitivity.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -222,6 +223,24 @@ Eigen::VectorXd FrictionSensitivity::Jvp(const Tangent& tangent) const {
     dmu = tangent.mu;
   }
   return system_.Solve(RightHandSide(dF, dmu), false).head(n);
+}
+
+Eigen::MatrixXd FrictionSensitivity::JvpColumns(const Eigen::MatrixXd& dq,
+                                                const Eigen::MatrixXd& dmu) const {
+  const int n = size();
+  const Eigen::Index k = std::max(dq.cols(), dmu.cols());
+  if ((dq.rows() != 0 && (dq.rows() != n || dq.cols() != k)) ||
+      (dmu.rows() != 0 && (dmu.rows() != num_contacts() || dmu.cols() != k))) {
+    throw InputError("sensitivity: dq or dmu has the wrong size");
+  }
+  const Eigen::VectorXd zero_q = Eigen::VectorXd::Zero(n),
+                        zero_mu = Eigen::VectorXd::Zero(num_contacts());
+  Eigen::MatrixXd b(num_unknowns_, k);
+  for (Eigen::Index j = 0; j < k; ++j) {
+    b.col(j) = RightHandSide(dq.rows() != 0 ? Eigen::VectorXd(dq.col(j)) : zero_q,
+                             dmu.rows() != 0 ? Eigen::VectorXd(dmu.col(j)) : zero_mu);
+  }
+  return system_.SolveColumns(b, false).topRows(n);
 }
 
 Eigen::MatrixXd FrictionSensitivity::UndeterminedImpulses() const {

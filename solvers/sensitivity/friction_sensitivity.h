@@ -81,6 +81,9 @@ class FrictionSensitivity {
   Eigen::MatrixXd UndeterminedImpulses() const;
 
   Eigen::VectorXd Jvp(const Tangent& tangent) const;
+  // Jvp() of the changes of q and mu in each column of dq (3 n_c rows) and dmu (n_c rows), solved
+  // together; a matrix without rows is zero.
+  Eigen::MatrixXd JvpColumns(const Eigen::MatrixXd& dq, const Eigen::MatrixXd& dmu) const;
   Gradient Vjp(const Eigen::VectorXd& g) const;
   Eigen::MatrixXd MatrixGradient(const Gradient& gradient) const;  // W_left r^T
   // q: 3 n_c x 3 n_c; mu: 3 n_c x n_c; W: 3 n_c x nnz(W), a column per nonzero of W in the

@@ -467,6 +467,18 @@ TEST_CASE("explicit step derivative: <v, J w> = <J^T v, w> for the state, parame
     const StepDerivative::Gradient g = d->Vjp(v);
     const double backward = g.state.dot(ds) + g.parameters.dot(dp) + g.commands.dot(du);
     CHECK(forward == doctest::Approx(backward).epsilon(1e-10));
+    // Columns solved together: each as its own Jvp (one input left out: zero).
+    Eigen::MatrixXd DS(ds.size(), 3), DU(du.size(), 3);
+    for (Eigen::MatrixXd* x : {&DS, &DU}) {
+      for (Eigen::Index k = 0; k < x->size(); ++k) x->data()[k] = n(random);
+    }
+    const Eigen::MatrixXd columns = d->JvpColumns(DS, Eigen::MatrixXd(), DU);
+    REQUIRE(columns.cols() == 3);
+    for (int j = 0; j < 3; ++j) {
+      const Eigen::VectorXd one = d->Jvp(DS.col(j), Eigen::VectorXd(), DU.col(j));
+      CHECK((columns.col(j) - one).cwiseAbs().maxCoeff() <=
+            1e-12 * std::max(1.0, one.cwiseAbs().maxCoeff()));
+    }
   }
 }
 

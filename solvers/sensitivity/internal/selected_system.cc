@@ -132,6 +132,7 @@ void SelectedSystem::Factorize(const Eigen::SparseMatrix<double>& A, int max_den
   least_squares_ = false;
   dense_ = false;
   null_basis_.resize(A.rows(), 0);
+  dense_nullity_ = 0;
   n_ = A.rows();
   if (A.rows() == 0) return;
   const int n = static_cast<int>(A.rows());
@@ -218,24 +219,30 @@ void SelectedSystem::FactorizeDense(const Eigen::MatrixXd& dense) {
     return;
   }
   // Singular: the decomposition's own solves apply the pseudo-inverse and its transpose,
-  // (A^T)^+ = (A^+)^T. The null space: A's columns' permutation P and Z of
-  // A P = Q [T 0; 0 0] Z give it as P Z^T [0; I].
+  // (A^T)^+ = (A^+)^T. Its null space is formed when asked (DenseNullBasis()): most callers
+  // never need it (a sensitivity where no contact slides), and forming Z is a third of the
+  // decomposition's cost.
   least_squares_ = true;
-  const Eigen::MatrixXd z = decomposition->matrixZ();
-  const Eigen::MatrixXd tail = z.transpose().rightCols(n - rank);
-  null_basis_ = decomposition->colsPermutation() * tail;
+  dense_nullity_ = n - rank;
   decomposition_ = std::move(decomposition);
 }
 
+Eigen::MatrixXd SelectedSystem::DenseNullBasis() const {
+  // A's columns' permutation P and Z of A P = Q [T 0; 0 0] Z give it as P Z^T [0; I].
+  const Eigen::MatrixXd z = decomposition_->matrixZ();
+  const Eigen::MatrixXd tail = z.transpose().rightCols(dense_nullity_);
+  return decomposition_->colsPermutation() * tail;
+}
+
 Eigen::Index SelectedSystem::nullity() const {
-  if (blocks_.empty()) return null_basis_.cols();
+  if (blocks_.empty()) return decomposition_ != nullptr ? dense_nullity_ : null_basis_.cols();
   Eigen::Index out = 0;
   for (const Block& block : blocks_) out += block.system.nullity();
   return out;
 }
 
 Eigen::MatrixXd SelectedSystem::null_basis() const {
-  if (blocks_.empty()) return null_basis_;
+  if (blocks_.empty()) return decomposition_ != nullptr ? DenseNullBasis() : null_basis_;
   Eigen::MatrixXd out = Eigen::MatrixXd::Zero(n_, nullity());
   Eigen::Index column = 0;
   for (const Block& block : blocks_) {
@@ -271,6 +278,29 @@ Eigen::VectorXd SelectedSystem::Solve(const Eigen::VectorXd& b, bool transpose) 
     return pseudo_inverse_ * b;
   }
   return transpose ? lu_transpose_->solve(b) : lu_->solve(b);
+}
+
+Eigen::MatrixXd SelectedSystem::SolveColumns(const Eigen::MatrixXd& B, bool transpose) const {
+  if (B.size() == 0) return B;
+  if (!blocks_.empty()) {
+    Eigen::MatrixXd out(B.rows(), B.cols());
+    for (const Block& block : blocks_) {
+      out(block.unknowns, Eigen::all) =
+          block.system.SolveColumns(B(block.unknowns, Eigen::all), transpose);
+    }
+    return out;
+  }
+  if (decomposition_ != nullptr) {
+    if (transpose) return decomposition_->transpose().solve(B);
+    return decomposition_->solve(B);
+  }
+  if (dense_) {
+    if (transpose) return pseudo_inverse_.transpose() * B;
+    return pseudo_inverse_ * B;
+  }
+  Eigen::MatrixXd out(B.rows(), B.cols());
+  for (Eigen::Index j = 0; j < B.cols(); ++j) out.col(j) = Solve(B.col(j), transpose);
+  return out;
 }
 
 Eigen::MatrixXd ColumnsPerEntry(const Eigen::MatrixXd& by_rhs,

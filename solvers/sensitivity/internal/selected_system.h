@@ -40,10 +40,12 @@ class SelectedSystem {
   // independent equations with the sparse factorization, in the least-squares sense with the
   // dense one).
   Eigen::VectorXd Solve(const Eigen::VectorXd& b, bool transpose) const;
+  // The same for every column of B at once (a dense decomposition's solves take them together).
+  Eigen::MatrixXd SolveColumns(const Eigen::MatrixXd& B, bool transpose) const;
   bool least_squares() const { return least_squares_; }
   // An orthonormal basis of A's null space (n x its dimension): the directions in which the
   // solution is not determined (no columns where A is regular).
-  // (Assembled on each call from the independent blocks' own, which are kept alone.)
+  // (Formed on each call: from the independent blocks' own, and a dense decomposition's from it.)
   Eigen::MatrixXd null_basis() const;
   // Its dimension: null_basis().cols(), without forming it.
   Eigen::Index nullity() const;
@@ -55,6 +57,8 @@ class SelectedSystem {
   // The complete orthogonal decomposition of a small or singular system: its pseudo-inverse
   // (the inverse where the system is regular) and null space.
   void FactorizeDense(const Eigen::MatrixXd& dense);
+  // The null space's basis from decomposition_.
+  Eigen::MatrixXd DenseNullBasis() const;
   // Where A's unknowns split into independent groups (A is block diagonal up to a symmetric
   // permutation: a scene's separate islands), each group factorized alone; false where they do
   // not split.
@@ -68,8 +72,8 @@ class SelectedSystem {
   std::unique_ptr<KluLu> lu_, lu_transpose_;
   std::unique_ptr<SparseLeastSquares> qr_;
   std::unique_ptr<Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd>> decomposition_;
-  Eigen::MatrixXd pseudo_inverse_, null_basis_;
-  Eigen::Index n_ = 0;
+  Eigen::MatrixXd pseudo_inverse_, null_basis_;  // null_basis_: the sparse QR's
+  Eigen::Index n_ = 0, dense_nullity_ = 0;
   bool least_squares_ = false;
   bool dense_ = false;  // decomposition_ (singular) or pseudo_inverse_ (regular) solves it
 };
