@@ -53,6 +53,9 @@ Eigen::Matrix<double, 42, 17> BodyJacobian(const Body& body, const RigidBodyStat
   return J;
 }
 
+// ContactRows' outputs and inputs (ExplicitStepDerivative's kContactOutputs, kContactInputs).
+constexpr int kRowOutputs = 37, kRowInputs = 26;
+
 // Per contact: [rows_a (3 x 6), rows_b, b_N] from [x_a, theta_a, x_b, theta_b, nu_a, nu_b, e,
 // h] (changes from the start of the step), as the explicit stepper forms them
 // (ExplicitStepper::FrameRowsOf and NormalOffset) with the contact's features at the changed
@@ -80,6 +83,64 @@ void ContactRows(const ContactSetting& s, bool described, const T* in, T* out) {
   map_a = rows_a;
   map_b = rows_b;
   out[36] = offset;
+}
+
+// ContactRows' Jacobian in closed form where a moving body's vertex (or sphere) touches a face
+// of a fixed body without restitution, most contacts of a scene on the ground: the frame is the
+// face's and constant, the point p = x + R v moves by dx + dtheta x (p - x), so each angular row
+// (p - x) x d_k by [d_k]x [p - x]x dtheta, and the distance along the face's normal n by
+// n . dx + ((p - x) x n) . dtheta. False where it does not apply (then Jets).
+bool FixedFaceJacobian(const ContactSetting& s, bool described, double h,
+                       Eigen::MatrixXd* jacobian) {
+  const ContactFeature& f = s.feature;
+  const int moving = s.moving_a ? 0 : 1;
+  if (!described || s.restitution || s.moving_a == s.moving_b ||
+      f.kind != ContactFeature::Kind::kFace || f.face_body == moving ||
+      f.incident == ContactFeature::Incident::kLinePlane) {
+    return false;
+  }
+  const double zero[12] = {};
+  const ContactJets<double> c = ContactAt(s, true, zero);
+  const Eigen::Vector3d arm = moving == 0 ? Eigen::Vector3d(c.e.point_a - c.pa.position)
+                                          : Eigen::Vector3d(c.e.point_b - c.pb.position);
+  const Eigen::Vector3d face_normal = moving == 0 ? Eigen::Vector3d(-c.e.normal) : c.e.normal;
+  const bool vertex = f.incident == ContactFeature::Incident::kPoint;  // (a sphere's arm is fixed)
+  Eigen::MatrixXd& J = *jacobian;
+  J.setZero(kRowOutputs, 7);
+  if (vertex) {
+    const double sign = moving == 0 ? -1.0 : 1.0;  // rows_a = -FrameRows
+    const Eigen::Matrix3d arm_skew = Skew<double>(arm);
+    for (int k = 0; k < 3; ++k) {
+      const Eigen::Matrix3d turn = sign * Skew<double>(c.frame[k]) * arm_skew;
+      for (int j = 0; j < 3; ++j) J.block<1, 3>(18 * moving + k + 3 * (3 + j), 3) = turn.row(j);
+    }
+    J.block<1, 3>(36, 3) = arm.cross(face_normal).transpose() / h;
+  }
+  J.block<1, 3>(36, 0) = face_normal.transpose() / h;
+  J(36, 6) = -c.e.distance / (h * h);
+  return true;
+}
+
+// ContactRows' Jacobian, its columns the inputs in `active` (ascending): in closed form against
+// a fixed face, else on Jets sized to the inputs that can move.
+void ContactJacobian(const ContactSetting& setting, bool described,
+                     const Eigen::Matrix<double, kRowInputs, 1>& nominal,
+                     const std::vector<int>& active, Eigen::MatrixXd* jacobian) {
+  if (FixedFaceJacobian(setting, described, nominal[kRowInputs - 1], jacobian)) return;
+  const auto rows = [&](const auto* in, auto* out) { ContactRows(setting, described, in, out); };
+  switch (active.size()) {
+    case 7:  // one moving body
+      LocalJacobian<kRowOutputs, 7>(rows, nominal, active, jacobian);
+      break;
+    case 13:  // two
+      LocalJacobian<kRowOutputs, 13>(rows, nominal, active, jacobian);
+      break;
+    case 14:  // one, with restitution
+      LocalJacobian<kRowOutputs, 14>(rows, nominal, active, jacobian);
+      break;
+    default:  // two, with restitution
+      LocalJacobian<kRowOutputs, kRowInputs>(rows, nominal, active, jacobian);
+  }
 }
 
 Vector6d Twist(const RigidBodyState& s) {
@@ -160,6 +221,7 @@ void ExplicitStepDerivative::LinearizeBodies(const ExplicitStepData& step) {
 }
 
 void ExplicitStepDerivative::LinearizeContacts(const ExplicitStepData& step) {
+  static_assert(kContactOutputs == kRowOutputs && kContactInputs == kRowInputs);
   std::vector<int> active;
   for (size_t c = 0; c < step.contacts.size(); ++c) {
     const ExplicitContact& contact = step.contacts[c];
@@ -196,22 +258,7 @@ void ExplicitStepDerivative::LinearizeContacts(const ExplicitStepData& step) {
     if (setting.restitution) active.push_back(24);
     active.push_back(25);
     terms.active.assign(active.begin(), active.end());
-    const auto rows = [&](const auto* in, auto* out) {
-      ContactRows(setting, terms.described, in, out);
-    };
-    switch (active.size()) {
-      case 7:  // one moving body
-        LocalJacobian<kContactOutputs, 7>(rows, nominal, active, &terms.jacobian);
-        break;
-      case 13:  // two
-        LocalJacobian<kContactOutputs, 13>(rows, nominal, active, &terms.jacobian);
-        break;
-      case 14:  // one, with restitution
-        LocalJacobian<kContactOutputs, 14>(rows, nominal, active, &terms.jacobian);
-        break;
-      default:  // two, with restitution
-        LocalJacobian<kContactOutputs, kContactInputs>(rows, nominal, active, &terms.jacobian);
-    }
+    ContactJacobian(setting, terms.described, nominal, active, &terms.jacobian);
     if (step.options.model == ExplicitModel::Soft) LinearizeSoftContact(step, c, setting);
   }
 }

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <Eigen/Geometry>
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <ostream>
@@ -358,6 +359,13 @@ Setup RandomSetup(int trial, std::mt19937* random, ExplicitModel model = Explici
   if (trial % 4 == 2) {
     s.impulses.assign(s.bodies.size(), Vector6d::Zero());
     s.impulses[1] << 0.02 * u(*random), 0.02 * u(*random), 0, 0, 0, 0.01 * u(*random);
+  }
+  if (trial % 3 == 1) {
+    // The ground listed last: then it is the contacts' body B (the pair's second), whose face
+    // the moving body's vertices touch from the other side of the pair.
+    std::rotate(s.bodies.begin(), s.bodies.begin() + 1, s.bodies.end());
+    if (!s.impulses.empty())
+      std::rotate(s.impulses.begin(), s.impulses.begin() + 1, s.impulses.end());
   }
   return s;
 }
