@@ -42,6 +42,7 @@
 #include "solvers/base/status.h"
 #include "solvers/lcp/independent_blocks.h"
 #include "solvers/lcp/linear_problem.h"
+#include "solvers/linalg/internal/sparse_assembly.h"
 
 namespace ncpkit {
 

@@ -432,23 +432,59 @@ void GlobalFrictionContactProblem::Reduce(FrictionContactProblem* local) const {
   contact_of.resize(static_cast<size_t>(num_pieces));
   for (int c = 0; c < nc; ++c)
     for (int p = piece_begin_[c]; p < piece_begin_[c + 1]; ++p) contact_of[p] = c;
-  triplets_.clear();
-  for (int k = 0; k < num_blocks(); ++k) {
-    for (const int p1 : pieces_of_block_[k]) {
-      const double* product = products_.data() + piece_offset_[p1];
-      for (const int p2 : pieces_of_block_[k]) {
-        // H_p1^T M^-1 H_p2
-        const Eigen::Matrix3d value =
-            internal::PieceInnerProduct(product, piece_data(p2), block_size(k));
-        const int row = 3 * contact_of[p1], col = 3 * contact_of[p2];
+  AssembleW();
+  local->Assign(W_, q_, mu_);  // q_: H^T M^-1 f + w, from Finalize()
+  local->name = name;
+}
+
+// W straight into compressed storage, contact c's three columns holding a 3 x 3 block for every
+// contact that shares a body with it (its neighbours, ascending): the sum over the shared blocks
+// k of H_p1^T M_k^-1 H_p2 (p1 the neighbour's piece on k, p2 c's). No triplets to sort: the
+// contacts of a scene change from step to step, and a step derivative's problem is new each time.
+void GlobalFrictionContactProblem::AssembleW() const {
+  const int nc = num_contacts();
+  std::vector<int>& begin = neighbour_begin_;
+  std::vector<int>& neighbours = neighbours_;
+  begin.assign(1, 0);
+  neighbours.clear();
+  for (int c = 0; c < nc; ++c) {
+    const size_t first = neighbours.size();
+    for (int p2 = piece_begin_[c]; p2 < piece_begin_[c + 1]; ++p2) {
+      for (const int p1 : pieces_of_block_[piece_block_[p2]]) neighbours.push_back(contact_of_[p1]);
+    }
+    std::sort(neighbours.begin() + first, neighbours.end());
+    neighbours.erase(std::unique(neighbours.begin() + first, neighbours.end()), neighbours.end());
+    begin.push_back(static_cast<int>(neighbours.size()));
+  }
+  const Eigen::Index nonzeros = 9 * static_cast<Eigen::Index>(neighbours.size());
+  W_.resize(3 * nc, 3 * nc);
+  W_.resizeNonZeros(nonzeros);
+  int* outer = W_.outerIndexPtr();
+  int* inner = W_.innerIndexPtr();
+  double* values = W_.valuePtr();
+  std::fill(values, values + nonzeros, 0.0);
+  position_.resize(static_cast<size_t>(nc));
+  for (int c = 0; c < nc; ++c) {
+    const int count = begin[c + 1] - begin[c], base = 9 * begin[c];
+    for (int t = 0; t < count; ++t) position_[neighbours[begin[c] + t]] = t;
+    for (int j = 0; j < 3; ++j) {
+      outer[3 * c + j] = base + 3 * count * j;
+      for (int t = 0; t < count; ++t)
+        for (int i = 0; i < 3; ++i)
+          inner[base + 3 * count * j + 3 * t + i] = 3 * neighbours[begin[c] + t] + i;
+    }
+    for (int p2 = piece_begin_[c]; p2 < piece_begin_[c + 1]; ++p2) {
+      const int k = piece_block_[p2];
+      for (const int p1 : pieces_of_block_[k]) {
+        const Eigen::Matrix3d value = internal::PieceInnerProduct(
+            products_.data() + piece_offset_[p1], piece_data(p2), block_size(k));
+        const int at = base + 3 * position_[contact_of_[p1]];
         for (int j = 0; j < 3; ++j)
-          for (int i = 0; i < 3; ++i) triplets_.emplace_back(row + i, col + j, value(i, j));
+          for (int i = 0; i < 3; ++i) values[at + 3 * count * j + i] += value(i, j);
       }
     }
   }
-  assembly_.Assemble(3 * nc, 3 * nc, triplets_, &W_);
-  local->Assign(W_, q_, mu_);  // q_: H^T M^-1 f + w, from Finalize()
-  local->name = name;
+  outer[3 * nc] = static_cast<int>(nonzeros);
 }
 
 FrictionErrors ComputeFrictionErrors(const GlobalFrictionContactProblem& problem,

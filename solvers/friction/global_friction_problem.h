@@ -23,7 +23,6 @@
 #include <vector>
 
 #include "solvers/friction/friction_problem.h"
-#include "solvers/linalg/internal/sparse_assembly.h"
 
 namespace ncpkit {
 
@@ -97,8 +96,8 @@ class GlobalFrictionContactProblem {
   void Velocity(const Eigen::VectorXd& r, Eigen::VectorXd* v) const;
   // u = H^T v + w.
   void ContactVelocity(const Eigen::VectorXd& v, Eigen::VectorXd* u) const;
-  // The local form FC(W, q, mu), W = H^T M^-1 H, q = H^T M^-1 f + w, into *local (its storage
-  // and W's pattern reused from one call to the next when the contacts touch the same blocks).
+  // The local form FC(W, q, mu), W = H^T M^-1 H, q = H^T M^-1 f + w, into *local (the
+  // workspace's storage reused from one call to the next).
   void Reduce(FrictionContactProblem* local) const;
 
   std::string name;  // for reports; not validated
@@ -123,10 +122,13 @@ class GlobalFrictionContactProblem {
   // Reduce()'s workspace.
   mutable std::vector<std::vector<int>> pieces_of_block_;
   mutable std::vector<double> products_;  // M_k^-1 H_p per piece
-  mutable std::vector<Eigen::Triplet<double>> triplets_;
   mutable Eigen::SparseMatrix<double> W_;
-  mutable std::vector<int> contact_of_;
-  mutable internal::TripletAssembly<Eigen::SparseMatrix<double>> assembly_;
+  mutable std::vector<int> contact_of_;  // per piece
+  // Per contact its neighbours' range in neighbours_ (AssembleW()), and a neighbour's place in
+  // the list of the contact being assembled.
+  mutable std::vector<int> neighbour_begin_, neighbours_, position_;
+  // W = H^T M^-1 H into W_ from the pieces' products (Reduce()).
+  void AssembleW() const;
 };
 
 namespace internal {
