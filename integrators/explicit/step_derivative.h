@@ -7,11 +7,11 @@
 //   velocities        nu+ = M^-1 (H r + f)
 //   poses             x+ = x + h v+, R+ = exp(h [omega+]x) R
 // and its derivative chains the local derivatives of M, f (per body) and of J, b (per contact,
-// through its features on Jets: contact/contact_feature.h) with the model's sensitivity of r
-// (ExplicitContactModel::Sensitivity(): the frictional contact problem's for the cone, the
-// LCP's for the pyramid and relaxed models; for the soft model, which poses no problem, each
-// contact's impulse as a function of its own inputs: integrators/explicit/soft_derivative.h) and
-// the exact pose update. The contacts are those the step found: a change that would add or
+// through its features: in closed form on a fixed face, else on Jets; contact/contact_feature.h)
+// with the model's sensitivity of r (ExplicitContactModel::Sensitivity(): the frictional contact
+// problem's for the cone, the LCP's for the pyramid and relaxed models; for the soft model, which
+// poses no problem, each contact's impulse as a function of its own inputs:
+// integrators/explicit/soft_derivative.h) and the exact pose update. The contacts are those the step found: a change that would add or
 // remove one is beyond a derivative.
 #ifndef NCPKIT_INTEGRATORS_EXPLICIT_STEP_DERIVATIVE_H_
 #define NCPKIT_INTEGRATORS_EXPLICIT_STEP_DERIVATIVE_H_
