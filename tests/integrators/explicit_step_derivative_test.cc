@@ -43,16 +43,6 @@ struct Setup {
   std::vector<Vector6d> impulses;  // per body, or empty
 };
 
-Eigen::Matrix3d Exp(const Eigen::Vector3d& w) {
-  return w.norm() > 0.0 ? Eigen::AngleAxisd(w.norm(), w.normalized()).toRotationMatrix()
-                        : Eigen::Matrix3d::Identity();
-}
-
-Eigen::Vector3d Log(const Eigen::Matrix3d& R) {
-  const Eigen::AngleAxisd a(R);
-  return a.angle() * a.axis();
-}
-
 // The state of the moving bodies after one step from `setup`, and the step's contact count and
 // the features of its contacts (for telling a changed step from a smooth one).
 struct Outcome {
@@ -86,16 +76,7 @@ Outcome StepOnce(const Setup& setup, std::unique_ptr<StepDerivative>* derivative
 
 // s+ - s+_0 in the derivative's coordinates.
 Eigen::VectorXd Difference(const Outcome& x, const Outcome& x0) {
-  Eigen::VectorXd d(12 * x.states.size());
-  for (size_t k = 0; k < x.states.size(); ++k) {
-    const RigidBodyState &s = x.states[k], &s0 = x0.states[k];
-    d.segment<3>(12 * k) = s.position - s0.position;
-    d.segment<3>(12 * k + 3) =
-        Log(s.orientation.toRotationMatrix() * s0.orientation.toRotationMatrix().transpose());
-    d.segment<3>(12 * k + 6) = s.linear_velocity - s0.linear_velocity;
-    d.segment<3>(12 * k + 9) = s.angular_velocity - s0.angular_velocity;
-  }
-  return d;
+  return derivative_bodies::StateDifference(x.states, x0.states);
 }
 
 bool SameContacts(const Outcome& a, const Outcome& b) {
@@ -108,20 +89,7 @@ bool SameContacts(const Outcome& a, const Outcome& b) {
 
 // The setup with state entry `index` (derivative coordinates) moved by `delta`.
 Setup MoveState(Setup s, int index, double delta) {
-  int k = index / 12, e = index % 12;
-  for (Body& b : s.bodies) {
-    if (b.fixed) continue;
-    if (k-- > 0) continue;
-    Eigen::Vector3d d = Eigen::Vector3d::Zero();
-    d[e % 3] = delta;
-    if (e < 3) b.state.position += d;
-    if (e >= 3 && e < 6) {
-      b.state.orientation = Eigen::Quaterniond(Exp(d) * b.state.orientation.toRotationMatrix());
-    }
-    if (e >= 6 && e < 9) b.state.linear_velocity += d;
-    if (e >= 9) b.state.angular_velocity += d;
-    break;
-  }
+  derivative_bodies::MoveStateEntry(&s.bodies, index, delta);
   return s;
 }
 

@@ -88,11 +88,6 @@ Setup RandomSetup(int trial, std::mt19937* random) {
   return s;
 }
 
-Eigen::Vector3d Log(const Eigen::Matrix3d& R) {
-  const Eigen::AngleAxisd a(R);
-  return a.angle() * a.axis();
-}
-
 // A run of `steps` steps: the moving bodies' final states, every step's contact modes (a
 // change of contacts or modes along the run is beyond a derivative) and, if asked, each step's
 // derivative.
@@ -119,36 +114,12 @@ Run RunSteps(const Setup& setup, int steps,
 
 // End state minus end state, in the derivatives' coordinates.
 Eigen::VectorXd Difference(const Run& x, const Run& x0) {
-  Eigen::VectorXd d(12 * x.states.size());
-  for (size_t k = 0; k < x.states.size(); ++k) {
-    const RigidBodyState &s = x.states[k], &s0 = x0.states[k];
-    d.segment<3>(12 * k) = s.position - s0.position;
-    d.segment<3>(12 * k + 3) =
-        Log(s.orientation.toRotationMatrix() * s0.orientation.toRotationMatrix().transpose());
-    d.segment<3>(12 * k + 6) = s.linear_velocity - s0.linear_velocity;
-    d.segment<3>(12 * k + 9) = s.angular_velocity - s0.angular_velocity;
-  }
-  return d;
+  return derivative_bodies::StateDifference(x.states, x0.states);
 }
 
 // The setup with its start state entry `index` or parameter `name` moved by `delta`.
 Setup MoveState(Setup s, int index, double delta) {
-  int k = index / 12;
-  const int e = index % 12;
-  for (Body& b : s.bodies) {
-    if (b.fixed || k-- > 0) continue;
-    Eigen::Vector3d d = Eigen::Vector3d::Zero();
-    d[e % 3] = delta;
-    if (e < 3) b.state.position += d;
-    if (e >= 3 && e < 6) {
-      b.state.orientation =
-          Eigen::Quaterniond(Eigen::AngleAxisd(delta, Eigen::Vector3d::Unit(e % 3))) *
-          b.state.orientation;
-    }
-    if (e >= 6 && e < 9) b.state.linear_velocity += d;
-    if (e >= 9) b.state.angular_velocity += d;
-    break;
-  }
+  derivative_bodies::MoveStateEntry(&s.bodies, index, delta);
   return s;
 }
 
