@@ -3,18 +3,20 @@
 #include <Eigen/Geometry>
 #include <algorithm>
 #include <cmath>
+#include <string>
+
+#include "solvers/base/input_error.h"
 
 namespace ncpkit {
 
 Eigen::MatrixXd StepDerivative::JvpColumns(const Eigen::MatrixXd& ds, const Eigen::MatrixXd& dp,
                                            const Eigen::MatrixXd& du) const {
-  const Eigen::Index k = std::max({ds.cols(), dp.cols(), du.cols()});
-  const auto column = [](const Eigen::MatrixXd& m, Eigen::Index j) {
-    return m.rows() == 0 ? Eigen::VectorXd() : Eigen::VectorXd(m.col(j));
-  };
+  const Eigen::Index k = internal::ChangeCount(ds, dp, du, "step derivative: ds, dp and du");
   Eigen::MatrixXd out(output_size(), k);
-  for (Eigen::Index j = 0; j < k; ++j)
-    out.col(j) = Jvp(column(ds, j), column(dp, j), column(du, j));
+  for (Eigen::Index j = 0; j < k; ++j) {
+    out.col(j) = Jvp(internal::ChangeColumn(ds, j), internal::ChangeColumn(dp, j),
+                     internal::ChangeColumn(du, j));
+  }
   return out;
 }
 
@@ -35,6 +37,23 @@ Eigen::MatrixXd StepDerivative::CommandJacobian() const {
 }
 
 namespace internal {
+
+Eigen::Index ChangeCount(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b,
+                         const Eigen::MatrixXd& c, const char* what) {
+  const Eigen::Index k = std::max({a.cols(), b.cols(), c.cols()});
+  for (const Eigen::MatrixXd* m : {&a, &b, &c}) {
+    if (m->rows() != 0 && m->cols() != k) {
+      throw InputError(std::string(what) + ": changes in " + std::to_string(a.cols()) + ", " +
+                       std::to_string(b.cols()) + " and " + std::to_string(c.cols()) +
+                       " columns (each matrix with rows needs " + std::to_string(k) + ")");
+    }
+  }
+  return k;
+}
+
+Eigen::VectorXd ChangeColumn(const Eigen::MatrixXd& m, Eigen::Index j) {
+  return m.rows() == 0 ? Eigen::VectorXd() : Eigen::VectorXd(m.col(j));
+}
 
 Eigen::Matrix3d So3LeftJacobian(const Eigen::Vector3d& phi) {
   const double a = phi.norm();

@@ -105,6 +105,13 @@ class StepDerivative {
 };
 
 namespace internal {
+// The number of changes a JvpColumns() call carries: the most columns of its matrices. Throws
+// InputError naming `what` if a matrix with rows (one without is zero) has another number.
+Eigen::Index ChangeCount(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b,
+                         const Eigen::MatrixXd& c, const char* what);
+// Change j of such a matrix: its column j, or an empty vector (zero) for a matrix without rows.
+Eigen::VectorXd ChangeColumn(const Eigen::MatrixXd& m, Eigen::Index j);
+
 // d exp(phi) = J_l(phi) d phi: the left Jacobian of SO(3), for pose updates R+ = exp([phi]x) R.
 Eigen::Matrix3d So3LeftJacobian(const Eigen::Vector3d& phi);
 

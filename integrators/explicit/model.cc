@@ -1,12 +1,11 @@
 #include "integrators/explicit/model.h"
 
-#include <algorithm>
-
 #include "integrators/explicit/cone.h"
 #include "integrators/explicit/pyramid.h"
 #include "integrators/explicit/relaxed.h"
 #include "integrators/explicit/soft.h"
 #include "integrators/explicit_stepper.h"
+#include "integrators/step_derivative.h"
 #include "solvers/base/input_error.h"
 
 namespace ncpkit::internal {
@@ -33,13 +32,10 @@ void ExplicitContactModel::ApplyImpulses(const ExplicitStepContext& step, const 
 Eigen::MatrixXd ExplicitImpulseSensitivity::JvpColumns(const Eigen::MatrixXd& dq,
                                                        const Eigen::MatrixXd& dmu,
                                                        const Eigen::MatrixXd& dW) const {
-  const Eigen::Index k = std::max({dq.cols(), dmu.cols(), dW.cols()});
-  const auto column = [](const Eigen::MatrixXd& m, Eigen::Index j) {
-    return m.rows() == 0 ? Eigen::VectorXd() : Eigen::VectorXd(m.col(j));
-  };
+  const Eigen::Index k = ChangeCount(dq, dmu, dW, "explicit step derivative: dq, dmu and dW");
   Eigen::MatrixXd out;
   for (Eigen::Index j = 0; j < k; ++j) {
-    const Eigen::VectorXd dr = Jvp(column(dq, j), column(dmu, j), column(dW, j));
+    const Eigen::VectorXd dr = Jvp(ChangeColumn(dq, j), ChangeColumn(dmu, j), ChangeColumn(dW, j));
     if (j == 0) out.resize(dr.size(), k);
     out.col(j) = dr;
   }

@@ -525,18 +525,15 @@ Eigen::MatrixXd ExplicitStepDerivative::JvpColumns(const Eigen::MatrixXd& ds,
                                                    const Eigen::MatrixXd& du) const {
   if (sensitivity_ == nullptr) return StepDerivative::JvpColumns(ds, dp, du);
   CheckChange(ds.rows(), dp.rows(), du.rows());
-  const Eigen::Index k = std::max({ds.cols(), dp.cols(), du.cols()});
-  const auto column = [](const Eigen::MatrixXd& m, Eigen::Index j) {
-    return m.rows() == 0 ? Eigen::VectorXd() : Eigen::VectorXd(m.col(j));
-  };
+  const Eigen::Index k = ChangeCount(ds, dp, du, "explicit step derivative: ds, dp and du");
   const Eigen::Index nc = static_cast<Eigen::Index>(contacts_.size());
   std::vector<Eigen::VectorXd> inner(k);
   Eigen::MatrixXd dq(3 * nc, k), dmu(nc, k), dW;
   for (Eigen::Index j = 0; j < k; ++j) {
-    const Eigen::VectorXd ds_j = column(ds, j);
+    const Eigen::VectorXd ds_j = ChangeColumn(ds, j);
     RequireDescribed(&ds_j);
     Eigen::VectorXd dF, dmu_j, dW_j;
-    DataChange(ds_j, column(dp, j), column(du, j), &inner[j], &dF, &dmu_j, &dW_j);
+    DataChange(ds_j, ChangeColumn(dp, j), ChangeColumn(du, j), &inner[j], &dF, &dmu_j, &dW_j);
     // The local problem's q = H^T M^-1 f + w moves by dF + H^T M^-1 inner.
     dq.col(j) = dF + TimesHTranspose(TimesInverseMass(inner[j]));
     dmu.col(j) = dmu_j;
@@ -549,7 +546,7 @@ Eigen::MatrixXd ExplicitStepDerivative::JvpColumns(const Eigen::MatrixXd& ds,
   for (Eigen::Index j = 0; j < k; ++j) {
     // d nu+ = M^-1 (df - dM nu+ + dH r + H dr).
     if (nc > 0) inner[j] += TimesH(dr.col(j));
-    out.col(j) = PoseUpdate(column(ds, j), column(dp, j), TimesInverseMass(inner[j]));
+    out.col(j) = PoseUpdate(ChangeColumn(ds, j), ChangeColumn(dp, j), TimesInverseMass(inner[j]));
   }
   return out;
 }
@@ -678,7 +675,9 @@ StepDerivative::Gradient ExplicitStepDerivative::Vjp(const Eigen::VectorXd& g) c
   Eigen::VectorXd w, mu, W;
   if (sensitivity_ == nullptr) {  // the soft model: r from its own inputs, none through q
     const Eigen::Index n = static_cast<Eigen::Index>(contacts_.size());
-    SoftGradient(TimesHTranspose(a), g.size() > state_size() ? g.tail(3 * n) : w, &out);
+    const Eigen::VectorXd g_anchor =
+        g.size() > state_size() ? Eigen::VectorXd(g.tail(3 * n)) : Eigen::VectorXd();
+    SoftGradient(TimesHTranspose(a), g_anchor, &out);
     DataGradient(a, Eigen::VectorXd::Zero(3 * n), Eigen::VectorXd::Zero(n), W, &out);
     return out;
   }

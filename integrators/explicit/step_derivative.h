@@ -11,8 +11,8 @@
 // with the model's sensitivity of r (ExplicitContactModel::Sensitivity(): the frictional contact
 // problem's for the cone, the LCP's for the pyramid and relaxed models; for the soft model, which
 // poses no problem, each contact's impulse as a function of its own inputs:
-// integrators/explicit/soft_derivative.h) and the exact pose update. The contacts are those the step found: a change that would add or
-// remove one is beyond a derivative.
+// integrators/explicit/soft_derivative.h) and the exact pose update. The contacts are those the
+// step found: a change that would add or remove one is beyond a derivative.
 #ifndef NCPKIT_INTEGRATORS_EXPLICIT_STEP_DERIVATIVE_H_
 #define NCPKIT_INTEGRATORS_EXPLICIT_STEP_DERIVATIVE_H_
 

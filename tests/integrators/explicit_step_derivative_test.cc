@@ -450,6 +450,9 @@ TEST_CASE("explicit step derivative: <v, J w> = <J^T v, w> for the state, parame
     }
     const Eigen::MatrixXd columns = d->JvpColumns(DS, Eigen::MatrixXd(), DU);
     REQUIRE(columns.cols() == 3);
+    // Matrices of changes with rows must agree on how many.
+    CHECK_THROWS_WITH_AS(d->JvpColumns(DS, Eigen::MatrixXd(), DU.leftCols(2)),
+                         doctest::Contains("columns"), InputError);
     for (int j = 0; j < 3; ++j) {
       const Eigen::VectorXd one = d->Jvp(DS.col(j), Eigen::VectorXd(), DU.col(j));
       CHECK((columns.col(j) - one).cwiseAbs().maxCoeff() <=

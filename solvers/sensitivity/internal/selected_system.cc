@@ -258,25 +258,12 @@ Eigen::MatrixXd SelectedSystem::null_basis() const {
 
 Eigen::VectorXd SelectedSystem::Solve(const Eigen::VectorXd& b, bool transpose) const {
   if (b.size() == 0) return b;
-  if (!blocks_.empty()) {
-    Eigen::VectorXd out(b.size());
-    for (const Block& block : blocks_) {
-      Eigen::VectorXd part(block.unknowns.size());
-      for (size_t k = 0; k < block.unknowns.size(); ++k) part[k] = b[block.unknowns[k]];
-      part = block.system.Solve(part, transpose);
-      for (size_t k = 0; k < block.unknowns.size(); ++k) out[block.unknowns[k]] = part[k];
-    }
-    return out;
-  }
+  if (blocks_.empty() && !dense_) return SolveSparse(b, transpose);
+  return SolveColumns(b, transpose);
+}
+
+Eigen::VectorXd SelectedSystem::SolveSparse(const Eigen::VectorXd& b, bool transpose) const {
   if (qr_ != nullptr) return transpose ? qr_->SolveAdjoint(b) : qr_->Solve(b);
-  if (decomposition_ != nullptr) {
-    if (transpose) return decomposition_->transpose().solve(b);
-    return decomposition_->solve(b);
-  }
-  if (dense_) {
-    if (transpose) return pseudo_inverse_.transpose() * b;
-    return pseudo_inverse_ * b;
-  }
   return transpose ? lu_transpose_->solve(b) : lu_->solve(b);
 }
 
@@ -299,7 +286,7 @@ Eigen::MatrixXd SelectedSystem::SolveColumns(const Eigen::MatrixXd& B, bool tran
     return pseudo_inverse_ * B;
   }
   Eigen::MatrixXd out(B.rows(), B.cols());
-  for (Eigen::Index j = 0; j < B.cols(); ++j) out.col(j) = Solve(B.col(j), transpose);
+  for (Eigen::Index j = 0; j < B.cols(); ++j) out.col(j) = SolveSparse(B.col(j), transpose);
   return out;
 }
 

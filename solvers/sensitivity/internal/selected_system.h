@@ -57,6 +57,8 @@ class SelectedSystem {
   // The complete orthogonal decomposition of a small or singular system: its pseudo-inverse
   // (the inverse where the system is regular) and null space.
   void FactorizeDense(const Eigen::MatrixXd& dense);
+  // A sparse factorization's solve (lu_ or qr_).
+  Eigen::VectorXd SolveSparse(const Eigen::VectorXd& b, bool transpose) const;
   // The null space's basis from decomposition_.
   Eigen::MatrixXd DenseNullBasis() const;
   // Where A's unknowns split into independent groups (A is block diagonal up to a symmetric
