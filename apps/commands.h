@@ -26,6 +26,11 @@ int RunFclibCommand(const std::vector<std::string>& args, std::ostream& out);
 int RunLcpDemoCommand(const std::vector<std::string>& args, std::ostream& out);
 // ncpkit solvers: the solver registry as a Markdown table (docs/solvers.md has it too).
 int RunSolversCommand(const std::vector<std::string>& args, std::ostream& out);
+// ncpkit campaign run|report ...: runs Python's ncpkit.campaign (docs/campaigns.md) with this
+// program as the one its runs call; returns only on an error (thrown).
+int RunCampaignCommand(const std::vector<std::string>& args, std::ostream& out);
+// ncpkit version [--json]: the version and the commit of the sources.
+int RunVersionCommand(const std::vector<std::string>& args, std::ostream& out);
 // ncpkit (no arguments): the built-in demo, the paper scenes with every solver variant.
 int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out);
 

@@ -25,6 +25,10 @@ int RunCommand(std::vector<std::string> args) {
   if (command == "fclib") return ncpkit::RunFclibCommand(args, std::cout);
   if (command == "lcp-demo") return ncpkit::RunLcpDemoCommand(args, std::cout);
   if (command == "solvers") return ncpkit::RunSolversCommand(args, std::cout);
+  if (command == "campaign") return ncpkit::RunCampaignCommand(args, std::cout);
+  if (command == "version" || command == "--version") {
+    return ncpkit::RunVersionCommand(args, std::cout);
+  }
   if (command == "help" || command == "--help" || command == "-h") {
     std::cout << ncpkit::UsageText();
     return 0;
