@@ -23,6 +23,7 @@
 
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
+#include "integrators/stepper_registry.h"
 #include "integrators/trajectory_derivatives.h"
 #include "integrators/trajectory_table.h"
 #include "readers/fclib_reader.h"
@@ -200,13 +201,23 @@ Eigen::VectorXd FullOr(const std::optional<Eigen::VectorXd>& v, int n, double fi
   return v ? *v : Eigen::VectorXd::Constant(n, fill);
 }
 
+// A solve of a problem held in C++ alone, with Python's GIL released meanwhile, so that threads
+// of the interpreter solve in parallel (the MCP solve calls back into Python and keeps it). The
+// summary is the solver's own (a frictional one is a FrictionSolverSummary).
+template <class Problem>
+const SolverSummary& SolveWithoutGil(ComplementaritySolver& solver, const Problem& problem,
+                                     Eigen::VectorXd* x) {
+  py::gil_scoped_release release;
+  return solver.Solve(problem, x);
+}
+
 py::tuple SolveLinear(const LinearComplementarityProblem& problem, const std::string& solver,
                       const std::optional<Eigen::VectorXd>& start, const py::dict& kwargs) {
   SolverOptions options = OptionsFrom(kwargs);
   if (start) options.warm_start = true;
   auto s = CreateSolver(solver, ProblemKind::Linear, options);
   Eigen::VectorXd z = start ? *start : Eigen::VectorXd();
-  const SolverSummary& summary = s->Solve(problem, &z);
+  const SolverSummary& summary = SolveWithoutGil(*s, problem, &z);
   return py::make_tuple(z, ToPython(summary));
 }
 
@@ -305,7 +316,7 @@ py::tuple SolveFriction(const Matrix& W, const Eigen::VectorXd& q, const Eigen::
   }
   auto s = CreateSolver(solver, ProblemKind::Friction, options);
   Eigen::VectorXd r = start ? *start : Eigen::VectorXd();
-  const SolverSummary& summary = s->Solve(problem, &r);
+  const SolverSummary& summary = SolveWithoutGil(*s, problem, &r);
   return py::make_tuple(r, ToPython(summary));
 }
 
@@ -383,12 +394,21 @@ py::tuple Simulate(Scene scene, const std::optional<std::string>& solver,
   TrajectoryTable table;
   std::shared_ptr<TrajectoryDerivatives> steps;
   if (derivatives) steps = std::make_shared<TrajectoryDerivatives>();
-  const SimulationStats stats =
-      RunScene(scene, variant, [&](const StepRecord& record, const SceneRunner& runner) {
-        table.Add(record, runner.stepper(), !runner.fired().empty());
-        if (steps) steps->Add(runner.stepper());
+  // The steps run without the GIL, so that threads simulate in parallel; it is taken back every
+  // 64 steps to see Ctrl-C.
+  SimulationStats stats;
+  {
+    py::gil_scoped_release release;
+    int64_t step = 0;
+    stats = RunScene(scene, variant, [&](const StepRecord& record, const SceneRunner& runner) {
+      table.Add(record, runner.stepper(), !runner.fired().empty());
+      if (steps) steps->Add(runner.stepper());
+      if (++step % 64 == 0) {
+        py::gil_scoped_acquire acquire;
         if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // Ctrl-C
-      });
+      }
+    });
+  }
   TrajectoryColumns columns = table.Columns();
   std::vector<py::array_t<double>> arrays;
   for (const std::vector<double>& c : columns.values) {
@@ -614,4 +634,13 @@ PYBIND11_MODULE(_ncpkit, m) {
   m.def("_simulate", &Simulate, py::arg("scene"), py::arg("solver"), py::arg("duration"),
         py::arg("max_steps"), py::arg("threads"), py::arg("derivatives") = false);
   m.def("scene_directory", &SceneDirectory, "The folder of the bundled scene files.");
+  m.def(
+      "_variant_error",
+      [](const std::string& stepper, const std::string& variant) {
+        const StepperEntry* entry = FindStepper(stepper);
+        if (entry == nullptr) return "unknown stepper '" + stepper + "'";
+        return entry->make_config()->SetVariant(variant);
+      },
+      py::arg("stepper"), py::arg("variant"),
+      "Why the named stepper takes no such solver variant, or '' if it takes it.");
 }
