@@ -100,6 +100,13 @@ std::string UsageText() {
          "      FCLib error, time), a CSV, and the Dolan-More performance profile as SVG.\n"
          "      Exit 0 when each problem was solved by at least one solver, else 1.\n"
          "  ncpkit solvers              the solver registry as a Markdown table\n"
+         "  ncpkit campaign run FILE --db results.sqlite [--workers N] [--scheduler tcp://H:P]\n"
+         "                  [--rerun crash,timeout] [--mix]\n"
+         "  ncpkit campaign report results.sqlite -o DIR\n"
+         "      every case of a campaign file (TOML) x solvers x parameter grid, each run\n"
+         "      in its own process with its limits, kept in SQLite, resumable; then its\n"
+         "      report (docs/campaigns.md)\n"
+         "  ncpkit version [--json]     the version and the commit it was built from\n"
          "solvers (problem kinds they take):\n" +
          SolverLines() +
          "exit status: 0 all requested solvers converged, 1 some did not, 2 usage or input "

@@ -9,6 +9,8 @@ required=(g++ cmake make libeigen3-dev libsuitesparse-dev libceres-dev doctest-d
           pkgconf
           # the Python package (built for Debian's /usr/bin/python3), its tests and plots
           python3-dev pybind11-dev python3-numpy python3-scipy python3-matplotlib python3-pytest
+          # campaigns on a Dask cluster (ncpkit.campaign --scheduler; its tests use a local one)
+          python3-distributed
           # the viewer page's browser test (headless, driven by playwright-core from npm)
           chromium
           # the test suite: Clang's sanitizers and libFuzzer, clang-tidy's function-size check,

@@ -1,0 +1,407 @@
+"""Campaigns (ncpkit.campaign, docs/campaigns.md): the file's checks, runs isolated with their
+statuses, the store, resuming after an interrupted driver, and a Dask cluster on loopback."""
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+import ncpkit
+from ncpkit import campaign
+
+PACKAGE = os.path.dirname(os.path.dirname(ncpkit.__file__))  # <build>/python
+PROGRAM = os.path.normpath(os.path.join(PACKAGE, "..", "apps", "ncpkit"))
+SHARED = os.environ.get("NCPKIT_SHARED_DIR",
+                        os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared"))
+LCP_DIR = os.path.join(SHARED, "data", "lcp")
+SOURCE = os.environ.get("NCPKIT_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+
+needs_shared = pytest.mark.skipif(not os.path.isdir(LCP_DIR), reason="no shared data")
+
+
+@pytest.fixture(autouse=True)
+def program(monkeypatch):
+    monkeypatch.setenv("NCPKIT_PROGRAM", PROGRAM)
+    return PROGRAM
+
+
+def write(folder, name, text):
+    path = os.path.join(str(folder), name)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+def lcp_campaign(folder, repetitions=2, name="lcps", solvers='"lemke", "fb-newton"',
+                 extra=""):
+    return write(folder, "c.toml", """
+name = "%s"
+[cases]
+files = ["%s/lcp_*.dat"]
+[solvers]
+names = [%s]
+[grid]
+tolerance = [1e-8, 1e-10]
+[run]
+repetitions = %d
+time_limit = 30
+%s""" % (name, LCP_DIR, solvers, repetitions, extra))
+
+
+def rows(db):
+    with sqlite3.connect(db) as con:
+        con.row_factory = sqlite3.Row
+        return [dict(r) for r in con.execute("SELECT * FROM runs")]
+
+
+@pytest.mark.parametrize("text, key", [
+    ('name = "x"\n[cases]\nfiles = ["nothing/*.dat"]\n[solvers]\nnames = ["lemke"]',
+     "cases.files[0]"),
+    ('name = "x"\ncolour = 1', "unknown key 'colour'"),
+    ('name = "x"\n[cases]\nfiles = ["%s/lcp_mmc.dat"]\n[solvers]\nnames = ["nsgs"]',
+     "solvers.names[0]"),
+    ('name = "x"\n[cases]\nfiles = ["%s/lcp_mmc.dat"]\n[solvers]\nnames = ["lemke"]\n'
+     '[grid]\nmu = [0.1]', "grid.mu"),
+    ('name = "x"\n[cases]\nfiles = ["%s/lcp_mmc.dat"]\n[solvers]\nnames = ["lemke"]\n'
+     '[grid]\ntolerance = [1e-6, -1]', "grid.tolerance[1]"),
+    ('name = "x"\n[cases]\nfiles = ["%s/lcp_mmc.dat"]\n[solvers]\nnames = ["lemke"]\n'
+     '[grid]\nsteps = [1]', "grid: unknown key 'steps'"),
+    ('name = "x"\n[cases]\nfiles = ["%s/lcp_mmc.dat"]\n[solvers]\nnames = ["lemke"]\n'
+     '[run]\ntime_limit = "long"', "run.time_limit"),
+    ('name = "x"\n[cases]\nfiles = ["%s/lcp_mmc.dat"]\n[solvers]\nnames = ["lemke"]\n'
+     '[run]\nrepeats = 3', "run: unknown key 'repeats'"),
+    ('name = "x"\n[cases]\nscenes = ["%s/lcp_mmc.dat"]\n[solvers]\nnames = ["lemke"]',
+     "cases.scenes[0]"),
+    ('name = "x"\n[cases]\nfiles = ["%s/CASES.md"]\n[solvers]\nnames = ["lemke"]',
+     "cases.files[0]"),
+    ('name = \n', "not a TOML file"),
+    ('[cases]\nfiles = ["%s/lcp_mmc.dat"]', "name:"),
+])
+@needs_shared
+def test_a_bad_campaign_file_names_its_key(tmp_path, text, key):
+    path = write(tmp_path, "bad.toml", text.replace("%s", LCP_DIR))
+    with pytest.raises(campaign.CampaignError, match=key.replace("[", r"\[").replace("]", r"\]")):
+        campaign.load(path)
+
+
+@needs_shared
+def test_every_run_is_stored_once_and_a_rerun_submits_none(tmp_path):
+    c = campaign.load(lcp_campaign(tmp_path))
+    files = len([f for f in os.listdir(LCP_DIR) if f.startswith("lcp_") and f.endswith(".dat")])
+    # Identical files run once.
+    expected = (files - len(c.notes)) * 2 * 2 * 2
+    db = str(tmp_path / "r.sqlite")
+    first = campaign.run(c, db, workers=2, progress=None)
+    assert first["runs"] == expected and first["submitted"] == expected
+    stored = rows(db)
+    assert len(stored) == expected and len({r["key"] for r in stored}) == expected
+    assert {r["status"] for r in stored} <= set(campaign.STATUSES)
+    # Lemke solves these LCPs (its expected failures are the tests' own, not the campaign's);
+    # every row carries the solver's figures and the parameters it ran with.
+    for r in stored:
+        assert json.loads(r["params"])["tolerance"] in (1e-8, 1e-10)
+        assert r["wall_seconds"] > 0 and r["repetition"] in (1, 2)
+        if r["status"] == "converged":
+            assert r["iterations"] is not None and r["residual"] <= json.loads(
+                r["params"])["tolerance"]
+    again = campaign.run(campaign.load(lcp_campaign(tmp_path)), db, progress=None)
+    assert again["submitted"] == 0 and again["stored_before"] == expected
+    with sqlite3.connect(db) as con:
+        meta = con.execute('SELECT campaign, campaign_sha256, version, "commit", host, cpu, '
+                           "runs_submitted FROM metadata ORDER BY session").fetchall()
+    assert len(meta) == 2 and meta[0][0] == "lcps" and meta[1][6] == 0
+    assert all(m[1] and m[2] and m[3] and m[4] and m[5] for m in meta)
+
+
+@needs_shared
+def test_statuses_to_rerun_are_run_again(tmp_path):
+    db = str(tmp_path / "r.sqlite")
+    c = campaign.load(lcp_campaign(tmp_path, repetitions=1, solvers='"pgs"'))
+    first = campaign.run(c, db, progress=None)
+    refused = first["statuses"].get("input_error", 0)
+    assert refused > 0  # PGS refuses the LCPs with a zero on the diagonal
+    again = campaign.run(c, db, rerun=["input_error", "crash"], progress=None)
+    assert again["submitted"] == refused
+    assert len(rows(db)) == first["runs"]
+
+
+@needs_shared
+def test_a_store_of_another_campaign_or_program_is_refused(tmp_path):
+    db = str(tmp_path / "r.sqlite")
+    campaign.run(campaign.load(lcp_campaign(tmp_path, repetitions=1, solvers='"lemke"')), db,
+                 progress=None)
+    other = campaign.load(lcp_campaign(tmp_path, repetitions=1, solvers='"lemke"', name="b"))
+    with pytest.raises(campaign.StoreError, match="holds the runs of campaign 'lcps'"):
+        campaign.run(other, db, progress=None)
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE metadata SET \"commit\" = 'an-older-one'")
+    same = campaign.load(lcp_campaign(tmp_path, repetitions=2, solvers='"lemke"'))
+    with pytest.raises(campaign.StoreError, match="another commit"):
+        campaign.run(same, db, progress=None)
+    mixed = campaign.run(same, db, mix=True, progress=None)
+    assert mixed["stored_before"] == mixed["runs"] // 2
+
+
+def wrapper(folder):
+    """A program that aborts on a case named *abort*, exceeds its memory limit on *hog*, and is
+    the real program otherwise."""
+    return write(folder, "program.sh", """#!/bin/sh
+case "$2" in
+  *abort*) echo "about to abort" >&2; kill -ABRT $$ ;;
+  *hog*) exec %s -c "x = bytearray(1 << 34)" ;;
+esac
+exec %s "$@"
+""" % (sys.executable, PROGRAM))
+
+
+@needs_shared
+def test_a_crash_and_a_run_out_of_memory_are_recorded_and_the_campaign_goes_on(tmp_path,
+                                                                                 monkeypatch):
+    program = wrapper(tmp_path)
+    os.chmod(program, 0o755)
+    monkeypatch.setenv("NCPKIT_PROGRAM", program)
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    mmc = open(os.path.join(LCP_DIR, "lcp_mmc.dat")).read()
+    for name in ("lcp_abort.dat", "lcp_hog.dat", "lcp_fine.dat"):
+        # Distinct contents: the store keys runs by their file's content.
+        write(cases, name, mmc + "\n" * (len(name) % 7 + 1) + "# %s\n" % name)
+    c = campaign.load(write(tmp_path, "c.toml", """
+name = "faults"
+[cases]
+files = ["cases/*.dat"]
+[solvers]
+names = ["lemke"]
+[run]
+memory_limit_mb = 256
+"""))
+    db = str(tmp_path / "r.sqlite")
+    result = campaign.run(c, db, progress=None)
+    by_case = {os.path.basename(r["case"]): r for r in rows(db)}
+    assert result["submitted"] == 3 and len(by_case) == 3
+    assert by_case["lcp_abort.dat"]["status"] == "crash"
+    assert by_case["lcp_abort.dat"]["signal"] == "SIGABRT"
+    assert "about to abort" in by_case["lcp_abort.dat"]["stderr_tail"]
+    assert by_case["lcp_hog.dat"]["status"] == "oom"
+    assert by_case["lcp_fine.dat"]["status"] == "converged"
+
+
+@needs_shared
+def test_the_memory_limit_applies_to_the_program_itself(tmp_path):
+    # 64 MB of address space is less than the program's libraries take to load.
+    c = campaign.load(lcp_campaign(tmp_path, repetitions=1, solvers='"lemke"',
+                                   extra="memory_limit_mb = 64\n"))
+    db = str(tmp_path / "r.sqlite")
+    result = campaign.run(c, db, progress=None)
+    assert result["statuses"] == {"oom": result["runs"]}
+
+
+def test_a_run_past_its_time_limit_is_a_timeout(tmp_path, monkeypatch):
+    program = write(tmp_path, "slow.sh", "#!/bin/sh\nsleep 30\n")
+    os.chmod(program, 0o755)
+    run = {"key": "k", "case": "x.dat", "path": str(tmp_path / "x.dat"), "kind": "file",
+           "case_sha256": "0", "solver": "lemke", "params": {}, "repetition": 1,
+           "time_limit": 0.5, "memory_limit_mb": 256}
+    from ncpkit._campaign_run import execute
+    start = time.monotonic()
+    row = execute(run, program)
+    assert row["status"] == "timeout" and time.monotonic() - start < 10
+
+
+def test_scene_runs_take_the_grid(tmp_path):
+    scenes = os.path.join(SOURCE, "scenes")
+    c = campaign.load(write(tmp_path, "s.toml", """
+name = "scenes"
+[cases]
+scenes = ["%s/sliding_cube.json", "%s/engine/stack50.json"]
+[solvers]
+names = ["fb-newton", "cone/nsgs"]
+[grid]
+mu = [0.1, 0.5]
+duration = [0.1]
+""" % (scenes, scenes)))
+    db = str(tmp_path / "s.sqlite")
+    result = campaign.run(c, db, progress=None)
+    assert result["runs"] == 4 and result["statuses"] == {"converged": 4}
+    stored = rows(db)
+    for r in stored:
+        measures = json.loads(r["measures"])
+        assert measures["steps"] == 10 and measures["failed_steps"] == 0
+    # The sliding cube decelerates by mu g: the friction coefficient reached the run.
+    cube = {json.loads(r["params"])["mu"]: r for r in stored if "sliding" in r["case"]}
+    assert set(cube) == {0.1, 0.5}
+
+
+@needs_shared
+def test_an_interrupted_driver_resumes_with_only_the_missing_runs(tmp_path):
+    path = lcp_campaign(tmp_path, repetitions=4)
+    db = str(tmp_path / "r.sqlite")
+    env = dict(os.environ, PYTHONPATH=PACKAGE)
+    command = [sys.executable, "-m", "ncpkit.campaign", "run", path, "--db", db, "--workers",
+               "1", "--quiet"]
+    driver = subprocess.Popen(command, env=env, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    stored = 0
+    while time.monotonic() < deadline and driver.poll() is None:
+        time.sleep(0.05)
+        if os.path.exists(db):
+            try:
+                stored = len(rows(db))
+            except sqlite3.OperationalError:
+                continue
+            if stored >= 10:
+                break
+    assert driver.poll() is None, "the campaign ended before it could be interrupted"
+    driver.send_signal(signal.SIGTERM)
+    _, err = driver.communicate(timeout=60)
+    assert driver.returncode == 130, err
+    kept = {r["key"] for r in rows(db)}
+    total = campaign.load(path).runs()
+    assert 10 <= len(kept) < len(total)
+    second = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr
+    final = rows(db)
+    assert len(final) == len(total) == len({r["key"] for r in final})
+    assert "%d run now" % (len(total) - len(kept)) in second.stdout
+
+
+@needs_shared
+def test_the_command_line_program_runs_a_campaign(tmp_path):
+    path = lcp_campaign(tmp_path, repetitions=1, solvers='"lemke"')
+    db = str(tmp_path / "r.sqlite")
+    env = {k: v for k, v in os.environ.items() if k not in ("NCPKIT_PROGRAM", "PYTHONPATH")}
+    done = subprocess.run([PROGRAM, "campaign", "run", path, "--db", db], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "to run 2 at a time" in done.stderr or "to run" in done.stderr
+    with sqlite3.connect(db) as con:
+        program = con.execute("SELECT program FROM metadata").fetchone()[0]
+    assert os.path.realpath(program) == os.path.realpath(PROGRAM)
+    bad = subprocess.run([PROGRAM, "campaign", "run", path + ".missing", "--db", db], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "cannot be read" in bad.stderr
+
+
+def local_cluster():
+    distributed = pytest.importorskip("distributed")
+    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                    host="127.0.0.1", dashboard_address=None)
+
+
+def comparable(stored):
+    return sorted((r["key"], r["status"], r["iterations"]) for r in stored)
+
+
+@needs_shared
+def test_a_dask_cluster_gives_the_rows_of_the_local_pool(tmp_path):
+    c = campaign.load(lcp_campaign(tmp_path, repetitions=1))
+    local, remote = str(tmp_path / "local.sqlite"), str(tmp_path / "dask.sqlite")
+    campaign.run(c, local, workers=2, progress=None)
+    with local_cluster() as cluster:
+        result = campaign.run(c, remote, scheduler=cluster.scheduler_address, progress=None)
+    assert result["lost"] == []
+    assert comparable(rows(local)) == comparable(rows(remote))
+
+
+@needs_shared
+def test_a_worker_killed_mid_campaign_loses_nothing(tmp_path):
+    c = campaign.load(lcp_campaign(tmp_path, repetitions=3))
+    db = str(tmp_path / "r.sqlite")
+    from distributed import Client
+    with local_cluster() as cluster, Client(cluster) as client:
+        pids = list(client.run(os.getpid).values())
+        outcome = {}
+        driver = threading.Thread(target=lambda: outcome.update(
+            campaign.run(c, db, scheduler=cluster.scheduler_address, progress=None)))
+        driver.start()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            try:
+                if os.path.exists(db) and len(rows(db)) >= 10:
+                    break
+            except sqlite3.OperationalError:
+                pass
+        at_kill = len(rows(db))
+        os.kill(pids[0], signal.SIGKILL)
+        driver.join(timeout=300)
+    assert not driver.is_alive()
+    assert at_kill < len(c.runs()), "the campaign ended before the worker was killed"
+    final = rows(db)
+    assert outcome["lost"] == [] and outcome["submitted"] == len(c.runs())
+    assert len(final) == len(c.runs()) == len({r["key"] for r in final})
+
+
+def test_performance_profile_by_hand():
+    from ncpkit._campaign_report import performance_profile, shifted_geometric_mean
+
+    def row(case, solver, status, seconds, repetition=1):
+        return {"case": case, "params": {}, "solver": solver, "status": status,
+                "seconds": seconds, "iterations": 1, "repetition": repetition}
+    rows = [row("p", "a", "converged", 1.0), row("p", "b", "converged", 4.0),
+            row("q", "a", "converged", 2.0), row("q", "a", "converged", 6.0, 2),
+            row("q", "b", "converged", 2.0),
+            row("r", "a", "timeout", None), row("r", "b", "converged", 3.0)]
+    profile = performance_profile(rows, "seconds")
+    # a: p best, q median 4 against 2 (log2 2 = 1), r failed; b: p 4x, q best, r best.
+    assert profile["a"] == [0.0, 1.0, float("inf")]
+    assert profile["b"] == [0.0, 0.0, 2.0]
+    assert abs(shifted_geometric_mean([1.0, 4.0], 0.0) - 2.0) < 1e-12
+
+
+@needs_shared
+def test_the_report_writes_tables_profiles_and_a_page(tmp_path):
+    c = campaign.load(lcp_campaign(tmp_path, repetitions=1))
+    db = str(tmp_path / "r.sqlite")
+    campaign.run(c, db, progress=None)
+    out = tmp_path / "report"
+    assert campaign.main(["report", db, "-o", str(out)]) == 0
+    names = set(os.listdir(out))
+    assert {"solvers.md", "solvers.csv", "runs.csv", "profile_time.png",
+            "profile_iterations.png", "sweep_tolerance.png", "report.html"} <= names
+    table = (out / "solvers.md").read_text()
+    assert "| lemke |" in table and "| fb-newton |" in table
+    page = (out / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 3 and "lemke" in page
+    with open(out / "runs.csv") as f:
+        assert sum(1 for _ in f) == len(c.runs()) + 1
+
+
+@pytest.mark.skipif(not os.path.isdir(os.path.join(SHARED, "data", "fclib")),
+                    reason="no shared data")
+def test_solves_and_simulations_release_the_gil():
+    # While a solve runs in C++, another Python thread keeps running: a GIL held through the
+    # call would stop that thread for the whole solve (its longest pause, measured here).
+    W, q, mu = ncpkit.read_friction_problem(
+        os.path.join(SHARED, "data", "fclib", "RockPile", "RockPile_tob1.hdf5"))
+    scene = ncpkit.load_scene(os.path.join(SOURCE, "scenes", "engine", "stack50.json"))
+    calls = {"solve": lambda: ncpkit.solve_friction(W, q, mu, solver="nsgs", tolerance=1e-7),
+             "simulate": lambda: scene.simulate(solver="cone/nsgs", duration=4.0)}
+    for name, call in calls.items():
+        pause = [0.0]
+        stop = threading.Event()
+
+        def count():
+            last = time.monotonic()
+            while not stop.is_set():
+                now = time.monotonic()
+                pause[0] = max(pause[0], now - last)
+                last = now
+
+        counter = threading.Thread(target=count)
+        counter.start()
+        time.sleep(0.05)
+        pause[0] = 0.0
+        start = time.monotonic()
+        call()
+        elapsed = time.monotonic() - start
+        stop.set()
+        counter.join()
+        assert elapsed > 0.2, "%s too short to tell (%.3f s)" % (name, elapsed)
+        assert pause[0] < elapsed / 2, "%s held the GIL: the other thread paused %.3f of " \
+            "%.3f s" % (name, pause[0], elapsed)
