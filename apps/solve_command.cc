@@ -79,7 +79,8 @@ std::string UsageText() {
          solvers +
          "all] [--tol T] [--max-iter N] [--json]\n"
          "                  [--lower LFILE] [--upper UFILE] [--solution OUT] [--kind lcp|fc3d]\n"
-         "                  [--time-limit S] [--sensitivity q|M|lower|upper (or q|W|mu)]\n"
+         "                  [--time-limit S] [--sensitivity q|M|lower|upper (or q|W|mu)] [--seed "
+         "N]\n"
          "      FILE: Siconos .dat LCP (or MLCP if the name contains 'mlcp'), or a Matrix\n"
          "      Market .mtx matrix with its q vector in QFILE and optional bounds (default\n"
          "      l = 0, u = inf; 'inf' and '-inf' allowed) in LFILE and UFILE; or a 3D\n"
@@ -92,7 +93,7 @@ std::string UsageText() {
          "      [normal, tangent, tangent]). --sensitivity adds the Jacobian of z with\n"
          "      respect to q, M (a column per stored entry), lower or upper (frictional\n"
          "      contact: of r with respect to q, W or mu) to the report of each solver\n"
-         "      that converged.\n"
+         "      that converged. --seed N seeds the random order of nsgs-shuffled.\n"
          "  ncpkit fclib DIR_OR_FILE... [--solvers a,b] [--tol 1e-6] [--time-limit S] [--csv F]\n"
          "                  [--profile F.svg] [--json]\n"
          "      every frictional contact problem (.hdf5 files of the folders, or the files\n"
@@ -275,10 +276,11 @@ int SolveWithEach(const Problem& problem, ProblemKind kind, const std::vector<st
 }  // namespace
 
 int RunSolveCommand(const std::vector<std::string>& args, std::ostream& out) {
-  const CommandLine line = CommandLine::Parse(args,
-                                              {"q", "lower", "upper", "solver", "tol", "max-iter",
-                                               "solution", "kind", "time-limit", "sensitivity"},
-                                              {"json"});
+  const CommandLine line =
+      CommandLine::Parse(args,
+                         {"q", "lower", "upper", "solver", "tol", "max-iter", "solution", "kind",
+                          "time-limit", "sensitivity", "seed"},
+                         {"json"});
   if (line.positional.size() != 1) {
     throw UsageError("solve needs exactly one problem FILE\n" + UsageText());
   }
@@ -295,6 +297,7 @@ int RunSolveCommand(const std::vector<std::string>& args, std::ostream& out) {
   options.tolerance = line.PositiveDouble("tol", friction ? 1e-8 : options.tolerance);
   options.max_iterations = line.PositiveInt("max-iter", 0);
   options.time_limit_seconds = line.PositiveDouble("time-limit", 0.0);
+  options.seed = static_cast<unsigned>(line.PositiveInt("seed", 0));
   const std::string sensitivity = line.Value("sensitivity", "");
   const bool known_input = friction
                                ? (sensitivity == "q" || sensitivity == "W" || sensitivity == "mu")

@@ -2,7 +2,7 @@
 
 Solvers come from the C++ solver registry by name (``solvers()`` lists them) and take the
 registry's options as keyword arguments (``tolerance``, ``max_iterations``, ``warm_start``,
-``record_history``, ``project_onto_bounds``, ``start_acceptance``, ``equilibrate``,
+``record_history``, ``project_onto_bounds``, ``start_acceptance``, ``equilibrate``, ``seed``,
 ``time_limit_seconds``)::
 
     z, summary = ncpkit.solve_lcp(M, q, solver="lemke")             # numpy or scipy.sparse M

@@ -92,6 +92,8 @@ def command(run, program, folder):
             words += ["--tol", repr(params["tolerance"])]
         if "max_iterations" in params:
             words += ["--max-iter", str(params["max_iterations"])]
+        if "seed" in params:
+            words += ["--seed", str(params["seed"])]
         return words
     scene = run["path"]
     if any(k in params for k in ("mu", "h", "tolerance", "max_iterations", "threads")):

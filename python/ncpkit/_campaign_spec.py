@@ -24,6 +24,7 @@ GRID_KEYS = {
     "h": (("scene",), lambda v: _positive(v)),
     "duration": (("scene",), lambda v: _positive(v)),
     "threads": (("scene",), lambda v: _integer(v, 1, 256)),
+    "seed": (("file",), lambda v: _integer(v, 1, 2**31 - 1)),
 }
 RUN_DEFAULTS = {"repetitions": 1, "time_limit": 60.0, "memory_limit_mb": 2048, "workers": 0}
 # File kinds by how `ncpkit solve` tells them: FCLib .hdf5 and Siconos FC3D .dat files are

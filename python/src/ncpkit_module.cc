@@ -87,6 +87,15 @@ SolverOptions OptionsFrom(const py::dict& kwargs) {
       {"start_acceptance", [&](const py::handle& v) { o.start_acceptance = v.cast<double>(); }},
       {"equilibrate", [&](const py::handle& v) { o.equilibrate = v.cast<bool>(); }},
       {"time_limit_seconds", [&](const py::handle& v) { o.time_limit_seconds = v.cast<double>(); }},
+      {"seed",
+       [&](const py::handle& v) {
+         const auto seed = v.cast<long long>();
+         if (seed < 0 || seed > 4294967295LL) {
+           throw InputError("seed must be an integer in [0, 2^32 - 1], not " +
+                            std::to_string(seed));
+         }
+         o.seed = static_cast<unsigned>(seed);
+       }},
   };
   for (const auto& [key, value] : kwargs) {
     const std::string name = key.cast<std::string>();

@@ -405,3 +405,25 @@ def test_solves_and_simulations_release_the_gil():
         assert elapsed > 0.2, "%s too short to tell (%.3f s)" % (name, elapsed)
         assert pause[0] < elapsed / 2, "%s held the GIL: the other thread paused %.3f of " \
             "%.3f s" % (name, pause[0], elapsed)
+
+
+@pytest.mark.skipif(not os.path.isdir(os.path.join(SHARED, "data", "fclib")),
+                    reason="no shared data")
+def test_the_seed_reaches_the_shuffled_solver(tmp_path):
+    c = campaign.load(write(tmp_path, "seeds.toml", """
+name = "seeds"
+[cases]
+files = ["%s/data/fclib/Capsules/Capsules-i101-404.hdf5"]
+[solvers]
+names = ["nsgs-shuffled"]
+[grid]
+tolerance = [1e-6]
+seed = [1, 2, 3]
+""" % SHARED))
+    db = str(tmp_path / "r.sqlite")
+    result = campaign.run(c, db, progress=None)
+    assert result["statuses"] == {"converged": 3}
+    by_seed = {json.loads(r["params"])["seed"]: r["iterations"] for r in rows(db)}
+    assert set(by_seed) == {1, 2, 3}
+    # Another random order sweeps to the tolerance in another number of sweeps.
+    assert len(set(by_seed.values())) > 1, by_seed

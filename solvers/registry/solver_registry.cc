@@ -58,6 +58,7 @@ void ApplySolverOptions(const SolverOptions& s, NonsmoothGaussSeidel::Options* o
   if (s.max_iterations > 0) o->max_sweeps = s.max_iterations;
   o->warm_start = s.warm_start;
   o->time_limit_seconds = s.time_limit_seconds;
+  o->seed = s.seed;
 }
 
 void ApplySolverOptions(const SolverOptions& s, FrictionNewton::Options* o) {

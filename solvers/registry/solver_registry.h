@@ -72,6 +72,9 @@ struct SolverOptions {
   // Frictional contact solvers: stop with MaxIterations after this much wall time. Default 0:
   // no limit; >= 0.
   double time_limit_seconds = 0.0;
+  // Solvers with a random order (nsgs-shuffled): the seed of its generator, so that a run is
+  // repeated exactly with the same seed and varied with another. Default 0.
+  unsigned seed = 0;
   bool IsValid(std::string* why) const;
 };
 

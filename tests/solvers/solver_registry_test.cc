@@ -143,6 +143,38 @@ TEST_CASE("solver registry: fc-proximal-fb runs the proximal method on the FB fu
   CHECK(alart_curnier != direct);
 }
 
+TEST_CASE("solver registry: the seed option seeds nsgs-shuffled's order") {
+  // Four contacts coupled in their normals, so that orders differ; one sweep, stopped before
+  // convergence.
+  Eigen::MatrixXd W = Eigen::MatrixXd::Identity(12, 12) * 2.0;
+  for (int a = 0; a < 4; ++a) {
+    for (int b = 0; b < a; ++b) W(3 * a, 3 * b) = W(3 * b, 3 * a) = 0.5;
+  }
+  Eigen::VectorXd q(12);
+  q << -1.0, 0.4, 0.1, -0.5, -0.3, 0.2, -0.8, 0.1, -0.6, -0.2, 0.5, 0.3;
+  const FrictionContactProblem problem(W.sparseView(), q, Eigen::Vector4d(0.5, 0.3, 0.4, 0.2));
+  const auto by_registry = [&](unsigned seed) {
+    SolverOptions options;
+    options.tolerance = 1e-14;
+    options.max_iterations = 1;
+    options.seed = seed;
+    Eigen::VectorXd r;
+    CreateSolver("nsgs-shuffled", ProblemKind::Friction, options)->Solve(problem, &r);
+    return r;
+  };
+  for (const unsigned seed : {0U, 7U}) {
+    NonsmoothGaussSeidel direct;
+    direct.mutable_options().ordering = NonsmoothGaussSeidel::Ordering::Shuffled;
+    direct.mutable_options().tolerance = 1e-14;
+    direct.mutable_options().max_sweeps = 1;
+    direct.mutable_options().seed = seed;
+    Eigen::VectorXd r;
+    direct.Solve(problem, &r);
+    CHECK(by_registry(seed) == r);
+  }
+  CHECK(by_registry(7) != by_registry(0));
+}
+
 TEST_CASE("solver registry: the solver table in docs/solvers.md is the registry's") {
   std::ifstream file(std::string(NCPKIT_SOURCE_DIR) + "/docs/solvers.md");
   REQUIRE(file);
