@@ -50,7 +50,7 @@ def default_program():
     """The ncpkit program runs call: $NCPKIT_PROGRAM, else `ncpkit` on PATH."""
     program = os.environ.get("NCPKIT_PROGRAM")
     if program:
-        return program
+        return os.path.abspath(program) if os.sep in program else program
     for folder in os.environ.get("PATH", "").split(os.pathsep):
         candidate = os.path.join(folder, "ncpkit")
         if os.access(candidate, os.X_OK):
@@ -174,6 +174,8 @@ def _classify(row, returncode, stdout, stderr, timed_out, kind):
 def execute(run, program=None):
     """Runs one campaign run in its own process; returns its row (a dict)."""
     program = program or default_program()
+    if os.sep in program:  # the run starts in a folder of its own
+        program = os.path.abspath(program)
     row = {k: run[k] for k in ("key", "case", "kind", "case_sha256", "solver", "params",
                                "repetition", "time_limit", "memory_limit_mb")}
     row.update(status=None, solver_status=None, iterations=None, residual=None, seconds=None,

@@ -17,6 +17,7 @@ could not be stored (a lost Dask task), 2 for a campaign file or store that cann
 """
 import argparse
 import concurrent.futures
+import itertools
 import json
 import os
 import signal
@@ -72,12 +73,20 @@ def _duration(seconds):
 
 
 def _local_results(todo, program, workers):
-    """Rows of the runs, as they finish, `workers` at a time (each its own process)."""
+    """Rows of the runs, as they finish, `workers` at a time (each its own process); a few more
+    than that are queued at any time, so that a campaign of millions of runs holds no more."""
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
+    runs = iter(todo)
     try:
-        futures = [pool.submit(execute, r, program) for r in todo]
-        for future in concurrent.futures.as_completed(futures):
-            yield future.result()
+        pending = {pool.submit(execute, r, program) for r in itertools.islice(runs, 2 * workers)}
+        while pending:
+            done, pending = concurrent.futures.wait(
+                pending, return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in done:
+                yield future.result()
+                following = next(runs, None)
+                if following is not None:
+                    pending.add(pool.submit(execute, following, program))
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
         kill_all()
@@ -88,14 +97,25 @@ def _dask_results(todo, scheduler, program, session, lost):
     cluster loses (its workers died too often) is counted in `lost` and stays missing."""
     from distributed import Client, as_completed
     client = Client(scheduler)
+
+    def submit(run):
+        return client.submit(execute, run, program, pure=False,
+                             key="ncpkit-run-%s-%s" % (session, run["key"]))
+
+    # A bounded number of tasks in flight (four a worker thread, at least 256), topped up as
+    # they finish: the scheduler holds that many, not the whole campaign.
+    runs = iter(todo)
+    in_flight = max(256, 4 * sum(client.nthreads().values()))
     try:
-        futures = [client.submit(execute, r, program, pure=False,
-                                 key="ncpkit-run-%s-%s" % (session, r["key"])) for r in todo]
-        for future in as_completed(futures):
+        finished = as_completed([submit(r) for r in itertools.islice(runs, in_flight)])
+        for future in finished:
             try:
                 yield future.result()
             except Exception as e:  # noqa: BLE001 -- the cluster's, not the run's: kept missing
                 lost.append("%s: %s" % (future.key, e))
+            following = next(runs, None)
+            if following is not None:
+                finished.add(submit(following))
     finally:
         client.close()
 

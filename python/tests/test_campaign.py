@@ -427,3 +427,13 @@ seed = [1, 2, 3]
     assert set(by_seed) == {1, 2, 3}
     # Another random order sweeps to the tolerance in another number of sweeps.
     assert len(set(by_seed.values())) > 1, by_seed
+
+
+@needs_shared
+def test_a_relative_program_path_is_the_callers(tmp_path, monkeypatch):
+    # Runs start in folders of their own: NCPKIT_PROGRAM relative to where the driver started.
+    monkeypatch.chdir(os.path.dirname(PROGRAM))
+    monkeypatch.setenv("NCPKIT_PROGRAM", os.path.join(".", os.path.basename(PROGRAM)))
+    c = campaign.load(lcp_campaign(tmp_path, repetitions=1, solvers='"lemke"'))
+    result = campaign.run(c, str(tmp_path / "r.sqlite"), progress=None)
+    assert "crash" not in result["statuses"], result["statuses"]
