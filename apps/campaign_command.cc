@@ -46,10 +46,17 @@ int RunVersionCommand(const std::vector<std::string>& args, std::ostream& out) {
 int RunCampaignCommand(const std::vector<std::string>& args, std::ostream& out) {
 #ifdef NCPKIT_CAMPAIGN_PYTHON
   const std::string program = ThisProgram();
-  // A program in the build tree takes the build tree's package; an installed one the installed.
+  // A program in the build tree takes the build tree's package; an installed one the installed,
+  // found from the program's folder (NCPKIT_CAMPAIGN_INSTALL_DIR is relative to it unless
+  // absolute).
   const std::string build_dir = NCPKIT_CAMPAIGN_BUILD_DIR;
-  std::string package_dir =
-      program.rfind(build_dir + "/", 0) == 0 ? build_dir + "/python" : NCPKIT_CAMPAIGN_INSTALL_DIR;
+  const std::string installed = NCPKIT_CAMPAIGN_INSTALL_DIR;
+  std::string package_dir = build_dir + "/python";
+  if (program.rfind(build_dir + "/", 0) != 0) {
+    package_dir = installed.rfind('/', 0) == 0
+                      ? installed
+                      : program.substr(0, program.rfind('/')) + "/" + installed;
+  }
   if (const char* given = std::getenv("NCPKIT_PYTHONPATH")) package_dir = given;
   if (!Exists(package_dir + "/ncpkit/campaign.py")) {
     throw InputError("campaign: the Python package ncpkit is not in " + package_dir +

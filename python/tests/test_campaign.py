@@ -14,8 +14,18 @@ import pytest
 import ncpkit
 from ncpkit import campaign
 
-PACKAGE = os.path.dirname(os.path.dirname(ncpkit.__file__))  # <build>/python
-PROGRAM = os.path.normpath(os.path.join(PACKAGE, "..", "apps", "ncpkit"))
+PACKAGE = os.path.dirname(os.path.dirname(ncpkit.__file__))  # <build>/python, or site-packages
+
+
+def _program():
+    """The build tree's program beside its package, or the installed one of its prefix
+    (<prefix>/lib/pythonX.Y/dist-packages/ncpkit)."""
+    built = os.path.normpath(os.path.join(PACKAGE, "..", "apps", "ncpkit"))
+    installed = os.path.normpath(os.path.join(PACKAGE, "..", "..", "..", "bin", "ncpkit"))
+    return built if os.path.exists(built) else installed
+
+
+PROGRAM = _program()
 SHARED = os.environ.get("NCPKIT_SHARED_DIR",
                         os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared"))
 LCP_DIR = os.path.join(SHARED, "data", "lcp")
