@@ -19,6 +19,7 @@
 namespace ncpkit {
 namespace {
 
+#ifdef NCPKIT_CAMPAIGN_PYTHON
 std::string ThisProgram() {
   char path[PATH_MAX];
   if (realpath("/proc/self/exe", path) == nullptr) {
@@ -28,6 +29,7 @@ std::string ThisProgram() {
 }
 
 bool Exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
+#endif
 
 }  // namespace
 
