@@ -102,7 +102,7 @@ class Case:
     def __init__(self, name, path, kind, problem, scene=None):
         self.name, self.path, self.kind, self.problem = name, path, kind, problem
         self.sha256 = _sha256(path)
-        self.stepper = scene.stepper if scene is not None else None
+        self.scene = scene
         self.default_variants = list(scene.default_variants) if scene is not None else []
 
 
@@ -261,15 +261,19 @@ def _takes(case, solver):
     if case.kind == "file":
         from . import solver_names
         return solver in solver_names(case.problem)
-    from ._ncpkit import _variant_error
-    return _variant_error(case.stepper, solver) == ""
+    return _scene_variant_error(case, solver) == ""
+
+
+def _scene_variant_error(case, solver):
+    """Why the scene takes no such variant (its stepper's grammar or its own settings), or ''."""
+    from ._ncpkit import _scene_variant_error as why
+    return why(case.scene._handle, solver)
 
 
 def _why_not(cases, name):
     for case in cases:
         if case.kind == "scene":
-            from ._ncpkit import _variant_error
-            return "%s: %s" % (case.name, _variant_error(case.stepper, name))
+            return "%s: %s" % (case.name, _scene_variant_error(case, name))
     from . import solver_names
     kinds = sorted({c.problem for c in cases})
     return "; ".join("%s problems take %s" % (k, ", ".join(solver_names(k))) for k in kinds)

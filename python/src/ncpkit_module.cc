@@ -23,7 +23,6 @@
 
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
-#include "integrators/stepper_registry.h"
 #include "integrators/trajectory_derivatives.h"
 #include "integrators/trajectory_table.h"
 #include "readers/fclib_reader.h"
@@ -644,12 +643,18 @@ PYBIND11_MODULE(_ncpkit, m) {
         py::arg("max_steps"), py::arg("threads"), py::arg("derivatives") = false);
   m.def("scene_directory", &SceneDirectory, "The folder of the bundled scene files.");
   m.def(
-      "_variant_error",
-      [](const std::string& stepper, const std::string& variant) {
-        const StepperEntry* entry = FindStepper(stepper);
-        if (entry == nullptr) return "unknown stepper '" + stepper + "'";
-        return entry->make_config()->SetVariant(variant);
+      "_scene_variant_error",
+      [](const Scene& scene, const std::string& variant) -> std::string {
+        try {  // as `compare` probes: the stepper made (qp-lcp needs regularization, ...)
+          Scene probe(scene);
+          probe.ApplyVariant(variant);
+          MakeStepper(probe);
+          return "";
+        } catch (const InputError& e) {
+          return e.what();
+        }
       },
-      py::arg("stepper"), py::arg("variant"),
-      "Why the named stepper takes no such solver variant, or '' if it takes it.");
+      py::arg("scene"), py::arg("variant"),
+      "Why the scene takes no such solver variant (its stepper's grammar, or its own settings), "
+      "or '' if it takes it.");
 }

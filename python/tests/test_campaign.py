@@ -247,6 +247,30 @@ duration = [0.1]
     assert set(cube) == {0.1, 0.5}
 
 
+def test_every_variant_means_those_the_scene_takes(tmp_path):
+    # The quasistatic fence scene refuses qp-lcp (an unactuated body without regularization):
+    # "*" leaves it out, and naming it for that scene alone is an error saying why.
+    fence = os.path.join(SOURCE, "scenes", "fence_particle.json")
+    c = campaign.load(write(tmp_path, "f.toml", """
+name = "fence"
+[cases]
+scenes = ["%s"]
+[solvers]
+names = ["*"]
+""" % fence))
+    solvers = {r["solver"] for r in c.runs()}
+    assert solvers and not any(s.startswith("qp-lcp/") for s in solvers)
+    assert "dlc/lemke" in solvers
+    with pytest.raises(campaign.CampaignError, match="regularization"):
+        campaign.load(write(tmp_path, "g.toml", """
+name = "fence"
+[cases]
+scenes = ["%s"]
+[solvers]
+names = ["qp-lcp/lemke"]
+""" % fence))
+
+
 @needs_shared
 def test_an_interrupted_driver_resumes_with_only_the_missing_runs(tmp_path):
     path = lcp_campaign(tmp_path, repetitions=4)
