@@ -172,13 +172,15 @@ def _sweep_figure(rows, parameter, values):
 
 def write_report(db, folder):
     """Writes the report of the store `db` into `folder`; returns the paths written."""
+    from ._campaign_store import StoreError
+    if not os.path.isfile(db):  # opening it would create an empty store
+        raise StoreError("%s: no such store" % db)
     store = Store(db)
     try:
         rows, metadata = store.rows(), store.metadata()
     finally:
         store.close()
     if not rows:
-        from ._campaign_store import StoreError
         raise StoreError("%s holds no runs" % db)
     os.makedirs(folder, exist_ok=True)
     written = []

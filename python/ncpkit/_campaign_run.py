@@ -156,7 +156,10 @@ def _classify(row, returncode, stdout, stderr, timed_out, kind):
     if timed_out:
         row["status"], row["error"] = "timeout", "killed after %.3g s" % row["time_limit"]
     elif returncode < 0:
-        row["signal"] = signal.Signals(-returncode).name
+        try:
+            row["signal"] = signal.Signals(-returncode).name
+        except ValueError:  # a real-time signal has no name
+            row["signal"] = "signal %d" % -returncode
         row["status"] = "oom" if out_of_memory else "crash"
         row["error"] = "ended by %s" % row["signal"]
         row["stderr_tail"] = tail

@@ -211,6 +211,13 @@ def test_the_memory_limit_applies_to_the_program_itself(tmp_path):
     assert result["statuses"] == {"oom": result["runs"]}
 
 
+def test_a_run_ended_by_a_signal_without_a_name_is_a_crash():
+    from ncpkit._campaign_run import _classify
+    row = {"time_limit": 1.0}
+    _classify(row, -40, "", "", False, "file")
+    assert row["status"] == "crash" and row["signal"] == "signal 40"
+
+
 def test_a_run_past_its_time_limit_is_a_timeout(tmp_path, monkeypatch):
     program = write(tmp_path, "slow.sh", "#!/bin/sh\nsleep 30\n")
     os.chmod(program, 0o755)
@@ -312,7 +319,7 @@ def test_the_command_line_program_runs_a_campaign(tmp_path):
     done = subprocess.run([PROGRAM, "campaign", "run", path, "--db", db], env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "to run 2 at a time" in done.stderr or "to run" in done.stderr
+    assert "to run" in done.stderr and "at a time" in done.stderr
     with sqlite3.connect(db) as con:
         program = con.execute("SELECT program FROM metadata").fetchone()[0]
     assert os.path.realpath(program) == os.path.realpath(PROGRAM)
@@ -400,6 +407,9 @@ def test_the_report_writes_tables_profiles_and_a_page(tmp_path):
             "profile_iterations.png", "sweep_tolerance.png", "report.html"} <= names
     table = (out / "solvers.md").read_text()
     assert "| lemke |" in table and "| fb-newton |" in table
+    missing = str(tmp_path / "missing.sqlite")
+    assert campaign.main(["report", missing, "-o", str(out)]) == 2
+    assert not os.path.exists(missing)
     page = (out / "report.html").read_text()
     assert page.count("data:image/png;base64,") == 3 and "lemke" in page
     with open(out / "runs.csv") as f:
