@@ -84,6 +84,76 @@ def solver_table(rows):
     return table
 
 
+def _params_text(params):
+    return " ".join("%s=%s" % (k, _format(v)) for k, v in sorted(params.items()))
+
+
+def _median_of(values):
+    values = [float(v) for v in values if v is not None]
+    return statistics.median(values) if values else float("nan")
+
+
+def _statuses_text(runs):
+    counts = {}
+    for r in runs:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    if len(counts) == 1:
+        return next(iter(counts))
+    return ", ".join("%s %d" % (s, counts[s]) for s in STATUSES if s in counts)
+
+
+def _scene_columns(entry, runs):
+    """A scene's measures: medians over the repetitions that reported them."""
+    measured = [r["measures"] for r in runs if r["measures"].get("steps") is not None]
+    if not measured:
+        entry.update({"failed steps": "—", "median µs a step": float("nan"),
+                      "max µs a step": float("nan"), "median contacts": float("nan"),
+                      "max penetration (m)": float("nan")})
+        return
+    steps = int(_median_of(m.get("steps") for m in measured))
+    failed = int(_median_of(m.get("failed_steps", 0) for m in measured))
+    entry["failed steps"] = "%d of %d" % (failed, steps)
+    entry["median µs a step"] = _median_of(m.get("median_us_per_step") for m in measured)
+    entry["max µs a step"] = _median_of(m.get("max_us_per_step") for m in measured)
+    entry["median contacts"] = _median_of(m.get("median_contacts") for m in measured)
+    entry["max penetration (m)"] = _median_of(m.get("max_penetration") for m in measured)
+
+
+def case_table(rows):
+    """One dict a (case, parameters, solver): its runs' statuses and, over the runs that
+    finished, the medians of time and iterations (files) or of the scene's measures (scenes:
+    failed steps, µs a step, contacts, penetration), which a run that failed steps still has."""
+    groups = {}
+    for r in rows:
+        key = (r["case"], json.dumps(r["params"], sort_keys=True), r["solver"])
+        groups.setdefault(key, []).append(r)
+    with_params = any(r["params"] for r in rows)
+    table = []
+    for (case, _, solver), runs in sorted(groups.items()):
+        entry = {"case": case}
+        if with_params:
+            entry["params"] = _params_text(runs[0]["params"])
+        entry.update({"solver": solver, "runs": len(runs), "status": _statuses_text(runs)})
+        if runs[0]["kind"] == "scene":
+            _scene_columns(entry, runs)
+        else:
+            done = [r for r in runs if r["status"] == "converged"]
+            entry["median_seconds"] = _median_of(r["seconds"] for r in done)
+            entry["median_iterations"] = _median_of(r["iterations"] for r in done)
+            entry["largest residual"] = max((float(r["residual"]) for r in runs
+                                             if r["residual"] is not None), default=float("nan"))
+        table.append(entry)
+    return table
+
+
+def _same_columns(table):
+    """Scene and file rows have different columns: the union, in order, blanks where absent."""
+    columns = []
+    for entry in table:
+        columns += [c for c in entry if c not in columns]
+    return [{c: entry.get(c, "") for c in columns} for entry in table]
+
+
 def swept(rows):
     """{parameter: sorted values} of the parameters with more than one value."""
     values = {}
@@ -95,8 +165,21 @@ def swept(rows):
 
 def _format(v):
     if isinstance(v, float):
-        return "—" if math.isnan(v) else "%.4g" % v
+        if math.isnan(v):
+            return "—"
+        # Whole digits rather than an exponent for large counts and microseconds.
+        return "%.0f" % v if 1e4 <= abs(v) < 1e12 else "%.4g" % v
     return str(v)
+
+
+def _short_cases(table):
+    """The table with the cases' common folder left out (kept in the CSV)."""
+    cases = [entry["case"] for entry in table]
+    prefix = os.path.commonpath(cases) if len(set(cases)) > 1 else os.path.dirname(cases[0])
+    if os.path.isfile(prefix):  # a common path can only be a file if there is one case
+        prefix = os.path.dirname(prefix)
+    return [dict(entry, case=os.path.relpath(entry["case"], prefix) if prefix else entry["case"])
+            for entry in table]
 
 
 def _markdown(table):
@@ -199,6 +282,13 @@ def write_report(db, folder):
     writer.writeheader()
     writer.writerows(table)
     save("solvers.csv", buffer.getvalue())
+    cases = _same_columns(case_table(rows))
+    save("cases.md", _markdown(_short_cases(cases)))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(cases[0].keys()))
+    writer.writeheader()
+    writer.writerows(cases)
+    save("cases.csv", buffer.getvalue())
     buffer = io.StringIO()
     columns = ["case", "solver", "params", "repetition", "status", "iterations", "residual",
                "seconds", "wall_seconds", "error", "host"]
@@ -218,11 +308,20 @@ def write_report(db, folder):
         images["sweep_%s.png" % parameter] = _sweep_figure(rows, parameter, values)
     for name, data in images.items():
         save(name, data, "wb")
-    save("report.html", _page(rows, metadata, table, images))
+    save("report.html", _page(rows, metadata, table, cases, images))
     return written
 
 
-def _page(rows, metadata, table, images):
+def _html_table(table):
+    columns = list(table[0].keys())
+    parts = ["<table><tr>" + "".join("<th>%s</th>" % html.escape(c) for c in columns) + "</tr>"]
+    for entry in table:
+        parts.append("<tr>" + "".join("<td>%s</td>" % html.escape(_format(entry[c]))
+                                      for c in columns) + "</tr>")
+    return "".join(parts) + "</table>"
+
+
+def _page(rows, metadata, table, cases, images):
     name = metadata[-1]["campaign"] if metadata else "campaign"
     parts = ["<!doctype html><html><head><meta charset='utf-8'><title>%s</title>"
              "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
@@ -234,15 +333,12 @@ def _page(rows, metadata, table, images):
         parts.append("<li>%s: ncpkit %s (commit %s) on %s (%s), %s, %s runs submitted</li>" % tuple(
             html.escape(str(m[k])) for k in ("started", "version", "commit", "host", "cpu",
                                              "scheduler", "runs_submitted")))
-    parts.append("</ul><h2>Solvers</h2><table><tr>")
-    columns = list(table[0].keys())
-    parts.append("".join("<th>%s</th>" % html.escape(c) for c in columns) + "</tr>")
-    for entry in table:
-        parts.append("<tr>" + "".join("<td>%s</td>" % html.escape(_format(entry[c]))
-                                      for c in columns) + "</tr>")
-    parts.append("</table><p>Times: the program's own timing of the solve or the scene run; "
+    parts.append("</ul><h2>Solvers</h2>")
+    parts.append(_html_table(table))
+    parts.append("<p>Times: the program's own timing of the solve or the scene run; "
                  "medians and shifted geometric means (shift %g s, %g iterations) over converged "
                  "runs.</p>" % (TIME_SHIFT, ITERATION_SHIFT))
+    parts.append("<h2>Cases</h2>" + _html_table(cases))
     for image, data in images.items():
         parts.append("<h2>%s</h2><img alt='%s' src='data:image/png;base64,%s'>" % (
             html.escape(image[:-4].replace("_", " ")), html.escape(image),

@@ -395,6 +395,37 @@ def test_performance_profile_by_hand():
     assert abs(shifted_geometric_mean([1.0, 4.0], 0.0) - 2.0) < 1e-12
 
 
+def test_the_case_table_by_hand():
+    from ncpkit._campaign_report import _same_columns, _short_cases, case_table
+
+    def scene(solver, status, steps, failed, median_us, repetition=1):
+        return {"case": "../scenes/engine/pile.json", "kind": "scene", "params": {"mu": 0.5},
+                "solver": solver, "status": status, "seconds": 1.0, "iterations": 3,
+                "residual": 1e-7, "repetition": repetition,
+                "measures": {"steps": steps, "failed_steps": failed,
+                             "median_us_per_step": median_us, "max_us_per_step": 10 * median_us,
+                             "median_contacts": 800, "max_penetration": 2e-3}}
+    rows = [scene("a", "converged", 200, 0, 100.0), scene("a", "converged", 200, 0, 300.0, 2),
+            scene("b", "not_converged", 200, 172, 5e5),
+            dict(scene("c", "timeout", 0, 0, 0.0), measures={}),
+            {"case": "../p.dat", "kind": "file", "params": {"mu": 0.5}, "solver": "a",
+             "status": "converged", "seconds": 2e-3, "iterations": 7, "residual": 1e-9,
+             "repetition": 1, "measures": {}}]
+    table = _same_columns(case_table(rows))
+    by = {(e["case"], e["solver"]): e for e in table}
+    a = by[("../scenes/engine/pile.json", "a")]
+    assert a["runs"] == 2 and a["status"] == "converged" and a["failed steps"] == "0 of 200"
+    assert a["median µs a step"] == 200.0 and a["max µs a step"] == 2000.0
+    assert a["params"] == "mu=0.5" and a["median_seconds"] == ""
+    b = by[("../scenes/engine/pile.json", "b")]
+    assert b["status"] == "not_converged" and b["failed steps"] == "172 of 200"
+    c = by[("../scenes/engine/pile.json", "c")]
+    assert c["status"] == "timeout" and c["failed steps"] == "—"
+    f = by[("../p.dat", "a")]
+    assert f["median_seconds"] == 2e-3 and f["median_iterations"] == 7 and f["failed steps"] == ""
+    assert {e["case"] for e in _short_cases(table)} == {"scenes/engine/pile.json", "p.dat"}
+
+
 @needs_shared
 def test_the_report_writes_tables_profiles_and_a_page(tmp_path):
     c = campaign.load(lcp_campaign(tmp_path, repetitions=1))
@@ -403,10 +434,14 @@ def test_the_report_writes_tables_profiles_and_a_page(tmp_path):
     out = tmp_path / "report"
     assert campaign.main(["report", db, "-o", str(out)]) == 0
     names = set(os.listdir(out))
-    assert {"solvers.md", "solvers.csv", "runs.csv", "profile_time.png",
+    assert {"solvers.md", "solvers.csv", "cases.md", "cases.csv", "runs.csv", "profile_time.png",
             "profile_iterations.png", "sweep_tolerance.png", "report.html"} <= names
     table = (out / "solvers.md").read_text()
     assert "| lemke |" in table and "| fb-newton |" in table
+    # One row a (case, parameters, solver), the cases' common folder left out.
+    cases = (out / "cases.md").read_text().splitlines()
+    assert len(cases) == 2 + len(c.runs())
+    assert cases[2].startswith("| lcp_") and "| tolerance=1e-" in cases[2]
     missing = str(tmp_path / "missing.sqlite")
     assert campaign.main(["report", missing, "-o", str(out)]) == 2
     assert not os.path.exists(missing)
@@ -425,7 +460,7 @@ def test_solves_and_simulations_release_the_gil():
         os.path.join(SHARED, "data", "fclib", "RockPile", "RockPile_tob1.hdf5"))
     scene = ncpkit.load_scene(os.path.join(SOURCE, "scenes", "engine", "stack50.json"))
     calls = {"solve": lambda: ncpkit.solve_friction(W, q, mu, solver="nsgs", tolerance=1e-7),
-             "simulate": lambda: scene.simulate(solver="cone/nsgs", duration=4.0)}
+             "simulate": lambda: scene.simulate(solver="cone/nsgs", duration=10.0)}
     for name, call in calls.items():
         pause = [0.0]
         stop = threading.Event()
