@@ -65,7 +65,12 @@ int main(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     return Fail(e.what(), json);
   } catch (const std::bad_alloc&) {
-    return Fail("out of memory (is the problem size in the file right?)", json);
+    // A wrong size in a file, or a problem too large for the solver named (Lemke and the
+    // dense variants keep n x n matrices: a 1000-contact pyramid problem needs gigabytes).
+    return Fail(
+        "out of memory (a size in the input wrong, or a problem too large for the "
+        "solver named: Lemke and the dense solvers keep n x n matrices)",
+        json);
   } catch (const std::exception& e) {
     return Fail(std::string("error: ") + e.what(), json);
   }
