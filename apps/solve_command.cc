@@ -102,7 +102,7 @@ std::string UsageText() {
          "      Exit 0 when each problem was solved by at least one solver, else 1.\n"
          "  ncpkit solvers              the solver registry as a Markdown table\n"
          "  ncpkit campaign run FILE --db results.sqlite [--workers N] [--scheduler tcp://H:P]\n"
-         "                  [--rerun crash,timeout] [--mix]\n"
+         "                  [--rerun crash,timeout] [--mix] [--quiet] [--dry-run]\n"
          "  ncpkit campaign report results.sqlite -o DIR\n"
          "      every case of a campaign file (TOML) x solvers x parameter grid, each run\n"
          "      in its own process with its limits, kept in SQLite, resumable; then its\n"

@@ -2,7 +2,7 @@
 run in its own process with its limits, kept in SQLite and resumable (docs/campaigns.md).
 
     ncpkit campaign run FILE --db results.sqlite [--workers N] [--scheduler tcp://HOST:PORT]
-                        [--rerun crash,timeout] [--mix] [--quiet]
+                        [--rerun crash,timeout] [--mix] [--quiet] [--dry-run]
     python3 -m ncpkit.campaign run ...              (the same)
 
 From Python::
@@ -120,15 +120,19 @@ def _dask_results(todo, scheduler, program, session, lost):
         client.close()
 
 
+def _check_rerun(rerun):
+    unknown = [s for s in rerun if s not in STATUSES]
+    if unknown:
+        raise CampaignError("--rerun: unknown status %s (expected some of %s)"
+                            % (", ".join(unknown), ", ".join(STATUSES)))
+
+
 def run(campaign, db, workers=None, scheduler=None, rerun=(), mix=False, program=None,
         progress=sys.stderr):
     """Runs the campaign's missing runs (and those whose status is in `rerun`) into the store
     `db`; returns {"runs", "stored_before", "submitted", "statuses": {status: count}, "lost"}."""
     program = program or default_program()
-    unknown = [s for s in rerun if s not in STATUSES]
-    if unknown:
-        raise CampaignError("--rerun: unknown status %s (expected some of %s)"
-                            % (", ".join(unknown), ", ".join(STATUSES)))
+    _check_rerun(rerun)
     version = program_version(program)
     store = Store(db)
     try:
@@ -176,6 +180,9 @@ def _terminate(signum, frame):  # SIGTERM: stop as Ctrl-C does
 def _run_command(args):
     campaign = load(args.file)
     rerun = [s for s in args.rerun.split(",") if s] if args.rerun else []
+    if args.dry_run:
+        _check_rerun(rerun)
+        return _plan_command(campaign, args, rerun)
     result = run(campaign, args.db, workers=args.workers, scheduler=args.scheduler, rerun=rerun,
                  mix=args.mix, progress=None if args.quiet else sys.stderr)
     counts = ", ".join("%s %d" % (s, result["statuses"].get(s, 0)) for s in STATUSES
@@ -186,6 +193,56 @@ def _run_command(args):
     for line in result["lost"]:
         print("lost (not stored; a rerun submits it again): " + line, file=sys.stderr)
     return 1 if result["lost"] else 0
+
+
+def _stored_statuses(db):
+    """key -> status of the runs stored in `db`, read without creating or changing it."""
+    import sqlite3
+    if not os.path.isfile(db):
+        return {}
+    try:
+        con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+        try:
+            return dict(con.execute("SELECT key, status FROM runs"))
+        finally:
+            con.close()
+    except sqlite3.Error as e:
+        raise StoreError("%s: not a campaign store (%s)" % (db, e)) from None
+
+
+def plan(campaign, db, workers, rerun=()):
+    """What `run` would submit, without running anything or writing the store: {"runs",
+    "stored", "to_run", "by_solver": {solver: runs to run}, "workers", "most_seconds"} (the
+    longest it could take: every run to its time limit plus the 2 s grace, `workers` at a
+    time)."""
+    runs = campaign.runs()
+    stored = _stored_statuses(db)
+    todo = [r for r in runs if r["key"] not in stored or stored[r["key"]] in rerun]
+    by_solver = {}
+    for r in todo:
+        by_solver[r["solver"]] = by_solver.get(r["solver"], 0) + 1
+    workers = workers or campaign.limits["workers"] or os.cpu_count() or 1
+    most = sum(r["time_limit"] + 2.0 for r in todo) / workers
+    return {"runs": len(runs), "stored": len(runs) - len(todo), "to_run": len(todo),
+            "by_solver": by_solver, "workers": workers, "most_seconds": most}
+
+
+def _plan_command(campaign, args, rerun):
+    p = plan(campaign, args.db, args.workers, rerun)
+    for note in campaign.notes:
+        print("note: %s" % note)
+    skipped = campaign.skipped_pairs()
+    if skipped:
+        print("note: %d (case, solver) pairs left out: the case does not take the solver"
+              % skipped)
+    print("campaign %s: %d runs of %d cases, %d stored in %s, %d to run (nothing run: "
+          "--dry-run)" % (campaign.name, p["runs"], len(campaign.cases), p["stored"], args.db,
+                          p["to_run"]))
+    for solver, count in sorted(p["by_solver"].items()):
+        print("  %-28s %d" % (solver, count))
+    print("at most %s with %d workers, if every run took its time limit"
+          % (_duration(p["most_seconds"]), p["workers"]))
+    return 0
 
 
 def _report_command(args):
@@ -209,6 +266,9 @@ def _parser():
     p.add_argument("--mix", action="store_true",
                    help="add to a store holding runs of another program version or CPU")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the runs it would submit, per solver, and the longest it could "
+                        "take; run nothing, write nothing")
     p.set_defaults(handler=_run_command)
     p = sub.add_parser("report", help="tables, performance profiles and plots of a store")
     p.add_argument("db", help="the SQLite store")

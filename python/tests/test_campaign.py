@@ -129,6 +129,27 @@ def test_every_run_is_stored_once_and_a_rerun_submits_none(tmp_path):
 
 
 @needs_shared
+def test_a_dry_run_counts_the_runs_and_writes_nothing(tmp_path, capsys):
+    path = lcp_campaign(tmp_path, repetitions=2)
+    c = campaign.load(path)
+    db = str(tmp_path / "d.sqlite")
+    assert campaign.main(["run", path, "--db", db, "--dry-run", "--workers", "2"]) == 0
+    out = capsys.readouterr().out
+    total = len(c.runs())
+    assert "%d runs" % total in out and "0 stored" in out and "%d to run" % total in out
+    assert "lemke" in out and "fb-newton" in out and not os.path.exists(db)
+    # Each run to its 30 s limit and the 2 s grace, two at a time.
+    assert campaign.plan(c, db, 2)["most_seconds"] == total * 32.0 / 2
+    campaign.run(c, db, progress=None)
+    stored = campaign.plan(c, db, 1)
+    assert stored["stored"] == total and stored["to_run"] == 0 and stored["by_solver"] == {}
+    assert campaign.plan(c, db, 1, rerun=["converged"])["to_run"] == sum(
+        1 for r in rows(db) if r["status"] == "converged")
+    assert campaign.main(["run", path, "--db", db, "--dry-run", "--rerun", "later"]) == 2
+    assert campaign.main(["run", path, "--db", path, "--dry-run"]) == 2  # not a store
+
+
+@needs_shared
 def test_statuses_to_rerun_are_run_again(tmp_path):
     db = str(tmp_path / "r.sqlite")
     c = campaign.load(lcp_campaign(tmp_path, repetitions=1, solvers='"pgs"'))
