@@ -21,6 +21,8 @@ from ._campaign_store import Store
 # Shifts of the shifted geometric means: sgm(x) = exp(mean(log(x + s))) - s.
 TIME_SHIFT = 1e-3  # seconds
 ITERATION_SHIFT = 10.0
+# The page stays loadable for a campaign of millions of runs: its case table is cut here.
+HTML_CASES = 2000
 
 
 def shifted_geometric_mean(values, shift):
@@ -175,9 +177,10 @@ def _format(v):
 def _short_cases(table):
     """The table with the cases' common folder left out (kept in the CSV)."""
     cases = [entry["case"] for entry in table]
-    prefix = os.path.commonpath(cases) if len(set(cases)) > 1 else os.path.dirname(cases[0])
-    if os.path.isfile(prefix):  # a common path can only be a file if there is one case
-        prefix = os.path.dirname(prefix)
+    try:
+        prefix = os.path.commonpath(cases) if len(set(cases)) > 1 else os.path.dirname(cases[0])
+    except ValueError:  # absolute and relative paths (globs of both kinds): none in common
+        prefix = ""
     return [dict(entry, case=os.path.relpath(entry["case"], prefix) if prefix else entry["case"])
             for entry in table]
 
@@ -338,7 +341,10 @@ def _page(rows, metadata, table, cases, images):
     parts.append("<p>Times: the program's own timing of the solve or the scene run; "
                  "medians and shifted geometric means (shift %g s, %g iterations) over converged "
                  "runs.</p>" % (TIME_SHIFT, ITERATION_SHIFT))
-    parts.append("<h2>Cases</h2>" + _html_table(cases))
+    parts.append("<h2>Cases</h2>" + _html_table(cases[:HTML_CASES]))
+    if len(cases) > HTML_CASES:
+        parts.append("<p>The first %d of %d; cases.csv holds them all.</p>"
+                     % (HTML_CASES, len(cases)))
     for image, data in images.items():
         parts.append("<h2>%s</h2><img alt='%s' src='data:image/png;base64,%s'>" % (
             html.escape(image[:-4].replace("_", " ")), html.escape(image),

@@ -445,10 +445,13 @@ def test_the_case_table_by_hand():
     f = by[("../p.dat", "a")]
     assert f["median_seconds"] == 2e-3 and f["median_iterations"] == 7 and f["failed steps"] == ""
     assert {e["case"] for e in _short_cases(table)} == {"scenes/engine/pile.json", "p.dat"}
+    # Globs of absolute and relative paths in one campaign: nothing in common, nothing cut.
+    mixed = [dict(table[0], case="/data/a.dat"), dict(table[1], case="b.dat")]
+    assert [e["case"] for e in _short_cases(mixed)] == ["/data/a.dat", "b.dat"]
 
 
 @needs_shared
-def test_the_report_writes_tables_profiles_and_a_page(tmp_path):
+def test_the_report_writes_tables_profiles_and_a_page(tmp_path, monkeypatch):
     c = campaign.load(lcp_campaign(tmp_path, repetitions=1))
     db = str(tmp_path / "r.sqlite")
     campaign.run(c, db, progress=None)
@@ -470,6 +473,13 @@ def test_the_report_writes_tables_profiles_and_a_page(tmp_path):
     assert page.count("data:image/png;base64,") == 3 and "lemke" in page
     with open(out / "runs.csv") as f:
         assert sum(1 for _ in f) == len(c.runs()) + 1
+    assert "The first" not in page
+    # A page of a very large campaign keeps its first cases; the CSV all of them.
+    from ncpkit import _campaign_report
+    monkeypatch.setattr(_campaign_report, "HTML_CASES", 2)
+    assert campaign.main(["report", db, "-o", str(out)]) == 0
+    page = (out / "report.html").read_text()
+    assert "The first 2 of %d; cases.csv holds them all." % len(c.runs()) in page
 
 
 @pytest.mark.skipif(not os.path.isdir(os.path.join(SHARED, "data", "fclib")),
