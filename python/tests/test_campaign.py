@@ -128,6 +128,20 @@ def test_every_run_is_stored_once_and_a_rerun_submits_none(tmp_path):
     assert all(m[1] and m[2] and m[3] and m[4] and m[5] for m in meta)
 
 
+@pytest.mark.skipif(not os.path.isdir(os.path.join(SOURCE, "campaigns")),
+                    reason="no source tree")
+def test_the_shipped_campaign_files_load():
+    # The docs' tables come from these files: a scene renamed or a variant gone breaks them.
+    names = sorted(n for n in os.listdir(os.path.join(SOURCE, "campaigns"))
+                   if n.endswith(".toml"))
+    assert "scenes.toml" in names and "variants.toml" in names
+    for name in names:
+        if name == "fclib.toml" and not os.path.isdir(os.path.join(SHARED, "data", "fclib")):
+            continue
+        c = campaign.load(os.path.join(SOURCE, "campaigns", name))
+        assert c.runs(), name
+
+
 @needs_shared
 def test_a_dry_run_counts_the_runs_and_writes_nothing(tmp_path, capsys):
     path = lcp_campaign(tmp_path, repetitions=2)
