@@ -259,9 +259,7 @@ def _sweep_figure(rows, parameter, values):
 def write_report(db, folder):
     """Writes the report of the store `db` into `folder`; returns the paths written."""
     from ._campaign_store import StoreError
-    if not os.path.isfile(db):  # opening it would create an empty store
-        raise StoreError("%s: no such store" % db)
-    store = Store(db)
+    store = Store(db, read_only=True)
     try:
         rows, metadata = store.rows(), store.metadata()
     finally:

@@ -6,6 +6,8 @@ parameters, repetition); `metadata`, one row each time a driver ran the campaign
 (its session): the campaign file's hash, the program's version and commit, the host and its CPU.
 """
 import json
+import os
+import pathlib
 import platform
 import socket
 import sqlite3
@@ -48,28 +50,39 @@ def _quoted(name):
 
 
 class Store:
-    def __init__(self, path):
+    def __init__(self, path, read_only=False):
+        """The store at `path`, created if missing; `read_only`: an existing store, opened
+        without writing anything (a report, a dry run)."""
         self.path = path
+        if read_only and not os.path.isfile(path):
+            raise StoreError("%s: no such store" % path)
         try:
-            self.db = sqlite3.connect(path)
-            # Write-ahead log without a sync at each commit: a row stored survives the driver
-            # being killed (not a power cut, after which a rerun submits the lost runs again),
-            # and storing costs tens of microseconds a row instead of a disk sync.
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("CREATE TABLE IF NOT EXISTS runs (%s)" % ", ".join(
-                "%s %s" % (_quoted(n), t) for n, t in RUN_COLUMNS))
-            self.db.execute("CREATE TABLE IF NOT EXISTS metadata (%s)" % ", ".join(
-                "%s %s" % (_quoted(n), t) for n, t in METADATA_COLUMNS))
-            self.db.commit()
+            if read_only:
+                self.db = sqlite3.connect(pathlib.Path(os.path.abspath(path)).as_uri()
+                                          + "?mode=ro", uri=True)
+            else:
+                self.db = sqlite3.connect(path)
+                self._create()
+            names = {r[1] for r in self.db.execute("PRAGMA table_info(runs)")}
         except sqlite3.DatabaseError as e:
             raise StoreError("%s: not a campaign store (%s)" % (path, e)) from None
-        names = {r[1] for r in self.db.execute("PRAGMA table_info(runs)")}
         missing = [n for n, _ in RUN_COLUMNS if n not in names]
         if missing:
             raise StoreError("%s: its runs table has no %s: not a campaign store"
                              % (path, ", ".join(missing)))
         self.session = None
+
+    def _create(self):
+        # Write-ahead log without a sync at each commit: a row stored survives the driver
+        # being killed (not a power cut, after which a rerun submits the lost runs again),
+        # and storing costs tens of microseconds a row instead of a disk sync.
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("CREATE TABLE IF NOT EXISTS runs (%s)" % ", ".join(
+            "%s %s" % (_quoted(n), t) for n, t in RUN_COLUMNS))
+        self.db.execute("CREATE TABLE IF NOT EXISTS metadata (%s)" % ", ".join(
+            "%s %s" % (_quoted(n), t) for n, t in METADATA_COLUMNS))
+        self.db.commit()
 
     def check_settings(self, settings, campaign_name, mix):
         """Raises StoreError if the store holds runs of another campaign, program or CPU,

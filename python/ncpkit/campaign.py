@@ -10,6 +10,7 @@ From Python::
     from ncpkit import campaign
     c = campaign.load("friction.toml")
     counts = campaign.run(c, "results.sqlite", workers=2)   # or scheduler="tcp://host:8786"
+    campaign.plan(c, "results.sqlite")                     # what run would submit, run nothing
 
 Exit status: 0 when every run of the campaign is stored (whatever its status), 1 when some run
 could not be stored (a lost Dask task), 2 for a campaign file or store that cannot be used,
@@ -25,11 +26,11 @@ import subprocess
 import sys
 import time
 
-from ._campaign_run import STATUSES, default_program, execute, kill_all
+from ._campaign_run import GRACE_SECONDS, STATUSES, default_program, execute, kill_all
 from ._campaign_spec import CampaignError, load
 from ._campaign_store import Store, StoreError, cpu_model
 
-__all__ = ["CampaignError", "StoreError", "STATUSES", "load", "run", "main"]
+__all__ = ["CampaignError", "StoreError", "STATUSES", "load", "plan", "run", "main"]
 
 
 def program_version(program):
@@ -127,6 +128,28 @@ def _check_rerun(rerun):
                             % (", ".join(unknown), ", ".join(STATUSES)))
 
 
+def _settings(version):
+    return {"version": version["version"], "commit": version["commit"], "cpu": cpu_model()}
+
+
+def _to_run(runs, stored, rerun):
+    """The runs not stored, and those stored with a status in `rerun`."""
+    return [r for r in runs if r["key"] not in stored or stored[r["key"]] in rerun]
+
+
+def _workers(workers, campaign):
+    return workers or campaign.limits["workers"] or os.cpu_count() or 1
+
+
+def _notes(campaign):
+    notes = ["note: %s" % note for note in campaign.notes]
+    skipped = campaign.skipped_pairs()
+    if skipped:
+        notes.append("note: %d (case, solver) pairs left out: the case does not take the "
+                     "solver" % skipped)
+    return notes
+
+
 def run(campaign, db, workers=None, scheduler=None, rerun=(), mix=False, program=None,
         progress=sys.stderr):
     """Runs the campaign's missing runs (and those whose status is in `rerun`) into the store
@@ -136,24 +159,18 @@ def run(campaign, db, workers=None, scheduler=None, rerun=(), mix=False, program
     version = program_version(program)
     store = Store(db)
     try:
-        store.check_settings({"version": version["version"], "commit": version["commit"],
-                              "cpu": cpu_model()}, campaign.name, mix)
+        store.check_settings(_settings(version), campaign.name, mix)
         runs = campaign.runs()
-        stored = store.statuses()
-        todo = [r for r in runs if r["key"] not in stored or stored[r["key"]] in rerun]
-        workers = workers or campaign.limits["workers"] or os.cpu_count() or 1
+        todo = _to_run(runs, store.statuses(), rerun)
+        workers = _workers(workers, campaign)
         store.begin({"campaign": campaign.name, "campaign_file": campaign.path,
                      "campaign_sha256": campaign.sha256, "version": version["version"],
                      "commit": version["commit"], "program": program,
                      "scheduler": str(scheduler) if scheduler else "local",
                      "workers": 0 if scheduler else workers, "runs_submitted": len(todo)})
         if progress is not None:
-            for note in campaign.notes:
-                progress.write("note: %s\n" % note)
-            skipped = campaign.skipped_pairs()
-            if skipped:
-                progress.write("note: %d (case, solver) pairs left out: the case does not take "
-                               "the solver\n" % skipped)
+            for note in _notes(campaign):
+                progress.write(note + "\n")
             where = ("on %s" % scheduler) if scheduler else ("%d at a time" % workers)
             progress.write("campaign %s: %d runs, %d stored before, %d to run %s\n"
                            % (campaign.name, len(runs), len(runs) - len(todo), len(todo), where))
@@ -181,7 +198,6 @@ def _run_command(args):
     campaign = load(args.file)
     rerun = [s for s in args.rerun.split(",") if s] if args.rerun else []
     if args.dry_run:
-        _check_rerun(rerun)
         return _plan_command(campaign, args, rerun)
     result = run(campaign, args.db, workers=args.workers, scheduler=args.scheduler, rerun=rerun,
                  mix=args.mix, progress=None if args.quiet else sys.stderr)
@@ -195,53 +211,47 @@ def _run_command(args):
     return 1 if result["lost"] else 0
 
 
-def _stored_statuses(db):
-    """key -> status of the runs stored in `db`, read without creating or changing it."""
-    import sqlite3
-    if not os.path.isfile(db):
-        return {}
-    try:
-        con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
-        try:
-            return dict(con.execute("SELECT key, status FROM runs"))
-        finally:
-            con.close()
-    except sqlite3.Error as e:
-        raise StoreError("%s: not a campaign store (%s)" % (db, e)) from None
-
-
-def plan(campaign, db, workers, rerun=()):
-    """What `run` would submit, without running anything or writing the store: {"runs",
-    "stored", "to_run", "by_solver": {solver: runs to run}, "workers", "most_seconds"} (the
-    longest it could take: every run to its time limit plus the 2 s grace, `workers` at a
-    time)."""
+def plan(campaign, db, workers=None, rerun=(), mix=False, program=None):
+    """What `run` would submit, without running anything or writing the store (which `run`
+    would refuse, this refuses too): {"runs", "stored", "to_run", "by_solver": {solver: runs
+    to run}, "workers", "most_seconds"} (the longest it could take: every run to its time
+    limit and the grace after it, `workers` at a time)."""
+    _check_rerun(rerun)
     runs = campaign.runs()
-    stored = _stored_statuses(db)
-    todo = [r for r in runs if r["key"] not in stored or stored[r["key"]] in rerun]
+    stored = {}
+    if os.path.exists(db):
+        store = Store(db, read_only=True)
+        try:
+            version = program_version(program or default_program())
+            store.check_settings(_settings(version), campaign.name, mix)
+            stored = store.statuses()
+        finally:
+            store.close()
+    todo = _to_run(runs, stored, rerun)
     by_solver = {}
     for r in todo:
         by_solver[r["solver"]] = by_solver.get(r["solver"], 0) + 1
-    workers = workers or campaign.limits["workers"] or os.cpu_count() or 1
-    most = sum(r["time_limit"] + 2.0 for r in todo) / workers
+    workers = _workers(workers, campaign)
+    most = sum(r["time_limit"] + GRACE_SECONDS for r in todo) / workers
     return {"runs": len(runs), "stored": len(runs) - len(todo), "to_run": len(todo),
             "by_solver": by_solver, "workers": workers, "most_seconds": most}
 
 
 def _plan_command(campaign, args, rerun):
-    p = plan(campaign, args.db, args.workers, rerun)
-    for note in campaign.notes:
-        print("note: %s" % note)
-    skipped = campaign.skipped_pairs()
-    if skipped:
-        print("note: %d (case, solver) pairs left out: the case does not take the solver"
-              % skipped)
+    p = plan(campaign, args.db, args.workers, rerun, args.mix)
+    for note in _notes(campaign):
+        print(note)
     print("campaign %s: %d runs of %d cases, %d stored in %s, %d to run (nothing run: "
           "--dry-run)" % (campaign.name, p["runs"], len(campaign.cases), p["stored"], args.db,
                           p["to_run"]))
     for solver, count in sorted(p["by_solver"].items()):
         print("  %-28s %d" % (solver, count))
-    print("at most %s with %d workers, if every run took its time limit"
-          % (_duration(p["most_seconds"]), p["workers"]))
+    if args.scheduler:
+        print("at most %s of worker time, if every run took its time limit: divided by the "
+              "cluster's workers" % _duration(p["most_seconds"] * p["workers"]))
+    else:
+        print("at most %s with %d workers, if every run took its time limit"
+              % (_duration(p["most_seconds"]), p["workers"]))
     return 0
 
 

@@ -161,6 +161,12 @@ def test_a_dry_run_counts_the_runs_and_writes_nothing(tmp_path, capsys):
         1 for r in rows(db) if r["status"] == "converged")
     assert campaign.main(["run", path, "--db", db, "--dry-run", "--rerun", "later"]) == 2
     assert campaign.main(["run", path, "--db", path, "--dry-run"]) == 2  # not a store
+    # A store the run would refuse, the dry run refuses too, and leaves it as it was.
+    other = campaign.load(lcp_campaign(tmp_path, repetitions=1, name="others"))
+    before = os.path.getmtime(db), os.path.getsize(db)
+    with pytest.raises(campaign.StoreError, match="holds the runs of campaign 'lcps'"):
+        campaign.plan(other, db)
+    assert (os.path.getmtime(db), os.path.getsize(db)) == before
 
 
 @needs_shared
@@ -470,7 +476,9 @@ def test_the_report_writes_tables_profiles_and_a_page(tmp_path, monkeypatch):
     db = str(tmp_path / "r.sqlite")
     campaign.run(c, db, progress=None)
     out = tmp_path / "report"
+    before = os.path.getmtime(db), os.path.getsize(db)
     assert campaign.main(["report", db, "-o", str(out)]) == 0
+    assert (os.path.getmtime(db), os.path.getsize(db)) == before  # read, not written
     names = set(os.listdir(out))
     assert {"solvers.md", "solvers.csv", "cases.md", "cases.csv", "runs.csv", "profile_time.png",
             "profile_iterations.png", "sweep_tolerance.png", "report.html"} <= names
