@@ -132,6 +132,126 @@ void SphereSphere(const Shape& a, const ShapePose& pa, const Shape& b, const Sha
   Add(pa.position + a.size[0] * n, n, distance, out, feature);
 }
 
+// ---- Capsules: a segment of length l along the body x axis, radius r about it ----
+
+// The segment's ends in the world: centre -+ (l/2) R e_x.
+void CapsuleEnds(const Shape& capsule, const ShapePose& pose, Vector3d* first, Vector3d* last) {
+  const Vector3d half = (0.5 * capsule.size[1]) * pose.rotation.col(0);
+  *first = pose.position - half;
+  *last = pose.position + half;
+}
+
+// The point of the segment [p, q] nearest x.
+Vector3d NearestOnSegment(const Vector3d& p, const Vector3d& q, const Vector3d& x) {
+  const Vector3d d = q - p;
+  const double t = std::clamp((x - p).dot(d) / d.squaredNorm(), 0.0, 1.0);
+  return p + t * d;
+}
+
+// The nearest points *x on [p1, q1] and *y on [p2, q2] (segments of positive length): the
+// unconstrained minimizer clamped to [0, 1] in one parameter and the other then re-solved
+// (Ericson, Real-Time Collision Detection, 2005, sec. 5.1.9). Parallel segments: the pair at the
+// first one's start.
+void NearestOnSegments(const Vector3d& p1, const Vector3d& q1, const Vector3d& p2,
+                       const Vector3d& q2, Vector3d* x, Vector3d* y) {
+  const Vector3d d1 = q1 - p1, d2 = q2 - p2, w = p1 - p2;
+  const double a = d1.squaredNorm(), e = d2.squaredNorm(), b = d1.dot(d2);
+  const double c = d1.dot(w), f = d2.dot(w);
+  const double denominator = a * e - b * b;
+  double s =
+      denominator > 1e-14 * a * e ? std::clamp((b * f - c * e) / denominator, 0.0, 1.0) : 0.0;
+  double t = (b * s + f) / e;
+  if (t < 0.0) {
+    t = 0.0;
+    s = std::clamp(-c / a, 0.0, 1.0);
+  } else if (t > 1.0) {
+    t = 1.0;
+    s = std::clamp((b - c) / a, 0.0, 1.0);
+  }
+  *x = p1 + s * d1;
+  *y = p2 + t * d2;
+}
+
+// A contact between balls of radii ra about x (of A) and rb about y (of B); `fallback` the
+// normal where the centres coincide.
+void AddBalls(const Vector3d& x, double ra, const Vector3d& y, double rb, const Vector3d& fallback,
+              double threshold, std::vector<ContactPoint>* out) {
+  const Vector3d d = y - x;
+  const double length = d.norm();
+  const double distance = length - ra - rb;
+  if (distance >= threshold) return;
+  const Vector3d n = length > 1e-12 * (ra + rb) ? Vector3d(d / length) : fallback;
+  Add(x + ra * n, n, distance, out);
+}
+
+// A unit vector square to the unit axis, for centres that coincide.
+Vector3d Square(const Vector3d& axis) {
+  const Vector3d other = std::abs(axis.x()) < 0.9 ? Vector3d::UnitX() : Vector3d::UnitY();
+  return axis.cross(other).normalized();
+}
+
+// Half-space A and capsule B: each end's ball closer than the threshold (a capsule lying on the
+// plane touches it along a line, held at both ends).
+void PlaneCapsule(const ShapePose& pa, const Shape& b, const ShapePose& pb, double threshold,
+                  std::vector<ContactPoint>* out) {
+  const Vector3d n = pa.rotation.col(2);
+  Vector3d ends[2];
+  CapsuleEnds(b, pb, &ends[0], &ends[1]);
+  for (const Vector3d& end : ends) {
+    const double height = n.dot(end - pa.position);
+    const double distance = height - b.size[0];
+    if (distance < threshold) Add(end - height * n, n, distance, out);
+  }
+}
+
+// Sphere A and capsule B: the ball about the segment's point nearest the centre.
+void SphereCapsule(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
+                   double threshold, std::vector<ContactPoint>* out) {
+  Vector3d first, last;
+  CapsuleEnds(b, pb, &first, &last);
+  const Vector3d nearest = NearestOnSegment(first, last, pa.position);
+  AddBalls(pa.position, a.size[0], nearest, b.size[0], Square(pb.rotation.col(0)), threshold, out);
+}
+
+// Two capsules: the balls about the segments' nearest points. Where the segments lie side by
+// side (both ends of the stretch of A's segment that B's projects onto are within the
+// threshold) the contact is a line held at that stretch's two ends, and the nearest points are
+// added only where they come closer than both ends (segments crossing at a small angle).
+void CapsuleCapsule(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
+                    double threshold, std::vector<ContactPoint>* out) {
+  Vector3d a0, a1, b0, b1;
+  CapsuleEnds(a, pa, &a0, &a1);
+  CapsuleEnds(b, pb, &b0, &b1);
+  const double ra = a.size[0], rb = b.size[0];
+  const Vector3d axis = pa.rotation.col(0);
+  const Vector3d across = axis.cross(pb.rotation.col(0));
+  Vector3d fallback = across.norm() > 1e-9 ? Vector3d(across.normalized()) : Square(axis);
+  if (fallback.dot(pb.position - pa.position) < 0.0) fallback = -fallback;
+  const size_t first = out->size();
+  Vector3d x, y;
+  NearestOnSegments(a0, a1, b0, b1, &x, &y);
+  AddBalls(x, ra, y, rb, fallback, threshold, out);
+  if (out->size() == first) return;  // the nearest points are beyond the threshold
+  const double nearest = out->back().distance;
+  // B's segment projected on A's axis, as parameters from A's centre, clipped to A's segment.
+  const double half = 0.5 * a.size[1], scale = half + ra + rb;
+  const double s0 = axis.dot(b0 - pa.position), s1 = axis.dot(b1 - pa.position);
+  const double low = std::max(-half, std::min(s0, s1)), high = std::min(half, std::max(s0, s1));
+  if (!(high - low > 1e-9 * scale)) return;
+  ContactPoint ends[2];
+  for (int k = 0; k < 2; ++k) {
+    const Vector3d end = pa.position + (k == 0 ? low : high) * axis;
+    std::vector<ContactPoint> one;
+    AddBalls(end, ra, NearestOnSegment(b0, b1, end), rb, fallback, threshold, &one);
+    if (one.empty()) return;
+    ends[k] = one[0];
+  }
+  const bool nearer = nearest < std::min(ends[0].distance, ends[1].distance) - 1e-9 * scale;
+  if (!nearer) out->pop_back();
+  out->push_back(ends[0]);
+  out->push_back(ends[1]);
+}
+
 // Box A and sphere B: the closest point of the box to the centre; a centre inside the box
 // leaves through the nearest face.
 void BoxSphere(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
@@ -869,12 +989,12 @@ struct PairEntry {
   bool swapped = false;
 };
 
-constexpr int kNumShapeKinds = 5;  // the built-in kinds
+constexpr int kNumShapeKinds = 6;  // the built-in kinds
 
 int KindIndex(ShapeKind kind) { return static_cast<int>(kind); }
 
-// Rows and columns in ShapeKind's order: half-space, box, sphere, ellipsoid, cylinder. Closed
-// forms where there is one; support-point contact (SupportContact) for the rest.
+// Rows and columns in ShapeKind's order: half-space, box, sphere, ellipsoid, cylinder, capsule.
+// Closed forms where there is one; support-point contact (SupportContact) for the rest.
 struct CollisionTable {
   PairEntry cells[kNumShapeKinds][kNumShapeKinds];
 
@@ -887,7 +1007,11 @@ struct CollisionTable {
     Set(K::Box, K::Box, &BoxBox);
     Set(K::Box, K::Sphere, &BoxSphere);
     Set(K::Sphere, K::Sphere, &SphereSphere);
-    for (const K a : {K::Box, K::Sphere, K::Ellipsoid, K::Cylinder}) {
+    Set(K::HalfSpace, K::Capsule, &WithPlane<PlaneCapsule>);
+    Set(K::Sphere, K::Capsule, &SphereCapsule);
+    Set(K::Capsule, K::Capsule, &CapsuleCapsule);
+    Set(K::Box, K::Capsule, &SupportContact);
+    for (const K a : {K::Box, K::Sphere, K::Ellipsoid, K::Cylinder, K::Capsule}) {
       for (const K b : {K::Ellipsoid, K::Cylinder}) Set(a, b, &SupportContact);
     }
   }

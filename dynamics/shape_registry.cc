@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "dynamics/shapes/box.h"
+#include "dynamics/shapes/capsule.h"
 #include "dynamics/shapes/cylinder.h"
 #include "dynamics/shapes/ellipsoid.h"
 #include "dynamics/shapes/half_space.h"
@@ -20,13 +21,13 @@ struct Registry {
   std::vector<std::unique_ptr<ShapeType>> rows;
   Registry() {
     for (ShapeType (*row)() : {&HalfSpaceShapeType, &BoxShapeType, &SphereShapeType,
-                               &EllipsoidShapeType, &CylinderShapeType}) {
+                               &EllipsoidShapeType, &CylinderShapeType, &CapsuleShapeType}) {
       rows.push_back(std::make_unique<ShapeType>(row()));
     }
   }
 };
 
-constexpr int kBuiltInKinds = 5;
+constexpr int kBuiltInKinds = 6;
 
 Registry& TheRegistry() {
   static Registry registry;

@@ -1,10 +1,10 @@
 // What ncpkit knows of each kind of shape, one row per kind: its scene-file name and fields, its
 // support function, bounds, solid mass properties, candidate contact points and the viewer's
-// mesh. The built-in kinds (half-space, box, sphere, ellipsoid, cylinder) each have a file pair
-// in dynamics/shapes/ holding their row; RegisterShape adds a kind from outside the library
-// (docs/architecture.md, "Adding a shape"), which then loads from scene files, is placed by the
-// broad phase, gets explicit contacts against every other kind through its support function
-// (GJK/EPA, contact/gjk.h) and is drawn by the viewer. The implicit stepper's contact
+// mesh. The built-in kinds (half-space, box, sphere, ellipsoid, cylinder, capsule) each have a
+// file pair in dynamics/shapes/ holding their row; RegisterShape adds a kind from outside the
+// library (docs/architecture.md, "Adding a shape"), which then loads from scene files, is placed
+// by the broad phase, gets explicit contacts against every other kind through its support
+// function (GJK/EPA, contact/gjk.h) and is drawn by the viewer. The implicit stepper's contact
 // formulation needs each shape as smooth inequalities (shapes.h), which only the built-in kinds
 // have: it refuses the others by name.
 #ifndef NCPKIT_DYNAMICS_SHAPE_REGISTRY_H_
@@ -74,7 +74,7 @@ bool UnregisterShape(const std::string& name);
 const ShapeType* FindShapeType(ShapeKind kind);
 // The row of a scene-file name, nullptr for none.
 const ShapeType* FindShapeType(const std::string& name);
-// Every kind's name, built-in ones first ("plane, box, sphere, ellipsoid, cylinder").
+// Every kind's name, built-in ones first ("plane, box, sphere, ellipsoid, cylinder, capsule").
 std::vector<std::string> ShapeNames();
 
 }  // namespace ncpkit

@@ -32,6 +32,8 @@ int Shape::NumInequalities() const {
       return kEllipsoidInequalities;
     case ShapeKind::Cylinder:
       return kCylinderInequalities;
+    case ShapeKind::Capsule:
+      return kCapsuleInequalities;
   }
   return 0;
 }

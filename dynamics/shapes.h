@@ -8,6 +8,7 @@
 #include <string>
 
 #include "dynamics/shapes/box.h"
+#include "dynamics/shapes/capsule.h"
 #include "dynamics/shapes/cylinder.h"
 #include "dynamics/shapes/ellipsoid.h"
 #include "dynamics/shapes/half_space.h"
@@ -16,19 +17,20 @@
 namespace ncpkit {
 
 // The built-in kinds; RegisterShape (shape_registry.h) numbers further kinds after them.
-enum class ShapeKind : int { HalfSpace, Box, Sphere, Ellipsoid, Cylinder };
+enum class ShapeKind : int { HalfSpace, Box, Sphere, Ellipsoid, Cylinder, Capsule };
 
 // A convex shape in its body frame (origin at the centre of mass; a half-space is z <= 0). Its
 // kind's facts (size fields, support function, bounds, mass properties, viewer mesh) are a row
 // of the shape registry, each built-in kind's in its file pair in dynamics/shapes/. Sizes in
 // metres: box full side lengths, sphere radius (size[0]), ellipsoid semi-axes, cylinder radius
-// (size[0]) and full length (size[1]) along the body x axis (Xie & Chakraborty 2016 VI-B).
+// (size[0]) and full length (size[1]) along the body x axis (Xie & Chakraborty 2016 VI-B),
+// capsule radius (size[0]) and its segment's length (size[1]) along the body x axis.
 struct Shape {
   ShapeKind kind = ShapeKind::Sphere;
   Eigen::Vector3d size = Eigen::Vector3d::Ones();
 
-  // Number of inequalities: half-space 1, box 6, sphere 1, ellipsoid 1, cylinder 3; 0 for a
-  // registered kind (the implicit stepper does not take it).
+  // Number of inequalities: half-space 1, box 6, sphere 1, ellipsoid 1, cylinder 3, capsule 1;
+  // 0 for a registered kind (the implicit stepper does not take it).
   int NumInequalities() const;
   // A kind the registry knows, and all sizes positive and finite (those the kind uses).
   bool IsValid(std::string* why) const;
@@ -47,6 +49,8 @@ struct Shape {
         return EllipsoidInequality(i, size, xi);
       case ShapeKind::Cylinder:
         return CylinderInequality(i, size, xi);
+      case ShapeKind::Capsule:
+        return CapsuleInequality(i, size, xi);
     }
     return T(0);
   }
@@ -67,6 +71,8 @@ struct Shape {
         return EllipsoidGradient(i, size, xi, g);
       case ShapeKind::Cylinder:
         return CylinderGradient(i, size, xi, g);
+      case ShapeKind::Capsule:
+        return CapsuleGradient(i, size, xi, g);
     }
   }
 

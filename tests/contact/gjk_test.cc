@@ -79,11 +79,11 @@ TEST_CASE("GJK/EPA: curved and flat shapes in every pairing, apart and overlappi
   std::mt19937 rng(3);
   std::uniform_real_distribution<double> size(0.1, 0.8);
   const ShapeKind kinds[] = {ShapeKind::Box, ShapeKind::Sphere, ShapeKind::Ellipsoid,
-                             ShapeKind::Cylinder};
+                             ShapeKind::Cylinder, ShapeKind::Capsule};
   int apart = 0, overlapping = 0;
-  for (int trial = 0; trial < 400; ++trial) {
-    const Shape a = MakeShape(kinds[trial % 4], Vector3d(size(rng), size(rng), size(rng)));
-    const Shape b = MakeShape(kinds[(trial / 4) % 4], Vector3d(size(rng), size(rng), size(rng)));
+  for (int trial = 0; trial < 500; ++trial) {
+    const Shape a = MakeShape(kinds[trial % 5], Vector3d(size(rng), size(rng), size(rng)));
+    const Shape b = MakeShape(kinds[(trial / 5) % 5], Vector3d(size(rng), size(rng), size(rng)));
     const ShapePose pa = RandomPose(&rng, 0.6), pb = RandomPose(&rng, 0.6);
     const ConvexSeparation s = GetSeparation(a, pa, b, pb, INFINITY);
     INFO("trial " << trial << ": " << a.Name() << " and " << b.Name() << ", distance " << s.distance

@@ -181,8 +181,9 @@ TEST_CASE("shape gradients agree with Jet derivatives of the inequalities") {
                           MakeShape(ShapeKind::Sphere, Eigen::Vector3d(0.7, 0, 0)),
                           MakeShape(ShapeKind::Ellipsoid, Eigen::Vector3d(0.5, 1, 2)),
                           MakeShape(ShapeKind::Cylinder, Eigen::Vector3d(0.4, 2, 0)),
+                          MakeShape(ShapeKind::Capsule, Eigen::Vector3d(0.4, 0.4, 0)),
                           MakeShape(ShapeKind::HalfSpace, Eigen::Vector3d::Ones())};
-  const double xi[3] = {0.3, -0.7, 0.45};
+  const double xi[3] = {0.3, -0.7, 0.45};  // beyond the capsule's segment end: on its cap
   for (const Shape& shape : shapes) {
     for (int i = 0; i < shape.NumInequalities(); ++i) {
       const Jet3 x[3] = {Jet3(xi[0], 0), Jet3(xi[1], 1), Jet3(xi[2], 2)};

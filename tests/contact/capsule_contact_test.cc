@@ -1,0 +1,189 @@
+// Capsules in the explicit distances: the closed forms against planes, spheres and capsules
+// checked against the segment's geometry (a dense search along the segments) and against
+// GJK/EPA on the support function; a capsule lying on a plane, a box face and another capsule
+// makes a line contact held at both ends.
+#include <doctest/doctest.h>
+
+#include <Eigen/Geometry>
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "contact/distance.h"
+#include "contact/gjk.h"
+#include "tests/contact/convex_pairs.h"
+
+namespace ncpkit {
+namespace capsule_contact_test {
+
+using Eigen::Vector3d;
+using testing::MakeShape;
+using testing::RandomPose;
+
+// The ends of a capsule's segment in the world.
+void Ends(const Shape& capsule, const ShapePose& pose, Vector3d* p, Vector3d* q) {
+  *p = pose.position - 0.5 * capsule.size[1] * pose.rotation.col(0);
+  *q = pose.position + 0.5 * capsule.size[1] * pose.rotation.col(0);
+}
+
+double DistanceToSegment(const Vector3d& p, const Vector3d& q, const Vector3d& x) {
+  const double t = std::clamp((x - p).dot(q - p) / (q - p).squaredNorm(), 0.0, 1.0);
+  return (p + t * (q - p) - x).norm();
+}
+
+// The distance between two segments by a dense search along the first (the distance to the
+// second is exact at each sample) refined by golden-section search on the best bracket: the
+// distance along a segment to a convex set is convex.
+double SegmentDistance(const Vector3d& p1, const Vector3d& q1, const Vector3d& p2,
+                       const Vector3d& q2) {
+  const auto at = [&](double s) { return DistanceToSegment(p2, q2, p1 + s * (q1 - p1)); };
+  constexpr int kSamples = 200;
+  int best = 0;
+  for (int k = 1; k <= kSamples; ++k) {
+    if (at(double(k) / kSamples) < at(double(best) / kSamples)) best = k;
+  }
+  double lo = std::max(0.0, (best - 1.0) / kSamples), hi = std::min(1.0, (best + 1.0) / kSamples);
+  const double ratio = (std::sqrt(5.0) - 1.0) / 2.0;
+  for (int k = 0; k < 100; ++k) {
+    const double m1 = hi - ratio * (hi - lo), m2 = lo + ratio * (hi - lo);
+    (at(m1) < at(m2) ? hi : lo) = at(m1) < at(m2) ? m2 : m1;
+  }
+  return at(0.5 * (lo + hi));
+}
+
+double Nearest(const std::vector<ContactPoint>& points) {
+  double d = INFINITY;
+  for (const ContactPoint& p : points) d = std::min(d, p.distance);
+  return d;
+}
+
+// Every point: a unit normal from A to B, point_b - point_a = distance n.
+void CheckConsistent(const std::vector<ContactPoint>& points) {
+  for (const ContactPoint& p : points) {
+    CHECK(std::abs(p.normal.norm() - 1.0) < 1e-12);
+    CHECK(((p.point_b - p.point_a) - p.distance * p.normal).norm() < 1e-12);
+  }
+}
+
+TEST_CASE("capsule contact: spheres and capsules at random poses against the segments' geometry") {
+  const ExplicitContactGeometry geometry;
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> size(0.05, 0.5);
+  constexpr double kThreshold = 0.05;
+  int touching = 0, overlapping = 0;
+  for (int trial = 0; trial < 1500; ++trial) {
+    const bool sphere_a = trial % 3 == 0;
+    const Shape a = sphere_a ? MakeShape(ShapeKind::Sphere, Vector3d(size(rng), 0, 0))
+                             : MakeShape(ShapeKind::Capsule, Vector3d(size(rng), size(rng), 0));
+    const Shape b = MakeShape(ShapeKind::Capsule, Vector3d(size(rng), 2.0 * size(rng), 0));
+    const ShapePose pa = RandomPose(&rng, 0.4), pb = RandomPose(&rng, 0.4);
+    Vector3d b0, b1;
+    Ends(b, pb, &b0, &b1);
+    double exact;
+    if (sphere_a) {
+      exact = DistanceToSegment(b0, b1, pa.position) - a.size[0] - b.size[0];
+    } else {
+      Vector3d a0, a1;
+      Ends(a, pa, &a0, &a1);
+      exact = SegmentDistance(a0, a1, b0, b1) - a.size[0] - b.size[0];
+    }
+    for (const bool swapped : {false, true}) {
+      std::vector<ContactPoint> points;
+      if (swapped) {
+        geometry.FindContacts(b, pb, a, pa, kThreshold, &points);
+      } else {
+        geometry.FindContacts(a, pa, b, pb, kThreshold, &points);
+      }
+      CAPTURE(trial);
+      CAPTURE(swapped);
+      CAPTURE(exact);
+      CheckConsistent(points);
+      if (exact >= kThreshold + 1e-9) {
+        CHECK(points.empty());
+        continue;
+      }
+      if (exact > kThreshold - 1e-9) continue;  // at the threshold: either answer
+      REQUIRE_FALSE(points.empty());
+      CHECK(Nearest(points) == doctest::Approx(exact).epsilon(1e-9).scale(1.0));
+      // Each point's distance is that of the two balls it joins: never below the shapes'.
+      for (const ContactPoint& p : points) CHECK(p.distance >= exact - 1e-9);
+      // Apart, GJK on the support functions agrees; the normal points from A to B.
+      if (!swapped && exact > 1e-6) {
+        const ConvexSeparation s = GetSeparation(a, pa, b, pb, INFINITY);
+        CHECK(s.distance == doctest::Approx(exact).epsilon(1e-7).scale(1.0));
+      }
+      if (!swapped) (exact > 0.0 ? touching : overlapping) += 1;
+    }
+  }
+  CHECK(touching > 50);
+  CHECK(overlapping > 50);
+}
+
+TEST_CASE("capsule contact: lying on a plane, a box face and a capsule, a line held at both ends") {
+  const ExplicitContactGeometry geometry;
+  const Shape capsule = MakeShape(ShapeKind::Capsule, Vector3d(0.1, 0.6, 0));
+  const Shape plane = MakeShape(ShapeKind::HalfSpace, Vector3d::Ones());
+  const Shape box = MakeShape(ShapeKind::Box, Vector3d(2.0, 2.0, 0.4));
+  ShapePose lying, ground, slab, under;
+  lying.rotation = Eigen::AngleAxisd(0.7, Vector3d::UnitZ()).toRotationMatrix();
+  lying.position = Vector3d(0.03, -0.02, 0.1 + 1e-3);
+  // On the plane: the two ends' balls, at the gap, below the segment's ends.
+  std::vector<ContactPoint> points;
+  geometry.FindContacts(plane, ground, capsule, lying, 0.01, &points);
+  REQUIRE(points.size() == 2);
+  for (const ContactPoint& p : points) {
+    CHECK(p.distance == doctest::Approx(1e-3).epsilon(1e-12));
+    CHECK(p.normal.isApprox(Vector3d::UnitZ()));
+    const Vector3d along = p.point_b - lying.position;
+    CHECK(std::abs(std::abs(along.dot(lying.rotation.col(0))) - 0.3) < 1e-12);
+  }
+  // Upright: the lower end's ball only.
+  ShapePose upright = lying;
+  upright.rotation = Eigen::AngleAxisd(M_PI / 2, Vector3d::UnitY()).toRotationMatrix();
+  upright.position = Vector3d(0, 0, 0.4 + 2e-3);
+  points.clear();
+  geometry.FindContacts(plane, ground, capsule, upright, 0.01, &points);
+  REQUIRE(points.size() == 1);
+  CHECK(points[0].distance == doctest::Approx(2e-3).epsilon(1e-12));
+  // On a box's top face (at z = 0.2 in the box's frame), both orders.
+  slab.position = Vector3d(0.1, 0.05, 0.0);
+  slab.rotation = Eigen::AngleAxisd(0.3, Vector3d::UnitZ()).toRotationMatrix();
+  ShapePose on_slab = lying;
+  on_slab.position.z() = 0.2 + 0.1 + 1e-3;
+  for (const bool box_first : {true, false}) {
+    points.clear();
+    if (box_first) {
+      geometry.FindContacts(box, slab, capsule, on_slab, 0.01, &points);
+    } else {
+      geometry.FindContacts(capsule, on_slab, box, slab, 0.01, &points);
+    }
+    CAPTURE(box_first);
+    REQUIRE(points.size() == 2);
+    CheckConsistent(points);
+    for (const ContactPoint& p : points) {
+      CHECK(p.distance == doctest::Approx(1e-3).epsilon(1e-9));
+      CHECK(std::abs(std::abs(p.normal.z()) - 1.0) < 1e-9);
+    }
+    CHECK((points[0].point_a - points[1].point_a).norm() == doctest::Approx(0.6).epsilon(1e-9));
+  }
+  // On another capsule, parallel and shifted along it: the overlap's two ends; crossed at a small
+  // angle, the nearest point between them as well.
+  under.rotation = lying.rotation;
+  under.position = lying.position - Vector3d(0, 0, 0.2 + 1e-3) + 0.2 * lying.rotation.col(0);
+  points.clear();
+  geometry.FindContacts(capsule, under, capsule, lying, 0.01, &points);
+  REQUIRE(points.size() == 2);
+  for (const ContactPoint& p : points) CHECK(p.distance == doctest::Approx(1e-3).epsilon(1e-9));
+  CHECK((points[0].point_a - points[1].point_a).norm() == doctest::Approx(0.4).epsilon(1e-9));
+  ShapePose crossed = lying;
+  crossed.rotation = Eigen::AngleAxisd(0.71, Vector3d::UnitZ()).toRotationMatrix();
+  crossed.position = under.position + Vector3d(0, 0, 0.2 + 1e-3);
+  points.clear();
+  geometry.FindContacts(capsule, under, capsule, crossed, 0.01, &points);
+  REQUIRE(points.size() == 3);
+  CHECK(Nearest(points) == doctest::Approx(1e-3).epsilon(1e-9));
+}
+
+}  // namespace capsule_contact_test
+}  // namespace ncpkit
