@@ -1,11 +1,12 @@
 // A shape added from outside the library, by the steps docs/architecture.md gives for one
 // ("Adding a shape"): one ShapeType row (its scene-file size, support function, bounds, mass
 // properties, candidate contact points and viewer mesh) and one RegisterShape call. Nothing else
-// is touched; scene files ("shape": "test-capsule"), the broad phase, explicit contact against
+// is touched; scene files ("shape": "test-cone"), the broad phase, explicit contact against
 // every kind (GJK/EPA, and the candidates against planes), the explicit and quasistatic steppers
 // and the viewer take it from then on; the implicit stepper refuses it by name.
 //
-// The shape: a capsule, the points within r of a segment of length l along the body x axis.
+// The shape: a solid cone of base radius r and height H along the body x axis, its centroid at
+// the origin (the base's plane at x = -H/4, the apex at x = 3H/4).
 #include <doctest/doctest.h>
 
 #include <Eigen/Geometry>
@@ -17,119 +18,171 @@
 
 #include "contact/distance.h"
 #include "dynamics/shape_registry.h"
-#include "dynamics/shapes/ellipsoid.h"
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
 #include "solvers/base/input_error.h"
 
 namespace ncpkit {
-namespace {
+namespace test_only_shape {
 
 using Eigen::Vector3d;
 
-// size = [r, l].
-Vector3d CapsuleSupport(const Vector3d& size, const Vector3d& d, double flat) {
-  const double length = d.norm();
-  if (!(length > 0.0)) return Vector3d::Zero();
-  const double along = std::abs(d[0]) <= flat * length ? 0.0 : (d[0] > 0.0 ? 1.0 : -1.0);
-  return Vector3d(0.5 * size[1] * along, 0.0, 0.0) + size[0] * d / length;
+// size = [r, H].
+Vector3d Apex(const Vector3d& size) { return Vector3d(0.75 * size[1], 0.0, 0.0); }
+Vector3d BaseCentre(const Vector3d& size) { return Vector3d(-0.25 * size[1], 0.0, 0.0); }
+
+// The base's rim point furthest along d; the base's centre where d is along the axis.
+Vector3d RimPoint(const Vector3d& size, const Vector3d& d, double flat) {
+  const double radial = d.tail<2>().norm();
+  Vector3d x = BaseCentre(size);
+  if (radial > flat * d.norm()) x.tail<2>() = size[0] * d.tail<2>() / radial;
+  return x;
 }
 
-double CapsuleRadius(const Vector3d& size) { return size[0] + 0.5 * size[1]; }
-
-Vector3d CapsuleHalfExtents(const Vector3d& size, const Eigen::Matrix3d& R) {
-  return (0.5 * size[1]) * R.col(0).cwiseAbs() + Vector3d::Constant(size[0]);
+// The apex or the rim point, whichever is further along d; the middle of the side line where
+// they tie (within `flat`).
+Vector3d ConeSupport(const Vector3d& size, const Vector3d& d, double flat) {
+  const Vector3d apex = Apex(size), rim = RimPoint(size, d, flat);
+  const double gain = d.dot(apex) - d.dot(rim);
+  if (std::abs(gain) <= flat * d.norm() * size[1]) return 0.5 * (apex + rim);
+  return gain > 0.0 ? apex : rim;
 }
 
-// A cylinder of length l and two hemispheres of radius r at its ends, one density.
-MassProperties CapsuleMass(const Vector3d& size, double mass) {
-  const double r = size[0], l = size[1];
-  const double cylinder = M_PI * r * r * l, ball = 4.0 / 3.0 * M_PI * r * r * r;
-  const double mc = mass * cylinder / (cylinder + ball), ms = mass - mc;
+double ConeRadius(const Vector3d& size) {
+  return std::max(0.75 * size[1], std::hypot(0.25 * size[1], size[0]));
+}
+
+// Along each world axis, the support function both ways.
+Vector3d ConeHalfExtents(const Vector3d& size, const Eigen::Matrix3d& R) {
+  Vector3d e;
+  for (int k = 0; k < 3; ++k) {
+    const Vector3d d = R.row(k).transpose();
+    e[k] = std::max(d.dot(ConeSupport(size, d, 0.0)), -d.dot(ConeSupport(size, -d, 0.0)));
+  }
+  return e;
+}
+
+// About the centroid: 3/10 m r^2 about the axis, m (3/20 r^2 + 3/80 H^2) across it.
+MassProperties ConeMass(const Vector3d& size, double mass) {
+  const double r = size[0], H = size[1];
   MassProperties properties;
   properties.mass = mass;
-  const double axial = mc * r * r / 2.0 + ms * 2.0 * r * r / 5.0;
-  const double across = mc * (r * r / 4.0 + l * l / 12.0) +
-                        ms * (2.0 * r * r / 5.0 + l * l / 4.0 + 3.0 * l * r / 8.0);
-  properties.body_inertia = Vector3d(axial, across, across).asDiagonal();
+  const double across = mass * (3.0 / 20.0 * r * r + 3.0 / 80.0 * H * H);
+  properties.body_inertia = Vector3d(0.3 * mass * r * r, across, across).asDiagonal();
   return properties;
 }
 
-// The support points of the two end balls: a capsule lying on a face touches it at both.
-int CapsuleCandidates(const Vector3d& size, const Vector3d& d, double /*flat*/, Vector3d* points) {
-  const Vector3d unit = d.normalized();
-  points[0] = Vector3d(-0.5 * size[1], 0.0, 0.0) + size[0] * unit;
-  points[1] = Vector3d(0.5 * size[1], 0.0, 0.0) + size[0] * unit;
-  return 2;
+// The apex and the rim point furthest along d; where the base faces d, the apex and the whole
+// rim (every 22.5 degrees; not the base's centre, which would lie inside the face's polygon): a
+// cone standing on its base touches along the rim.
+int ConeCandidates(const Vector3d& size, const Vector3d& d, double flat, Vector3d* points) {
+  points[0] = Apex(size);
+  if (!(-d[0] >= d.norm() - flat)) {
+    points[1] = RimPoint(size, d, flat);
+    return 2;
+  }
+  for (int k = 0; k < 16; ++k) {
+    const double angle = M_PI / 8.0 * k;
+    points[1 + k] = BaseCentre(size) + size[0] * Vector3d(0.0, std::cos(angle), std::sin(angle));
+  }
+  return 17;
 }
 
-// The library's sphere mesh of radius r, its halves moved apart along x to the segment's ends.
-ShapeMesh CapsuleMesh(const Vector3d& size) {
-  ShapeMesh mesh = EllipsoidMesh(Vector3d::Constant(size[0]));
-  for (Vector3d& v : mesh.vertices) v.x() += (v.x() >= 0.0 ? 0.5 : -0.5) * size[1];
+// The side as a fan about the apex and the base as a fan about its centre, 32 sectors.
+ShapeMesh ConeMesh(const Vector3d& size) {
+  constexpr int kAround = 32;
+  ShapeMesh mesh;
+  mesh.vertices.push_back(Apex(size));
+  mesh.vertices.push_back(BaseCentre(size));
+  for (int j = 0; j < kAround; ++j) {
+    const double angle = 2.0 * M_PI * j / kAround;
+    mesh.vertices.push_back(BaseCentre(size) +
+                            size[0] * Vector3d(0.0, std::cos(angle), std::sin(angle)));
+  }
+  for (int j = 0; j < kAround; ++j) {
+    const int a = 2 + j, b = 2 + (j + 1) % kAround;
+    mesh.triangles.push_back({0, a, b});
+    mesh.triangles.push_back({1, b, a});
+  }
   return mesh;
 }
 
-ShapeType CapsuleType() {
+ShapeType ConeType() {
   ShapeType type;
-  type.name = "test-capsule";
+  type.name = "test-cone";
   type.size_count = 2;
-  type.size_meaning = "[radius, length]";
-  type.support = &CapsuleSupport;
-  type.bounding_radius = &CapsuleRadius;
-  type.bounding_half_extents = &CapsuleHalfExtents;
-  type.solid_mass = &CapsuleMass;
-  type.candidates = &CapsuleCandidates;
-  type.mesh = &CapsuleMesh;
+  type.size_meaning = "[radius, height]";
+  type.support = &ConeSupport;
+  type.bounding_radius = &ConeRadius;
+  type.bounding_half_extents = &ConeHalfExtents;
+  type.solid_mass = &ConeMass;
+  type.candidates = &ConeCandidates;
+  type.has_faces = true;
+  type.face_normals = {Vector3d::UnitX()};
+  type.mesh = &ConeMesh;
   return type;
 }
 
-// Registers the capsule for one test case.
+// Registers the cone for one test case.
 struct ShapeRegistration {
   ShapeKind kind;
-  ShapeRegistration() : kind(RegisterShape(CapsuleType())) {}
-  ~ShapeRegistration() { UnregisterShape("test-capsule"); }
+  ShapeRegistration() : kind(RegisterShape(ConeType())) {}
+  ~ShapeRegistration() { UnregisterShape("test-cone"); }
 };
 
-const char* const kCapsuleDrop = R"({
-  "stepper": "explicit", "h": 0.01, "duration": 1.5, "model": "cone", "solver": "auto",
+// A point's distance from the cone, in the half-plane (x, rho) of the axis: from the triangle of
+// the base's centre, a rim point and the apex (0 inside).
+double DistanceFromCone(const Vector3d& size, const Vector3d& point) {
+  const Eigen::Vector2d p(point.x(), point.tail<2>().norm());
+  const Eigen::Vector2d base(-0.25 * size[1], 0.0), rim(-0.25 * size[1], size[0]),
+      apex(0.75 * size[1], 0.0);
+  const double along = (apex - rim).x() * (p - rim).y() - (apex - rim).y() * (p - rim).x();
+  if (p.x() >= base.x() && along <= 0.0) return 0.0;  // inside (rho >= 0 always)
+  const auto to_segment = [&](const Eigen::Vector2d& a, const Eigen::Vector2d& b) {
+    const double t = std::clamp((p - a).dot(b - a) / (b - a).squaredNorm(), 0.0, 1.0);
+    return (a + t * (b - a) - p).norm();
+  };
+  return std::min(to_segment(base, rim), to_segment(rim, apex));
+}
+
+const char* const kConeScene = R"({
+  "stepper": "explicit", "h": 0.01, "duration": 1.0, "model": "cone", "solver": "auto",
   "contact": {"mu": 0.5},
   "fixed": [{"name": "ground", "shape": "plane", "normal": [0, 0, 1]},
             {"name": "slab", "shape": "box", "size": [1, 1, 0.2], "position": [3, 0, 0.1]}],
   "bodies": [
-    {"name": "lying", "shape": "test-capsule", "size": [0.1, 0.6], "mass": 1,
-     "position": [0, 0, 0.3]},
-    {"name": "on-slab", "shape": "test-capsule", "size": [0.05, 0.4], "mass": 0.5,
-     "position": [3.02, 0.01, 0.4], "orientation": [0.9998, 0, 0, 0.02]},
+    {"name": "standing", "shape": "test-cone", "size": [0.2, 0.8], "mass": 1,
+     "position": [0, 0, 0.205], "orientation": [0.7071067811865476, 0, -0.7071067811865476, 0]},
+    {"name": "on-slab", "shape": "test-cone", "size": [0.1, 0.4], "mass": 0.5,
+     "position": [3.02, 0.01, 0.301], "orientation": [0.7071067811865476, 0, -0.7071067811865476, 0]},
     {"name": "ball", "shape": "sphere", "size": [0.1], "mass": 1, "position": [-1, 0, 0.5]}
   ]
 })";
 
 TEST_CASE("a registered shape has a row, a kind and a name; registration refuses bad rows") {
-  CHECK(FindShapeType("test-capsule") == nullptr);
+  CHECK(FindShapeType("test-cone") == nullptr);
   {
     ShapeRegistration registration;
     const ShapeType* type = FindShapeType(registration.kind);
     REQUIRE(type != nullptr);
-    CHECK(type->name == "test-capsule");
-    CHECK(FindShapeType("test-capsule") == type);
+    CHECK(type->name == "test-cone");
+    CHECK(FindShapeType("test-cone") == type);
     const std::vector<std::string> names = ShapeNames();
-    CHECK(std::find(names.begin(), names.end(), "test-capsule") != names.end());
+    CHECK(std::find(names.begin(), names.end(), "test-cone") != names.end());
     Shape shape;
     shape.kind = registration.kind;
-    shape.size = Vector3d(0.1, 0.6, 0.0);
-    CHECK(shape.Name() == "test-capsule");
+    shape.size = Vector3d(0.2, 0.8, 0.0);
+    CHECK(shape.Name() == "test-cone");
     CHECK(shape.IsValid(nullptr));
     CHECK(shape.NumInequalities() == 0);
-    CHECK(shape.BoundingRadius() == doctest::Approx(0.4));
-    // The segment's end (0.3, 0, 0) plus r along the unit direction.
-    const Vector3d expected = Vector3d(0.3, 0, 0) + 0.1 * Vector3d(1, 0, 1).normalized();
-    CHECK((shape.SupportPoint(Vector3d(1, 0, 1)) - expected).norm() < 1e-12);
-    CHECK_THROWS_AS(RegisterShape(CapsuleType()), InputError);  // taken
+    CHECK(shape.BoundingRadius() == doctest::Approx(0.6));
+    CHECK((shape.SupportPoint(Vector3d(1, 0, 0.1)) - Vector3d(0.6, 0, 0)).norm() < 1e-12);
+    CHECK((shape.SupportPoint(Vector3d(-1, 0, 1)) - Vector3d(-0.2, 0, 0.2)).norm() < 1e-12);
+    CHECK_THROWS_AS(RegisterShape(ConeType()), InputError);  // taken
   }
-  CHECK(FindShapeType("test-capsule") == nullptr);
-  ShapeType bad = CapsuleType();
-  for (const char* name : {"box", "", "Capsule", "a b", "-lead"}) {
+  CHECK(FindShapeType("test-cone") == nullptr);
+  ShapeType bad = ConeType();
+  for (const char* name : {"box", "", "Cone", "a b", "-lead"}) {
     bad.name = name;
     CHECK_THROWS_AS(RegisterShape(bad), InputError);
   }
@@ -139,12 +192,13 @@ TEST_CASE("a registered shape has a row, a kind and a name; registration refuses
   CHECK_FALSE(UnregisterShape("box"));  // the library's kinds stay
 }
 
-TEST_CASE("a registered shape's contacts: the closed form against spheres, both ends on a plane") {
+TEST_CASE(
+    "a registered shape's contacts: spheres at the cone's distance, its side line on a plane") {
   ShapeRegistration registration;
   const ExplicitContactGeometry geometry;
-  Shape capsule, sphere, plane;
-  capsule.kind = registration.kind;
-  capsule.size = Vector3d(0.1, 0.6, 0.0);
+  Shape cone, sphere, plane;
+  cone.kind = registration.kind;
+  cone.size = Vector3d(0.2, 0.8, 0.0);
   sphere.kind = ShapeKind::Sphere;
   sphere.size = Vector3d::Constant(0.15);
   plane.kind = ShapeKind::HalfSpace;
@@ -153,19 +207,19 @@ TEST_CASE("a registered shape's contacts: the closed form against spheres, both 
   std::mt19937 random(29);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   int touching = 0;
-  for (int trial = 0; trial < 300; ++trial) {
+  for (int trial = 0; trial < 400; ++trial) {
     ShapePose pc, ps;
     pc.rotation = Eigen::Quaterniond(u(random), u(random), u(random), u(random))
                       .normalized()
                       .toRotationMatrix();
     pc.position = 0.2 * Vector3d(u(random), u(random), u(random));
-    ps.position = 0.5 * Vector3d(u(random), u(random), u(random));
-    // Distance of the sphere's centre to the capsule's segment, minus both radii.
-    const Vector3d axis = pc.rotation.col(0);
-    const double t = std::clamp((ps.position - pc.position).dot(axis), -0.3, 0.3);
-    const double exact = (ps.position - pc.position - t * axis).norm() - 0.1 - 0.15;
+    ps.position = 0.6 * Vector3d(u(random), u(random), u(random));
+    const Vector3d local = pc.rotation.transpose() * (ps.position - pc.position);
+    const double from_cone = DistanceFromCone(cone.size, local);
+    if (from_cone == 0.0) continue;  // the centre inside the cone
+    const double exact = from_cone - 0.15;
     std::vector<ContactPoint> points;
-    geometry.FindContacts(capsule, pc, sphere, ps, 0.05, &points);
+    geometry.FindContacts(cone, pc, sphere, ps, 0.05, &points);
     CAPTURE(trial);
     CAPTURE(exact);
     if (exact >= 0.05 + 1e-9) {
@@ -174,23 +228,27 @@ TEST_CASE("a registered shape's contacts: the closed form against spheres, both 
     }
     if (exact > 0.05 - 1e-9) continue;  // at the threshold: either answer
     REQUIRE(points.size() == 1);
-    CHECK(points[0].distance == doctest::Approx(exact).epsilon(1e-9).scale(1.0));
+    CHECK(points[0].distance == doctest::Approx(exact).epsilon(1e-8).scale(1.0));
     touching += 1;
   }
   CHECK(touching > 50);
-  // Lying on a plane, turned about the vertical: both ends' points, at the gap.
-  ShapePose flat, ground;
-  flat.rotation = Eigen::AngleAxisd(0.7, Vector3d::UnitZ()).toRotationMatrix();
-  flat.position = Vector3d(0.0, 0.0, 0.1 + 1e-3);
+  // Lying on its side, turned about the vertical: the apex and the rim's lowest point, at the gap.
+  const double tilt = std::atan2(0.2, 0.8);  // the side line's angle to the axis
+  ShapePose lying, ground;
+  lying.rotation =
+      (Eigen::AngleAxisd(0.7, Vector3d::UnitZ()) * Eigen::AngleAxisd(tilt, Vector3d::UnitY()))
+          .toRotationMatrix();
+  const Vector3d rim = lying.rotation * Vector3d(-0.2, 0.0, -0.2);
+  lying.position = Vector3d(0.0, 0.0, 1e-3 - rim.z());
   std::vector<ContactPoint> points;
-  geometry.FindContacts(plane, ground, capsule, flat, 0.01, &points);
+  geometry.FindContacts(plane, ground, cone, lying, 0.01, &points);
   REQUIRE(points.size() == 2);
   for (const ContactPoint& p : points) CHECK(p.distance == doctest::Approx(1e-3).epsilon(1e-9));
 }
 
-TEST_CASE("a registered shape loads from scene files and rests on planes and boxes") {
+TEST_CASE("a registered shape loads from scene files and stands on planes and boxes") {
   ShapeRegistration registration;
-  Scene scene = ParseScene(kCapsuleDrop, "capsules.json");
+  Scene scene = ParseScene(kConeScene, "cones.json");
   REQUIRE(scene.bodies.size() == 5);
   double deepest = 0.0;
   std::vector<Body> end;
@@ -205,33 +263,33 @@ TEST_CASE("a registered shape loads from scene files and rests on planes and box
   const auto find = [&](const std::string& name) {
     return *std::find_if(end.begin(), end.end(), [&](const Body& b) { return b.name == name; });
   };
-  // At rest on their sides: the lying one at its radius, the other on the slab's top (0.2 m).
-  CHECK(find("lying").state.position.z() == doctest::Approx(0.1).epsilon(1e-5));
-  CHECK(find("lying").state.linear_velocity.norm() <= 1e-6);
-  CHECK(find("on-slab").state.position.z() == doctest::Approx(0.25).epsilon(1e-5));
+  // Standing on their bases, apex up: the centroid a quarter of the height above the base.
+  CHECK(find("standing").state.position.z() == doctest::Approx(0.2).epsilon(1e-5));
+  CHECK(find("standing").state.linear_velocity.norm() <= 1e-6);
+  CHECK(find("on-slab").state.position.z() == doctest::Approx(0.3).epsilon(1e-5));
   CHECK(find("on-slab").state.linear_velocity.norm() <= 1e-6);
   // The scene file checks its size like a built-in kind's, and the implicit stepper refuses it.
-  std::string wrong = kCapsuleDrop;
-  wrong.replace(wrong.find("[0.1, 0.6]"), 10, "[0.1]");
-  CHECK_THROWS_WITH_AS(ParseScene(wrong, "capsules.json"),
-                       doctest::Contains("takes [radius, length]"), InputError);
-  Scene implicit = ParseScene(kCapsuleDrop, "capsules.json");
+  std::string wrong = kConeScene;
+  wrong.replace(wrong.find("[0.2, 0.8]"), 10, "[0.2]");
+  CHECK_THROWS_WITH_AS(ParseScene(wrong, "cones.json"), doctest::Contains("takes [radius, height]"),
+                       InputError);
+  Scene implicit = ParseScene(kConeScene, "cones.json");
   implicit.SetStepper("implicit");
   CHECK_THROWS_WITH_AS(MakeStepper(implicit), doctest::Contains("no inequality form"), InputError);
 }
 
-TEST_CASE("a registered shape in the quasistatic stepper: a capsule settles on the ground") {
+TEST_CASE("a registered shape in the quasistatic stepper: a cone settles on its base") {
   ShapeRegistration registration;
   Scene scene = ParseScene(R"({
     "stepper": "quasistatic", "model": "qp-lcp", "solver": "lemke", "h": 0.01, "duration": 0.5,
     "contact_threshold": 0.01, "contact": {"mu": 0.5},
     "bodies": [
       {"name": "ground", "shape": "plane"},
-      {"name": "capsule", "shape": "test-capsule", "size": [0.1, 0.6], "mass": 1,
-       "position": [0, 0, 0.105], "orientation": [0.9950042, 0, 0, 0.0998334]}
+      {"name": "cone", "shape": "test-cone", "size": [0.2, 0.8], "mass": 1,
+       "position": [0, 0, 0.205], "orientation": [0.7071067811865476, 0, -0.7071067811865476, 0]}
     ]
   })",
-                           "capsule_quasistatic.json");
+                           "cone_quasistatic.json");
   std::vector<Body> end;
   const SimulationStats stats =
       RunScene(scene, "qp-lcp/lemke", [&](const StepRecord&, const SceneRunner& runner) {
@@ -240,12 +298,11 @@ TEST_CASE("a registered shape in the quasistatic stepper: a capsule settles on t
   CHECK(stats.failed_steps == 0);
   REQUIRE(end.size() == 2);
   const RigidBodyState& state = end[1].state;
-  // Down onto both end balls, level, its heading kept.
-  CHECK(state.position.z() == doctest::Approx(0.1).epsilon(1e-4));
+  // Down onto its base, upright.
+  CHECK(state.position.z() == doctest::Approx(0.2).epsilon(1e-4));
   const Vector3d axis = state.orientation * Vector3d::UnitX();
-  CHECK(std::abs(axis.z()) <= 1e-6);
-  CHECK(std::atan2(axis.y(), axis.x()) == doctest::Approx(0.2).epsilon(1e-6));
+  CHECK(axis.z() == doctest::Approx(1.0).epsilon(1e-9));
 }
 
-}  // namespace
+}  // namespace test_only_shape
 }  // namespace ncpkit
