@@ -232,7 +232,7 @@ void ViewerRun::WriteHtml(std::ostream& out) const {
       } else {
         mesh = static_cast<int>(data["meshes"].size());
         mesh_of.emplace(key, mesh);
-        data["meshes"].push_back(MeshJson(type->mesh(b.shape.size)));
+        data["meshes"].push_back(MeshJson(type->mesh(b.shape)));
       }
     }
     data["bodies"].push_back(

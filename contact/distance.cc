@@ -764,7 +764,7 @@ Feature SupportFeature(const Shape& shape, const ShapePose& pose, const Vector3d
   if (type.candidates != nullptr) {
     Vector3d local_points[kMaxSupportCandidates];
     const int count =
-        type.candidates(shape.size, pose.rotation.transpose() * n, flat, local_points);
+        type.candidates(shape, pose.rotation.transpose() * n, flat, local_points);
     for (int k = 0; k < count; ++k)
       candidates.Push(pose.position + pose.rotation * local_points[k]);
   } else {
@@ -1036,7 +1036,7 @@ void PlaneSupport(const ShapePose& pa, const Shape& b, const ShapePose& pb, doub
   const Vector3d down = pb.rotation.transpose() * -n;
   int count = 1;
   if (type.candidates != nullptr) {
-    count = type.candidates(b.size, down, 1e-6 * b.BoundingRadius(), local_points);
+    count = type.candidates(b, down, 1e-6 * b.BoundingRadius(), local_points);
   } else {
     local_points[0] = b.SupportPoint(down, 0.0);
   }

@@ -15,7 +15,7 @@ MassProperties SolidMassProperties(const Shape& shape, double mass) {
   if (mass == 0.0) return properties;
   const ShapeType* type = FindShapeType(shape.kind);
   if (type == nullptr) throw InputError("SolidMassProperties: " + shape.Name());
-  return type->solid_mass(shape.size, mass);
+  return type->solid_mass(shape, mass);
 }
 
 int FindBody(const std::vector<Body>& bodies, const std::string& name) {

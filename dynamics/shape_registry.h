@@ -35,22 +35,21 @@ struct ShapeType {
   // Scene files' "size": how many numbers (0: none) and what they are, for messages.
   int size_count = 0;
   std::string size_meaning;
-  // Every function takes the shape's size (the first size_count entries are the scene file's).
+  // Every function takes the shape (its size: the first size_count entries are the scene file's;
+  // a kind with more data, a polyhedron's vertices, reads them from the shape too).
   // A point of the shape maximizing d . x in the body frame; where several do (a face or an edge
   // facing d, within `flat` of |d|) the centre of that feature. Unbounded kinds throw.
-  Eigen::Vector3d (*support)(const Eigen::Vector3d& size, const Eigen::Vector3d& d,
-                             double flat) = nullptr;
-  double (*bounding_radius)(const Eigen::Vector3d& size) = nullptr;  // about the body origin
+  Eigen::Vector3d (*support)(const Shape& shape, const Eigen::Vector3d& d, double flat) = nullptr;
+  double (*bounding_radius)(const Shape& shape) = nullptr;  // about the body origin
   // Half sides, along the world axes, of the smallest axis-aligned box about the origin holding
   // the shape turned by R.
-  Eigen::Vector3d (*bounding_half_extents)(const Eigen::Vector3d& size,
-                                           const Eigen::Matrix3d& R) = nullptr;
+  Eigen::Vector3d (*bounding_half_extents)(const Shape& shape, const Eigen::Matrix3d& R) = nullptr;
   // A solid of the shape with the given mass (> 0), centre of mass at the body origin.
-  MassProperties (*solid_mass)(const Eigen::Vector3d& size, double mass) = nullptr;
+  MassProperties (*solid_mass)(const Shape& shape, double mass) = nullptr;
   // Body-frame points that may lie on the shape's support plane along the unit d, where contact
   // points are made: a box's corners, points of a cylinder's rims. Writes at most
   // kMaxSupportCandidates and returns how many. nullptr: the support point alone.
-  int (*candidates)(const Eigen::Vector3d& size, const Eigen::Vector3d& d, double flat,
+  int (*candidates)(const Shape& shape, const Eigen::Vector3d& d, double flat,
                     Eigen::Vector3d* points) = nullptr;
   // True for kinds with flat faces (box, cylinder): the candidates within `flat` of the
   // support plane then form a polygon, which contact clips against the other shape's points.
@@ -58,7 +57,7 @@ struct ShapeType {
   // Body-frame directions normal to a face of the shape (and their negatives): axes a contact
   // normal is snapped to when one does as well as the computed one.
   std::vector<Eigen::Vector3d> face_normals;
-  ShapeMesh (*mesh)(const Eigen::Vector3d& size) = nullptr;
+  ShapeMesh (*mesh)(const Shape& shape) = nullptr;
 
   // A name, the support function, the bounds and the mass properties are required.
   bool IsValid(std::string* why) const;

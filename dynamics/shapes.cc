@@ -62,13 +62,13 @@ bool Shape::IsValid(std::string* why) const {
 }
 
 Eigen::Vector3d Shape::SupportPoint(const Eigen::Vector3d& d, double flat) const {
-  return TypeOf(*this).support(size, d, flat);
+  return TypeOf(*this).support(*this, d, flat);
 }
 
-double Shape::BoundingRadius() const { return TypeOf(*this).bounding_radius(size); }
+double Shape::BoundingRadius() const { return TypeOf(*this).bounding_radius(*this); }
 
 Eigen::Vector3d Shape::BoundingHalfExtents(const Eigen::Matrix3d& R) const {
-  return TypeOf(*this).bounding_half_extents(size, R);
+  return TypeOf(*this).bounding_half_extents(*this, R);
 }
 
 std::string Shape::Name() const {

@@ -17,26 +17,26 @@ double FlatSign(double component, double length, double flat) {
   return component > 0.0 ? 1.0 : -1.0;
 }
 
-Vector3d Support(const Vector3d& size, const Vector3d& d, double flat) {
+Vector3d Support(const Shape& shape, const Vector3d& d, double flat) {
   const double length = d.norm();
   Vector3d x;
-  for (int k = 0; k < 3; ++k) x[k] = 0.5 * size[k] * FlatSign(d[k], length, flat);
+  for (int k = 0; k < 3; ++k) x[k] = 0.5 * shape.size[k] * FlatSign(d[k], length, flat);
   return x;
 }
 
-double BoundingRadius(const Vector3d& size) { return 0.5 * size.norm(); }
+double BoundingRadius(const Shape& shape) { return 0.5 * shape.size.norm(); }
 
-Vector3d BoundingHalfExtents(const Vector3d& size, const Eigen::Matrix3d& R) {
-  return R.cwiseAbs() * (0.5 * size);
+Vector3d BoundingHalfExtents(const Shape& shape, const Eigen::Matrix3d& R) {
+  return R.cwiseAbs() * (0.5 * shape.size);
 }
 
-MassProperties SolidMass(const Vector3d& size, double mass) {
-  return MassProperties::Box(mass, size);
+MassProperties SolidMass(const Shape& shape, double mass) {
+  return MassProperties::Box(mass, shape.size);
 }
 
 // The eight corners, whatever the direction.
-int Corners(const Vector3d& size, const Vector3d& /*d*/, double /*flat*/, Vector3d* points) {
-  const Vector3d half = 0.5 * size;
+int Corners(const Shape& shape, const Vector3d& /*d*/, double /*flat*/, Vector3d* points) {
+  const Vector3d half = 0.5 * shape.size;
   for (int k = 0; k < 8; ++k) {
     points[k] = Vector3d(k & 1 ? half[0] : -half[0], k & 2 ? half[1] : -half[1],
                          k & 4 ? half[2] : -half[2]);
@@ -45,9 +45,9 @@ int Corners(const Vector3d& size, const Vector3d& /*d*/, double /*flat*/, Vector
 }
 
 // Four vertices a face, so that each face is shaded flat.
-ShapeMesh Mesh(const Vector3d& size) {
+ShapeMesh Mesh(const Shape& shape) {
   ShapeMesh mesh;
-  const Vector3d half = 0.5 * size;
+  const Vector3d half = 0.5 * shape.size;
   for (int axis = 0; axis < 3; ++axis) {
     const int u = (axis + 1) % 3, v = (axis + 2) % 3;
     for (const double sign : {1.0, -1.0}) {

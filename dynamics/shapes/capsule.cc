@@ -13,25 +13,25 @@ namespace capsule_shape {
 
 // The farther end's ball along d; the segment's centre where d is square to the axis (the
 // maximizer is then the whole side line, within `flat`).
-Vector3d Support(const Vector3d& size, const Vector3d& d, double flat) {
+Vector3d Support(const Shape& shape, const Vector3d& d, double flat) {
   const double length = d.norm();
-  if (!(length > 0.0)) return Vector3d(0.5 * size[1], 0.0, 0.0);
+  if (!(length > 0.0)) return Vector3d(0.5 * shape.size[1], 0.0, 0.0);
   const double along = std::abs(d[0]) <= flat * length ? 0.0 : (d[0] > 0.0 ? 1.0 : -1.0);
-  return Vector3d(0.5 * size[1] * along, 0.0, 0.0) + size[0] * d / length;
+  return Vector3d(0.5 * shape.size[1] * along, 0.0, 0.0) + shape.size[0] * d / length;
 }
 
-double BoundingRadius(const Vector3d& size) { return size[0] + 0.5 * size[1]; }
+double BoundingRadius(const Shape& shape) { return shape.size[0] + 0.5 * shape.size[1]; }
 
 // The segment's ends at +-(l/2) R e_x, widened by r on every axis.
-Vector3d BoundingHalfExtents(const Vector3d& size, const Eigen::Matrix3d& R) {
-  return (0.5 * size[1]) * R.col(0).cwiseAbs() + Vector3d::Constant(size[0]);
+Vector3d BoundingHalfExtents(const Shape& shape, const Eigen::Matrix3d& R) {
+  return (0.5 * shape.size[1]) * R.col(0).cwiseAbs() + Vector3d::Constant(shape.size[0]);
 }
 
 // A cylinder of length l and two hemispheres of radius r, one density. About the centre, across
 // the axis, each hemisphere (mass m_h, centroid 3r/8 from its flat face) adds
 // (83/320) m_h r^2 + m_h (l/2 + 3r/8)^2; the two together m_s (2r^2/5 + l^2/4 + 3lr/8).
-MassProperties SolidMass(const Vector3d& size, double mass) {
-  const double r = size[0], l = size[1];
+MassProperties SolidMass(const Shape& shape, double mass) {
+  const double r = shape.size[0], l = shape.size[1];
   const double cylinder = M_PI * r * r * l, balls = 4.0 / 3.0 * M_PI * r * r * r;
   const double m_cylinder = mass * cylinder / (cylinder + balls), m_balls = mass - m_cylinder;
   const double axial = m_cylinder * r * r / 2.0 + m_balls * 2.0 * r * r / 5.0;
@@ -45,19 +45,19 @@ MassProperties SolidMass(const Vector3d& size, double mass) {
 
 // Both ends' balls' points along d: a capsule lying on a face touches it along its side, and
 // the contact is made at the side line's ends (a line contact's two points).
-int EndPoints(const Vector3d& size, const Vector3d& d, double /*flat*/, Vector3d* points) {
+int EndPoints(const Shape& shape, const Vector3d& d, double /*flat*/, Vector3d* points) {
   const double length = d.norm();
-  const Vector3d rim = length > 0.0 ? Vector3d(size[0] * d / length) : Vector3d::Zero();
-  points[0] = Vector3d(-0.5 * size[1], 0.0, 0.0) + rim;
-  points[1] = Vector3d(0.5 * size[1], 0.0, 0.0) + rim;
+  const Vector3d rim = length > 0.0 ? Vector3d(shape.size[0] * d / length) : Vector3d::Zero();
+  points[0] = Vector3d(-0.5 * shape.size[1], 0.0, 0.0) + rim;
+  points[1] = Vector3d(0.5 * shape.size[1], 0.0, 0.0) + rim;
   return 2;
 }
 
 // Rings about the x axis from the +x pole to the -x pole, the equator twice (once at each end
 // of the segment) so that the side is a straight band; shared vertices: shaded smooth.
-ShapeMesh Mesh(const Vector3d& size) {
+ShapeMesh Mesh(const Shape& shape) {
   constexpr int kAround = 24, kUp = 12;  // kUp even: the equator is a ring
-  const double r = size[0], half = 0.5 * size[1];
+  const double r = shape.size[0], half = 0.5 * shape.size[1];
   ShapeMesh mesh;
   int rings = 0;
   for (int i = 0; i <= kUp; ++i) {

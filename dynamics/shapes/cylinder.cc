@@ -12,36 +12,36 @@ using Eigen::Vector3d;
 // The kind's facts, named apart from the other kinds' (a unity build compiles them together).
 namespace cylinder_shape {
 
-Vector3d Support(const Vector3d& size, const Vector3d& d, double flat) {
+Vector3d Support(const Shape& shape, const Vector3d& d, double flat) {
   const double length = d.norm();
   const double along = std::abs(d[0]) <= flat * length ? 0.0 : (d[0] > 0.0 ? 1.0 : -1.0);
-  Vector3d x(0.5 * size[1] * along, 0.0, 0.0);
+  Vector3d x(0.5 * shape.size[1] * along, 0.0, 0.0);
   const double radial = d.tail<2>().norm();
-  if (radial > flat * length) x.tail<2>() = size[0] * d.tail<2>() / radial;
+  if (radial > flat * length) x.tail<2>() = shape.size[0] * d.tail<2>() / radial;
   return x;
 }
 
-double BoundingRadius(const Vector3d& size) { return std::hypot(size[0], 0.5 * size[1]); }
+double BoundingRadius(const Shape& shape) { return std::hypot(shape.size[0], 0.5 * shape.size[1]); }
 
 // Axis a = R e_x: the caps' rims reach |a_k| l/2 + r sqrt(1 - a_k^2) along e_k.
-Vector3d BoundingHalfExtents(const Vector3d& size, const Eigen::Matrix3d& R) {
+Vector3d BoundingHalfExtents(const Shape& shape, const Eigen::Matrix3d& R) {
   Vector3d e;
   for (int k = 0; k < 3; ++k) {
     const double a = std::min(1.0, std::abs(R(k, 0)));
-    e[k] = a * 0.5 * size[1] + size[0] * std::sqrt(std::max(0.0, 1.0 - a * a));
+    e[k] = a * 0.5 * shape.size[1] + shape.size[0] * std::sqrt(std::max(0.0, 1.0 - a * a));
   }
   return e;
 }
 
-MassProperties SolidMass(const Vector3d& size, double mass) {
-  return MassProperties::Cylinder(mass, size[0], size[1]);
+MassProperties SolidMass(const Shape& shape, double mass) {
+  return MassProperties::Cylinder(mass, shape.size[0], shape.size[1]);
 }
 
 // The extreme rim point of each cap along d, exactly; and the rest of a cap's rim, every 22.5
 // degrees, where that cap lies flat against d (its rim's height varies by 2 r sin(tilt), within
 // `flat`).
-int RimPoints(const Vector3d& size, const Vector3d& d, double flat, Vector3d* points) {
-  const double radius = size[0], half = 0.5 * size[1];
+int RimPoints(const Shape& shape, const Vector3d& d, double flat, Vector3d* points) {
+  const double radius = shape.size[0], half = 0.5 * shape.size[1];
   Vector3d radial(0.0, d[1], d[2]);
   const double length = radial.norm();
   radial = length > 1e-12 ? Vector3d(radial / length) : Vector3d::UnitY();
@@ -60,9 +60,9 @@ int RimPoints(const Vector3d& size, const Vector3d& d, double flat, Vector3d* po
 }
 
 // The side's vertices shared around (smooth), each cap's apart (flat).
-ShapeMesh Mesh(const Vector3d& size) {
+ShapeMesh Mesh(const Shape& shape) {
   constexpr int kAround = 32;
-  const double radius = size[0], half = 0.5 * size[1];
+  const double radius = shape.size[0], half = 0.5 * shape.size[1];
   ShapeMesh mesh;
   const auto rim = [&](int j, double x) {
     const double angle = 2.0 * M_PI * j / kAround;

@@ -12,22 +12,24 @@ using Eigen::Vector3d;
 namespace ellipsoid_shape {
 
 // x = A^2 d / sqrt(d^T A^2 d), A = diag(semi-axes): exact.
-Vector3d Support(const Vector3d& size, const Vector3d& d, double /*flat*/) {
-  const Vector3d a2d = size.cwiseProduct(size).cwiseProduct(d);
+Vector3d Support(const Shape& shape, const Vector3d& d, double /*flat*/) {
+  const Vector3d a2d = shape.size.cwiseProduct(shape.size).cwiseProduct(d);
   const double s = std::sqrt(d.dot(a2d));
   return s > 0.0 ? Vector3d(a2d / s) : Vector3d::Zero();
 }
 
-double BoundingRadius(const Vector3d& size) { return size.maxCoeff(); }
+double BoundingRadius(const Shape& shape) { return shape.size.maxCoeff(); }
 
 // max of e_k . x over the ellipsoid: ||diag(a) R^T e_k||.
-Vector3d BoundingHalfExtents(const Vector3d& size, const Eigen::Matrix3d& R) {
-  return (R * size.asDiagonal()).rowwise().norm();
+Vector3d BoundingHalfExtents(const Shape& shape, const Eigen::Matrix3d& R) {
+  return (R * shape.size.asDiagonal()).rowwise().norm();
 }
 
-MassProperties SolidMass(const Vector3d& size, double mass) {
-  return MassProperties::Ellipsoid(mass, size);
+MassProperties SolidMass(const Shape& shape, double mass) {
+  return MassProperties::Ellipsoid(mass, shape.size);
 }
+
+ShapeMesh Mesh(const Shape& shape) { return EllipsoidMesh(shape.size); }
 
 }  // namespace ellipsoid_shape
 
@@ -62,7 +64,7 @@ ShapeType EllipsoidShapeType() {
   type.bounding_radius = &ellipsoid_shape::BoundingRadius;
   type.bounding_half_extents = &ellipsoid_shape::BoundingHalfExtents;
   type.solid_mass = &ellipsoid_shape::SolidMass;
-  type.mesh = &EllipsoidMesh;
+  type.mesh = &ellipsoid_shape::Mesh;
   return type;
 }
 

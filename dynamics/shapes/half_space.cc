@@ -13,19 +13,21 @@ using Eigen::Vector3d;
 namespace half_space_shape {
 
 // Bounded along +z only: the point of the plane below the origin.
-Vector3d Support(const Vector3d& /*size*/, const Vector3d& d, double flat) {
+Vector3d Support(const Shape& /*shape*/, const Vector3d& d, double flat) {
   if (d.head<2>().norm() <= flat * d.norm() && d[2] > 0.0) return Vector3d::Zero();
   throw InputError("a half-space has no support point in this direction");
 }
 
-double BoundingRadius(const Vector3d& /*size*/) { return std::numeric_limits<double>::infinity(); }
+double BoundingRadius(const Shape& /*shape*/) {
+  return std::numeric_limits<double>::infinity();
+}
 
-Vector3d BoundingHalfExtents(const Vector3d& /*size*/, const Eigen::Matrix3d& /*R*/) {
+Vector3d BoundingHalfExtents(const Shape& /*shape*/, const Eigen::Matrix3d& /*R*/) {
   return Vector3d::Constant(std::numeric_limits<double>::infinity());
 }
 
 // No solid: unit mass and inertia (a plane is always fixed).
-MassProperties SolidMass(const Vector3d& /*size*/, double mass) {
+MassProperties SolidMass(const Shape& /*shape*/, double mass) {
   MassProperties properties;
   properties.mass = mass;
   return properties;

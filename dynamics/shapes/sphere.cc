@@ -10,24 +10,25 @@ using Eigen::Vector3d;
 // The kind's facts, named apart from the other kinds' (a unity build compiles them together).
 namespace sphere_shape {
 
-Vector3d Support(const Vector3d& size, const Vector3d& d, double /*flat*/) {
+Vector3d Support(const Shape& shape, const Vector3d& d, double /*flat*/) {
   const double length = d.norm();
-  return length > 0.0 ? Vector3d(size[0] * d / length) : Vector3d::Zero();
+  return length > 0.0 ? Vector3d(shape.size[0] * d / length) : Vector3d::Zero();
 }
 
-double BoundingRadius(const Vector3d& size) { return size[0]; }
+double BoundingRadius(const Shape& shape) { return shape.size[0]; }
 
-Vector3d BoundingHalfExtents(const Vector3d& size, const Eigen::Matrix3d& /*R*/) {
-  return Vector3d::Constant(size[0]);
+Vector3d BoundingHalfExtents(const Shape& shape, const Eigen::Matrix3d& /*R*/) {
+  return Vector3d::Constant(shape.size[0]);
 }
 
 // A point (radius 0) as a sphere of radius 1 mm, so that its rotations, if free, stay well
 // posed.
-MassProperties SolidMass(const Vector3d& size, double mass) {
-  return MassProperties::Ellipsoid(mass, Vector3d::Constant(size[0] > 0.0 ? size[0] : 1e-3));
+MassProperties SolidMass(const Shape& shape, double mass) {
+  return MassProperties::Ellipsoid(mass,
+                                   Vector3d::Constant(shape.size[0] > 0.0 ? shape.size[0] : 1e-3));
 }
 
-ShapeMesh Mesh(const Vector3d& size) { return EllipsoidMesh(Vector3d::Constant(size[0])); }
+ShapeMesh Mesh(const Shape& shape) { return EllipsoidMesh(Vector3d::Constant(shape.size[0])); }
 
 }  // namespace sphere_shape
 

@@ -133,7 +133,7 @@ TEST_CASE("every built-in kind's viewer mesh lies on its surface, wound outward"
   for (const Shape& shape : AllShapes()) {
     if (shape.kind == ShapeKind::HalfSpace) continue;
     CAPTURE(shape.Name());
-    const ShapeMesh mesh = FindShapeType(shape.kind)->mesh(shape.size);
+    const ShapeMesh mesh = FindShapeType(shape.kind)->mesh(shape);
     REQUIRE(mesh.triangles.size() > 10);
     int faces = 0;
     for (const std::array<int, 3>& t : mesh.triangles) {

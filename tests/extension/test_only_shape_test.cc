@@ -41,30 +41,35 @@ Vector3d RimPoint(const Vector3d& size, const Vector3d& d, double flat) {
 
 // The apex or the rim point, whichever is further along d; the middle of the side line where
 // they tie (within `flat`).
-Vector3d ConeSupport(const Vector3d& size, const Vector3d& d, double flat) {
+Vector3d ConeSupportOf(const Vector3d& size, const Vector3d& d, double flat) {
   const Vector3d apex = Apex(size), rim = RimPoint(size, d, flat);
   const double gain = d.dot(apex) - d.dot(rim);
   if (std::abs(gain) <= flat * d.norm() * size[1]) return 0.5 * (apex + rim);
   return gain > 0.0 ? apex : rim;
 }
 
-double ConeRadius(const Vector3d& size) {
-  return std::max(0.75 * size[1], std::hypot(0.25 * size[1], size[0]));
+Vector3d ConeSupport(const Shape& shape, const Vector3d& d, double flat) {
+  return ConeSupportOf(shape.size, d, flat);
+}
+
+double ConeRadius(const Shape& shape) {
+  return std::max(0.75 * shape.size[1], std::hypot(0.25 * shape.size[1], shape.size[0]));
 }
 
 // Along each world axis, the support function both ways.
-Vector3d ConeHalfExtents(const Vector3d& size, const Eigen::Matrix3d& R) {
+Vector3d ConeHalfExtents(const Shape& shape, const Eigen::Matrix3d& R) {
   Vector3d e;
   for (int k = 0; k < 3; ++k) {
     const Vector3d d = R.row(k).transpose();
-    e[k] = std::max(d.dot(ConeSupport(size, d, 0.0)), -d.dot(ConeSupport(size, -d, 0.0)));
+    e[k] = std::max(d.dot(ConeSupportOf(shape.size, d, 0.0)),
+                    -d.dot(ConeSupportOf(shape.size, -d, 0.0)));
   }
   return e;
 }
 
 // About the centroid: 3/10 m r^2 about the axis, m (3/20 r^2 + 3/80 H^2) across it.
-MassProperties ConeMass(const Vector3d& size, double mass) {
-  const double r = size[0], H = size[1];
+MassProperties ConeMass(const Shape& shape, double mass) {
+  const double r = shape.size[0], H = shape.size[1];
   MassProperties properties;
   properties.mass = mass;
   const double across = mass * (3.0 / 20.0 * r * r + 3.0 / 80.0 * H * H);
@@ -75,7 +80,8 @@ MassProperties ConeMass(const Vector3d& size, double mass) {
 // The apex and the rim point furthest along d; where the base faces d, the apex and the whole
 // rim (every 22.5 degrees; not the base's centre, which would lie inside the face's polygon): a
 // cone standing on its base touches along the rim.
-int ConeCandidates(const Vector3d& size, const Vector3d& d, double flat, Vector3d* points) {
+int ConeCandidates(const Shape& shape, const Vector3d& d, double flat, Vector3d* points) {
+  const Vector3d& size = shape.size;
   points[0] = Apex(size);
   if (!(-d[0] >= d.norm() - flat)) {
     points[1] = RimPoint(size, d, flat);
@@ -89,7 +95,8 @@ int ConeCandidates(const Vector3d& size, const Vector3d& d, double flat, Vector3
 }
 
 // The side as a fan about the apex and the base as a fan about its centre, 32 sectors.
-ShapeMesh ConeMesh(const Vector3d& size) {
+ShapeMesh ConeMesh(const Shape& shape) {
+  const Vector3d& size = shape.size;
   constexpr int kAround = 32;
   ShapeMesh mesh;
   mesh.vertices.push_back(Apex(size));
