@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "dynamics/shape_registry.h"
 #include "readers/text_scanner.h"
@@ -216,16 +217,17 @@ void ViewerRun::WriteHtml(std::ostream& out) const {
   data["up"] = {up_.x(), up_.y(), up_.z()};
   data["bodies"] = json::array();
   data["meshes"] = json::array();
-  // One mesh per kind and size, shared by the bodies that have it.
-  std::map<std::pair<int, std::array<double, 3>>, int> mesh_of;
+  // One mesh per kind, size and polyhedron, shared by the bodies that have it.
+  std::map<std::tuple<int, std::array<double, 3>, const void*>, int> mesh_of;
   for (const Body& b : bodies_) {
     const RigidBodyState& s = b.state;
     const ShapeType* type = FindShapeType(b.shape.kind);
     int mesh = -1;
     if (type != nullptr && type->mesh != nullptr) {
-      const auto key = std::make_pair(
+      const auto key = std::make_tuple(
           static_cast<int>(b.shape.kind),
-          std::array<double, 3>{b.shape.size.x(), b.shape.size.y(), b.shape.size.z()});
+          std::array<double, 3>{b.shape.size.x(), b.shape.size.y(), b.shape.size.z()},
+          static_cast<const void*>(b.shape.polyhedron.get()));
       const auto found = mesh_of.find(key);
       if (found != mesh_of.end()) {
         mesh = found->second;

@@ -7,6 +7,8 @@
 #   ncpkit::hdf5         the HDF5 C library (libhdf5-dev, serial), for the FCLib reader
 #   ncpkit::json         nlohmann-json's headers (nlohmann-json3-dev): scene files, and the
 #                        stepper registry's reader interface (nlohmann/json_fwd.hpp)
+#   ncpkit::qhull        Qhull's reentrant C library (libqhull-dev): convex hulls of the
+#                        points of convex shapes
 # Sets ncpkit_DEPENDENCIES_FOUND and, when something is missing, ncpkit_DEPENDENCIES_MISSING.
 
 function(ncpkit_find_dependencies)
@@ -36,6 +38,11 @@ function(ncpkit_find_dependencies)
   if(NOT NCPKIT_JSON_INCLUDE_DIR)
     list(APPEND missing "nlohmann/json_fwd.hpp (nlohmann-json3-dev)")
   endif()
+  find_path(NCPKIT_QHULL_INCLUDE_DIR libqhull_r/libqhull_r.h)
+  find_library(NCPKIT_QHULL_LIBRARY qhull_r)
+  if(NOT NCPKIT_QHULL_INCLUDE_DIR OR NOT NCPKIT_QHULL_LIBRARY)
+    list(APPEND missing "libqhull_r/libqhull_r.h and libqhull_r (libqhull-dev)")
+  endif()
   if(missing)
     set(ncpkit_DEPENDENCIES_FOUND FALSE PARENT_SCOPE)
     set(ncpkit_DEPENDENCIES_MISSING "${missing}" PARENT_SCOPE)
@@ -62,6 +69,12 @@ function(ncpkit_find_dependencies)
     add_library(ncpkit::json INTERFACE IMPORTED ${ARGN})
     set_target_properties(ncpkit::json PROPERTIES
       INTERFACE_INCLUDE_DIRECTORIES "${NCPKIT_JSON_INCLUDE_DIR}")
+  endif()
+  if(NOT TARGET ncpkit::qhull)
+    add_library(ncpkit::qhull INTERFACE IMPORTED ${ARGN})
+    set_target_properties(ncpkit::qhull PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${NCPKIT_QHULL_INCLUDE_DIR}"
+      INTERFACE_LINK_LIBRARIES "${NCPKIT_QHULL_LIBRARY}")
   endif()
   set(ncpkit_DEPENDENCIES_FOUND TRUE PARENT_SCOPE)
 endfunction()

@@ -763,8 +763,7 @@ Feature SupportFeature(const Shape& shape, const ShapePose& pose, const Vector3d
   Polygon candidates;
   if (type.candidates != nullptr) {
     Vector3d local_points[kMaxSupportCandidates];
-    const int count =
-        type.candidates(shape, pose.rotation.transpose() * n, flat, local_points);
+    const int count = type.candidates(shape, pose.rotation.transpose() * n, flat, local_points);
     for (int k = 0; k < count; ++k)
       candidates.Push(pose.position + pose.rotation * local_points[k]);
   } else {
@@ -788,20 +787,29 @@ Feature SupportFeature(const Shape& shape, const ShapePose& pose, const Vector3d
 // or beside another) s has a kink or ridge at its maximum, and GJK's normal holds there to about
 // 1e-10 rad; the directions those contacts have exactly are tried too and taken when one does at
 // least as well to within 1e-12 of the shapes' size: the shapes' own axes (a box's face normals,
-// a cylinder's axis), a cylinder's radial direction towards the other body, and the crossings of
-// those axes. So a face resting on a face keeps its exact normal from step to step. Returns false
-// (and s in *separation) when the shapes are at least the threshold apart.
+// a cylinder's axis, a polyhedron's face facing the other body), a cylinder's radial direction
+// towards the other body, and the crossings of those axes. So a face resting on a face keeps its
+// exact normal from step to step. Returns false (and s in *separation) when the shapes are at least
+// the threshold apart.
 bool SeparatingDirection(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
                          double threshold, Vector3d* direction, double* separation) {
   const ConvexSeparation found = GetSeparation(a, pa, b, pb, threshold);
   *direction = found.normal;
   *separation = found.distance;
   if (found.beyond || found.distance >= threshold) return false;
-  Vector3d axes[8];
+  constexpr int kMaxAxes = 10;
+  Vector3d axes[kMaxAxes];
   int num_axes = 0;
   for (const auto& [shape, pose] : {std::make_pair(&a, &pa), std::make_pair(&b, &pb)}) {
-    for (const Vector3d& normal : FindShapeType(shape->kind)->face_normals) {
-      if (num_axes < 8) axes[num_axes++] = pose->rotation * normal;
+    const ShapeType& type = *FindShapeType(shape->kind);
+    for (const Vector3d& normal : type.face_normals) {
+      if (num_axes < kMaxAxes - 2) axes[num_axes++] = pose->rotation * normal;
+    }
+    // A kind whose faces are the shape's own (a polyhedron): its face facing the other body.
+    if (type.facing_normal != nullptr) {
+      const Vector3d towards = shape == &a ? found.normal : Vector3d(-found.normal);
+      axes[num_axes++] =
+          pose->rotation * type.facing_normal(*shape, pose->rotation.transpose() * towards);
     }
   }
   // GJK's distance |v| is an upper bound of the true one, s at its normal a lower bound: a
@@ -968,6 +976,39 @@ void SupportContact(const Shape& a, const ShapePose& pa, const Shape& b, const S
   }
 }
 
+// Half-space A and convex polyhedron B: the hull's vertices closer than the threshold (a rock
+// tumbling on the ground turns down other vertices than those of the face facing it). Where more
+// than four lie flat on the plane together (within 1e-6 of the size of the deepest: a face of
+// many vertices lying on it), four of them that keep the patch's extent (ReducePolygon): as many
+// redundant contacts would make the solvers hold their tolerance less well.
+void PlanePolyhedron(const ShapePose& pa, const Shape& b, const ShapePose& pb, double threshold,
+                     std::vector<ContactPoint>* out) {
+  const Vector3d n = pa.rotation.col(2);
+  const double flat = 1e-6 * b.polyhedron->radius;
+  double deepest = std::numeric_limits<double>::infinity();
+  for (const Vector3d& local : b.polyhedron->vertices) {
+    deepest = std::min(deepest, n.dot(pb.position + pb.rotation * local - pa.position));
+  }
+  Polygon face;
+  int on_face = 0;
+  for (const Vector3d& local : b.polyhedron->vertices) {
+    const Vector3d vertex = pb.position + pb.rotation * local;
+    const double distance = n.dot(vertex - pa.position);
+    if (distance >= threshold) continue;
+    if (distance <= deepest + flat) {
+      face.Push(vertex);
+      ++on_face;
+    } else {
+      Add(vertex - distance * n, n, distance, out);
+    }
+  }
+  if (on_face > 4) face = ReducePolygon(face, n, 1e-9 * b.polyhedron->radius);
+  for (int k = 0; k < face.size; ++k) {
+    const double distance = n.dot(face.points[k] - pa.position);
+    Add(face.points[k] - distance * n, n, distance, out);
+  }
+}
+
 // ---- The collision table ----
 
 using PairContacts = void (*)(const Shape& a, const ShapePose& pa, const Shape& b,
@@ -989,12 +1030,13 @@ struct PairEntry {
   bool swapped = false;
 };
 
-constexpr int kNumShapeKinds = 6;  // the built-in kinds
+constexpr int kNumShapeKinds = 7;  // the built-in kinds
 
 int KindIndex(ShapeKind kind) { return static_cast<int>(kind); }
 
-// Rows and columns in ShapeKind's order: half-space, box, sphere, ellipsoid, cylinder, capsule.
-// Closed forms where there is one; support-point contact (SupportContact) for the rest.
+// Rows and columns in ShapeKind's order: half-space, box, sphere, ellipsoid, cylinder, capsule,
+// polyhedron. Closed forms where there is one; support-point contact (SupportContact) for the
+// rest.
 struct CollisionTable {
   PairEntry cells[kNumShapeKinds][kNumShapeKinds];
 
@@ -1011,6 +1053,10 @@ struct CollisionTable {
     Set(K::Sphere, K::Capsule, &SphereCapsule);
     Set(K::Capsule, K::Capsule, &CapsuleCapsule);
     Set(K::Box, K::Capsule, &SupportContact);
+    Set(K::HalfSpace, K::Polyhedron, &WithPlane<PlanePolyhedron>);
+    for (const K a : {K::Box, K::Sphere, K::Ellipsoid, K::Cylinder, K::Capsule, K::Polyhedron}) {
+      Set(a, K::Polyhedron, &SupportContact);
+    }
     for (const K a : {K::Box, K::Sphere, K::Ellipsoid, K::Cylinder, K::Capsule}) {
       for (const K b : {K::Ellipsoid, K::Cylinder}) Set(a, b, &SupportContact);
     }

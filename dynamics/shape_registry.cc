@@ -9,6 +9,7 @@
 #include "dynamics/shapes/cylinder.h"
 #include "dynamics/shapes/ellipsoid.h"
 #include "dynamics/shapes/half_space.h"
+#include "dynamics/shapes/polyhedron.h"
 #include "dynamics/shapes/sphere.h"
 #include "solvers/base/input_error.h"
 
@@ -20,14 +21,15 @@ namespace {
 struct Registry {
   std::vector<std::unique_ptr<ShapeType>> rows;
   Registry() {
-    for (ShapeType (*row)() : {&HalfSpaceShapeType, &BoxShapeType, &SphereShapeType,
-                               &EllipsoidShapeType, &CylinderShapeType, &CapsuleShapeType}) {
+    for (ShapeType (*row)() :
+         {&HalfSpaceShapeType, &BoxShapeType, &SphereShapeType, &EllipsoidShapeType,
+          &CylinderShapeType, &CapsuleShapeType, &PolyhedronShapeType}) {
       rows.push_back(std::make_unique<ShapeType>(row()));
     }
   }
 };
 
-constexpr int kBuiltInKinds = 6;
+constexpr int kBuiltInKinds = 7;
 
 Registry& TheRegistry() {
   static Registry registry;

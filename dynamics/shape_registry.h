@@ -1,12 +1,12 @@
 // What ncpkit knows of each kind of shape, one row per kind: its scene-file name and fields, its
 // support function, bounds, solid mass properties, candidate contact points and the viewer's
-// mesh. The built-in kinds (half-space, box, sphere, ellipsoid, cylinder, capsule) each have a
-// file pair in dynamics/shapes/ holding their row; RegisterShape adds a kind from outside the
-// library (docs/architecture.md, "Adding a shape"), which then loads from scene files, is placed
-// by the broad phase, gets explicit contacts against every other kind through its support
-// function (GJK/EPA, contact/gjk.h) and is drawn by the viewer. The implicit stepper's contact
-// formulation needs each shape as smooth inequalities (shapes.h), which only the built-in kinds
-// have: it refuses the others by name.
+// mesh. The built-in kinds (half-space, box, sphere, ellipsoid, cylinder, capsule, convex
+// polyhedron) each have a file pair in dynamics/shapes/ holding their row; RegisterShape adds a
+// kind from outside the library (docs/architecture.md, "Adding a shape"), which then loads from
+// scene files, is placed by the broad phase, gets explicit contacts against every other kind
+// through its support function (GJK/EPA, contact/gjk.h) and is drawn by the viewer. The implicit
+// stepper's contact formulation needs each shape as smooth inequalities (shapes.h), which only the
+// built-in kinds have: it refuses the others by name.
 #ifndef NCPKIT_DYNAMICS_SHAPE_REGISTRY_H_
 #define NCPKIT_DYNAMICS_SHAPE_REGISTRY_H_
 
@@ -57,6 +57,9 @@ struct ShapeType {
   // Body-frame directions normal to a face of the shape (and their negatives): axes a contact
   // normal is snapped to when one does as well as the computed one.
   std::vector<Eigen::Vector3d> face_normals;
+  // For kinds whose faces differ from shape to shape (a polyhedron's): the body-frame outward
+  // normal of the face most nearly facing the unit d, snapped to like face_normals. nullptr: none.
+  Eigen::Vector3d (*facing_normal)(const Shape& shape, const Eigen::Vector3d& d) = nullptr;
   ShapeMesh (*mesh)(const Shape& shape) = nullptr;
 
   // A name, the support function, the bounds and the mass properties are required.
@@ -73,7 +76,8 @@ bool UnregisterShape(const std::string& name);
 const ShapeType* FindShapeType(ShapeKind kind);
 // The row of a scene-file name, nullptr for none.
 const ShapeType* FindShapeType(const std::string& name);
-// Every kind's name, built-in ones first ("plane, box, sphere, ellipsoid, cylinder, capsule").
+// Every kind's name, built-in ones first ("plane, box, sphere, ellipsoid, cylinder, capsule,
+// convex").
 std::vector<std::string> ShapeNames();
 
 }  // namespace ncpkit

@@ -34,6 +34,8 @@ int Shape::NumInequalities() const {
       return kCylinderInequalities;
     case ShapeKind::Capsule:
       return kCapsuleInequalities;
+    case ShapeKind::Polyhedron:
+      return polyhedron != nullptr ? PolyhedronInequalityCount(*polyhedron) : 0;
   }
   return 0;
 }
@@ -46,6 +48,10 @@ bool Shape::IsValid(std::string* why) const {
   int bad = -1;
   for (int k = 0; type != nullptr && k < type->size_count && bad < 0; ++k) {
     if (!(std::isfinite(size[k]) && size[k] > 0.0)) bad = k;
+  }
+  if (type != nullptr && bad < 0 && kind == ShapeKind::Polyhedron && polyhedron == nullptr) {
+    if (why) *why = "a convex shape needs its vertices";
+    return false;
   }
   if (type != nullptr && bad < 0) {
     if (why) why->clear();

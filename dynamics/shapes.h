@@ -5,6 +5,7 @@
 #define NCPKIT_DYNAMICS_SHAPES_H_
 
 #include <Eigen/Dense>
+#include <memory>
 #include <string>
 
 #include "dynamics/shapes/box.h"
@@ -12,25 +13,29 @@
 #include "dynamics/shapes/cylinder.h"
 #include "dynamics/shapes/ellipsoid.h"
 #include "dynamics/shapes/half_space.h"
+#include "dynamics/shapes/polyhedron.h"
 #include "dynamics/shapes/sphere.h"
 
 namespace ncpkit {
 
 // The built-in kinds; RegisterShape (shape_registry.h) numbers further kinds after them.
-enum class ShapeKind : int { HalfSpace, Box, Sphere, Ellipsoid, Cylinder, Capsule };
+enum class ShapeKind : int { HalfSpace, Box, Sphere, Ellipsoid, Cylinder, Capsule, Polyhedron };
 
 // A convex shape in its body frame (origin at the centre of mass; a half-space is z <= 0). Its
 // kind's facts (size fields, support function, bounds, mass properties, viewer mesh) are a row
 // of the shape registry, each built-in kind's in its file pair in dynamics/shapes/. Sizes in
 // metres: box full side lengths, sphere radius (size[0]), ellipsoid semi-axes, cylinder radius
 // (size[0]) and full length (size[1]) along the body x axis (Xie & Chakraborty 2016 VI-B),
-// capsule radius (size[0]) and its segment's length (size[1]) along the body x axis.
+// capsule radius (size[0]) and its segment's length (size[1]) along the body x axis; a convex
+// polyhedron ("convex") has no size but its hull, shared by the shapes made from it.
 struct Shape {
   ShapeKind kind = ShapeKind::Sphere;
   Eigen::Vector3d size = Eigen::Vector3d::Ones();
+  std::shared_ptr<const ConvexPolyhedron> polyhedron;  // ShapeKind::Polyhedron only
 
-  // Number of inequalities: half-space 1, box 6, sphere 1, ellipsoid 1, cylinder 3, capsule 1;
-  // 0 for a registered kind (the implicit stepper does not take it).
+  // Number of inequalities: half-space 1, box 6, sphere 1, ellipsoid 1, cylinder 3, capsule 1,
+  // polyhedron 6 (up to 6 faces) or one a face (polyhedron.h); 0 for a registered kind (the
+  // implicit stepper does not take it).
   int NumInequalities() const;
   // A kind the registry knows, and all sizes positive and finite (those the kind uses).
   bool IsValid(std::string* why) const;
@@ -51,6 +56,8 @@ struct Shape {
         return CylinderInequality(i, size, xi);
       case ShapeKind::Capsule:
         return CapsuleInequality(i, size, xi);
+      case ShapeKind::Polyhedron:
+        return PolyhedronInequality(i, *polyhedron, xi);
     }
     return T(0);
   }
@@ -73,6 +80,8 @@ struct Shape {
         return CylinderGradient(i, size, xi, g);
       case ShapeKind::Capsule:
         return CapsuleGradient(i, size, xi, g);
+      case ShapeKind::Polyhedron:
+        return PolyhedronGradient(i, *polyhedron, xi, g);
     }
   }
 

@@ -101,21 +101,35 @@ bool ImplicitStepperOptions::IsValid(std::string* why) const {
       .Done(why);
 }
 
+namespace {
+
+// The contact formulation intersects each shape's smooth inequalities (shapes.h), which only
+// the built-in kinds have, and its residuals are compiled for 1, 3 or 6 of them a shape.
+void RequireInequalityForm(const Body& body) {
+  if (body.shape.NumInequalities() == 0) {
+    throw InputError("implicit stepper: body '" + body.name + "' is a " + body.shape.Name() +
+                     ", which has no inequality form (the implicit stepper takes planes, "
+                     "boxes, spheres, ellipsoids, cylinders, capsules and convex shapes of at "
+                     "most 6 faces; the explicit and quasistatic steppers take every "
+                     "registered shape)");
+  }
+  if (body.shape.NumInequalities() > kPolyhedronInequalities) {
+    throw InputError("implicit stepper: body '" + body.name + "' is a convex shape of " +
+                     std::to_string(body.shape.NumInequalities()) +
+                     " faces; the implicit stepper takes convex shapes of at most " +
+                     std::to_string(kPolyhedronInequalities) +
+                     " (the explicit and quasistatic steppers take any)");
+  }
+}
+
+}  // namespace
+
 ImplicitStepper::ImplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
                                  const ImplicitStepperOptions& options)
     : bodies_(std::move(bodies)), laws_(std::move(laws)), options_(options) {
   RequireValidOptions(options_, "implicit stepper");
   ValidateBodies(bodies_, /*dynamic=*/true);
-  for (const Body& body : bodies_) {
-    // The contact formulation intersects each shape's smooth inequalities (shapes.h), which
-    // only the built-in kinds have.
-    if (body.shape.NumInequalities() == 0) {
-      throw InputError("implicit stepper: body '" + body.name + "' is a " + body.shape.Name() +
-                       ", which has no inequality form (the implicit stepper takes planes, "
-                       "boxes, spheres, ellipsoids and cylinders; the explicit and quasistatic "
-                       "steppers take every registered shape)");
-    }
-  }
+  for (const Body& body : bodies_) RequireInequalityForm(body);
   std::string why;
   if (bodies_.size() > 1 && !laws_.IsValid(&why)) throw InputError(why);
   std::vector<std::string> names;

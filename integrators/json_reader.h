@@ -141,6 +141,25 @@ inline Shape ReadShape(const Reader& in, const Json& object, const std::string& 
     for (const std::string& name : ShapeNames()) known += (known.empty() ? "" : ", ") + name;
     in.Fail(path + ".shape", "unknown shape '" + kind + "' (expected one of " + known + ")");
   }
+  if (shape.kind == ShapeKind::Polyhedron) {
+    const Json& vertices = in.Required(object, path, "vertices");
+    if (!vertices.is_array()) in.Fail(path + ".vertices", "expected an array of [x, y, z]");
+    if (vertices.size() > static_cast<size_t>(kMaxHullPoints)) {
+      in.Fail(path + ".vertices", "more than " + std::to_string(kMaxHullPoints) + " points");
+    }
+    std::vector<Eigen::Vector3d> points;
+    points.reserve(vertices.size());
+    for (size_t k = 0; k < vertices.size(); ++k) {
+      const std::string at = path + ".vertices[" + std::to_string(k) + "]";
+      points.emplace_back(in.Vector(vertices[k], at, 3));
+    }
+    try {
+      shape.polyhedron = MakeConvexHull(points);
+    } catch (const InputError& e) {
+      in.Fail(path + ".vertices", e.what());
+    }
+    return shape;
+  }
   const ShapeType& type = *FindShapeType(shape.kind);
   const int count = type.size_count;
   if (count == 0) return shape;

@@ -211,8 +211,9 @@ void ReadPlanePose(const Reader& in, const Json& b, const std::string& path, Bod
 // The keys a body entry takes: listed under "fixed" or not, fixed or moving, with the row's
 // kind of bodies.
 std::vector<std::string> BodyKeys(const StepperEntry& row, bool listed_fixed, bool fixed,
-                                  bool plane) {
-  std::vector<std::string> keys = {"name", "shape", "size", "position", "orientation"};
+                                  bool plane, bool convex) {
+  std::vector<std::string> keys = {"name", "shape", "position", "orientation"};
+  keys.emplace_back(convex ? "vertices" : "size");
   if (!listed_fixed) keys.emplace_back("fixed");
   if (plane) keys.insert(keys.end(), {"normal", "point"});
   if (!row.velocities) {
@@ -264,7 +265,9 @@ Body ReadBody(const Reader& in, const Json& b, const std::string& path, const St
   if (plane && !body.fixed && row.velocities) {
     in.Fail(path + ".shape", "a plane cannot move: list it under \"fixed\"");
   }
-  in.OnlyKeys(b, path, BodyKeys(row, listed_fixed, body.fixed, plane));
+  in.OnlyKeys(
+      b, path,
+      BodyKeys(row, listed_fixed, body.fixed, plane, body.shape.kind == ShapeKind::Polyhedron));
   if (plane) {
     ReadPlanePose(in, b, path, &body);
   } else {

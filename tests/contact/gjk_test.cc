@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include "tests/contact/convex_pairs.h"
 
@@ -88,6 +89,38 @@ TEST_CASE("GJK/EPA: curved and flat shapes in every pairing, apart and overlappi
     const ConvexSeparation s = GetSeparation(a, pa, b, pb, INFINITY);
     INFO("trial " << trial << ": " << a.Name() << " and " << b.Name() << ", distance " << s.distance
                   << " after " << s.iterations << " evaluations");
+    (s.distance > 0.0 ? apart : overlapping) += 1;
+    CheckAgainstDirections(a, pa, b, pb, s);
+  }
+  CHECK(apart > 50);
+  CHECK(overlapping > 50);
+}
+
+// A rock: the hull of 12 to 30 points at random directions and distances 0.1-0.4 from its centre.
+Shape RandomRock(std::mt19937* rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0), r(0.1, 0.4);
+  std::vector<Vector3d> points(12 + (*rng)() % 19);
+  for (Vector3d& p : points) p = r(*rng) * Vector3d(u(*rng), u(*rng), u(*rng)).normalized();
+  Shape rock;
+  rock.kind = ShapeKind::Polyhedron;
+  rock.polyhedron = MakeConvexHull(points);
+  return rock;
+}
+
+TEST_CASE("GJK/EPA: random rocks against rocks and every other kind, apart and overlapping") {
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<double> size(0.1, 0.5);
+  const ShapeKind others[] = {ShapeKind::Box, ShapeKind::Sphere, ShapeKind::Ellipsoid,
+                              ShapeKind::Cylinder, ShapeKind::Capsule};
+  int apart = 0, overlapping = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const Shape a = RandomRock(&rng);
+    const Shape b = trial % 2 == 0 ? RandomRock(&rng)
+                                   : MakeShape(others[(trial / 2) % 5],
+                                               Vector3d(size(rng), size(rng), size(rng)));
+    const ShapePose pa = RandomPose(&rng, 0.4), pb = RandomPose(&rng, 0.4);
+    const ConvexSeparation s = GetSeparation(a, pa, b, pb, INFINITY);
+    INFO("trial " << trial << ": a rock and a " << b.Name() << ", distance " << s.distance);
     (s.distance > 0.0 ? apart : overlapping) += 1;
     CheckAgainstDirections(a, pa, b, pb, s);
   }

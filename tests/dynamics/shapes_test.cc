@@ -10,14 +10,37 @@
 
 #include "dynamics/body.h"
 #include "dynamics/shape_registry.h"
+#include "tests/contact/convex_pairs.h"
 
 namespace ncpkit {
 namespace {
 
+// A regular icosahedron of edge 2 (vertices (0, +-1, +-phi) and their cyclic turns), as a
+// convex polyhedron.
+Shape Icosahedron() {
+  const double phi = (1.0 + std::sqrt(5.0)) / 2.0;
+  std::vector<Eigen::Vector3d> points;
+  for (const double a : {-1.0, 1.0}) {
+    for (const double b : {-phi, phi}) {
+      points.emplace_back(0.0, a, b);
+      points.emplace_back(a, b, 0.0);
+      points.emplace_back(b, 0.0, a);
+    }
+  }
+  Shape shape;
+  shape.kind = ShapeKind::Polyhedron;
+  shape.polyhedron = MakeConvexHull(points);
+  return shape;
+}
+
 std::vector<Shape> AllShapes() {
-  return {{ShapeKind::HalfSpace, {1, 1, 1}},    {ShapeKind::Box, {1.0, 2.0, 0.5}},
-          {ShapeKind::Sphere, {0.7, 0, 0}},     {ShapeKind::Ellipsoid, {1.0, 0.5, 0.25}},
-          {ShapeKind::Cylinder, {1.0, 5.0, 0}}, {ShapeKind::Capsule, {0.4, 2.0, 0}}};
+  return {testing::MakeShape(ShapeKind::HalfSpace, Eigen::Vector3d(1, 1, 1)),
+          testing::MakeShape(ShapeKind::Box, Eigen::Vector3d(1.0, 2.0, 0.5)),
+          testing::MakeShape(ShapeKind::Sphere, Eigen::Vector3d(0.7, 0, 0)),
+          testing::MakeShape(ShapeKind::Ellipsoid, Eigen::Vector3d(1.0, 0.5, 0.25)),
+          testing::MakeShape(ShapeKind::Cylinder, Eigen::Vector3d(1.0, 5.0, 0)),
+          testing::MakeShape(ShapeKind::Capsule, Eigen::Vector3d(0.4, 2.0, 0)),
+          Icosahedron()};
 }
 
 bool Inside(const Shape& s, const Eigen::Vector3d& p) {
@@ -100,7 +123,7 @@ TEST_CASE("bounding boxes are the support function on the world axes") {
 // across it.
 TEST_CASE("a capsule's mass properties equal the integral over its discs") {
   const double r = 0.13, l = 0.7, mass = 2.5;
-  const Shape capsule{ShapeKind::Capsule, {r, l, 0}};
+  const Shape capsule = testing::MakeShape(ShapeKind::Capsule, Eigen::Vector3d(r, l, 0));
   const MassProperties properties = SolidMassProperties(capsule, mass);
   constexpr int kIntervals = 20000;  // even
   const double half = 0.5 * l + r, dx = 2.0 * half / kIntervals;
@@ -157,12 +180,12 @@ TEST_CASE("every built-in kind's viewer mesh lies on its surface, wound outward"
 
 TEST_CASE("shape sizes are validated") {
   std::string why;
-  Shape s{ShapeKind::Box, {1, -2, 1}};
+  Shape s = testing::MakeShape(ShapeKind::Box, Eigen::Vector3d(1, -2, 1));
   CHECK_FALSE(s.IsValid(&why));
   CHECK(why == "size[1] = -2 must be positive and finite");
-  s = {ShapeKind::Sphere, {NAN, 1, 1}};
+  s = testing::MakeShape(ShapeKind::Sphere, Eigen::Vector3d(NAN, 1, 1));
   CHECK_FALSE(s.IsValid(&why));
-  s = {ShapeKind::HalfSpace, {0, 0, 0}};
+  s = testing::MakeShape(ShapeKind::HalfSpace, Eigen::Vector3d(0, 0, 0));
   CHECK(s.IsValid(&why));
 }
 
