@@ -9,6 +9,8 @@
 #                        stepper registry's reader interface (nlohmann/json_fwd.hpp)
 #   ncpkit::qhull        Qhull's reentrant C library (libqhull-dev): convex hulls of the
 #                        points of convex shapes
+#   ncpkit::tinyobjloader  tinyobjloader in double precision (libtinyobjloader-dev): the
+#                        vertices of OBJ mesh files
 # Sets ncpkit_DEPENDENCIES_FOUND and, when something is missing, ncpkit_DEPENDENCIES_MISSING.
 
 function(ncpkit_find_dependencies)
@@ -43,6 +45,11 @@ function(ncpkit_find_dependencies)
   if(NOT NCPKIT_QHULL_INCLUDE_DIR OR NOT NCPKIT_QHULL_LIBRARY)
     list(APPEND missing "libqhull_r/libqhull_r.h and libqhull_r (libqhull-dev)")
   endif()
+  find_path(NCPKIT_TINYOBJLOADER_INCLUDE_DIR tiny_obj_loader.h)
+  find_library(NCPKIT_TINYOBJLOADER_LIBRARY tinyobjloader_double)
+  if(NOT NCPKIT_TINYOBJLOADER_INCLUDE_DIR OR NOT NCPKIT_TINYOBJLOADER_LIBRARY)
+    list(APPEND missing "tiny_obj_loader.h and libtinyobjloader_double (libtinyobjloader-dev)")
+  endif()
   if(missing)
     set(ncpkit_DEPENDENCIES_FOUND FALSE PARENT_SCOPE)
     set(ncpkit_DEPENDENCIES_MISSING "${missing}" PARENT_SCOPE)
@@ -75,6 +82,12 @@ function(ncpkit_find_dependencies)
     set_target_properties(ncpkit::qhull PROPERTIES
       INTERFACE_INCLUDE_DIRECTORIES "${NCPKIT_QHULL_INCLUDE_DIR}"
       INTERFACE_LINK_LIBRARIES "${NCPKIT_QHULL_LIBRARY}")
+  endif()
+  if(NOT TARGET ncpkit::tinyobjloader)
+    add_library(ncpkit::tinyobjloader INTERFACE IMPORTED ${ARGN})
+    set_target_properties(ncpkit::tinyobjloader PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${NCPKIT_TINYOBJLOADER_INCLUDE_DIR}"
+      INTERFACE_LINK_LIBRARIES "${NCPKIT_TINYOBJLOADER_LIBRARY}")
   endif()
   set(ncpkit_DEPENDENCIES_FOUND TRUE PARENT_SCOPE)
 endfunction()

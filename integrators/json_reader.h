@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "contact/overlap.h"
+#include "dynamics/mesh_file.h"
 #include "dynamics/shape_registry.h"
 #include "dynamics/shapes.h"
 #include "solvers/base/input_error.h"
@@ -26,6 +28,9 @@ using Json = nlohmann::json;
 class Reader {
  public:
   explicit Reader(std::string source) : source_(std::move(source)) {}
+
+  // The file read (or the name the text was given under).
+  const std::string& source() const { return source_; }
 
   [[noreturn]] void Fail(const std::string& path, const std::string& what) const {
     throw InputError(source_, 0, path, what);
@@ -133,6 +138,55 @@ inline Eigen::Quaterniond ReadOrientation(const Reader& in, const Json& object,
   return Eigen::Quaterniond(q[0], q[1], q[2], q[3]).normalized();
 }
 
+// A mesh file named in a scene file: relative to the scene file's folder.
+inline std::string MeshPath(const Reader& in, const std::string& name) {
+  if (name.empty() || name[0] == '/') return name;
+  const size_t slash = in.source().find_last_of('/');
+  return slash == std::string::npos ? name : in.source().substr(0, slash + 1) + name;
+}
+
+// "convex": the hull of "vertices" [[x, y, z], ...] or of a "mesh" file's vertices (.obj, .stl),
+// scaled by "scale" (a number or [sx, sy, sz], default 1) about the points' frame.
+inline std::shared_ptr<const ConvexPolyhedron> ReadConvexHull(const Reader& in, const Json& object,
+                                                              const std::string& path) {
+  const bool listed = object.contains("vertices"), meshed = object.contains("mesh");
+  if (listed == meshed) in.Fail(path, "a convex shape takes \"vertices\" or \"mesh\", one of them");
+  std::vector<Eigen::Vector3d> points;
+  std::string field = path + (listed ? ".vertices" : ".mesh");
+  if (listed) {
+    const Json& vertices = object.at("vertices");
+    if (!vertices.is_array()) in.Fail(field, "expected an array of [x, y, z]");
+    if (vertices.size() > static_cast<size_t>(kMaxHullPoints)) {
+      in.Fail(field, "more than " + std::to_string(kMaxHullPoints) + " points");
+    }
+    points.reserve(vertices.size());
+    for (size_t k = 0; k < vertices.size(); ++k) {
+      points.emplace_back(in.Vector(vertices[k], field + "[" + std::to_string(k) + "]", 3));
+    }
+  } else {
+    try {
+      points = ReadMeshVertices(MeshPath(in, in.String(object.at("mesh"), field)));
+    } catch (const InputError& e) {
+      in.Fail(field, e.what());
+    }
+  }
+  Eigen::Vector3d scale = Eigen::Vector3d::Ones();
+  if (object.contains("scale")) {
+    const Json& s = object.at("scale");
+    scale = s.is_number() ? Eigen::Vector3d::Constant(in.Number(object, path, "scale", 1.0))
+                          : Eigen::Vector3d(in.Vector(s, path + ".scale", 3));
+    if (!(scale.allFinite() && scale.minCoeff() > 0.0)) {
+      in.Fail(path + ".scale", "must be positive and finite");
+    }
+  }
+  for (Eigen::Vector3d& p : points) p = p.cwiseProduct(scale);
+  try {
+    return MakeConvexHull(points);
+  } catch (const InputError& e) {
+    in.Fail(field, e.what());
+  }
+}
+
 inline Shape ReadShape(const Reader& in, const Json& object, const std::string& path) {
   Shape shape;
   const std::string kind = in.String(in.Required(object, path, "shape"), path + ".shape");
@@ -142,22 +196,7 @@ inline Shape ReadShape(const Reader& in, const Json& object, const std::string& 
     in.Fail(path + ".shape", "unknown shape '" + kind + "' (expected one of " + known + ")");
   }
   if (shape.kind == ShapeKind::Polyhedron) {
-    const Json& vertices = in.Required(object, path, "vertices");
-    if (!vertices.is_array()) in.Fail(path + ".vertices", "expected an array of [x, y, z]");
-    if (vertices.size() > static_cast<size_t>(kMaxHullPoints)) {
-      in.Fail(path + ".vertices", "more than " + std::to_string(kMaxHullPoints) + " points");
-    }
-    std::vector<Eigen::Vector3d> points;
-    points.reserve(vertices.size());
-    for (size_t k = 0; k < vertices.size(); ++k) {
-      const std::string at = path + ".vertices[" + std::to_string(k) + "]";
-      points.emplace_back(in.Vector(vertices[k], at, 3));
-    }
-    try {
-      shape.polyhedron = MakeConvexHull(points);
-    } catch (const InputError& e) {
-      in.Fail(path + ".vertices", e.what());
-    }
+    shape.polyhedron = ReadConvexHull(in, object, path);
     return shape;
   }
   const ShapeType& type = *FindShapeType(shape.kind);

@@ -213,7 +213,11 @@ void ReadPlanePose(const Reader& in, const Json& b, const std::string& path, Bod
 std::vector<std::string> BodyKeys(const StepperEntry& row, bool listed_fixed, bool fixed,
                                   bool plane, bool convex) {
   std::vector<std::string> keys = {"name", "shape", "position", "orientation"};
-  keys.emplace_back(convex ? "vertices" : "size");
+  if (convex) {
+    keys.insert(keys.end(), {"vertices", "mesh", "scale"});
+  } else {
+    keys.emplace_back("size");
+  }
   if (!listed_fixed) keys.emplace_back("fixed");
   if (plane) keys.insert(keys.end(), {"normal", "point"});
   if (!row.velocities) {

@@ -34,8 +34,9 @@ seed siconos_fc3d tests/fuzz/seeds/*_fc3d.dat
 seed matrix_market tests/fuzz/seeds/*.mtx
 seed vector_file tests/fuzz/seeds/*.txt
 seed scene scenes/*.json tests/data/hostile/*.json tests/data/legacy/*.json \
-  tests/data/explicit_boxes.json
+  tests/data/explicit_boxes.json tests/fuzz/seeds/convex_scene.json
 seed trajectory_csv tests/fuzz/seeds/trajectory.csv
+seed mesh_file tests/fuzz/seeds/mesh_*
 
 mkdir -p "$build"/findings
 # fuzz_one <target>: one target for the time given; its verdict in findings/<target>.verdict.
@@ -56,7 +57,7 @@ fuzz_one() {
 
 # The targets run side by side, one per core (each libFuzzer process is single-threaded), so the
 # suite's time is the targets' total over the cores.
-targets="siconos_lcp siconos_mlcp siconos_fc3d matrix_market vector_file scene trajectory_csv"
+targets="siconos_lcp siconos_mlcp siconos_fc3d matrix_market vector_file scene trajectory_csv mesh_file"
 status=0
 running=0
 for target in $targets; do

@@ -5,8 +5,8 @@ required=(g++ cmake make libeigen3-dev libsuitesparse-dev libceres-dev doctest-d
           nlohmann-json3-dev
           # FCLib problem files (HDF5)
           libhdf5-dev
-          # convex hulls of the points of convex shapes (Qhull)
-          libqhull-dev
+          # convex shapes: hulls of points (Qhull), the vertices of OBJ mesh files (tinyobjloader)
+          libqhull-dev libtinyobjloader-dev
           # the install check: the example consumer built with pkg-config
           pkgconf
           # the Python package (built for Debian's /usr/bin/python3), its tests and plots

@@ -7,6 +7,8 @@
 #include <stdexcept>
 
 #include "apps/viewer.h"
+#include "dynamics/mesh_file.h"
+#include "dynamics/shapes/polyhedron.h"
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
 #include "readers/matrix_market.h"
@@ -141,6 +143,30 @@ void TrajectoryCsv(const uint8_t* data, size_t size) {
   }
 }
 
+// The first byte picks the format (even: OBJ, odd: STL), the rest is the file; the vertices of
+// a file that reads go to the hull (at most kMaxMeshHullPoints of them, for the time), whose
+// every vertex must lie inside every face.
+void MeshFile(const uint8_t* data, size_t size) {
+  if (size == 0) return;
+  constexpr size_t kMaxMeshHullPoints = 4000;
+  try {
+    const std::vector<Eigen::Vector3d> points =
+        ParseMeshVertices(Text(data + 1, size - 1), data[0] % 2 == 0 ? "fuzz.obj" : "fuzz.stl");
+    if (points.size() > kMaxMeshHullPoints) return;
+    const auto hull = MakeConvexHull(points);
+    for (const ConvexPolyhedron::Face& face : hull->faces) {
+      for (const Eigen::Vector3d& v : hull->vertices) {
+        if (face.normal.dot(v) > face.offset + 1e-9 * (1.0 + hull->radius)) {
+          Finding("a hull vertex outside a face");
+        }
+      }
+    }
+    if (!(hull->volume > 0.0)) Finding("a hull of no volume");
+  } catch (const std::invalid_argument&) {
+    // Rejected with a message: the readers' contract.
+  }
+}
+
 const std::vector<NamedTarget>& Targets() {
   static const std::vector<NamedTarget> kTargets = {{"siconos_lcp", SiconosLcp},
                                                     {"siconos_mlcp", SiconosMlcp},
@@ -148,7 +174,8 @@ const std::vector<NamedTarget>& Targets() {
                                                     {"matrix_market", MatrixMarket},
                                                     {"vector_file", VectorFile},
                                                     {"scene", SceneFile},
-                                                    {"trajectory_csv", TrajectoryCsv}};
+                                                    {"trajectory_csv", TrajectoryCsv},
+                                                    {"mesh_file", MeshFile}};
   return kTargets;
 }
 
