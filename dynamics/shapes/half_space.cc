@@ -18,9 +18,7 @@ Vector3d Support(const Shape& /*shape*/, const Vector3d& d, double flat) {
   throw InputError("a half-space has no support point in this direction");
 }
 
-double BoundingRadius(const Shape& /*shape*/) {
-  return std::numeric_limits<double>::infinity();
-}
+double BoundingRadius(const Shape& /*shape*/) { return std::numeric_limits<double>::infinity(); }
 
 Vector3d BoundingHalfExtents(const Shape& /*shape*/, const Eigen::Matrix3d& /*R*/) {
   return Vector3d::Constant(std::numeric_limits<double>::infinity());

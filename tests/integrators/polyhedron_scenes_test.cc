@@ -243,7 +243,7 @@ TEST_CASE("random rocks dropped on the ground: no overlap, every step solved to 
   for (unsigned seed = 0; seed < 10; ++seed) {
     const Run run = Simulate(Rocks(seed, 3 + seed % 4, false));
     INFO("seed " << seed << ": " << run.failed << " failed steps (" << run.first_failure
-                  << "), deepest overlap " << run.deepest);
+                 << "), deepest overlap " << run.deepest);
     CHECK(run.deepest <= 1e-6);
     failed += run.failed;
     largest = std::max(largest, run.largest_residual);
