@@ -1,5 +1,5 @@
-// MuJoCo 2.2 (Debian libmujoco-dev) as a peer: the scene written as an MJCF model (free bodies
-// with the scene's mass and inertia, box, sphere and plane geoms with friction mu) and stepped
+// MuJoCo 2.2 (Debian libmujoco-dev) as a peer: the scene written as an MJCF model (WriteMjcf:
+// free bodies with the scene's mass and inertia, their geoms with friction mu) and stepped
 // by mj_step at MuJoCo's defaults: semi-implicit Euler, pyramidal cones, the Newton solver (100
 // iterations, tolerance 1e-8), soft contacts (solref 0.02 1, solimp 0.9 0.95 0.001). The contact
 // and constraint buffers are sized for the scene; every MuJoCo warning (a full buffer drops
@@ -15,76 +15,10 @@
 #include <vector>
 
 #include "bench/engine_peers.h"
+#include "integrators/mjcf.h"
 
 namespace ncpkit::bench {
 namespace {
-
-std::string Triple(const Eigen::Vector3d& v) {
-  std::ostringstream s;
-  s.precision(17);
-  s << v.x() << " " << v.y() << " " << v.z();
-  return s.str();
-}
-
-std::string Quaternion(const Eigen::Quaterniond& q) {
-  std::ostringstream s;
-  s.precision(17);
-  s << q.w() << " " << q.x() << " " << q.y() << " " << q.z();
-  return s.str();
-}
-
-std::string GeomXml(const Body& body, double mu) {
-  std::ostringstream s;
-  s.precision(17);
-  s << "<geom friction=\"" << mu << " 0.005 0.0001\" ";
-  switch (body.shape.kind) {
-    case ShapeKind::HalfSpace:
-      s << "type=\"plane\" size=\"0 0 1\"";
-      break;
-    case ShapeKind::Box:
-      s << "type=\"box\" size=\"" << Triple(0.5 * body.shape.size) << "\"";
-      break;
-    case ShapeKind::Sphere:
-      s << "type=\"sphere\" size=\"" << body.shape.size[0] << "\"";
-      break;
-    default:
-      throw std::invalid_argument("mujoco: unsupported shape");
-  }
-  if (body.fixed) {
-    s << " pos=\"" << Triple(body.state.position) << "\" quat=\""
-      << Quaternion(body.state.orientation) << "\"";
-  }
-  s << "/>";
-  return s.str();
-}
-
-std::string ModelXml(const Scene& scene) {
-  std::ostringstream s;
-  s.precision(17);
-  const double mu = scene.laws.default_law.mu;
-  int moving = 0;
-  for (const Body& body : scene.bodies) moving += body.fixed ? 0 : 1;
-  s << "<mujoco model=\"ncpkit scene\">\n<option timestep=\"" << scene.h() << "\" gravity=\""
-    << Triple(scene.gravity())
-    << "\"/>\n"
-    // Room for 12 contact points a body and 4 rows a contact (pyramidal cone, condim 3: 2 per
-    // friction direction); mjData holds dense njmax x njmax matrices, so no more than that.
-    << "<size nconmax=\"" << 12 * (moving + 4) << "\" njmax=\"" << 4 * 12 * (moving + 4)
-    << "\"/>\n<worldbody>\n";
-  for (const Body& body : scene.bodies) {
-    if (body.fixed) {
-      s << GeomXml(body, mu) << "\n";
-      continue;
-    }
-    const Eigen::Matrix3d& I = body.mass.body_inertia;
-    s << "<body pos=\"" << Triple(body.state.position) << "\" quat=\""
-      << Quaternion(body.state.orientation) << "\"><freejoint/><inertial pos=\"0 0 0\" mass=\""
-      << body.mass.mass << "\" diaginertia=\"" << Triple(I.diagonal()) << "\"/>"
-      << GeomXml(body, mu) << "</body>\n";
-  }
-  s << "</worldbody>\n</mujoco>\n";
-  return s.str();
-}
 
 // MuJoCo hands its warnings to mju_user_warning, or, without one, appends them to
 // MUJOCO_LOG.TXT in the working directory; this handler keeps the latest for the error message
@@ -129,7 +63,7 @@ class MujocoWorld : public PeerWorld {
     close(fd);
     {
       std::ofstream file(path);
-      file << ModelXml(scene);
+      file << WriteMjcf(scene);
     }
     char error[1000] = "";
     model_ = mj_loadXML(path, nullptr, error, sizeof(error));

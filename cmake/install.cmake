@@ -31,7 +31,8 @@ install(FILES ${PROJECT_BINARY_DIR}/ncpkitConfig.cmake ${PROJECT_BINARY_DIR}/ncp
         DESTINATION ${NCPKIT_CMAKE_DIR})
 
 # pkg-config: paths relative to the .pc file, so that `cmake --install --prefix P` may choose P.
-# Static libraries: the SuiteSparse, HDF5, Qhull and tinyobjloader libraries go in Libs; shared:
+# Static libraries: the SuiteSparse, HDF5, Qhull, tinyobjloader and TinyXML-2 libraries go in Libs;
+# shared:
 # in Libs.private.
 file(RELATIVE_PATH pc_to_prefix ${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig
      ${CMAKE_INSTALL_PREFIX})
@@ -50,7 +51,7 @@ set(pc_deps "")
 foreach(lib ${NCPKIT_KLU_LIBRARY} ${NCPKIT_UMFPACK_LIBRARY} ${NCPKIT_SPQR_LIBRARY}
             ${NCPKIT_CHOLMOD_LIBRARY} ${NCPKIT_AMD_LIBRARY}
             ${NCPKIT_SUITESPARSECONFIG_LIBRARY} ${NCPKIT_HDF5_LIBRARY} ${NCPKIT_QHULL_LIBRARY}
-            ${NCPKIT_TINYOBJLOADER_LIBRARY})
+            ${NCPKIT_TINYOBJLOADER_LIBRARY} ${NCPKIT_TINYXML2_LIBRARY})
   get_filename_component(dir ${lib} DIRECTORY)
   get_filename_component(file ${lib} NAME_WE)
   string(REGEX REPLACE "^lib" "" file ${file})

@@ -11,7 +11,26 @@
 #                        points of convex shapes
 #   ncpkit::tinyobjloader  tinyobjloader in double precision (libtinyobjloader-dev): the
 #                        vertices of OBJ mesh files
+#   ncpkit::tinyxml2     TinyXML-2 (libtinyxml2-dev): MuJoCo MJCF scene files
 # Sets ncpkit_DEPENDENCIES_FOUND and, when something is missing, ncpkit_DEPENDENCIES_MISSING.
+
+# A library of one header and one library file: finds both (NCPKIT_<NAME>_INCLUDE_DIR,
+# NCPKIT_<NAME>_LIBRARY; also under hdf5/serial, where Debian's serial HDF5 lives), appends what
+# is missing to the caller's `missing`, and defines the imported target ncpkit::<name> (IMPORTED
+# options in ARGN) when both are found.
+macro(ncpkit_find_header_library name header library package)
+  string(TOUPPER "${name}" _upper)
+  find_path(NCPKIT_${_upper}_INCLUDE_DIR ${header} PATH_SUFFIXES hdf5/serial)
+  find_library(NCPKIT_${_upper}_LIBRARY ${library} PATH_SUFFIXES hdf5/serial)
+  if(NOT NCPKIT_${_upper}_INCLUDE_DIR OR NOT NCPKIT_${_upper}_LIBRARY)
+    list(APPEND missing "${header} and lib${library} (${package})")
+  elseif(NOT TARGET ncpkit::${name})
+    add_library(ncpkit::${name} INTERFACE IMPORTED ${ARGN})
+    set_target_properties(ncpkit::${name} PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${NCPKIT_${_upper}_INCLUDE_DIR}"
+      INTERFACE_LINK_LIBRARIES "${NCPKIT_${_upper}_LIBRARY}")
+  endif()
+endmacro()
 
 function(ncpkit_find_dependencies)
   set(missing "")
@@ -31,25 +50,15 @@ function(ncpkit_find_dependencies)
   if(NOT NCPKIT_CERES_INCLUDE_DIR)
     list(APPEND missing "ceres/jet.h (libceres-dev)")
   endif()
-  find_path(NCPKIT_HDF5_INCLUDE_DIR hdf5.h PATH_SUFFIXES hdf5/serial)
-  find_library(NCPKIT_HDF5_LIBRARY hdf5 PATH_SUFFIXES hdf5/serial)
-  if(NOT NCPKIT_HDF5_INCLUDE_DIR OR NOT NCPKIT_HDF5_LIBRARY)
-    list(APPEND missing "hdf5.h and libhdf5 (libhdf5-dev)")
-  endif()
   find_path(NCPKIT_JSON_INCLUDE_DIR nlohmann/json_fwd.hpp)
   if(NOT NCPKIT_JSON_INCLUDE_DIR)
     list(APPEND missing "nlohmann/json_fwd.hpp (nlohmann-json3-dev)")
   endif()
-  find_path(NCPKIT_QHULL_INCLUDE_DIR libqhull_r/libqhull_r.h)
-  find_library(NCPKIT_QHULL_LIBRARY qhull_r)
-  if(NOT NCPKIT_QHULL_INCLUDE_DIR OR NOT NCPKIT_QHULL_LIBRARY)
-    list(APPEND missing "libqhull_r/libqhull_r.h and libqhull_r (libqhull-dev)")
-  endif()
-  find_path(NCPKIT_TINYOBJLOADER_INCLUDE_DIR tiny_obj_loader.h)
-  find_library(NCPKIT_TINYOBJLOADER_LIBRARY tinyobjloader_double)
-  if(NOT NCPKIT_TINYOBJLOADER_INCLUDE_DIR OR NOT NCPKIT_TINYOBJLOADER_LIBRARY)
-    list(APPEND missing "tiny_obj_loader.h and libtinyobjloader_double (libtinyobjloader-dev)")
-  endif()
+  ncpkit_find_header_library(hdf5 hdf5.h hdf5 libhdf5-dev ${ARGN})
+  ncpkit_find_header_library(qhull libqhull_r/libqhull_r.h qhull_r libqhull-dev ${ARGN})
+  ncpkit_find_header_library(tinyobjloader tiny_obj_loader.h tinyobjloader_double
+                             libtinyobjloader-dev ${ARGN})
+  ncpkit_find_header_library(tinyxml2 tinyxml2.h tinyxml2 libtinyxml2-dev ${ARGN})
   if(missing)
     set(ncpkit_DEPENDENCIES_FOUND FALSE PARENT_SCOPE)
     set(ncpkit_DEPENDENCIES_MISSING "${missing}" PARENT_SCOPE)
@@ -66,28 +75,10 @@ function(ncpkit_find_dependencies)
     set_target_properties(ncpkit::jet PROPERTIES
       INTERFACE_INCLUDE_DIRECTORIES "${NCPKIT_CERES_INCLUDE_DIR}")
   endif()
-  if(NOT TARGET ncpkit::hdf5)
-    add_library(ncpkit::hdf5 INTERFACE IMPORTED ${ARGN})
-    set_target_properties(ncpkit::hdf5 PROPERTIES
-      INTERFACE_INCLUDE_DIRECTORIES "${NCPKIT_HDF5_INCLUDE_DIR}"
-      INTERFACE_LINK_LIBRARIES "${NCPKIT_HDF5_LIBRARY}")
-  endif()
   if(NOT TARGET ncpkit::json)
     add_library(ncpkit::json INTERFACE IMPORTED ${ARGN})
     set_target_properties(ncpkit::json PROPERTIES
       INTERFACE_INCLUDE_DIRECTORIES "${NCPKIT_JSON_INCLUDE_DIR}")
-  endif()
-  if(NOT TARGET ncpkit::qhull)
-    add_library(ncpkit::qhull INTERFACE IMPORTED ${ARGN})
-    set_target_properties(ncpkit::qhull PROPERTIES
-      INTERFACE_INCLUDE_DIRECTORIES "${NCPKIT_QHULL_INCLUDE_DIR}"
-      INTERFACE_LINK_LIBRARIES "${NCPKIT_QHULL_LIBRARY}")
-  endif()
-  if(NOT TARGET ncpkit::tinyobjloader)
-    add_library(ncpkit::tinyobjloader INTERFACE IMPORTED ${ARGN})
-    set_target_properties(ncpkit::tinyobjloader PROPERTIES
-      INTERFACE_INCLUDE_DIRECTORIES "${NCPKIT_TINYOBJLOADER_INCLUDE_DIR}"
-      INTERFACE_LINK_LIBRARIES "${NCPKIT_TINYOBJLOADER_LIBRARY}")
   endif()
   set(ncpkit_DEPENDENCIES_FOUND TRUE PARENT_SCOPE)
 endfunction()

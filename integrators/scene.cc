@@ -10,6 +10,7 @@
 
 #include "contact/overlap.h"
 #include "integrators/json_reader.h"
+#include "integrators/mjcf.h"
 #include "readers/text_scanner.h"
 #include "solvers/base/input_error.h"
 
@@ -613,6 +614,7 @@ void Scene::SetCommand(const std::string& actuator, const ActuatorCommand& comma
 }
 
 Scene ParseScene(const std::string& text, const std::string& source) {
+  if (LooksLikeXml(text)) return ParseMjcfScene(text, source);
   const Reader in(source);
   const Json root = ParseJson(text, source);
   if (!root.is_object()) in.Fail("scene", "expected an object");
@@ -632,7 +634,10 @@ Scene ParseScene(const std::string& text, const std::string& source) {
   return scene;
 }
 
-Scene LoadScene(const std::string& path) { return ParseScene(internal::ReadTextFile(path), path); }
+Scene LoadScene(const std::string& path) {
+  if (IsMjcfPath(path)) return LoadMjcfScene(path);
+  return ParseScene(internal::ReadTextFile(path), path);
+}
 
 std::unique_ptr<Stepper> MakeStepper(const Scene& scene) {
   return scene.config().MakeStepper(scene.bodies, scene.laws, scene.actuators);

@@ -135,7 +135,8 @@ struct Scene {
 
 // Parses a scene; throws InputError naming the file, the field path and the problem (unknown
 // shape, negative mass, missing field, NaN, bodies overlapping at the start, a pair the
-// stepper has no contact model for, ...).
+// stepper has no contact model for, ...). Text that starts with '<', and a path ending in .xml or
+// .mjcf, is read as a MuJoCo MJCF model (integrators/mjcf.h).
 Scene ParseScene(const std::string& text, const std::string& source);
 Scene LoadScene(const std::string& path);
 

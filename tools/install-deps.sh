@@ -7,6 +7,8 @@ required=(g++ cmake make libeigen3-dev libsuitesparse-dev libceres-dev doctest-d
           libhdf5-dev
           # convex shapes: hulls of points (Qhull), the vertices of OBJ mesh files (tinyobjloader)
           libqhull-dev libtinyobjloader-dev
+          # MuJoCo MJCF scene files (XML)
+          libtinyxml2-dev
           # the install check: the example consumer built with pkg-config
           pkgconf
           # the Python package (built for Debian's /usr/bin/python3), its tests and plots
