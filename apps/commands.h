@@ -16,6 +16,8 @@ int RunSolveCommand(const std::vector<std::string>& args, std::ostream& out);
 int RunSimulateCommand(const std::vector<std::string>& args, std::ostream& out);
 // ncpkit view SCENE TRAJ.csv --html OUT.html: the viewer page of a trajectory CSV.
 int RunViewCommand(const std::vector<std::string>& args, std::ostream& out);
+// ncpkit mjcf SCENE [--out model.xml]: the scene written as a MuJoCo MJCF model (WriteMjcf).
+int RunMjcfCommand(const std::vector<std::string>& args, std::ostream& out);
 // ncpkit compare SCENE... [--solvers a,b,...] [--csv FILE] [--duration T]
 int RunCompareCommand(const std::vector<std::string>& args, std::ostream& out);
 // ncpkit fclib DIR_OR_FILES... [--solvers a,b] [--tol T] [--time-limit S] [--csv F]

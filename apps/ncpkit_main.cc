@@ -22,6 +22,7 @@ int RunCommand(std::vector<std::string> args) {
   if (command == "simulate") return ncpkit::RunSimulateCommand(args, std::cout);
   if (command == "view") return ncpkit::RunViewCommand(args, std::cout);
   if (command == "compare") return ncpkit::RunCompareCommand(args, std::cout);
+  if (command == "mjcf") return ncpkit::RunMjcfCommand(args, std::cout);
   if (command == "fclib") return ncpkit::RunFclibCommand(args, std::cout);
   if (command == "lcp-demo") return ncpkit::RunLcpDemoCommand(args, std::cout);
   if (command == "solvers") return ncpkit::RunSolversCommand(args, std::cout);

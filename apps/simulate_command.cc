@@ -13,6 +13,7 @@
 #include "apps/simulation.h"
 #include "apps/viewer.h"
 #include "integrators/explicit_stepper.h"
+#include "integrators/mjcf.h"
 #include "integrators/trajectory_derivatives.h"
 #include "integrators/trajectory_table.h"
 #include "readers/fclib_writer.h"
@@ -243,6 +244,21 @@ int RunViewCommand(const std::vector<std::string>& args, std::ostream& out) {
   CloseOrThrow(&html, line.Value("html", ""));
   out << line.Value("html", "") << ": " << run.frames().size() << " steps of " << scene.name
       << "\n";
+  return 0;
+}
+
+int RunMjcfCommand(const std::vector<std::string>& args, std::ostream& out) {
+  const CommandLine line = CommandLine::Parse(args, {"out"}, {});
+  if (line.positional.size() != 1) throw UsageError("mjcf needs one SCENE file\n" + UsageText());
+  const std::string xml = WriteMjcf(LoadScene(line.positional[0]));
+  if (!line.Has("out")) {
+    out << xml;
+    return 0;
+  }
+  std::ofstream file(line.Value("out", ""));
+  if (!file) throw InputError("cannot write " + line.Value("out", ""));
+  file << xml;
+  CloseOrThrow(&file, line.Value("out", ""));
   return 0;
 }
 

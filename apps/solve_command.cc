@@ -50,10 +50,12 @@ std::string UsageText() {
          "                  [--json] [--quiet] [--html page.html] [--threads N]\n"
          "                  [--save-problems DIR] [--gradient COLUMN [--wrt a,b,...]]\n"
          "  ncpkit view SCENE TRAJ.csv --html page.html\n"
+         "  ncpkit mjcf SCENE [--out model.xml]   the scene as a MuJoCo MJCF model\n"
          "  ncpkit compare SCENE... [--solvers a,b,...] [--csv FILE] [--duration T] [--max-steps "
          "N]\n"
          "                  [--threads N]\n"
-         "      SCENE: a JSON scene file (README, 'Scene files'); NAME: " +
+         "      SCENE: a JSON scene file (README, 'Scene files') or a MuJoCo MJCF model\n"
+         "      (.xml: free bodies and fixed geoms, docs/steppers.md 'MJCF files'); NAME: " +
          mcp_solvers +
          ",\n"
          "      or any with -cold (no warm start); quasistatic scenes: MODEL/SOLVER with MODEL\n"

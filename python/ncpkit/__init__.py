@@ -201,12 +201,13 @@ class Scene:
 
 
 def load_scene(path):
-    """Reads a scene file (the JSON schema of the README's "Scene files")."""
+    """Reads a scene file (the JSON schema of the README's "Scene files"), or a MuJoCo MJCF
+    model (.xml; docs/steppers.md, "MJCF files")."""
     return Scene(_ncpkit._load_scene(os.fspath(path)), os.fspath(path))
 
 
 def parse_scene(text, source="<string>"):
-    """A scene from the text of a scene file."""
+    """A scene from the text of a scene file (MJCF if it starts with '<')."""
     return Scene(_ncpkit._parse_scene(text, source), source)
 
 

@@ -124,6 +124,31 @@ def test_a_scene_from_text_and_its_errors():
         scene.simulate(duration=1e9)  # over the step cap: refused before anything runs
 
 
+MJCF_MODEL = """<mujoco model="drop">
+  <option timestep="0.005"/>
+  <default><geom friction="0.6 0.005 0.0001" density="500"/></default>
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 0.1"/>
+    <body name="cap" pos="0 0 0.3" euler="0 0 30"><freejoint/>
+      <geom type="capsule" fromto="-0.2 0 0 0.2 0 0" size="0.05"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_an_mjcf_model_loads_and_steps(tmp_path):
+    path = tmp_path / "drop.xml"
+    path.write_text(MJCF_MODEL)
+    for scene in (ncpkit.load_scene(path), ncpkit.parse_scene(MJCF_MODEL, "drop.xml")):
+        assert scene.name == "drop"
+        traj = scene.simulate(duration=1.0)
+        assert traj.stats["failed_steps"] == 0
+        assert abs(traj["cap.z"][-1] - 0.05) < 1e-6  # resting on its side
+    path.write_text(MJCF_MODEL.replace("<freejoint/>", '<joint type="hinge"/>'))
+    with pytest.raises(ncpkit.InputError, match="drop.xml:6: <joint>: a hinge joint"):
+        ncpkit.load_scene(path)
+
+
 @pytest.mark.parametrize("count", [1, 27, 100, 343, 1000])
 def test_generated_piles_start_apart_and_step(tmp_path, count):
     # tools/make_engine_scenes.py --pile N: the cubes are turned, and no two may meet at the

@@ -496,5 +496,31 @@ TEST_CASE("an MJCF capsule comes to rest on its side on the floor, at its middle
   CHECK(std::abs((cap.state.orientation * Vector3d::UnitX()).z()) < 1e-6);
 }
 
+TEST_CASE("ncpkit mjcf writes a scene that ncpkit simulate and compare run; refusals exit 2") {
+  Folder folder("mjcf_cli");
+  const std::string model = testing::TemporaryPath("mjcf_cli/stack.xml");
+  const testing::Run written =
+      testing::RunNcpkit("mjcf " + SceneDirectory() + "/engine/stack50.json --out " + model);
+  CHECK(written.status == 0);
+  const testing::Run run = testing::RunNcpkit("simulate " + model + " --duration 0.05 --json");
+  CHECK(run.status == 0);
+  CHECK(run.output.find("\"steps\": 5,") != std::string::npos);
+  CHECK(testing::RunNcpkit("compare " + model + " --duration 0.01").status == 0);
+  const testing::Run printed =
+      testing::RunNcpkit("mjcf " + SceneDirectory() + "/sliding_cube.json");
+  CHECK(printed.status == 0);
+  CHECK(printed.output.rfind("<mujoco", 0) == 0);
+  const testing::Run impulses =
+      testing::RunNcpkit("mjcf " + SceneDirectory() + "/toppling_cube.json");
+  CHECK(impulses.status == 2);
+  CHECK(impulses.output.find("impulses") != std::string::npos);
+  const std::string hinge = folder.Write(
+      "hinge.xml", World("\n<body name='arm'>\n<joint type='hinge'/><geom size='.1'/></body>"));
+  const testing::Run refused = testing::RunNcpkit("simulate " + hinge);
+  CHECK(refused.status == 2);
+  CHECK(refused.output.find("hinge.xml:3: <joint>: a hinge joint is not supported") !=
+        std::string::npos);
+}
+
 }  // namespace mjcf_test
 }  // namespace ncpkit
