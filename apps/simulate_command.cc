@@ -275,8 +275,19 @@ int RunCompareCommand(const std::vector<std::string>& args, std::ostream& out) {
   }
   std::vector<Scene> scenes;
   for (const std::string& path : line.positional) scenes.push_back(LoadWithOverrides(path, line));
-  const std::vector<SimulationStats> stats = CompareScenes(scenes, variants, std::cerr);
+  std::vector<QualityRow> quality;
+  const std::vector<SimulationStats> stats = CompareScenes(scenes, variants, std::cerr, &quality);
+  // Engines that read MJCF step each MJCF file themselves, beside ncpkit's variants.
+  for (size_t k = 0; k < scenes.size(); ++k) {
+    if (!IsMjcfPath(line.positional[k])) continue;
+    for (QualityRow& row : RunPeersOnMjcf(line.positional[k], scenes[k], std::cerr)) {
+      quality.push_back(std::move(row));
+    }
+  }
   PrintStatsTable(stats, out);
+  out << "\ntrajectory quality (one meter for every run; us/step: the median for ncpkit, the mean "
+         "for engines)\n";
+  PrintQualityTable(quality, out);
   if (line.Has("csv")) {
     std::ofstream csv(line.Value("csv", ""));
     if (!csv) throw InputError("cannot write " + line.Value("csv", ""));

@@ -13,7 +13,8 @@ namespace ncpkit {
 
 std::vector<SimulationStats> CompareScenes(const std::vector<Scene>& scenes,
                                            const std::vector<std::string>& variants,
-                                           std::ostream& progress) {
+                                           std::ostream& progress,
+                                           std::vector<QualityRow>* quality) {
   std::vector<std::pair<const Scene*, std::string>> runs;
   for (const Scene& scene : scenes) {
     for (const std::string& variant : variants.empty() ? scene.DefaultVariants() : variants) {
@@ -38,10 +39,32 @@ std::vector<SimulationStats> CompareScenes(const std::vector<Scene>& scenes,
              << " ..." << std::flush;
     int64_t steps = 0;
     const int64_t total_steps = CountSteps(scene->duration, scene->h(), scene->max_steps);
-    stats.push_back(RunScene(*scene, variant, [&](const StepRecord&, const SceneRunner&) {
-      if (++steps % 500 == 0) progress << " " << (100 * steps / total_steps) << "%" << std::flush;
-    }));
+    TrajectoryQualityMeter meter = MakeQualityMeter(*scene);
+    std::vector<RigidBodyState> states;
+    int64_t contacts = 0;
+    stats.push_back(
+        RunScene(*scene, variant, [&](const StepRecord& record, const SceneRunner& runner) {
+          if (++steps % 500 == 0)
+            progress << " " << (100 * steps / total_steps) << "%" << std::flush;
+          if (quality == nullptr) return;
+          contacts += record.num_contacts;
+          states.clear();
+          for (const Body& body : runner.stepper().bodies()) states.push_back(body.state);
+          meter.Add(states);
+        }));
     progress << " " << stats.back().wall_seconds << " s\n";
+    if (quality == nullptr) continue;
+    const SimulationStats& s = stats.back();
+    QualityRow row;
+    row.scene = s.scene;
+    row.who = s.variant;
+    row.steps = s.steps;
+    row.failed_steps = s.failed_steps;
+    row.us_per_step = s.median_us;
+    row.contacts_per_step =
+        static_cast<double>(contacts) / static_cast<double>(std::max<int64_t>(1, s.steps));
+    row.quality = meter.Result();
+    quality->push_back(row);
   }
   return stats;
 }

@@ -8,16 +8,19 @@
 #include <string>
 #include <vector>
 
+#include "apps/side_by_side.h"
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
 
 namespace ncpkit {
 
 // Every scene with every variant its stepper takes (empty `variants`: each scene's
-// DefaultVariants()); one progress line per run on `progress`.
+// DefaultVariants()); one progress line per run on `progress`. With `quality`, each run is also
+// measured by the trajectory meter (apps/side_by_side.h), one row per run.
 std::vector<SimulationStats> CompareScenes(const std::vector<Scene>& scenes,
                                            const std::vector<std::string>& variants,
-                                           std::ostream& progress);
+                                           std::ostream& progress,
+                                           std::vector<QualityRow>* quality = nullptr);
 
 void PrintStatsTable(const std::vector<SimulationStats>& stats, std::ostream& out);
 void WriteStatsCsv(const std::vector<SimulationStats>& stats, std::ostream& out);

@@ -1,6 +1,6 @@
 // The explicit stepper against physics engines on the same scene files (BM_Engine/<scene>/<who>):
-// `who` is an ncpkit variant ("cone/nsgs", ...) or a peer engine built in (engine_peers.h). One
-// benchmark iteration steps the whole scene; the counters give the time per step and, from one
+// `who` is an ncpkit variant ("cone/nsgs", ...) or a peer engine built in (peers/engine_peers.h).
+// One benchmark iteration steps the whole scene; the counters give the time per step and, from one
 // untimed run before the timing (every engine here is deterministic), the quality of that
 // trajectory measured the same way for everyone (integrators/trajectory_quality.h): deepest
 // overlap, largest energy rise in a step, drift over the last quarter of the run, largest
@@ -14,62 +14,18 @@
 #include <string>
 #include <vector>
 
-#include "bench/engine_peers.h"
 #include "bench/peer_guard.h"
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
 #include "integrators/trajectory_quality.h"
+#include "peers/engine_peers.h"
 #include "readers/text_scanner.h"
 
 namespace ncpkit::bench {
 
-void RequirePeerScene(const Scene& scene) {
-  if (!scene.impulses.empty() || !scene.actuators.empty()) {
-    throw std::invalid_argument("peer engines take no scripted impulses or actuators");
-  }
-  for (const Body& body : scene.bodies) {
-    const ShapeKind kind = body.shape.kind;
-    if (kind != ShapeKind::Box && kind != ShapeKind::Sphere && kind != ShapeKind::HalfSpace) {
-      throw std::invalid_argument("peer engines take boxes, spheres and planes: " + body.name);
-    }
-    if (kind == ShapeKind::HalfSpace && !body.fixed) {
-      throw std::invalid_argument("a moving plane: " + body.name);
-    }
-    const Eigen::Matrix3d& I = body.mass.body_inertia;
-    if (!body.fixed && !I.isDiagonal(0.0)) {
-      throw std::invalid_argument("peer engines here take principal body axes: " + body.name);
-    }
-  }
-  const double mu = scene.laws.default_law.mu;
-  for (size_t i = 0; i < scene.bodies.size(); ++i) {
-    for (size_t j = i + 1; j < scene.bodies.size(); ++j) {
-      const ContactLaw& law = scene.laws.Get(scene.bodies[i].name, scene.bodies[j].name);
-      if (law.mu != mu || law.restitution != 0.0 || law.compliant()) {
-        throw std::invalid_argument(
-            "peer engines take one friction coefficient, no restitution "
-            "and no compliance: pair " +
-            scene.bodies[i].name + ", " + scene.bodies[j].name);
-      }
-    }
-  }
-}
-
-const std::vector<PeerEngine>& PeerEngines() {
-  static const std::vector<PeerEngine> engines = [] {
-    std::vector<PeerEngine> list;
-#ifdef NCPKIT_HAVE_ODE
-    list.push_back(OdeEngine());
-#endif
-#ifdef NCPKIT_HAVE_BULLET
-    list.push_back(BulletEngine());
-#endif
-#ifdef NCPKIT_HAVE_MUJOCO
-    list.push_back(MujocoEngine());
-#endif
-    return list;
-  }();
-  return engines;
-}
+using peers::PeerEngine;
+using peers::PeerEngines;
+using peers::PeerWorld;
 
 namespace {
 

@@ -7,7 +7,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "integrators/mjcf.h"
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
+#include "peers/engine_peers.h"
 #include "tests/test_support.h"
 
 namespace ncpkit {
@@ -258,6 +261,77 @@ TEST_CASE("scenes ncpkit writes as MJCF load in MuJoCo as the same bodies") {
     CHECK((Vector3d(mj.m().opt.gravity) - scene.gravity()).norm() == 0.0);
     CompareBodies(scene, mj, 1e-6);
   }
+  std::filesystem::remove_all(folder);
+}
+
+const peers::PeerEngine& Mujoco() {
+  for (const peers::PeerEngine& engine : peers::PeerEngines()) {
+    if (engine.name == "mujoco") return engine;
+  }
+  FAIL("MuJoCo is not among the built-in engines");
+  throw std::logic_error("unreachable");
+}
+
+void CheckStates(const Scene& scene, const std::vector<RigidBodyState>& states) {
+  REQUIRE(states.size() == scene.bodies.size());
+  for (size_t i = 0; i < states.size(); ++i) {
+    CAPTURE(scene.bodies[i].name);
+    const RigidBodyState& a = scene.bodies[i].state;
+    const RigidBodyState& b = states[i];
+    // (A mesh's centroid is computed from MuJoCo's single precision vertices.)
+    CHECK((a.position - b.position).norm() < 1e-7);
+    CHECK(a.orientation.angularDistance(b.orientation) < 1e-9);
+    CHECK((a.linear_velocity - b.linear_velocity).norm() < 1e-9);
+    CHECK((a.angular_velocity - b.angular_velocity).norm() < 1e-9);
+  }
+}
+
+TEST_CASE("MuJoCo stepping an MJCF file reports its bodies as ncpkit's, and falls as they do") {
+  const std::string folder = Folder();
+  std::ofstream(folder + "meshes/rock.obj") << kRockObj;
+  const std::string path = folder + "every.xml";
+  std::ofstream(path) << kEveryElement;
+  Scene scene = LoadScene(path);
+  const std::unique_ptr<peers::PeerWorld> world = Mujoco().make_from_mjcf(path, scene);
+  std::vector<RigidBodyState> states;
+  world->ReadStates(&states);
+  CheckStates(scene, states);
+  // One step of free fall (nothing touches): semi-implicit Euler in both.
+  world->Step();
+  world->ReadStates(&states);
+  scene.duration = scene.h();
+  SceneRunner runner(scene);
+  runner.Step();
+  std::vector<Body> fallen = runner.stepper().bodies();
+  Scene after = scene;
+  after.bodies = fallen;
+  CheckStates(after, states);
+  std::filesystem::remove_all(folder);
+}
+
+TEST_CASE("MuJoCo stepping a written scene starts at its velocities") {
+  const Scene scene = ParseScene(kMixedScene, "mixed.json");
+  const std::unique_ptr<peers::PeerWorld> world = Mujoco().make(scene);
+  std::vector<RigidBodyState> states;
+  world->ReadStates(&states);
+  CheckStates(scene, states);
+}
+
+TEST_CASE("ncpkit compare runs an MJCF file through MuJoCo beside ncpkit's variants") {
+  const std::string folder = Folder();
+  const std::string path = folder + "drop.xml";
+  std::ofstream(path) << R"(<mujoco model="drop"><option timestep="0.005"/><worldbody>
+    <geom name="floor" type="plane" size="5 5 0.1"/>
+    <body name="cap" pos="0 0 0.3" euler="0 0 30"><freejoint/>
+      <geom type="capsule" fromto="-0.2 0 0 0.2 0 0" size="0.05"/></body>
+    </worldbody></mujoco>)";
+  const testing::Run run =
+      testing::RunNcpkit("compare " + path + " --solvers cone/nsgs-velocity --duration 0.5", false);
+  CHECK(run.status == 0);
+  CHECK(run.output.find("trajectory quality") != std::string::npos);
+  const size_t row = run.output.find("\ndrop                   mujoco                 100      0");
+  CHECK(row != std::string::npos);
+  CHECK(run.output.find("stopped") == std::string::npos);
   std::filesystem::remove_all(folder);
 }
 

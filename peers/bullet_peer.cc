@@ -11,9 +11,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "bench/engine_peers.h"
+#include "peers/engine_peers.h"
 
-namespace ncpkit::bench {
+namespace ncpkit::peers {
 namespace {
 
 btVector3 ToBullet(const Eigen::Vector3d& v) { return btVector3(v.x(), v.y(), v.z()); }
@@ -21,7 +21,8 @@ btVector3 ToBullet(const Eigen::Vector3d& v) { return btVector3(v.x(), v.y(), v.
 class BulletWorld : public PeerWorld {
  public:
   explicit BulletWorld(const Scene& scene) : h_(scene.h()) {
-    RequirePeerScene(scene);
+    RequirePeerScene(scene, "bullet", {ShapeKind::HalfSpace, ShapeKind::Box, ShapeKind::Sphere},
+                     true);
     configuration_ = std::make_unique<btDefaultCollisionConfiguration>();
     dispatcher_ = std::make_unique<btCollisionDispatcher>(configuration_.get());
     broad_phase_ = std::make_unique<btDbvtBroadphase>();
@@ -133,7 +134,8 @@ PeerEngine BulletEngine() {
           "(10 iterations, split impulse), friction sqrt(mu) per body, sleeping off",
           [](const Scene& scene) -> std::unique_ptr<PeerWorld> {
             return std::make_unique<BulletWorld>(scene);
-          }};
+          },
+          nullptr};
 }
 
-}  // namespace ncpkit::bench
+}  // namespace ncpkit::peers

@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "bench/engine_peers.h"
+#include "peers/engine_peers.h"
 
-namespace ncpkit::bench {
+namespace ncpkit::peers {
 namespace {
 
 constexpr int kMaxContactsPerPair = 8;
@@ -26,7 +26,7 @@ void InitializeOde() {
 class OdeWorld : public PeerWorld {
  public:
   explicit OdeWorld(const Scene& scene) : h_(scene.h()), mu_(scene.laws.default_law.mu) {
-    RequirePeerScene(scene);
+    RequirePeerScene(scene, "ode", {ShapeKind::HalfSpace, ShapeKind::Box, ShapeKind::Sphere}, true);
     InitializeOde();
     world_ = dWorldCreate();
     space_ = dHashSpaceCreate(nullptr);
@@ -147,7 +147,8 @@ PeerEngine OdeEngine() {
           "pair, dContactApprox1 friction, ERP 0.2, CFM 1e-5",
           [](const Scene& scene) -> std::unique_ptr<PeerWorld> {
             return std::make_unique<OdeWorld>(scene);
-          }};
+          },
+          nullptr};
 }
 
-}  // namespace ncpkit::bench
+}  // namespace ncpkit::peers
