@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bench/peer_guard.h"
+#include "integrators/mjcf.h"
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
 #include "integrators/trajectory_quality.h"
@@ -29,9 +30,20 @@ using peers::PeerWorld;
 
 namespace {
 
+std::string ScenePath(const std::string& file) {
+  return std::string(NCPKIT_SCENE_DIR) + "/" + file;
+}
+
 // A scene file as the explicit stepper takes it ("stepper": "explicit" added to a paper scene).
 Scene LoadExplicitScene(const std::string& file) {
-  std::string text = internal::ReadTextFile(std::string(NCPKIT_SCENE_DIR) + "/" + file);
+  if (IsMjcfPath(file)) {
+    // An MJCF model is an explicit scene; it has no duration of its own (the piles settle in
+    // 2 s).
+    Scene scene = LoadScene(ScenePath(file));
+    scene.duration = 2.0;
+    return scene;
+  }
+  std::string text = internal::ReadTextFile(ScenePath(file));
   if (text.find("\"explicit\"") == std::string::npos) {
     text.insert(text.find('{') + 1, "\"stepper\": \"explicit\",");
   }
@@ -45,9 +57,13 @@ Scene LoadExplicitScene(const std::string& file) {
 // ",tolerance=E" (the solver's tolerance instead of the scene's), in that order.
 class Runner {
  public:
-  Runner(const Scene& scene, const std::string& who) : scene_(scene) {
+  // `file`: the scene's file (an engine that reads MJCF steps an MJCF file itself).
+  Runner(const Scene& scene, const std::string& file, const std::string& who) : scene_(scene) {
     for (const PeerEngine& engine : PeerEngines()) {
-      if (engine.name == who) peer_ = engine.make(scene_);
+      if (engine.name != who) continue;
+      peer_ = engine.make_from_mjcf && IsMjcfPath(file)
+                  ? engine.make_from_mjcf(ScenePath(file), scene_)
+                  : engine.make(scene_);
     }
     if (peer_ == nullptr) {
       const size_t comma = who.find(',');
@@ -112,7 +128,7 @@ enum Measure {
 // The untimed run that measures the trajectory; throws what the runner throws.
 std::vector<double> MeasureRun(const Scene& scene, const std::string& file,
                                const std::string& who) {
-  Runner runner(scene, who);
+  Runner runner(scene, file, who);
   const int64_t steps = runner.num_steps();
   TrajectoryQualityMeter meter(scene.bodies, scene.gravity());
   meter.SetSettleStart(static_cast<int>(std::ceil(0.75 * static_cast<double>(steps))));
@@ -183,7 +199,7 @@ void BM_Engine(benchmark::State& state, const std::string& file, const std::stri
   int64_t timed_steps = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    runner = std::make_unique<Runner>(scene, who);
+    runner = std::make_unique<Runner>(scene, file, who);
     steps = runner->num_steps();
     state.ResumeTiming();
     const auto start = std::chrono::steady_clock::now();
@@ -228,6 +244,11 @@ int RegisterEngineBenchmarks() {
       {"engine/wall100.json",
        {"cone/nsgs-velocity", "cone/nsgs-velocity@20", "cone/nsgs-velocity@20,threads=2",
         "convex/convex-newton,tolerance=1e-8"}},
+      // MJCF models: MuJoCo steps the file itself; ODE and Bullet the scene ncpkit reads.
+      {"engine/capsules200.xml",
+       {"cone/nsgs-velocity@20", "convex/convex-newton", "convex/convex-newton,tolerance=1e-8"}},
+      {"engine/rocks200.xml",
+       {"cone/nsgs-velocity@20", "convex/convex-newton", "convex/convex-newton,tolerance=1e-8"}},
   };
   for (const Entry& entry : entries) {
     std::vector<std::string> who = entry.variants;

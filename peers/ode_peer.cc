@@ -1,18 +1,24 @@
-// ODE 0.16 (Debian libode-dev, double precision) as a peer: dWorldQuickStep (its iterative
+// ODE 0.16 (Debian libode-dev, double precision) as a peer of planes, boxes, spheres, capsules
+// and convex hulls (dCreateConvex, its faces and vertices): dWorldQuickStep (its iterative
 // solver, 20 sweeps by default), a hash space, up to 8 contact points per pair from dCollide, and
 // Coulomb friction as ODE's pyramid scaled by the normal force (dContactApprox1). Everything else
 // at ODE's defaults (ERP 0.2, CFM 1e-5).
 #include <ode/ode.h>
 
+#include <deque>
 #include <stdexcept>
 #include <vector>
 
+#include "dynamics/shapes/polyhedron.h"
 #include "peers/engine_peers.h"
 
 namespace ncpkit::peers {
 namespace {
 
 constexpr int kMaxContactsPerPair = 8;
+// A capsule's axis is x in ncpkit, z in ODE: this turns z onto x.
+const Eigen::Quaterniond kTurn(Eigen::AngleAxisd(0.5 * 3.14159265358979323846,
+                                                 Eigen::Vector3d::UnitY()));
 
 // dInitODE2 once for the program (ODE keeps global state; dCloseODE is left to exit).
 void InitializeOde() {
@@ -26,7 +32,10 @@ void InitializeOde() {
 class OdeWorld : public PeerWorld {
  public:
   explicit OdeWorld(const Scene& scene) : h_(scene.h()), mu_(scene.laws.default_law.mu) {
-    RequirePeerScene(scene, "ode", {ShapeKind::HalfSpace, ShapeKind::Box, ShapeKind::Sphere}, true);
+    RequirePeerScene(scene, "ode",
+                     {ShapeKind::HalfSpace, ShapeKind::Box, ShapeKind::Sphere, ShapeKind::Capsule,
+                      ShapeKind::Polyhedron},
+                     false);
     InitializeOde();
     world_ = dWorldCreate();
     space_ = dHashSpaceCreate(nullptr);
@@ -35,22 +44,7 @@ class OdeWorld : public PeerWorld {
     dWorldSetGravity(world_, g.x(), g.y(), g.z());
     for (const Body& body : scene.bodies) {
       const Eigen::Matrix3d R = body.state.orientation.toRotationMatrix();
-      dGeomID geom = nullptr;
-      switch (body.shape.kind) {
-        case ShapeKind::HalfSpace: {
-          const Eigen::Vector3d n = R.col(2);
-          geom = dCreatePlane(space_, n.x(), n.y(), n.z(), n.dot(body.state.position));
-          break;
-        }
-        case ShapeKind::Box:
-          geom = dCreateBox(space_, body.shape.size.x(), body.shape.size.y(), body.shape.size.z());
-          break;
-        case ShapeKind::Sphere:
-          geom = dCreateSphere(space_, body.shape.size[0]);
-          break;
-        default:
-          throw std::invalid_argument("ode: unsupported shape");
-      }
+      dGeomID geom = MakeGeom(body, R);
       dBodyID id = nullptr;
       if (!body.fixed) {
         id = dBodyCreate(world_);
@@ -60,6 +54,10 @@ class OdeWorld : public PeerWorld {
                            I(0, 2), I(1, 2));
         dBodySetMass(id, &mass);
         dGeomSetBody(geom, id);
+        if (body.shape.kind == ShapeKind::Capsule) {
+          const dQuaternion turn = {kTurn.w(), kTurn.x(), kTurn.y(), kTurn.z()};
+          dGeomSetOffsetQuaternion(geom, turn);
+        }
         const Eigen::Vector3d& p = body.state.position;
         dBodySetPosition(id, p.x(), p.y(), p.z());
         const Eigen::Quaterniond& q = body.state.orientation;
@@ -72,7 +70,9 @@ class OdeWorld : public PeerWorld {
       } else if (body.shape.kind != ShapeKind::HalfSpace) {
         const Eigen::Vector3d& p = body.state.position;
         dGeomSetPosition(geom, p.x(), p.y(), p.z());
-        const Eigen::Quaterniond& q = body.state.orientation;
+        const Eigen::Quaterniond q = body.shape.kind == ShapeKind::Capsule
+                                         ? body.state.orientation * kTurn
+                                         : body.state.orientation;
         const dQuaternion quaternion = {q.w(), q.x(), q.y(), q.z()};
         dGeomSetQuaternion(geom, quaternion);
       }
@@ -115,6 +115,42 @@ class OdeWorld : public PeerWorld {
   int Contacts() const override { return contacts_; }
 
  private:
+  dGeomID MakeGeom(const Body& body, const Eigen::Matrix3d& R) {
+    const Eigen::VectorXd& size = body.shape.size;
+    switch (body.shape.kind) {
+      case ShapeKind::HalfSpace: {
+        const Eigen::Vector3d n = R.col(2);
+        return dCreatePlane(space_, n.x(), n.y(), n.z(), n.dot(body.state.position));
+      }
+      case ShapeKind::Box:
+        return dCreateBox(space_, size.x(), size.y(), size.z());
+      case ShapeKind::Sphere:
+        return dCreateSphere(space_, size[0]);
+      case ShapeKind::Capsule:  // ODE's axis is z: the geom is turned by kTurn
+        return dCreateCapsule(space_, size[0], size[1]);
+      case ShapeKind::Polyhedron:
+        return MakeConvex(*body.shape.polyhedron);
+      default:
+        throw std::invalid_argument("ode: unsupported shape");
+    }
+  }
+
+  // ODE keeps pointers to the planes, points and polygons: they live as long as the world.
+  dGeomID MakeConvex(const ConvexPolyhedron& p) {
+    std::vector<dReal>& planes = planes_.emplace_back();
+    std::vector<dReal>& points = points_.emplace_back();
+    std::vector<unsigned int>& polygons = polygons_.emplace_back();
+    for (const ConvexPolyhedron::Face& face : p.faces) {
+      planes.insert(planes.end(), {face.normal.x(), face.normal.y(), face.normal.z(), face.offset});
+      polygons.push_back(static_cast<unsigned int>(face.vertices.size()));
+      for (int v : face.vertices) polygons.push_back(static_cast<unsigned int>(v));
+    }
+    for (const Eigen::Vector3d& v : p.vertices) points.insert(points.end(), {v.x(), v.y(), v.z()});
+    return dCreateConvex(space_, planes.data(), static_cast<unsigned int>(p.faces.size()),
+                         points.data(), static_cast<unsigned int>(p.vertices.size()),
+                         polygons.data());
+  }
+
   static void NearCallback(void* data, dGeomID a, dGeomID b) {
     auto* self = static_cast<OdeWorld*>(data);
     const dBodyID body_a = dGeomGetBody(a), body_b = dGeomGetBody(b);
@@ -136,6 +172,9 @@ class OdeWorld : public PeerWorld {
   dJointGroupID contact_group_ = nullptr;
   std::vector<dBodyID> bodies_;  // null for fixed bodies
   std::vector<RigidBodyState> fixed_states_;
+  // The convex geoms' data, by geom (a deque keeps each in place as more are added).
+  std::deque<std::vector<dReal>> planes_, points_;
+  std::deque<std::vector<unsigned int>> polygons_;
   int contacts_ = 0;
 };
 

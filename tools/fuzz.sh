@@ -37,6 +37,7 @@ seed scene scenes/*.json tests/data/hostile/*.json tests/data/legacy/*.json \
   tests/data/explicit_boxes.json tests/fuzz/seeds/convex_scene.json
 seed trajectory_csv tests/fuzz/seeds/trajectory.csv
 seed mesh_file tests/fuzz/seeds/mesh_*
+seed mjcf tests/fuzz/seeds/*.xml
 
 mkdir -p "$build"/findings
 # fuzz_one <target>: one target for the time given; its verdict in findings/<target>.verdict.
@@ -57,7 +58,8 @@ fuzz_one() {
 
 # The targets run side by side, one per core (each libFuzzer process is single-threaded), so the
 # suite's time is the targets' total over the cores.
-targets="siconos_lcp siconos_mlcp siconos_fc3d matrix_market vector_file scene trajectory_csv mesh_file"
+targets="siconos_lcp siconos_mlcp siconos_fc3d matrix_market vector_file scene trajectory_csv mesh_file
+  mjcf"
 status=0
 running=0
 for target in $targets; do

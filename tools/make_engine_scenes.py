@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Writes the engine-scale scenes of scenes/engine/ (explicit stepper): a stack of 50 boxes,
-a pile of 200 boxes dropped into a bin, a wall of 100 bricks. Deterministic: run it again to
-regenerate the files after changing a size here. The stack steps the Coulomb cone by default;
+a pile of 200 boxes dropped into a bin, a wall of 100 bricks, and, as MuJoCo MJCF files that
+MuJoCo steps itself in the engine benchmark, a pile of 200 capsules and a pile of 200 convex
+rocks (hulls of 12 to 30 random points). Deterministic: run it again to regenerate the files
+after changing a size here. The stack steps the Coulomb cone by default;
 the pile and the wall the convex model (convex-newton), which solves every one of their steps
 to the tolerance where the cone's solvers do not (docs/steppers.md, "Engine-scale scenes").
 
@@ -118,6 +120,86 @@ def wall100():
             "contact": {"mu": 0.6}, "fixed": [GROUND], "bodies": bodies}
 
 
+def mjcf_bin(name, description, bodies, assets, columns, rows, pitch, extra=""):
+    # An MJCF model: `bodies` (body elements) dropped into a bin of columns x rows cells of
+    # `pitch`, 0.6 m high, at a time step of 5 ms (a body falling 1.5 m moves 27 mm a step,
+    # less than any body's thickness).
+    wx, wy, wall, height = columns * pitch / 2, rows * pitch / 2, 0.05, 0.6
+    walls = [("wall_east", (wx + wall, 0), (wall, wy + 2 * wall)),
+             ("wall_west", (-wx - wall, 0), (wall, wy + 2 * wall)),
+             ("wall_north", (0, wy + wall), (wx, wall)),
+             ("wall_south", (0, -wy - wall), (wx, wall))]
+    lines = ['<mujoco model="%s">' % name,
+             "  <!-- %s; written by tools/make_engine_scenes.py -->" % description,
+             '  <option timestep="0.005" gravity="0 0 -9.81"/>',
+             '  <size nconmax="1500" njmax="6000"/>',
+             '  <default><geom friction="0.5 0.005 0.0001" density="1000"/></default>' + extra]
+    if assets:
+        lines += ["  <asset>"] + ["    " + a for a in assets] + ["  </asset>"]
+    lines += ["  <worldbody>", '    <geom name="ground" type="plane" size="5 5 0.1"/>']
+    for wname, (x, y), (sx, sy) in walls:
+        lines.append('    <geom name="%s" type="box" size="%g %g %g" pos="%g %g %g"/>'
+                     % (wname, sx, sy, height / 2, x, y, height / 2))
+    lines += ["    " + b for b in bodies] + ["  </worldbody>", "</mujoco>"]
+    return "\n".join(lines) + "\n"
+
+
+def lattice(count, columns, rows, pitch, bottom):
+    # Cell centres of a columns x rows lattice, layer after layer from `bottom` up.
+    for n in range(count):
+        k, rest = divmod(n, columns * rows)
+        i, j = divmod(rest, rows)
+        yield n, ((i - (columns - 1) / 2.0) * pitch, (j - (rows - 1) / 2.0) * pitch,
+                  bottom + k * pitch)
+
+
+def random_quaternion(rng):
+    # Uniform over rotations (Shoemake).
+    u1, u2, u3 = rng.random(), rng.random(), rng.random()
+    a, b = math.sqrt(1 - u1), math.sqrt(u1)
+    return (a * math.sin(2 * math.pi * u2), a * math.cos(2 * math.pi * u2),
+            b * math.sin(2 * math.pi * u3), b * math.cos(2 * math.pi * u3))
+
+
+def capsules(count=200):
+    # Capsules of radius 4 cm and half-lengths 6 to 12 cm (at most 16 cm from their centres),
+    # turned at random, one a cell of 0.34 m.
+    import random
+    rng = random.Random(200)
+    bodies = []
+    for n, (x, y, z) in lattice(count, 8, 5, 0.34, 0.25):
+        q = random_quaternion(rng)
+        bodies.append('<body name="cap%d" pos="%.6f %.6f %.6f" quat="%.9f %.9f %.9f %.9f">'
+                      '<freejoint/><geom type="capsule" size="0.04 %.4f"/></body>'
+                      % ((n, x, y, z) + q + (rng.uniform(0.06, 0.12),)))
+    return mjcf_bin("%d-capsule pile" % count, "%d capsules dropped into a bin" % count, bodies,
+                    [], 8, 5, 0.34)
+
+
+def rocks(count=200):
+    # Rocks: the hulls of 12 to 30 points on an ellipsoid of semi-axes 6 to 11 cm, each pulled in
+    # by up to 20 %, turned at random, one a cell of 0.28 m (every point within 11 cm of its
+    # cell's centre).
+    import random
+    rng = random.Random(201)
+    bodies, assets = [], []
+    for n, (x, y, z) in lattice(count, 8, 5, 0.28, 0.2):
+        axes = [rng.uniform(0.06, 0.11) for _ in range(3)]
+        points = []
+        for _ in range(rng.randint(12, 30)):
+            d = [rng.gauss(0, 1) for _ in range(3)]
+            norm = math.sqrt(sum(c * c for c in d))
+            r = rng.uniform(0.8, 1.0)
+            points.append(" ".join("%.5f" % (r * a * c / norm) for a, c in zip(axes, d)))
+        assets.append('<mesh name="rock%d" vertex="%s"/>' % (n, "  ".join(points)))
+        q = random_quaternion(rng)
+        bodies.append('<body name="rock%d" pos="%.6f %.6f %.6f" quat="%.9f %.9f %.9f %.9f">'
+                      '<freejoint/><geom type="mesh" mesh="rock%d"/></body>'
+                      % ((n, x, y, z) + q + (n,)))
+    return mjcf_bin("%d-rock pile" % count, "%d convex rocks dropped into a bin" % count, bodies,
+                    assets, 8, 5, 0.28)
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--pile":
         if not sys.argv[2].isdigit() or not 1 <= int(sys.argv[2]) <= 100000:
@@ -130,5 +212,8 @@ if __name__ == "__main__":
         write("stack50.json", stack50())
         write("pile200.json", pile(200))
         write("wall100.json", wall100())
+        for name, text in [("capsules200.xml", capsules()), ("rocks200.xml", rocks())]:
+            with open(os.path.join(HERE, name), "w") as f:
+                f.write(text)
     else:
         sys.exit(__doc__)

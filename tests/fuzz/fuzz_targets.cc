@@ -9,6 +9,7 @@
 #include "apps/viewer.h"
 #include "dynamics/mesh_file.h"
 #include "dynamics/shapes/polyhedron.h"
+#include "integrators/mjcf.h"
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
 #include "readers/matrix_market.h"
@@ -111,19 +112,35 @@ void VectorFile(const uint8_t* data, size_t size) {
   }
 }
 
+namespace {
+
+// A few steps of a scene read, a few iterations each.
+void RunBounded(Scene scene) {
+  if (scene.bodies.size() > kMaxSceneBodies) return;
+  int& iterations = scene.mutable_settings().max_iterations;
+  iterations = scene.stepper() == "implicit" ? std::min(iterations, 30)
+               : iterations == 0             ? 200
+                                             : std::min(iterations, 200);
+  if (scene.stepper() == "explicit")
+    scene.options<ExplicitStepperOptions>().solver_time_limit = 1.0;
+  scene.duration = std::min(scene.duration, kMaxSteps * scene.h());
+  SceneRunner runner(scene);
+  while (!runner.Done()) CheckSummary(runner.Step().summary, scene.name);
+}
+
+}  // namespace
+
 void SceneFile(const uint8_t* data, size_t size) {
   try {
-    Scene scene = ParseScene(Text(data, size), "fuzz.json");
-    if (scene.bodies.size() > kMaxSceneBodies) return;
-    // Bounded work per input: a few steps, a few iterations each.
-    int& iterations = scene.mutable_settings().max_iterations;
-    iterations = scene.stepper() == "implicit" ? std::min(iterations, 30)
-                 : iterations == 0             ? 200
-                                               : std::min(iterations, 200);
-    scene.options<ExplicitStepperOptions>().solver_time_limit = 1.0;
-    scene.duration = std::min(scene.duration, kMaxSteps * scene.h());
-    SceneRunner runner(scene);
-    while (!runner.Done()) CheckSummary(runner.Step().summary, scene.name);
+    RunBounded(ParseScene(Text(data, size), "fuzz.json"));
+  } catch (const std::invalid_argument&) {
+  }
+}
+
+// MJCF text: its includes and mesh files are looked up beside "fuzz.xml", in the working folder.
+void MjcfFile(const uint8_t* data, size_t size) {
+  try {
+    RunBounded(ParseMjcfScene(Text(data, size), "fuzz.xml"));
   } catch (const std::invalid_argument&) {
   }
 }
@@ -175,7 +192,8 @@ const std::vector<NamedTarget>& Targets() {
                                                     {"vector_file", VectorFile},
                                                     {"scene", SceneFile},
                                                     {"trajectory_csv", TrajectoryCsv},
-                                                    {"mesh_file", MeshFile}};
+                                                    {"mesh_file", MeshFile},
+                                                    {"mjcf", MjcfFile}};
   return kTargets;
 }
 

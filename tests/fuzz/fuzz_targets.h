@@ -28,6 +28,7 @@ void VectorFile(const uint8_t* data, size_t size);
 void SceneFile(const uint8_t* data, size_t size);      // any scene file, stepped a few steps
 void TrajectoryCsv(const uint8_t* data, size_t size);  // a trajectory CSV into a viewer page
 void MeshFile(const uint8_t* data, size_t size);       // an OBJ or STL file, then its hull
+void MjcfFile(const uint8_t* data, size_t size);       // an MJCF model, then a few steps
 
 const std::vector<NamedTarget>& Targets();
 
