@@ -522,5 +522,39 @@ TEST_CASE("ncpkit mjcf writes a scene that ncpkit simulate and compare run; refu
         std::string::npos);
 }
 
+TEST_CASE("MJCF meshes that span no volume, repeat a point, hold NaN or are missing are refused") {
+  auto model = [](const std::string& mesh) {
+    return World("<body pos='0 0 1'><freejoint/><geom type='mesh' mesh='m'/></body>",
+                 "<asset>\n\n" + mesh + "</asset>");
+  };
+  struct Case {
+    std::string mesh, says;
+  };
+  const Case cases[] = {
+      {"<mesh name='m' vertex='0 0 0  1 0 0  0 1 0  1 1 0  0.5 0.5 0'/>", "volume"},
+      {"<mesh name='m' vertex='0 0 0  0 0 0  0 0 0  0 0 0'/>", "all one point"},
+      {"<mesh name='m' vertex='0 0 0  1 0 0  0 1 0  0 0 nan'/>", "finite"},
+      {"<mesh name='m' vertex='0 0 0  1 0 0  0 1 0  0 0 1  0 0'/>", "multiple of 3"},
+      {"<mesh name='m' vertex='0 0 0  1 0 0  0 1 0'/>", "at least 12 numbers"},
+      {"<mesh name='m' file='none.obj'/>", "none.obj"},
+      {"<mesh name='m' file='mesh.ply'/>", "mesh.ply"},
+      {"<mesh name='m' vertex='0 0 0  1 0 0  0 1 0  0 0 1' scale='1 0 1'/>", "scale"},
+      {"<mesh name='m' vertex='0 0 0  1 0 0  0 1 0  0 0 1' refpos='1 0 0'/>", "refpos"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.mesh);
+    try {
+      Parse(model(c.mesh));
+      FAIL("was read");
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      CAPTURE(what);
+      CHECK(e.line() == 3);  // the <mesh> element's
+      CHECK(what.find("<mesh name=\"m\">") != std::string::npos);
+      CHECK(what.find(c.says) != std::string::npos);
+    }
+  }
+}
+
 }  // namespace mjcf_test
 }  // namespace ncpkit
