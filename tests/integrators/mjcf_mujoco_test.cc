@@ -19,6 +19,7 @@
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
 #include "peers/engine_peers.h"
+#include "tests/integrators/mjcf_scenes.h"
 #include "tests/test_support.h"
 
 namespace ncpkit {
@@ -219,36 +220,9 @@ TEST_CASE("an MJCF file of every supported element reads as MuJoCo reads it") {
   std::filesystem::remove_all(folder);
 }
 
-// Every shape MJCF has, turned, offset and moving.
-const char* const kMixedScene = R"({
-  "stepper": "explicit", "h": 0.004, "gravity": [0, 0.5, -9.81], "duration": 0.2,
-  "contact": {"mu": 0.35},
-  "bodies": [
-    {"name": "box", "shape": "box", "size": [0.2, 0.3, 0.4], "mass": 2,
-     "position": [0, 0, 0.5], "orientation": [0.9238795, 0, 0.3826834, 0]},
-    {"name": "ball", "shape": "sphere", "size": [0.1], "mass": 1, "position": [1, 0, 0.3],
-     "velocity": [0.5, 0, 0], "angular_velocity": [0, 0, 3]},
-    {"name": "egg", "shape": "ellipsoid", "size": [0.1, 0.15, 0.2], "mass": 1,
-     "position": [2, 0, 0.5], "orientation": [0.5, 0.5, 0.5, 0.5]},
-    {"name": "cap", "shape": "capsule", "size": [0.05, 0.3], "mass": 1,
-     "position": [3, 0, 0.5], "orientation": [0.7071068, 0.7071068, 0, 0]},
-    {"name": "can", "shape": "cylinder", "size": [0.1, 0.2], "mass": 1, "position": [4, 0, 0.5],
-     "orientation": [0.9238795, 0, 0, 0.3826834]},
-    {"name": "rock", "shape": "convex",
-     "vertices": [[0,0,0],[0.3,0,0],[0,0.2,0],[0,0,0.25],[0.2,0.2,0.2]],
-     "mass": 1.5, "position": [5, 0, 0.5], "orientation": [0.8, 0.6, 0, 0]}
-  ],
-  "fixed": [
-    {"name": "ground", "shape": "plane", "normal": [0, 0.1, 1]},
-    {"name": "step", "shape": "box", "size": [1, 1, 0.1], "position": [0, 3, 0.05],
-     "orientation": [0.9659258, 0, 0, 0.258819]},
-    {"name": "bar", "shape": "capsule", "size": [0.05, 1], "position": [0, -3, 0.3]}
-  ]
-})";
-
 TEST_CASE("scenes ncpkit writes as MJCF load in MuJoCo as the same bodies") {
   const std::string folder = Folder();
-  std::vector<Scene> scenes = {ParseScene(kMixedScene, "mixed.json")};
+  std::vector<Scene> scenes = {ParseScene(testing::kMixedShapesScene, "mixed.json")};
   for (const char* file : {"engine/stack50.json", "engine/pile200.json", "engine/wall100.json"}) {
     scenes.push_back(LoadScene(SceneDirectory() + "/" + file));
   }
@@ -310,7 +284,7 @@ TEST_CASE("MuJoCo stepping an MJCF file reports its bodies as ncpkit's, and fall
 }
 
 TEST_CASE("MuJoCo stepping a written scene starts at its velocities") {
-  const Scene scene = ParseScene(kMixedScene, "mixed.json");
+  const Scene scene = ParseScene(testing::kMixedShapesScene, "mixed.json");
   const std::unique_ptr<peers::PeerWorld> world = Mujoco().make(scene);
   std::vector<RigidBodyState> states;
   world->ReadStates(&states);

@@ -15,6 +15,7 @@
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
 #include "solvers/base/input_error.h"
+#include "tests/integrators/mjcf_scenes.h"
 #include "tests/test_support.h"
 
 namespace ncpkit {
@@ -414,32 +415,8 @@ TEST_CASE("MJCF text goes through ParseScene and LoadScene") {
   CHECK_FALSE(IsMjcfPath("a.xml/b"));
 }
 
-// A JSON scene of every shape MJCF has, turned and offset, with a polyhedron.
-const char* const kMixedScene = R"({
-  "stepper": "explicit", "h": 0.004, "gravity": [0, 0.5, -9.81], "duration": 0.2,
-  "contact": {"mu": 0.35},
-  "bodies": [
-    {"name": "box", "shape": "box", "size": [0.2, 0.3, 0.4], "mass": 2,
-     "position": [0, 0, 0.5], "orientation": [0.9238795, 0, 0.3826834, 0]},
-    {"name": "ball", "shape": "sphere", "size": [0.1], "mass": 1, "position": [1, 0, 0.3],
-     "velocity": [0.5, 0, 0], "angular_velocity": [0, 0, 3]},
-    {"name": "egg", "shape": "ellipsoid", "size": [0.1, 0.15, 0.2], "mass": 1,
-     "position": [2, 0, 0.5]},
-    {"name": "cap", "shape": "capsule", "size": [0.05, 0.3], "mass": 1,
-     "position": [3, 0, 0.5], "orientation": [0.7071068, 0.7071068, 0, 0]},
-    {"name": "can", "shape": "cylinder", "size": [0.1, 0.2], "mass": 1, "position": [4, 0, 0.5]},
-    {"name": "rock", "shape": "convex", "vertices": [[0,0,0],[0.3,0,0],[0,0.2,0],[0,0,0.25],[0.2,0.2,0.2]],
-     "mass": 1.5, "position": [5, 0, 0.5]}
-  ],
-  "fixed": [
-    {"name": "ground", "shape": "plane", "normal": [0, 0.1, 1]},
-    {"name": "step", "shape": "box", "size": [1, 1, 0.1], "position": [0, 3, 0.05],
-     "orientation": [0.9659258, 0, 0, 0.258819]}
-  ]
-})";
-
 TEST_CASE("a scene written as MJCF reads back as the same scene") {
-  const Scene scene = ParseScene(kMixedScene, "mixed.json");
+  const Scene scene = ParseScene(testing::kMixedShapesScene, "mixed.json");
   const std::string xml = WriteMjcf(scene);
   const Scene back = ParseMjcfScene(xml, "mixed.xml");
   CHECK(back.h() == scene.h());
@@ -471,7 +448,7 @@ TEST_CASE("a scene written as MJCF reads back as the same scene") {
 }
 
 TEST_CASE("what MJCF cannot say is refused by the writer") {
-  Scene scene = ParseScene(kMixedScene, "mixed.json");
+  Scene scene = ParseScene(testing::kMixedShapesScene, "mixed.json");
   ContactLaw law = scene.laws.default_law;
   law.mu = 0.9;
   scene.laws.Set("box", "ball", law);
