@@ -172,16 +172,28 @@ void NearestOnSegments(const Vector3d& p1, const Vector3d& q1, const Vector3d& p
   *y = p2 + t * d2;
 }
 
-// A contact between balls of radii ra about x (of A) and rb about y (of B); `fallback` the
-// normal where the centres coincide.
-void AddBalls(const Vector3d& x, double ra, const Vector3d& y, double rb, const Vector3d& fallback,
-              double threshold, std::vector<ContactPoint>* out) {
+// The contact between balls of radii ra about x (of A) and rb about y (of B), into *c if closer
+// than the threshold (then true); `fallback` the normal where the centres coincide. AddBalls
+// appends it.
+bool Balls(const Vector3d& x, double ra, const Vector3d& y, double rb, const Vector3d& fallback,
+           double threshold, ContactPoint* c) {
   const Vector3d d = y - x;
   const double length = d.norm();
   const double distance = length - ra - rb;
-  if (distance >= threshold) return;
+  if (distance >= threshold) return false;
   const Vector3d n = length > 1e-12 * (ra + rb) ? Vector3d(d / length) : fallback;
-  Add(x + ra * n, n, distance, out);
+  c->point_a = x + ra * n;
+  c->normal = n;
+  c->distance = distance;
+  c->point_b = c->point_a + distance * n;
+  c->feature = FeatureId();
+  return true;
+}
+
+void AddBalls(const Vector3d& x, double ra, const Vector3d& y, double rb, const Vector3d& fallback,
+              double threshold, std::vector<ContactPoint>* out) {
+  ContactPoint c;
+  if (Balls(x, ra, y, rb, fallback, threshold, &c)) out->push_back(c);
 }
 
 // A unit vector square to the unit axis, for centres that coincide.
@@ -241,10 +253,7 @@ void CapsuleCapsule(const Shape& a, const ShapePose& pa, const Shape& b, const S
   ContactPoint ends[2];
   for (int k = 0; k < 2; ++k) {
     const Vector3d end = pa.position + (k == 0 ? low : high) * axis;
-    std::vector<ContactPoint> one;
-    AddBalls(end, ra, NearestOnSegment(b0, b1, end), rb, fallback, threshold, &one);
-    if (one.empty()) return;
-    ends[k] = one[0];
+    if (!Balls(end, ra, NearestOnSegment(b0, b1, end), rb, fallback, threshold, &ends[k])) return;
   }
   const bool nearer = nearest < std::min(ends[0].distance, ends[1].distance) - 1e-9 * scale;
   if (!nearer) out->pop_back();
