@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <sstream>
+#include <string>
 
 #include "integrators/scene_runner.h"
 #include "peers/engine_peers.h"
@@ -30,6 +32,7 @@ QualityRow RunPeer(const peers::PeerEngine& engine, const std::string& path, con
   double seconds = 0.0, contacts = 0.0;
   try {
     const std::unique_ptr<peers::PeerWorld> world = engine.make_from_mjcf(path, scene);
+    row.differences = world->Differences();
     for (; row.steps < steps; ++row.steps) {
       const auto start = std::chrono::steady_clock::now();
       world->Step();
@@ -76,6 +79,10 @@ void PrintQualityTable(const std::vector<QualityRow>& rows, std::ostream& out) {
                   1e3 * q.max_penetration, q.max_energy_rise, 1e3 * q.settled_drift);
     out << line;
     if (!r.error.empty()) out << "  " << r.who << " stopped: " << r.error << "\n";
+    std::istringstream differences(r.differences);
+    for (std::string text; std::getline(differences, text);) {
+      out << "  " << r.who << " differs: " << text << "\n";
+    }
   }
 }
 

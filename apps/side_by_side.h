@@ -21,6 +21,8 @@ struct QualityRow {
   double us_per_step = 0.0, contacts_per_step = 0.0;
   TrajectoryQuality quality;
   std::string error;  // why a peer stopped (a warning of its own), else ""
+  // Where a peer's model of the scene differs from ncpkit's (PeerWorld::Differences).
+  std::string differences;
 };
 
 // The meter for a run of `scene`: drift measured from three quarters of its steps.

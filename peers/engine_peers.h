@@ -27,6 +27,9 @@ class PeerWorld {
   virtual void ReadStates(std::vector<RigidBodyState>* states) const = 0;
   // Contact points the engine used in its latest step.
   virtual int Contacts() const = 0;
+  // Where the engine's model of the scene differs from ncpkit's (a body's mass, ...), one line
+  // each; empty when they agree.
+  virtual std::string Differences() const { return ""; }
 };
 
 struct PeerEngine {

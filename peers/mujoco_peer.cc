@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -96,6 +97,8 @@ class MujocoWorld : public PeerWorld {
 
   int Contacts() const override { return data_->ncon; }
 
+  std::string Differences() const override { return differences_; }
+
  private:
   // Free joint j: qpos [p, q] of the body frame, qvel [v of the body origin (world), omega (body
   // frame)].
@@ -154,7 +157,24 @@ class MujocoWorld : public PeerWorld {
                                     ": MuJoCo puts its centre of mass elsewhere than ncpkit");
       }
       frame_[i] = turn.conjugate() * body.state.orientation;
+      NoteMass(body, model_->body_mass[model_->jnt_bodyid[joint_of_[i]]]);
     }
+  }
+
+  // MuJoCo 2.2 takes a mesh's mass from an approximation of its inertia unless the compiler's
+  // exactmeshinertia is true; ncpkit's is the hull's, exactly.
+  void NoteMass(const Body& body, double mass) {
+    if (std::abs(mass - body.mass.mass) <= 1e-6 * body.mass.mass) return;
+    std::ostringstream s;
+    s.precision(6);
+    s << "body " << body.name << ": MuJoCo's mass " << mass << " kg, ncpkit's " << body.mass.mass
+      << " kg"
+      << (body.shape.kind == ShapeKind::Polyhedron
+              ? " (MuJoCo 2.2 approximates a mesh's inertia unless <compiler "
+                "exactmeshinertia=\"true\"/>)"
+              : "")
+      << "\n";
+    differences_ += s.str();
   }
 
   void SetVelocities(const Scene& scene) {
@@ -179,6 +199,7 @@ class MujocoWorld : public PeerWorld {
   std::vector<RigidBodyState> start_;
   std::vector<Eigen::Quaterniond> frame_;  // ncpkit's body frame in MuJoCo's
   std::vector<int> joint_of_;              // free joint of each body, -1 for fixed ones
+  std::string differences_;
 };
 
 // A scene written as MJCF (WriteMjcf) to a temporary file: mj_loadXML reads files.

@@ -267,6 +267,7 @@ TEST_CASE("MuJoCo stepping an MJCF file reports its bodies as ncpkit's, and fall
   std::ofstream(path) << kEveryElement;
   Scene scene = LoadScene(path);
   const std::unique_ptr<peers::PeerWorld> world = Mujoco().make_from_mjcf(path, scene);
+  CHECK(world->Differences().empty());  // (the file asks for exact mesh inertia)
   std::vector<RigidBodyState> states;
   world->ReadStates(&states);
   CheckStates(scene, states);
@@ -306,6 +307,19 @@ TEST_CASE("ncpkit compare runs an MJCF file through MuJoCo beside ncpkit's varia
   const size_t row = run.output.find("\ndrop                   mujoco                 100      0");
   CHECK(row != std::string::npos);
   CHECK(run.output.find("stopped") == std::string::npos);
+  CHECK(run.output.find("differs") == std::string::npos);
+  // A mesh's mass by MuJoCo 2.2's default approximation: the row says how it differs.
+  const std::string rock = folder + "rock.xml";
+  std::ofstream(rock) << R"(<mujoco model="rock">
+    <asset><mesh name="tet" vertex="0 0 0  0.3 0 0  0 0.2 0  0 0 0.25  0.15 0.15 0.12"/></asset>
+    <worldbody><geom name="floor" type="plane" size="5 5 0.1"/>
+    <body name="rock" pos="0 0 0.3"><freejoint/><geom type="mesh" mesh="tet"/></body>
+    </worldbody></mujoco>)";
+  const testing::Run differs =
+      testing::RunNcpkit("compare " + rock + " --solvers cone/nsgs-velocity --duration 0.1", false);
+  CHECK(differs.status == 0);
+  CHECK(differs.output.find("mujoco differs: body rock: MuJoCo's mass") != std::string::npos);
+  CHECK(differs.output.find("exactmeshinertia") != std::string::npos);
   std::filesystem::remove_all(folder);
 }
 
