@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 #include <variant>
 
@@ -39,7 +40,9 @@ std::vector<SimulationStats> CompareScenes(const std::vector<Scene>& scenes,
              << " ..." << std::flush;
     int64_t steps = 0;
     const int64_t total_steps = CountSteps(scene->duration, scene->h(), scene->max_steps);
-    TrajectoryQualityMeter meter = MakeQualityMeter(*scene);
+    // Measured only when asked for (the demo is not).
+    std::optional<TrajectoryQualityMeter> meter;
+    if (quality != nullptr) meter.emplace(MakeQualityMeter(*scene));
     std::vector<RigidBodyState> states;
     int64_t contacts = 0;
     stats.push_back(
@@ -50,7 +53,7 @@ std::vector<SimulationStats> CompareScenes(const std::vector<Scene>& scenes,
           contacts += record.num_contacts;
           states.clear();
           for (const Body& body : runner.stepper().bodies()) states.push_back(body.state);
-          meter.Add(states);
+          meter->Add(states);
         }));
     progress << " " << stats.back().wall_seconds << " s\n";
     if (quality == nullptr) continue;
@@ -63,7 +66,7 @@ std::vector<SimulationStats> CompareScenes(const std::vector<Scene>& scenes,
     row.us_per_step = s.median_us;
     row.contacts_per_step =
         static_cast<double>(contacts) / static_cast<double>(std::max<int64_t>(1, s.steps));
-    row.quality = meter.Result();
+    row.quality = meter->Result();
     quality->push_back(row);
   }
   return stats;

@@ -677,6 +677,7 @@ BodyParts SortChildren(const Model& model, const MjcfElement& e, const std::stri
       if (parts.free) Fail(child, "a body takes one free joint");
       parts.free = IsFreeJoint(model, child, cls);
     } else if (child.name == "inertial") {
+      if (parts.inertial != nullptr) Fail(child, "a body takes one <inertial>");
       parts.inertial = &child;
     } else if (child.name == "geom" && parts.geom == nullptr) {
       parts.geom = &child;

@@ -371,6 +371,9 @@ TEST_CASE("MJCF outside the subset is refused with its line and the element") {
       {World("<body><freejoint/><inertial pos='0 0 0' mass='1' diaginertia='1 1 3'/>"
              "<geom size='.1'/></body>"),
        1, "triangle"},
+      {World("<body><freejoint/><inertial pos='0 0 0' mass='1' diaginertia='1 1 1'/>\n"
+             "<inertial pos='0 0 0' mass='2' diaginertia='1 1 1'/><geom size='.1'/></body>"),
+       2, "one <inertial>"},
       {World("<body name='a'><freejoint/><geom size='.1'/></body>"
              "<body name='a' pos='1 0 0'><freejoint/><geom size='.1'/></body>"),
        1, "used twice"},
