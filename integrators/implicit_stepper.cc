@@ -145,6 +145,7 @@ ImplicitStepper::ImplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
   // A resting contact's warm start is refined once its residual reaches 1 % of the
   // tolerance, so rounding errors do not accumulate over the steps.
   solver_options.start_acceptance = kWarmStartAcceptance;
+  solver_options.reuse_factorization = true;
   // The step's problem is solved as built: its rows reach the equilibration spread (impulses
   // against multipliers) but are well posed, and a rescaled iteration only moves the answer
   // within the tolerance (semismooth_newton.h).
@@ -433,6 +434,24 @@ void ImplicitStepper::FindIslands() {
   }
   for (const auto& island : islands_) spare_by_body_[island->bodies[0]] = -1;
   spare_.clear();
+  if (restored_) GiveBackCarry();
+}
+
+// After Restore(): every island's solver carries what the snapshot's island of the same bodies
+// and pairs carried, or nothing.
+void ImplicitStepper::GiveBackCarry() {
+  for (const auto& island : islands_) {
+    const SolverMemory* memory = nullptr;
+    for (const internal::SolverCarry& carry : restored_carry_) {
+      if (carry.bodies == island->bodies && carry.pairs == island->pairs) {
+        memory = carry.memory.get();
+        break;
+      }
+    }
+    island->solver->RestoreMemory(memory);
+  }
+  restored_carry_.clear();
+  restored_ = false;
 }
 
 bool ImplicitStepper::Matches(const IslandProblem& problem,
@@ -1095,6 +1114,7 @@ namespace {
 struct ImplicitSnapshot : StepperSnapshot {
   std::vector<RigidBodyState> states;
   std::vector<ImplicitPairState> memory;
+  std::vector<internal::SolverCarry> carry;
   std::vector<std::pair<int, int>> pairs;
   double time = 0.0;
   const void* owner = nullptr;
@@ -1107,6 +1127,9 @@ std::unique_ptr<StepperSnapshot> ImplicitStepper::Save() const {
   for (const Body& b : bodies_) snapshot->states.push_back(b.state);
   snapshot->memory = memory_;
   snapshot->pairs = remembered_pairs_;
+  for (const auto& island : islands_) {
+    snapshot->carry.push_back({island->bodies, island->pairs, island->solver->SaveMemory()});
+  }
   snapshot->time = time_;
   snapshot->owner = this;
   return snapshot;
@@ -1126,6 +1149,8 @@ void ImplicitStepper::Restore(const StepperSnapshot& snapshot) {
   for (size_t i = 0; i < bodies_.size(); ++i) bodies_[i].state = s->states[i];
   memory_ = s->memory;
   remembered_pairs_ = s->pairs;
+  restored_carry_ = s->carry;
+  restored_ = true;
   time_ = s->time;
   derivable_ = false;
 }

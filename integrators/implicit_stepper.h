@@ -19,7 +19,18 @@
 #include "integrators/stepper_registry.h"
 
 namespace ncpkit {
+
 namespace internal {
+
+// What an island's solver carries into the next step (the kept Newton matrix of
+// SolverOptions::reuse_factorization), saved in a snapshot with the island's bodies and pairs
+// so that steps replayed after Restore() repeat bit for bit.
+struct SolverCarry {
+  std::vector<int> bodies;
+  std::vector<std::pair<int, int>> pairs;
+  std::shared_ptr<const SolverMemory> memory;
+};
+
 class WorkerPool;
 struct ImplicitMemoryLayout;
 }  // namespace internal
@@ -112,6 +123,7 @@ class ImplicitStepper : public Stepper {
   void SetPairs();
   bool OverrunPairs();
   void FindIslands();
+  void GiveBackCarry();
   bool Matches(const IslandProblem& problem, const internal::IslandView& island) const;
   std::unique_ptr<IslandProblem> BuildIsland(const internal::IslandView& island) const;
   void SetBodyData(IslandProblem* island, const std::vector<Vector6d>& applied_impulses);
@@ -181,6 +193,10 @@ class ImplicitStepper : public Stepper {
   std::vector<std::unique_ptr<IslandProblem>> islands_;  // this step's, in island order
   std::vector<std::unique_ptr<IslandProblem>> spare_;    // the last step's, for reuse
   std::vector<int> spare_by_body_;  // per body: the spare island it is first in, or -1
+  // What each island's solver carried into the next step when a snapshot was saved, given
+  // back to the islands of the first step after Restore(); empty otherwise.
+  std::vector<internal::SolverCarry> restored_carry_;
+  bool restored_ = false;  // the next FindIslands() hands restored_carry_ to the islands
   std::unique_ptr<internal::WorkerPool> pool_;
   ImplicitStepRecord record_;
   bool derivable_ = false;          // a step taken since construction or Restore()

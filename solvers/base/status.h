@@ -22,6 +22,14 @@ enum class Status {
 
 std::string ToString(Status status);
 
+// What a solver carries from one Solve to the next that changes its next results (FB Newton's
+// kept factorization, FischerBurmeisterNewton::Options::reuse_factorization), as an opaque
+// copy: a time-stepper's snapshot keeps it, so that steps replayed from the snapshot repeat
+// bit for bit.
+struct SolverMemory {
+  virtual ~SolverMemory() = default;
+};
+
 // Fields every solver reports, so that solvers can be compared on the same problem.
 // Each solver's Summary derives from it with its own fields and FullReport().
 struct SolverSummary {

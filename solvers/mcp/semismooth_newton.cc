@@ -131,6 +131,9 @@ bool FischerBurmeisterNewton::Options::IsValid(std::string* why) const {
                regularization, "must be finite and >= 0")
       .Require(equilibration_spread > 1.0, "equilibration_spread", equilibration_spread,
                "must be > 1")
+      .Require(chord_contraction > 0.0 && chord_contraction < 1.0, "chord_contraction",
+               chord_contraction, "must be in (0, 1)")
+      .Require(max_chord_steps >= 0, "max_chord_steps", max_chord_steps, "must be >= 0")
       .Done(why);
 }
 
@@ -155,6 +158,7 @@ std::string FischerBurmeisterNewton::Summary::FullReport() const {
      << "regularized steps " << regularized_steps << "\n"
      << "linear algebra    " << (dense_linear_algebra ? "dense LU" : "sparse KLU") << " ("
      << symbolic_analyses << " symbolic analyses)\n";
+  if (chord_steps > 0) os << "chord steps       " << chord_steps << "\n";
   if (equilibrated) {
     os << "equilibrated      yes (" << polish_iterations
        << " iterations on the original problem after)\n";
@@ -185,9 +189,14 @@ struct NewtonWorkspace {
   std::vector<double> recent_merits;  // the last nonmonotone_memory merits, oldest first
   double merit = 0.0;
   double start_residual = 0.0;
+  double residual = 0.0;    // natural residual at the current point
   bool keep_start = false;  // acceptable_start met the tolerance (see start_acceptance)
   Eigen::MatrixXd dense_h;
   internal::DenseLu dense_lu;
+  // Which factorization holds the Newton matrix last factorized, for chord steps
+  // (Options::reuse_factorization): none, dense_lu, or the KLU object.
+  enum class Factored { None, Dense, Klu } factored = Factored::None;
+  Eigen::SparseMatrix<double> factored_h;  // the matrix in KLU's factorization (reuse only)
   // Equilibration: the Jacobian's row and column norms, the scaling, the scaled point.
   Eigen::VectorXd row_norms, col_norms, row_scale, col_scale, scaled_z, unscaled_start;
 };
@@ -248,6 +257,7 @@ bool FischerBurmeisterNewton::Start(const MixedComplementarityProblem& problem, 
   ws.residuals.clear();
   // The start, kept while it meets the tolerance but not start_acceptance * tolerance.
   ws.start_residual = natural_residual(*z, ws.F, l, u);
+  ws.residual = ws.start_residual;
   ws.keep_start = ws.start_residual <= options_.tolerance &&
                   ws.start_residual > options_.start_acceptance * options_.tolerance;
   if (ws.keep_start) ws.acceptable_start = *z;
@@ -326,8 +336,11 @@ bool FischerBurmeisterNewton::NewtonDirection(const MixedComplementarityProblem&
     // for a condition estimate (which cost two thirds of the factorization at n = 24); a
     // useless direction is caught by the finiteness and descent tests below.
     const int n = static_cast<int>(H.rows());
-    if (n > 0 &&
-        ws.dense_lu.matrixLU().diagonal().cwiseAbs().minCoeff() > 1e-14 * ws.dense_lu.l1_norm()) {
+    const bool regular = n > 0 && ws.dense_lu.matrixLU().diagonal().cwiseAbs().minCoeff() >
+                                      1e-14 * ws.dense_lu.l1_norm();
+    ws.factored = regular ? internal::NewtonWorkspace::Factored::Dense
+                          : internal::NewtonWorkspace::Factored::None;
+    if (regular) {
       Eigen::VectorXd& rhs = ws.dense_lu.Scratch(0);
       rhs = -ws.phi;
       ws.dense_lu.Solve(rhs, &ws.d);
@@ -342,6 +355,9 @@ bool FischerBurmeisterNewton::NewtonDirection(const MixedComplementarityProblem&
     if (klu_analyzed_) {
       klu_->factorize(H);
       ++summary->factorizations;
+      if (options_.reuse_factorization) ws.factored_h = H;
+      ws.factored = klu_->info() == Eigen::Success ? internal::NewtonWorkspace::Factored::Klu
+                                                   : internal::NewtonWorkspace::Factored::None;
       if (klu_->info() == Eigen::Success) {
         ws.d = -ws.phi;
         klu_->solveInPlace(&ws.d);
@@ -532,6 +548,7 @@ void FischerBurmeisterNewton::SolveEquilibrated(const MixedComplementarityProble
   if (!unscaled_) unscaled_ = std::make_unique<FischerBurmeisterNewton>();
   unscaled_->options_ = options_;
   unscaled_->options_.equilibration = Equilibration::Off;
+  unscaled_->options_.reuse_factorization = false;  // (its problem is rescaled every time)
   const ScaledMcp scaled(problem, ws.row_scale, ws.col_scale);
   ws.scaled_z = z->cwiseQuotient(ws.col_scale);
   AddCounts(unscaled_->Solve(scaled, &ws.scaled_z), summary);
@@ -574,6 +591,102 @@ void FischerBurmeisterNewton::SolveEquilibrated(const MixedComplementarityProble
   }
 }
 
+// Chord steps: z <- z + d with H_0 d = -Phi(z), H_0 the Newton matrix factorized last (in an
+// earlier Solve), kept while each shrinks |Phi| by at least chord_contraction and until the
+// natural residual reaches what an accepted start needs (start_acceptance * tolerance). A
+// rejected step is discarded: Newton goes on from the last accepted point.
+void FischerBurmeisterNewton::ChordSteps(const MixedComplementarityProblem& problem,
+                                         Eigen::VectorXd* z, Summary* summary) {
+  using Factored = internal::NewtonWorkspace::Factored;
+  internal::NewtonWorkspace& ws = *workspace_;
+  const int n = problem.size();
+  const bool dense = ws.factored == Factored::Dense && ws.dense_lu.rows() == n;
+  const bool sparse = ws.factored == Factored::Klu && ws.factored_h.rows() == n;
+  if (!dense && !sparse) return;
+  const Eigen::VectorXd& l = problem.lower();
+  const Eigen::VectorXd& u = problem.upper();
+  const double target = options_.start_acceptance * options_.tolerance;
+  double phi_norm = ws.phi.norm();
+  bool moved = false;
+  const int most = std::min(options_.max_chord_steps, options_.max_iterations);
+  for (int k = 0; k < most && ws.residual > target; ++k) {
+    ws.residuals.push_back(ws.residual);
+    if (dense) {
+      Eigen::VectorXd& rhs = ws.dense_lu.Scratch(0);
+      rhs = -ws.phi;
+      ws.dense_lu.Solve(rhs, &ws.d);
+    } else {
+      ws.d = -ws.phi;
+      klu_->solveInPlace(&ws.d);
+    }
+    if (!ws.d.allFinite()) break;
+    ws.z_trial = *z + ws.d;
+    if (options_.project_onto_bounds) ws.z_trial = ws.z_trial.cwiseMax(l).cwiseMin(u);
+    if (!problem.Evaluate(ws.z_trial, &ws.F_trial, nullptr)) break;
+    EvaluatePhi(options_, ws.z_trial, ws.F_trial, l, u, &ws.phi_trial, nullptr, nullptr);
+    const double trial_norm = ws.phi_trial.norm();
+    if (!(trial_norm <= options_.chord_contraction * phi_norm)) break;
+    *z = ws.z_trial;
+    ws.F = ws.F_trial;
+    ws.phi = ws.phi_trial;
+    phi_norm = trial_norm;
+    ws.residual = natural_residual(*z, ws.F, l, u);
+    ++summary->chord_steps;
+    moved = true;
+  }
+  ws.residuals.resize(summary->chord_steps);  // (a rejected step's entry goes)
+  if (!moved) return;
+  EvaluatePhi(options_, *z, ws.F, l, u, &ws.phi, &ws.da, &ws.db);
+  ws.merit = 0.5 * ws.phi.squaredNorm();
+  ws.recent_merits.assign(1, ws.merit);
+  ws.have_jacobian = false;
+}
+
+namespace {
+
+struct KeptNewtonMatrix : SolverMemory {
+  bool dense = true;
+  internal::DenseLu lu;                // dense: the factorization itself
+  Eigen::SparseMatrix<double> matrix;  // sparse: the matrix, factorized again on restore
+};
+
+}  // namespace
+
+std::shared_ptr<const SolverMemory> FischerBurmeisterNewton::SaveMemory() const {
+  using Factored = internal::NewtonWorkspace::Factored;
+  const internal::NewtonWorkspace& ws = *workspace_;
+  if (!options_.reuse_factorization || ws.factored == Factored::None) return nullptr;
+  auto kept = std::make_shared<KeptNewtonMatrix>();
+  kept->dense = ws.factored == Factored::Dense;
+  if (kept->dense) {
+    kept->lu = ws.dense_lu;
+  } else {
+    kept->matrix = ws.factored_h;
+  }
+  return kept;
+}
+
+void FischerBurmeisterNewton::RestoreMemory(const SolverMemory* memory) {
+  using Factored = internal::NewtonWorkspace::Factored;
+  internal::NewtonWorkspace& ws = *workspace_;
+  ws.factored = Factored::None;
+  const auto* kept = dynamic_cast<const KeptNewtonMatrix*>(memory);
+  if (kept == nullptr) return;
+  if (kept->dense) {
+    ws.dense_lu = kept->lu;
+    ws.factored = Factored::Dense;
+    return;
+  }
+  // KLU's symbolic analysis and factorization are deterministic: the same matrix gives the
+  // factorization it had.
+  ws.factored_h = kept->matrix;
+  klu_->analyzePattern(ws.factored_h);
+  klu_analyzed_ = false;  // (analysed for this matrix, not for the next Newton matrix's pattern)
+  if (klu_->info() != Eigen::Success) return;
+  klu_->factorize(ws.factored_h);
+  if (klu_->info() == Eigen::Success) ws.factored = Factored::Klu;
+}
+
 FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
     const MixedComplementarityProblem& problem, Eigen::VectorXd* z) {
   const auto start = std::chrono::steady_clock::now();
@@ -586,19 +699,21 @@ FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
   };
   if (!AcceptOptions(options_, &summary)) return finish();
   if (!Start(problem, z, &summary)) return finish();
+  if (options_.reuse_factorization) ChordSteps(problem, z, &summary);
   internal::NewtonWorkspace& ws = *workspace_;
   const int n = problem.size();
   const bool dense = options_.linear_solver == LinearSolver::Dense ||
                      (options_.linear_solver == LinearSolver::Auto && n < options_.dense_threshold);
   summary.dense_linear_algebra = dense;  // (or set by the first direction, see DensePattern)
-  for (int iteration = 0;; ++iteration) {
+  // Chord steps count as iterations: the loop goes on from their number.
+  for (int iteration = summary.chord_steps;; ++iteration) {
     summary.iterations = iteration;
-    summary.natural_residual = iteration == 0
-                                   ? ws.start_residual
+    summary.natural_residual = iteration == summary.chord_steps
+                                   ? ws.residual
                                    : natural_residual(*z, ws.F, problem.lower(), problem.upper());
     ws.residuals.push_back(summary.natural_residual);
     if (Stops(iteration, &summary)) break;
-    if (iteration == 0 && options_.equilibration != Equilibration::Off) {
+    if (iteration == summary.chord_steps && options_.equilibration != Equilibration::Off) {
       bool scale = false;
       if (!CheckScaling(problem, *z, &summary, &scale)) break;
       if (scale) {

@@ -104,6 +104,17 @@ class FischerBurmeisterNewton {
     Equilibration equilibration = Equilibration::Auto;
     double equilibration_spread = 1e6;  // > 1
     bool record_history = false;        // per-iteration records in the summary
+    // Chord steps before the first Newton step: a Solve reuses the Newton matrix that the
+    // previous Solve factorized last (a time-stepper's problem, one step later), taking
+    // steps z + d with that matrix while each shrinks |Phi| by chord_contraction, at most
+    // max_chord_steps; Newton continues from the last accepted point. A Newton iteration
+    // evaluates the Jacobian and factorizes; a chord step evaluates F and solves. Chord steps
+    // count as iterations (max_iterations bounds both; Summary::chord_steps says how many).
+    // Off by default: a solver handed unrelated problems would start each from another's
+    // matrix.
+    bool reuse_factorization = false;
+    double chord_contraction = 0.1;  // in (0, 1)
+    int max_chord_steps = 8;         // >= 0
     bool IsValid(std::string* why) const;
   };
 
@@ -127,6 +138,7 @@ class FischerBurmeisterNewton {
     // continued on the original problem.
     bool equilibrated = false;
     int polish_iterations = 0;
+    int chord_steps = 0;         // accepted chord steps, among the iterations
     double observed_rate = 0.0;  // mean ratio of successive natural residuals, last iterations
     std::string diagnostic;      // e.g. linear convergence near a degenerate solution
     std::vector<IterationRecord> history;
@@ -147,10 +159,17 @@ class FischerBurmeisterNewton {
   // time-stepper solving one problem per step analyses once).
   Summary Solve(const MixedComplementarityProblem& problem, Eigen::VectorXd* z);
 
+  // The Newton matrix kept for chord steps (Options::reuse_factorization), copied; null when
+  // none is kept or the option is off. RestoreMemory keeps that matrix again (factorized as it
+  // was: the same rounding), or none for null; a memory of another solver kind is ignored.
+  std::shared_ptr<const SolverMemory> SaveMemory() const;
+  void RestoreMemory(const SolverMemory* memory);
+
  private:
   // The steps of Solve() (semismooth_newton.cc).
   bool Start(const MixedComplementarityProblem& problem, Eigen::VectorXd* z, Summary* summary);
   bool Stops(int iteration, Summary* summary) const;
+  void ChordSteps(const MixedComplementarityProblem& problem, Eigen::VectorXd* z, Summary* summary);
   bool Iterate(const MixedComplementarityProblem& problem, Eigen::VectorXd* z, bool dense,
                int iteration, Summary* summary);
   bool NewtonDirection(const MixedComplementarityProblem& problem, const Eigen::VectorXd& z,

@@ -34,6 +34,7 @@ void ApplySolverOptions(const SolverOptions& s, FischerBurmeisterNewton::Options
   o->record_history = s.record_history;
   o->project_onto_bounds = s.project_onto_bounds;
   o->start_acceptance = s.start_acceptance;
+  o->reuse_factorization = s.reuse_factorization;
   o->equilibration = s.equilibrate ? FischerBurmeisterNewton::Equilibration::Auto
                                    : FischerBurmeisterNewton::Equilibration::Off;
 }
@@ -168,6 +169,13 @@ class RegisteredSolver : public ComplementaritySolver {
     }
   }
   const SolverSummary& summary() const override { return *last_; }
+  std::shared_ptr<const SolverMemory> SaveMemory() const override {
+    if constexpr (std::is_same_v<Solver, FischerBurmeisterNewton>) return solver_.SaveMemory();
+    return nullptr;
+  }
+  void RestoreMemory(const SolverMemory* memory) override {
+    if constexpr (std::is_same_v<Solver, FischerBurmeisterNewton>) solver_.RestoreMemory(memory);
+  }
 
  private:
   bool Accepts(ProblemKind kind) {

@@ -66,6 +66,10 @@ struct SolverOptions {
   bool project_onto_bounds = false;
   // Newton methods: FischerBurmeisterNewton::Options::start_acceptance, in (0, 1]. Default 1.
   double start_acceptance = 1.0;
+  // FB Newton methods: start a Solve with chord steps on the Newton matrix the previous Solve
+  // factorized (FischerBurmeisterNewton::Options::reuse_factorization). Default false; a
+  // time-stepper that keeps one solver per problem turns it on.
+  bool reuse_factorization = false;
   // Newton methods: equilibrate badly scaled problems (FischerBurmeisterNewton::Options::
   // equilibration Auto) or never (Off). Default true; the steppers turn it off.
   bool equilibrate = true;
@@ -102,6 +106,10 @@ class ComplementaritySolver {
                                      Eigen::VectorXd* r);
   // The summary of the latest Solve (NotRun before the first).
   virtual const SolverSummary& summary() const = 0;
+  // A copy of what this solver carries into its next Solve (SolverMemory), null when nothing
+  // it carries changes a result; RestoreMemory(m) makes it carry that again (null: nothing).
+  virtual std::shared_ptr<const SolverMemory> SaveMemory() const { return nullptr; }
+  virtual void RestoreMemory(const SolverMemory* memory) { (void)memory; }
 
  protected:
   ComplementaritySolver(std::string name, const SolverOptions& options)

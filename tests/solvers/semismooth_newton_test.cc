@@ -88,6 +88,141 @@ TEST_CASE("KLU and dense LU give the same answer as Lemke on a contact-like LCP"
   }
 }
 
+// F(z) = M z + q + s dq + c z^3 on z >= 0 (componentwise cube, c > 0): a strongly monotone
+// NCP whose data move with s, as a time-stepper's problem moves from one step to the next.
+struct MovingCubicNcp : MixedComplementarityProblem {
+  Eigen::SparseMatrix<double> M;
+  Eigen::VectorXd q, dq, l, u;
+  double s = 0.0, c = 0.1;
+  MovingCubicNcp(const LinearComplementarityProblem& lcp, uint64_t seed)
+      : M(lcp.sparse_columns()), q(lcp.q()) {
+    dq = RandomSpdLcp(static_cast<int>(q.size()), seed).q();
+    l = Eigen::VectorXd::Zero(q.size());
+    u = Eigen::VectorXd::Constant(q.size(), kInf);
+  }
+  int size() const override { return static_cast<int>(q.size()); }
+  const Eigen::VectorXd& lower() const override { return l; }
+  const Eigen::VectorXd& upper() const override { return u; }
+  bool Evaluate(const Eigen::VectorXd& z, Eigen::VectorXd* F,
+                Eigen::SparseMatrix<double>* J) const override {
+    *F = M * z + q + s * dq + c * z.array().cube().matrix();
+    if (J != nullptr) {
+      *J = M;
+      for (int i = 0; i < size(); ++i) J->coeffRef(i, i) += 3.0 * c * z[i] * z[i];
+    }
+    return true;
+  }
+};
+
+TEST_CASE("reuse_factorization: chord steps on the last factorization, the same solutions") {
+  using LinearSolver = FischerBurmeisterNewton::LinearSolver;
+  for (const LinearSolver linear : {LinearSolver::Dense, LinearSolver::SparseKlu}) {
+    CAPTURE(static_cast<int>(linear));
+    MovingCubicNcp problem(RandomSpdLcp(40, 3), 4);
+    FischerBurmeisterNewton::Options options;
+    options.linear_solver = linear;
+    FischerBurmeisterNewton fresh(options);
+    options.reuse_factorization = true;
+    FischerBurmeisterNewton reusing(options);
+    Eigen::VectorXd z_fresh, z_reuse;
+    int chorded = 0, factorized = 0;
+    for (int step = 0; step <= 20; ++step) {
+      problem.s = 1e-3 * step;
+      const auto a = fresh.Solve(problem, &z_fresh);
+      const auto b = reusing.Solve(problem, &z_reuse);
+      REQUIRE(a.IsSolved());
+      REQUIRE(b.IsSolved());
+      CHECK(a.chord_steps == 0);                                       // the option off: never
+      CHECK(natural_residual(problem, z_reuse) <= options.tolerance);  // measured apart
+      CHECK((z_reuse - z_fresh).cwiseAbs().maxCoeff() <= 1e-9);
+      CHECK(b.iterations >= b.chord_steps);
+      if (step == 0) CHECK(b.chord_steps == 0);  // nothing factorized before
+      chorded += b.chord_steps > 0 && b.factorizations == 0 ? 1 : 0;
+      factorized += b.factorizations > 0 ? 1 : 0;
+    }
+    MESSAGE(chorded << " of 20 moved problems solved by chord steps alone, " << factorized
+                    << " factorized");
+    CHECK(chorded >= 15);
+
+    // An unrelated problem of the same size: the kept matrix may not serve; Newton then does.
+    MovingCubicNcp other(RandomSpdLcp(40, 11), 12);
+    Eigen::VectorXd z_other_fresh = z_reuse, z_other = z_reuse;
+    REQUIRE(fresh.Solve(other, &z_other_fresh).IsSolved());
+    REQUIRE(reusing.Solve(other, &z_other).IsSolved());
+    CHECK((z_other - z_other_fresh).cwiseAbs().maxCoeff() <= 1e-9);
+    // Ten times stiffer: a chord step from the kept matrix goes a tenth of the way, shrinks
+    // |Phi| by far less than chord_contraction, and is discarded for a Newton step.
+    MovingCubicNcp stiffer = other;
+    stiffer.M *= 10.0;
+    z_other_fresh = z_other;
+    const auto stiff = reusing.Solve(stiffer, &z_other);
+    REQUIRE(stiff.IsSolved());
+    CHECK(stiff.chord_steps == 0);
+    CHECK(stiff.factorizations > 0);
+    REQUIRE(fresh.Solve(stiffer, &z_other_fresh).IsSolved());
+    CHECK((z_other - z_other_fresh).cwiseAbs().maxCoeff() <= 1e-9);
+
+    // max_iterations bounds chord steps too.
+    FischerBurmeisterNewton::Options capped = options;
+    capped.max_iterations = 1;
+    FischerBurmeisterNewton one(capped);
+    problem.s = 0.0;
+    Eigen::VectorXd z_one;
+    one.mutable_options().max_iterations = 200;
+    REQUIRE(one.Solve(problem, &z_one).IsSolved());
+    one.mutable_options().max_iterations = 1;
+    problem.s = 0.05;
+    const auto limited = one.Solve(problem, &z_one);
+    CHECK(limited.iterations <= 1);
+    CHECK(limited.chord_steps <= 1);
+  }
+}
+
+TEST_CASE("reuse_factorization: a restored memory repeats the next solve bit for bit") {
+  using LinearSolver = FischerBurmeisterNewton::LinearSolver;
+  for (const LinearSolver linear : {LinearSolver::Dense, LinearSolver::SparseKlu}) {
+    CAPTURE(static_cast<int>(linear));
+    MovingCubicNcp problem(RandomSpdLcp(40, 5), 6);
+    FischerBurmeisterNewton::Options options;
+    options.linear_solver = linear;
+    options.reuse_factorization = true;
+    FischerBurmeisterNewton first(options);
+    Eigen::VectorXd z;
+    for (int step = 0; step < 3; ++step) {
+      problem.s = 2e-3 * step;
+      REQUIRE(first.Solve(problem, &z).IsSolved());
+    }
+    const std::shared_ptr<const SolverMemory> memory = first.SaveMemory();
+    REQUIRE(memory != nullptr);
+    const Eigen::VectorXd start = z;
+    problem.s = 6e-3;
+    const auto a = first.Solve(problem, &z);
+    REQUIRE(a.IsSolved());
+    CHECK(a.chord_steps > 0);
+
+    FischerBurmeisterNewton second(options);
+    second.RestoreMemory(memory.get());
+    Eigen::VectorXd z2 = start;
+    const auto b = second.Solve(problem, &z2);
+    CHECK(b.iterations == a.iterations);
+    CHECK(b.chord_steps == a.chord_steps);
+    CHECK(b.factorizations == a.factorizations);
+    CHECK(z2 == z);
+
+    // No memory: no chord steps (the first solve factorizes).
+    FischerBurmeisterNewton third(options);
+    third.RestoreMemory(nullptr);
+    Eigen::VectorXd z3 = start;
+    CHECK(third.Solve(problem, &z3).chord_steps == 0);
+    CHECK(third.SaveMemory() != nullptr);
+    options.reuse_factorization = false;
+    FischerBurmeisterNewton off(options);
+    Eigen::VectorXd z4 = start;
+    REQUIRE(off.Solve(problem, &z4).IsSolved());
+    CHECK(off.SaveMemory() == nullptr);  // the option off: nothing carried
+  }
+}
+
 TEST_CASE("a singular Newton matrix: the regularized direction, else Levenberg-Marquardt") {
   ProblemBuilder builder;
   Eigen::VectorXd start(2);
