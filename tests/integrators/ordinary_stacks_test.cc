@@ -193,8 +193,8 @@ TEST_CASE("implicit auto: FB Newton from every start, then the chain where it fa
 TEST_CASE("pushed rows: a box slid into a row of boxes (expected failures)") {
   // Boxes pushed along together. The implicit default solves most of them, some steps only
   // through its chain after FB Newton stalls at a stationary point of its merit function; it
-  // still ends some steps above its tolerance (natural residuals 2e-9 to 1.2e-5 over 40 seeds). The
-  // explicit default ends some steps just above its tolerance after seconds of attempts
+  // still ends some steps above its tolerance (natural residuals 1e-10 to 1.4e-5 over 40 seeds).
+  // The explicit default ends some steps just above its tolerance after seconds of attempts
   // (docs/reliability.md, over 40 seeds). Recorded here by seed; a seed that starts to solve, or
   // one that stops solving, fails the test. A run without a failed step must leave no overlap.
   struct Case {
