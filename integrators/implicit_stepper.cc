@@ -442,13 +442,18 @@ void ImplicitStepper::FindIslands() {
 // After Restore(): every island's solver carries what the snapshot's island of the same bodies
 // and pairs carried, or nothing.
 void ImplicitStepper::GiveBackCarry() {
+  // Found by the island's first body, as FindIslands() finds the last step's problems: a body
+  // is in one island at most, so this is linear in the islands, not quadratic.
+  std::vector<int> carry_by_body(bodies_.size(), -1);
+  for (size_t c = 0; c < restored_carry_.size(); ++c) {
+    carry_by_body[restored_carry_[c].bodies[0]] = static_cast<int>(c);
+  }
   for (const auto& island : islands_) {
+    const int c = carry_by_body[island->bodies[0]];
     const SolverMemory* memory = nullptr;
-    for (const internal::SolverCarry& carry : restored_carry_) {
-      if (carry.bodies == island->bodies && carry.pairs == island->pairs) {
-        memory = carry.memory.get();
-        break;
-      }
+    if (c >= 0 && restored_carry_[c].bodies == island->bodies &&
+        restored_carry_[c].pairs == island->pairs) {
+      memory = restored_carry_[c].memory.get();
     }
     island->solver->RestoreMemory(memory);
   }
