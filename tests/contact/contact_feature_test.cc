@@ -25,7 +25,7 @@ namespace contact_feature_test {
 
 using Jet = ceres::Jet<double, 12>;  // A's position and rotation, then B's
 
-Shape Make(ShapeKind kind, const Eigen::Vector3d& size) {
+Shape MakeFeatureShape(ShapeKind kind, const Eigen::Vector3d& size) {
   Shape shape;
   shape.kind = kind;
   shape.size = size;
@@ -120,21 +120,21 @@ Case RandomCase(int trial, std::mt19937* random) {
                                  0.2 + 0.1 * u(*random));
   switch (trial % 5) {
     case 0:  // a tilted box on a plane
-      c.a = Make(ShapeKind::HalfSpace, Eigen::Vector3d::Ones());
-      c.b = Make(ShapeKind::Box, box_size);
+      c.a = MakeFeatureShape(ShapeKind::HalfSpace, Eigen::Vector3d::Ones());
+      c.b = MakeFeatureShape(ShapeKind::Box, box_size);
       c.pa.rotation = RandomRotation(random, 0.1);
       c.pb.rotation = RandomRotation(random, 0.3);
       c.pb.position = Eigen::Vector3d(u(*random), u(*random), 0.1 + 0.05 * u(*random));
       break;
     case 1:  // a sphere on a plane
-      c.a = Make(ShapeKind::HalfSpace, Eigen::Vector3d::Ones());
-      c.b = Make(ShapeKind::Sphere, Eigen::Vector3d(0.2, 0, 0));
+      c.a = MakeFeatureShape(ShapeKind::HalfSpace, Eigen::Vector3d::Ones());
+      c.b = MakeFeatureShape(ShapeKind::Sphere, Eigen::Vector3d(0.2, 0, 0));
       c.pa.rotation = RandomRotation(random, 0.3);
       c.pb.position = c.pa.rotation.col(2) * (0.2 + 0.01 * u(*random));
       break;
     case 2:  // a box resting turned and offset on a larger one: corners and clipped points
-      c.a = Make(ShapeKind::Box, Eigen::Vector3d(0.5, 0.5, 0.2));
-      c.b = Make(ShapeKind::Box, box_size);
+      c.a = MakeFeatureShape(ShapeKind::Box, Eigen::Vector3d(0.5, 0.5, 0.2));
+      c.b = MakeFeatureShape(ShapeKind::Box, box_size);
       c.pa.rotation = RandomRotation(random, 0.05);
       c.pb.rotation = c.pa.rotation *
                       Eigen::AngleAxisd(u(*random), Eigen::Vector3d::UnitZ()).toRotationMatrix() *
@@ -155,13 +155,13 @@ Case RandomCase(int trial, std::mt19937* random) {
       }
       break;
     case 3:  // two spheres
-      c.a = Make(ShapeKind::Sphere, Eigen::Vector3d(0.3, 0, 0));
-      c.b = Make(ShapeKind::Sphere, Eigen::Vector3d(0.2, 0, 0));
+      c.a = MakeFeatureShape(ShapeKind::Sphere, Eigen::Vector3d(0.3, 0, 0));
+      c.b = MakeFeatureShape(ShapeKind::Sphere, Eigen::Vector3d(0.2, 0, 0));
       c.pb.position = Eigen::Vector3d(u(*random), u(*random), u(*random)).normalized() * 0.49;
       break;
     default:  // a sphere on a box's face, either order
-      c.a = Make(ShapeKind::Box, box_size);
-      c.b = Make(ShapeKind::Sphere, Eigen::Vector3d(0.1, 0, 0));
+      c.a = MakeFeatureShape(ShapeKind::Box, box_size);
+      c.b = MakeFeatureShape(ShapeKind::Sphere, Eigen::Vector3d(0.1, 0, 0));
       c.pa.rotation = RandomRotation(random, 1.0);
       c.pb.position = c.pa.rotation * Eigen::Vector3d(0.3 * box_size.x() * u(*random),
                                                       0.3 * box_size.y() * u(*random),
@@ -232,7 +232,7 @@ TEST_CASE("contact features: evaluated where they were found, every described co
 TEST_CASE("contact features: flush equal boxes, every clipped point described") {
   std::mt19937 random(3);
   std::normal_distribution<double> normal;
-  const Shape box = Make(ShapeKind::Box, Eigen::Vector3d(0.1, 0.1, 0.1));
+  const Shape box = MakeFeatureShape(ShapeKind::Box, Eigen::Vector3d(0.1, 0.1, 0.1));
   int total = 0, described = 0;
   for (int trial = 0; trial < 20000; ++trial) {
     const double spread = std::pow(10.0, -8.0 - trial % 6);
@@ -347,8 +347,10 @@ TEST_CASE("contact features: speculative edge contacts whose segments come close
   int found = 0;
   for (int trial = 0; trial < 20000 && (ends[0] < 10 || ends[1] < 10); ++trial) {
     Case c;
-    c.a = Make(ShapeKind::Box, Eigen::Vector3d(side(random), side(random), side(random)));
-    c.b = Make(ShapeKind::Box, Eigen::Vector3d(side(random), side(random), side(random)));
+    c.a =
+        MakeFeatureShape(ShapeKind::Box, Eigen::Vector3d(side(random), side(random), side(random)));
+    c.b =
+        MakeFeatureShape(ShapeKind::Box, Eigen::Vector3d(side(random), side(random), side(random)));
     SeparatedPair(&random, &c);
     const std::vector<ContactPoint> points = Search(c, c.pa, c.pb);
     Eigen::Matrix<double, Eigen::Dynamic, 12> numeric;

@@ -19,7 +19,7 @@ namespace {
 
 using Vector6d = Eigen::Matrix<double, 6, 1>;
 
-Shape Make(ShapeKind kind, const Eigen::Vector3d& size) {
+Shape MakeFrameShape(ShapeKind kind, const Eigen::Vector3d& size) {
   Shape shape;
   shape.kind = kind;
   shape.size = size;
@@ -77,10 +77,10 @@ TEST_CASE("contact frame: the basis is right-handed and orthonormal for any norm
 
 TEST_CASE("contact frame: the rows against finite differences of the gap and the points") {
   const ExplicitContactGeometry geometry;
-  const Shape ground = Make(ShapeKind::HalfSpace, Eigen::Vector3d::Ones());
-  const Shape box = Make(ShapeKind::Box, Eigen::Vector3d(0.4, 0.6, 0.8));
-  const Shape ball = Make(ShapeKind::Sphere, Eigen::Vector3d(0.25, 0.25, 0.25));
-  const Shape other_ball = Make(ShapeKind::Sphere, Eigen::Vector3d(0.4, 0.4, 0.4));
+  const Shape ground = MakeFrameShape(ShapeKind::HalfSpace, Eigen::Vector3d::Ones());
+  const Shape box = MakeFrameShape(ShapeKind::Box, Eigen::Vector3d(0.4, 0.6, 0.8));
+  const Shape ball = MakeFrameShape(ShapeKind::Sphere, Eigen::Vector3d(0.25, 0.25, 0.25));
+  const Shape other_ball = MakeFrameShape(ShapeKind::Sphere, Eigen::Vector3d(0.4, 0.4, 0.4));
   std::mt19937 random(11);
   std::normal_distribution<double> normal(0.0, 1.0);
   const auto random_twist = [&]() {

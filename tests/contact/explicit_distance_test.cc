@@ -21,7 +21,7 @@ ShapePose Pose(const Eigen::Vector3d& position, const Eigen::Matrix3d& rotation)
   return pose;
 }
 
-Shape Make(ShapeKind kind, const Eigen::Vector3d& size) {
+Shape MakeDistanceShape(ShapeKind kind, const Eigen::Vector3d& size) {
   Shape shape;
   shape.kind = kind;
   shape.size = size;
@@ -30,8 +30,8 @@ Shape Make(ShapeKind kind, const Eigen::Vector3d& size) {
 
 TEST_CASE("explicit distance: an ellipsoid's support point against a plane, any orientation") {
   const ExplicitContactGeometry geometry;
-  const Shape plane = Make(ShapeKind::HalfSpace, Eigen::Vector3d::Ones());
-  const Shape ellipsoid = Make(ShapeKind::Ellipsoid, Eigen::Vector3d(0.3, 0.5, 0.8));
+  const Shape plane = MakeDistanceShape(ShapeKind::HalfSpace, Eigen::Vector3d::Ones());
+  const Shape ellipsoid = MakeDistanceShape(ShapeKind::Ellipsoid, Eigen::Vector3d(0.3, 0.5, 0.8));
   const Eigen::Matrix3d D = ellipsoid.size.asDiagonal();
   std::mt19937 random(3);
   std::normal_distribution<double> normal(0.0, 1.0);
@@ -70,8 +70,9 @@ TEST_CASE("explicit distance: an ellipsoid's support point against a plane, any 
 
 TEST_CASE("explicit distance: a cylinder against a plane by its rims' support points") {
   const ExplicitContactGeometry geometry;
-  const Shape plane = Make(ShapeKind::HalfSpace, Eigen::Vector3d::Ones());
-  const Shape cylinder = Make(ShapeKind::Cylinder, Eigen::Vector3d(0.5, 2.0, 0.0));  // r, l
+  const Shape plane = MakeDistanceShape(ShapeKind::HalfSpace, Eigen::Vector3d::Ones());
+  const Shape cylinder =
+      MakeDistanceShape(ShapeKind::Cylinder, Eigen::Vector3d(0.5, 2.0, 0.0));  // r, l
   const ShapePose ground = Pose(Eigen::Vector3d::Zero(), Eigen::Matrix3d::Identity());
   std::vector<ContactPoint> points;
   SUBCASE("lying: the two ends of its contact line") {
@@ -148,7 +149,7 @@ TEST_CASE("explicit distance: a box edge on another box's face is a face contact
   // clipped points (the edge's two ends, at the contact, and the far corners above it) carry
   // the contact; a single edge point let the upper box turn its corners into the lower one.
   const ExplicitContactGeometry geometry;
-  const Shape box = Make(ShapeKind::Box, Eigen::Vector3d(0.2, 0.2, 0.2));
+  const Shape box = MakeDistanceShape(ShapeKind::Box, Eigen::Vector3d(0.2, 0.2, 0.2));
   for (const double tilt : {0.2, 0.35, 0.6}) {
     CAPTURE(tilt);
     const Eigen::Matrix3d R = Eigen::AngleAxisd(tilt, Eigen::Vector3d::UnitY()).toRotationMatrix();
@@ -175,7 +176,7 @@ TEST_CASE("explicit distance: separated boxes never report a point below zero") 
   // from the best face's clipped points that come with it, measures a gap that is really open
   // (a clipped point of B's face within A's face and below its plane would be inside A).
   const ExplicitContactGeometry geometry;
-  const Shape box = Make(ShapeKind::Box, Eigen::Vector3d(0.2, 0.3, 0.25));
+  const Shape box = MakeDistanceShape(ShapeKind::Box, Eigen::Vector3d(0.2, 0.3, 0.25));
   std::mt19937 random(11);
   std::normal_distribution<double> normal(0.0, 1.0);
   int with_points = 0, several = 0;
@@ -231,8 +232,8 @@ TEST_CASE("support-point contact: a sphere against a cylinder's side, cap and ri
   // distance from the centre to the rim circle minus R. Within the search's 1e-6 of the size,
   // never above the true distance, with the normal along the closest points.
   const ExplicitContactGeometry geometry;
-  const Shape cylinder = Make(ShapeKind::Cylinder, Eigen::Vector3d(0.3, 1.0, 0.0));
-  const Shape sphere = Make(ShapeKind::Sphere, Eigen::Vector3d::Constant(0.1));
+  const Shape cylinder = MakeDistanceShape(ShapeKind::Cylinder, Eigen::Vector3d(0.3, 1.0, 0.0));
+  const Shape sphere = MakeDistanceShape(ShapeKind::Sphere, Eigen::Vector3d::Constant(0.1));
   const Eigen::Matrix3d R =
       Eigen::AngleAxisd(0.7, Eigen::Vector3d(1, 2, 3).normalized()).toRotationMatrix();
   const ShapePose pc = Pose(Eigen::Vector3d(0.2, -0.1, 0.4), R);
@@ -267,8 +268,8 @@ TEST_CASE("support-point contact: a sphere against a cylinder's side, cap and ri
 
 TEST_CASE("support-point contact: line and surface contact of cylinders on boxes and each other") {
   const ExplicitContactGeometry geometry;
-  const Shape box = Make(ShapeKind::Box, Eigen::Vector3d(2.0, 2.0, 0.4));
-  const Shape cylinder = Make(ShapeKind::Cylinder, Eigen::Vector3d(0.2, 1.0, 0.0));
+  const Shape box = MakeDistanceShape(ShapeKind::Box, Eigen::Vector3d(2.0, 2.0, 0.4));
+  const Shape cylinder = MakeDistanceShape(ShapeKind::Cylinder, Eigen::Vector3d(0.2, 1.0, 0.0));
   const ShapePose pb = Pose(Eigen::Vector3d::Zero(), Eigen::Matrix3d::Identity());
   SUBCASE("lying on a box: the two ends of the contact line") {
     const ShapePose pc = Pose(Eigen::Vector3d(0.1, 0.3, 0.4 + 1e-3), Eigen::Matrix3d::Identity());
@@ -321,7 +322,7 @@ TEST_CASE("support-point contact: line and surface contact of cylinders on boxes
     CHECK(points[0].point_a.head<2>().norm() <= 1e-6);
   }
   SUBCASE("an ellipsoid on a box face and on a box edge") {
-    const Shape ellipsoid = Make(ShapeKind::Ellipsoid, Eigen::Vector3d(0.3, 0.2, 0.1));
+    const Shape ellipsoid = MakeDistanceShape(ShapeKind::Ellipsoid, Eigen::Vector3d(0.3, 0.2, 0.1));
     const ShapePose on_face =
         Pose(Eigen::Vector3d(0.2, 0.1, 0.2 + 0.1 + 1e-3), Eigen::Matrix3d::Identity());
     std::vector<ContactPoint> points;
@@ -331,7 +332,7 @@ TEST_CASE("support-point contact: line and surface contact of cylinders on boxes
     // Beside the box's edge x = 1 at 45 degrees: the closest point is the edge.
     const Eigen::Vector3d centre(1.0 + 0.2, 0.0, 0.2 + 0.2);
     const ShapePose at_edge = Pose(centre, Eigen::Matrix3d::Identity());
-    const Shape ball = Make(ShapeKind::Ellipsoid, Eigen::Vector3d::Constant(0.25));
+    const Shape ball = MakeDistanceShape(ShapeKind::Ellipsoid, Eigen::Vector3d::Constant(0.25));
     points.clear();
     geometry.FindContacts(box, pb, ball, at_edge, 0.1, &points);
     REQUIRE(points.size() == 1);
@@ -345,8 +346,8 @@ TEST_CASE("support-point contact: resting line contact at gaps down to rounding,
   // whole scene turned and moved at random. A cylinder lying on a box face, and one beside a
   // parallel cylinder, keep their two line-end points, the exact normal and the gap.
   const ExplicitContactGeometry geometry;
-  const Shape box = Make(ShapeKind::Box, Eigen::Vector3d(4.0, 6.0, 0.2));
-  const Shape cylinder = Make(ShapeKind::Cylinder, Eigen::Vector3d(0.5, 1.0, 0.0));
+  const Shape box = MakeDistanceShape(ShapeKind::Box, Eigen::Vector3d(4.0, 6.0, 0.2));
+  const Shape cylinder = MakeDistanceShape(ShapeKind::Cylinder, Eigen::Vector3d(0.5, 1.0, 0.0));
   std::mt19937 random(23);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   for (int trial = 0; trial < 300; ++trial) {

@@ -24,7 +24,7 @@ struct CubeChain {
   }
 };
 
-struct Log {
+struct LogResidual {
   template <class T>
   bool operator()(T const* const* x, T* r) const {
     using std::log;
@@ -252,7 +252,7 @@ TEST_CASE("a singular Newton matrix: the regularized direction, else Levenberg-M
 TEST_CASE("a NaN from the residual during the line search shortens the step") {
   ProblemBuilder builder;  // F(x) = log x, free: the full Newton step from 5 lands at x < 0
   const int x = builder.AddVariableBlock(1, -kInf, kInf, 5.0);
-  builder.AddResidualBlock<1, 1>(Log{}, x, {x});
+  builder.AddResidualBlock<1, 1>(LogResidual{}, x, {x});
   FischerBurmeisterNewton newton;
   Eigen::VectorXd z = builder.start();
   const auto summary = newton.Solve(builder, &z);
