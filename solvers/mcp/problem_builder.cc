@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "solvers/base/input_error.h"
+#include "solvers/linalg/internal/sparse_assembly.h"
 
 namespace ncpkit {
 namespace {
@@ -213,7 +214,7 @@ int GroupColumns(int num_columns, const std::vector<int>& pattern_starts,
 void ProblemBuilder::BuildPattern() const {
   const int n = size();
   std::vector<char> covered(n, 0);
-  std::vector<Eigen::Triplet<double>> triplets, parameter_triplets;
+  size_t largest = 0, total = 0;
   for (const auto& block : residual_blocks_) {
     block->local_columns.clear();
     for (int id : block->block_ids) {
@@ -225,15 +226,9 @@ void ProblemBuilder::BuildPattern() const {
       for (int k = 0; k < block_sizes_[paired]; ++k) block->rows.push_back(offsets_[paired] + k);
     }
     for (int row : block->rows) covered[row] = 1;
-    ForEachEntry(*block, [&](int e, int i, int k) {
-      (void)e;
-      const int column = block->local_columns[k];
-      if (column < n) {
-        triplets.emplace_back(block->rows[i], column, 0.0);
-      } else {
-        parameter_triplets.emplace_back(block->rows[i], column - n, 0.0);
-      }
-    });
+    largest = std::max(largest, static_cast<size_t>(block->num_jacobian_entries()));
+    total += static_cast<size_t>(block->num_jacobian_entries());
+    block->jacobian_slots.assign(block->num_jacobian_entries(), 0);
   }
   for (int i = 0; i < n; ++i) {
     if (!covered[i]) {
@@ -241,29 +236,24 @@ void ProblemBuilder::BuildPattern() const {
                        " has no residual row paired with it");
     }
   }
-  pattern_.resize(n, n);
-  pattern_.setFromTriplets(triplets.begin(), triplets.end());
-  pattern_.makeCompressed();
-  parameter_pattern_.resize(n, num_parameters());
-  parameter_pattern_.setFromTriplets(parameter_triplets.begin(), parameter_triplets.end());
-  parameter_pattern_.makeCompressed();
-  // The position of entry (row, column) in a compressed pattern's values.
-  auto slot = [](const Eigen::SparseMatrix<double>& pattern, int row, int column) {
-    const int* begin = pattern.innerIndexPtr() + pattern.outerIndexPtr()[column];
-    const int* end = pattern.innerIndexPtr() + pattern.outerIndexPtr()[column + 1];
-    return static_cast<int>(std::lower_bound(begin, end, row) - pattern.innerIndexPtr());
-  };
-  size_t largest = 0;
+  // Each block's entries with the slot each lands in: in the variables' pattern, or (-1 - slot)
+  // in the parameters'.
+  std::vector<internal::PatternEntry> entries, parameter_entries, sorted;
+  entries.reserve(total);
   for (const auto& block : residual_blocks_) {
-    largest = std::max(largest, static_cast<size_t>(block->num_jacobian_entries()));
-    block->jacobian_slots.assign(block->num_jacobian_entries(), 0);
     ForEachEntry(*block, [&](int e, int i, int k) {
       const int column = block->local_columns[k];
-      block->jacobian_slots[e] = column < n
-                                     ? slot(pattern_, block->rows[i], column)
-                                     : -1 - slot(parameter_pattern_, block->rows[i], column - n);
+      int* slot = &block->jacobian_slots[e];
+      if (column < n) {
+        entries.push_back({block->rows[i], column, slot});
+      } else {
+        parameter_entries.push_back({block->rows[i], column - n, slot});
+      }
     });
   }
+  internal::CompressPattern(n, n, entries, &sorted, &pattern_);
+  internal::CompressPattern(n, num_parameters(), parameter_entries, &sorted, &parameter_pattern_);
+  for (const internal::PatternEntry& e : parameter_entries) *e.position = -1 - *e.position;
   local_jacobian_.resize(largest);
   pattern_ready_ = true;
 }

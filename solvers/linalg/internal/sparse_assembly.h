@@ -105,6 +105,21 @@ void ConvertStorageOrder(const From& from, To* to) {
   starts[0] = 0;
 }
 
+// An entry of a sparsity pattern being built: its row and column, and where to write its
+// position in the pattern's value array.
+struct PatternEntry {
+  int row;
+  int column;
+  int* position;
+};
+
+// Sets *pattern to the compressed column-major rows x cols matrix (values zero) holding the
+// entries, repeats merged, and writes each entry's position in its value array, as
+// setFromTriplets() and a search of each column would, but by a counting sort on the columns
+// and a sort of each column's rows. *sorted is a workspace.
+void CompressPattern(int rows, int cols, const std::vector<PatternEntry>& entries,
+                     std::vector<PatternEntry>* sorted, Eigen::SparseMatrix<double>* pattern);
+
 // The transpose of a compressed row-major matrix as a column-major one: the same arrays.
 void TransposeInto(const Eigen::SparseMatrix<double, Eigen::RowMajor>& from,
                    Eigen::SparseMatrix<double>* to);
