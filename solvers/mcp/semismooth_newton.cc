@@ -12,6 +12,7 @@
 #include "solvers/base/input_error.h"
 #include "solvers/base/internal/seconds.h"
 #include "solvers/linalg/internal/dense_lu.h"
+#include "solvers/linalg/internal/sparse_assembly.h"
 #include "solvers/linalg/sparse_lu.h"
 #include "solvers/mcp/equilibration.h"
 
@@ -33,30 +34,17 @@ class NewtonMatrix {
     nnz_ = J.nonZeros();
     outer_.assign(J.outerIndexPtr(), J.outerIndexPtr() + n + 1);
     inner_.assign(J.innerIndexPtr(), J.innerIndexPtr() + J.nonZeros());
-    std::vector<Eigen::Triplet<double>> t;
-    t.reserve(J.nonZeros() + n);
-    for (int j = 0; j < n; ++j) {
-      t.emplace_back(j, j, 0.0);
-      for (Eigen::SparseMatrix<double>::InnerIterator it(J, j); it; ++it) {
-        t.emplace_back(it.row(), j, 0.0);
-      }
-    }
-    H_.resize(n, n);
-    H_.setFromTriplets(t.begin(), t.end());
-    H_.makeCompressed();
-    auto slot = [&](int row, int col) {
-      const int* begin = H_.innerIndexPtr() + H_.outerIndexPtr()[col];
-      const int* end = H_.innerIndexPtr() + H_.outerIndexPtr()[col + 1];
-      return static_cast<int>(std::lower_bound(begin, end, row) - H_.innerIndexPtr());
-    };
     j_slot_.resize(J.nonZeros());
     diagonal_slot_.resize(n);
+    std::vector<PatternEntry> entries, sorted;
+    entries.reserve(J.nonZeros() + n);
     for (int j = 0; j < n; ++j) {
-      diagonal_slot_[j] = slot(j, j);
+      entries.push_back({j, j, &diagonal_slot_[j]});
       for (int k = J.outerIndexPtr()[j]; k < J.outerIndexPtr()[j + 1]; ++k) {
-        j_slot_[k] = slot(J.innerIndexPtr()[k], j);
+        entries.push_back({J.innerIndexPtr()[k], j, &j_slot_[k]});
       }
     }
+    CompressPattern(n, n, entries, &sorted, &H_);
   }
   // H = diag(D_b) J + diag(D_a) + shift I.
   void Fill(const Eigen::SparseMatrix<double>& J, const Eigen::VectorXd& da,
@@ -71,6 +59,12 @@ class NewtonMatrix {
     }
   }
   const Eigen::SparseMatrix<double>& H() const { return H_; }
+  // Builds the pattern if J's has changed; true if it had.
+  bool Prepare(const Eigen::SparseMatrix<double>& J) {
+    if (SamePattern(J)) return false;
+    BuildPattern(J);
+    return true;
+  }
 
  private:
   int rows_ = -1;
@@ -100,7 +94,40 @@ void EvaluatePhi(const FischerBurmeisterNewton::Options& options, const Eigen::V
   }
 }
 
-// H = diag(D_b) J + diag(D_a) on the pattern of J plus the diagonal, built once per pattern.
+// The structural nonzeros of H = D_a + D_b J: J's and the missing diagonal entries.
+Eigen::Index NewtonNonZeros(const Eigen::SparseMatrix<double>& J) {
+  Eigen::Index missing = 0;
+  for (int j = 0; j < J.cols(); ++j) {
+    const int* begin = J.innerIndexPtr() + J.outerIndexPtr()[j];
+    const int* end = J.innerIndexPtr() + J.outerIndexPtr()[j + 1];
+    missing += std::find(begin, end, j) == end ? 1 : 0;
+  }
+  return J.nonZeros() + missing;
+}
+
+// H = diag(D_b) J + diag(D_a) + shift I into a dense matrix, and the merit's gradient H^T Phi
+// of the unshifted H. The operations are those of the sparse path (NewtonMatrix::Fill and a
+// sparse transposed product): H's structural zeros add exact zeros to each column's sum, so
+// both paths give the same bits.
+void FillDenseNewton(const Eigen::SparseMatrix<double>& J, const Eigen::VectorXd& da,
+                     const Eigen::VectorXd& db, const Eigen::VectorXd& phi, double shift,
+                     Eigen::MatrixXd* H, Eigen::VectorXd* gradient) {
+  const int n = static_cast<int>(J.rows());
+  H->setZero(n, n);
+  gradient->resize(n);
+  for (int j = 0; j < n; ++j) {
+    double* column = H->data() + static_cast<Eigen::Index>(j) * n;
+    for (int k = J.outerIndexPtr()[j]; k < J.outerIndexPtr()[j + 1]; ++k) {
+      column[J.innerIndexPtr()[k]] += db[J.innerIndexPtr()[k]] * J.valuePtr()[k];
+    }
+    const double from_j = column[j];
+    column[j] = from_j + da[j];
+    double sum = 0.0;
+    for (int i = 0; i < n; ++i) sum += column[i] * phi[i];
+    (*gradient)[j] = sum;
+    if (shift != 0.0) column[j] = from_j + (da[j] + shift);
+  }
+}
 
 }  // namespace
 
@@ -298,11 +325,11 @@ bool FischerBurmeisterNewton::Stops(int iteration, Summary* summary) const {
 // The Newton direction (H + shift I) d = -Phi, with H = D_a + D_b J, and the merit's gradient
 // H^T Phi (of the unshifted H). False (with the summary's status set) if the Jacobian cannot be
 // evaluated; *have_direction says whether d is a usable descent direction.
-bool FischerBurmeisterNewton::DensePattern(const Eigen::SparseMatrix<double>& H) const {
+bool FischerBurmeisterNewton::DensePattern(Eigen::Index n, Eigen::Index nonzeros) const {
   if (options_.linear_solver != LinearSolver::Auto) return false;
-  const double n = static_cast<double>(H.rows());
-  return H.rows() <= options_.dense_pattern_max_size &&
-         static_cast<double>(H.nonZeros()) >= options_.dense_pattern_fill * n * n;
+  const double size = static_cast<double>(n);
+  return n <= options_.dense_pattern_max_size &&
+         static_cast<double>(nonzeros) >= options_.dense_pattern_fill * size * size;
 }
 
 bool FischerBurmeisterNewton::NewtonDirection(const MixedComplementarityProblem& problem,
@@ -318,26 +345,16 @@ bool FischerBurmeisterNewton::NewtonDirection(const MixedComplementarityProblem&
     }
     ws.have_jacobian = true;
   }
-  internal::NewtonMatrix& newton = *newton_matrix_;
-  if (!newton.SamePattern(ws.J)) {
-    newton.BuildPattern(ws.J);
-    klu_analyzed_ = false;
-  }
-  newton.Fill(ws.J, ws.da, ws.db, 0.0);
-  const Eigen::SparseMatrix<double>& H = newton.H();
-  ws.gradient.noalias() = H.transpose() * ws.phi;
-  if (shift > 0.0) newton.Fill(ws.J, ws.da, ws.db, shift);
-  if (dense || DensePattern(H)) {
+  if (dense || DensePattern(ws.J.rows(), NewtonNonZeros(ws.J))) {
     summary->dense_linear_algebra = true;
-    ws.dense_h = H;
-    ws.dense_lu.compute(ws.dense_h);
+    FillDenseNewton(ws.J, ws.da, ws.db, ws.phi, shift, &ws.dense_h, &ws.gradient);
+    // Taken as singular when a pivot is at most 1e-14 of the matrix's L1 norm: a cheap stand-in
+    // for a condition estimate (which cost two thirds of the factorization at n = 24), and the
+    // elimination stops there (a separated face pair's contact points, which any points of the
+    // facing features solve, leave a zero pivot a third of the way through); a useless
+    // direction is caught by the finiteness and descent tests below.
+    const bool regular = ws.dense_lu.ComputeRegular(ws.dense_h, 1e-14);
     ++summary->factorizations;
-    // Taken as singular when a pivot is below 1e-14 of the matrix's L1 norm: a cheap stand-in
-    // for a condition estimate (which cost two thirds of the factorization at n = 24); a
-    // useless direction is caught by the finiteness and descent tests below.
-    const int n = static_cast<int>(H.rows());
-    const bool regular = n > 0 && ws.dense_lu.matrixLU().diagonal().cwiseAbs().minCoeff() >
-                                      1e-14 * ws.dense_lu.l1_norm();
     ws.factored = regular ? internal::NewtonWorkspace::Factored::Dense
                           : internal::NewtonWorkspace::Factored::None;
     if (regular) {
@@ -347,6 +364,12 @@ bool FischerBurmeisterNewton::NewtonDirection(const MixedComplementarityProblem&
       *have_direction = ws.d.allFinite();
     }
   } else {
+    internal::NewtonMatrix& newton = *newton_matrix_;
+    if (newton.Prepare(ws.J)) klu_analyzed_ = false;
+    newton.Fill(ws.J, ws.da, ws.db, 0.0);
+    const Eigen::SparseMatrix<double>& H = newton.H();
+    ws.gradient.noalias() = H.transpose() * ws.phi;
+    if (shift > 0.0) newton.Fill(ws.J, ws.da, ws.db, shift);
     if (!klu_analyzed_) {
       klu_->analyzePattern(H);
       ++summary->symbolic_analyses;
@@ -376,6 +399,7 @@ bool FischerBurmeisterNewton::NewtonDirection(const MixedComplementarityProblem&
 // The Levenberg-Marquardt direction (H^T H + mu I) d = -H^T Phi, mu tied to the residual.
 bool FischerBurmeisterNewton::LevenbergMarquardtDirection(int n, Summary* summary) {
   internal::NewtonWorkspace& ws = *workspace_;
+  if (newton_matrix_->Prepare(ws.J)) klu_analyzed_ = false;
   newton_matrix_->Fill(ws.J, ws.da, ws.db, 0.0);  // (a regularized attempt shifted it)
   const Eigen::SparseMatrix<double>& H = newton_matrix_->H();
   const double mu = std::max(1e-12, std::min(1.0, std::sqrt(2.0 * ws.merit)));
@@ -423,26 +447,36 @@ bool FischerBurmeisterNewton::Backtrack(const MixedComplementarityProblem& probl
   return false;
 }
 
+// The direction of H + shift I (shift 0: the Newton direction) and the line search along it,
+// *accepted if it found a point. False (status set) if the Jacobian cannot be evaluated.
+bool FischerBurmeisterNewton::TryDirection(const MixedComplementarityProblem& problem,
+                                           const Eigen::VectorXd& z, bool dense, double shift,
+                                           Summary* summary, IterationRecord* record,
+                                           bool* accepted) {
+  bool have_direction = false;
+  if (!NewtonDirection(problem, z, dense, shift, summary, &have_direction)) return false;
+  if (!have_direction) return true;
+  record->regularized = shift > 0.0;
+  if (shift > 0.0) ++summary->regularized_steps;
+  *accepted = Backtrack(problem, z, summary, record);
+  return true;
+}
+
 // One iteration after the stopping tests: direction, line search, the new point. False when
 // the iteration cannot continue (the summary says why).
 bool FischerBurmeisterNewton::Iterate(const MixedComplementarityProblem& problem,
                                       Eigen::VectorXd* z, bool dense, int iteration,
                                       Summary* summary) {
   internal::NewtonWorkspace& ws = *workspace_;
-  bool have_direction = false;
-  if (!NewtonDirection(problem, *z, dense, 0.0, summary, &have_direction)) return false;
   IterationRecord record;
   record.iteration = iteration + 1;
-  bool accepted = have_direction && Backtrack(problem, *z, summary, &record);
-  // Fallbacks: the regularized Newton direction, then Levenberg-Marquardt.
+  // The Newton direction, then the regularized one, then Levenberg-Marquardt.
   const double shift = options_.regularization * std::min(1.0, std::sqrt(2.0 * ws.merit));
-  if (!accepted && shift > 0.0) {
-    if (!NewtonDirection(problem, *z, dense, shift, summary, &have_direction)) return false;
-    if (have_direction) {
-      record.regularized = true;
-      ++summary->regularized_steps;
-      accepted = Backtrack(problem, *z, summary, &record);
-    }
+  bool accepted = false;
+  if (!TryDirection(problem, *z, dense, 0.0, summary, &record, &accepted)) return false;
+  if (!accepted && shift > 0.0 &&
+      !TryDirection(problem, *z, dense, shift, summary, &record, &accepted)) {
+    return false;
   }
   if (!accepted && LevenbergMarquardtDirection(problem.size(), summary)) {
     record.regularized = false;

@@ -172,10 +172,13 @@ class FischerBurmeisterNewton {
   void ChordSteps(const MixedComplementarityProblem& problem, Eigen::VectorXd* z, Summary* summary);
   bool Iterate(const MixedComplementarityProblem& problem, Eigen::VectorXd* z, bool dense,
                int iteration, Summary* summary);
+  bool TryDirection(const MixedComplementarityProblem& problem, const Eigen::VectorXd& z,
+                    bool dense, double shift, Summary* summary, IterationRecord* record,
+                    bool* accepted);
   bool NewtonDirection(const MixedComplementarityProblem& problem, const Eigen::VectorXd& z,
                        bool dense, double shift, Summary* summary, bool* have_direction);
   bool LevenbergMarquardtDirection(int n, Summary* summary);
-  bool DensePattern(const Eigen::SparseMatrix<double>& H) const;
+  bool DensePattern(Eigen::Index n, Eigen::Index nonzeros) const;
   bool Backtrack(const MixedComplementarityProblem& problem, const Eigen::VectorXd& z,
                  Summary* summary, IterationRecord* record);
   void DiagnoseRate(Summary* summary) const;

@@ -40,5 +40,36 @@ TEST_CASE("DenseLu factorizes as Eigen's PartialPivLU, unblocked and blocked") {
   }
 }
 
+// ComputeRegular says what a full factorization's pivots say (all above the floor times the L1
+// norm), stopping at the first small pivot; a regular matrix's factorization is compute()'s,
+// bit for bit.
+TEST_CASE("DenseLu::ComputeRegular: the pivot test of a full factorization, stopped early") {
+  std::mt19937 rng(11);
+  std::normal_distribution<double> normal;
+  DenseLu lu, full;
+  for (int n : {1, 3, 24, 53, 64, 80}) {
+    for (int rank_drop : {0, 1, 2}) {
+      CAPTURE(n);
+      CAPTURE(rank_drop);
+      Eigen::MatrixXd A(n, n);
+      for (int j = 0; j < n; ++j) {
+        for (int i = 0; i < n; ++i) A(i, j) = normal(rng);
+      }
+      // Column c a combination of earlier ones: a zero pivot at about c.
+      const int c = n / 3 + 1;
+      if (rank_drop > 0 && c < n) A.col(c) = A.col(0) - 0.5 * A.col(c - 1);
+      if (rank_drop > 1 && n > 2) A.col(n - 1) = 3.0 * A.col(n - 2);
+      full.compute(A);
+      const bool expected =
+          full.matrixLU().diagonal().cwiseAbs().minCoeff() > 1e-14 * full.l1_norm();
+      CHECK(lu.ComputeRegular(A, 1e-14) == expected);
+      CHECK(expected == (rank_drop == 0 || c >= n));
+      if (expected) CHECK((lu.matrixLU() - full.matrixLU()).cwiseAbs().maxCoeff() == 0.0);
+    }
+  }
+  CHECK_FALSE(lu.ComputeRegular(Eigen::MatrixXd(0, 0), 1e-14));
+  CHECK_FALSE(lu.ComputeRegular(Eigen::MatrixXd::Zero(4, 4), 1e-14));
+}
+
 }  // namespace
 }  // namespace ncpkit::internal

@@ -16,7 +16,7 @@ void DenseLu::Reserve(Eigen::Index k) {
   for (Eigen::VectorXd& v : scratch_) v.resize(k);
 }
 
-void DenseLu::UnblockedLu() {
+bool DenseLu::UnblockedLu(double floor) {
   const Eigen::Index n = lu_.rows();
   double* a = lu_.data();
   for (Eigen::Index k = 0; k < n; ++k) {
@@ -30,6 +30,7 @@ void DenseLu::UnblockedLu() {
       }
     }
     transpositions_.coeffRef(k) = static_cast<int>(pivot);
+    if (biggest <= floor) return false;
     if (biggest == 0.0) continue;  // (as Eigen: the column below is zero, nothing to eliminate)
     if (pivot != k) {
       for (Eigen::Index j = 0; j < n; ++j) std::swap(a[j * n + k], a[j * n + pivot]);
@@ -43,6 +44,7 @@ void DenseLu::UnblockedLu() {
       for (Eigen::Index i = k + 1; i < n; ++i) column_j[i] -= column_k[i] * u;
     }
   }
+  return true;
 }
 
 void DenseLu::Solve(const Eigen::VectorXd& b, Eigen::VectorXd* x) const {
