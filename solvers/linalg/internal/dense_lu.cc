@@ -16,6 +16,12 @@ void DenseLu::Reserve(Eigen::Index k) {
   for (Eigen::VectorXd& v : scratch_) v.resize(k);
 }
 
+// Compiled also for AVX2 and chosen by the processor at load time: the elimination's updates
+// are elementwise (no fused multiply-add in either version), so both give the same bits, and
+// the wider vectors halve the time of the updates.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
 bool DenseLu::UnblockedLu(double floor) {
   const Eigen::Index n = lu_.rows();
   double* a = lu_.data();
