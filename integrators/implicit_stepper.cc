@@ -173,6 +173,7 @@ ImplicitStepper::ImplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
   for (size_t i = 0; i < n; ++i) fixed_[i] = bodies_[i].fixed ? 1 : 0;
   memory_layout_ = std::make_unique<internal::ImplicitMemoryLayout>(bodies_, laws_, laws_by_index_);
   spare_by_body_.assign(n, -1);
+  nu_of_body_.assign(n, -1);
   pool_ = std::make_unique<internal::WorkerPool>(options_.threads);
 }
 
@@ -477,7 +478,7 @@ bool ImplicitStepper::Matches(const IslandProblem& problem,
 }
 
 std::unique_ptr<ImplicitStepper::IslandProblem> ImplicitStepper::BuildIsland(
-    const internal::IslandView& island) const {
+    const internal::IslandView& island) {
   auto problem = std::make_unique<IslandProblem>();
   problem->bodies.assign(island.bodies, island.bodies + island.num_bodies);
   for (int j = 0; j < island.num_links; ++j) problem->pairs.push_back(pairs_[island.links[j]]);
@@ -494,10 +495,11 @@ std::unique_ptr<ImplicitStepper::IslandProblem> ImplicitStepper::BuildIsland(
   }
   ProblemBuilder& builder = problem->builder;
   builder.set_name("implicit step");
-  std::vector<int> nu_of_body(bodies_.size(), -1);
+  // (nu_of_body_ is set for the island's bodies only and reset below: a scene of many small
+  // islands builds each in time proportional to its own size.)
   for (const int i : problem->bodies) {
     const int block = builder.AddVariableBlock(6, -kInf, kInf);
-    nu_of_body[i] = block;
+    nu_of_body_[i] = block;
     problem->nu_block.push_back(block);
     problem->body_data.push_back(std::make_unique<NewtonEulerBlock>());
     builder.AddResidualBlock<6, 6>(NewtonEulerRef{problem->body_data.back().get()}, block, {block});
@@ -522,12 +524,13 @@ std::unique_ptr<ImplicitStepper::IslandProblem> ImplicitStepper::BuildIsland(
     if (data->law.elastic_friction()) force_upper[ForceBlock::kSlip] = 1.0;
     const int forces =
         builder.AddVariableBlock(force_lower, force_upper, Eigen::VectorXd::Zero(force_size));
-    AddPair(&builder, data.get(), nu_of_body[f], data->g_moves ? nu_of_body[g] : -1, geometry,
+    AddPair(&builder, data.get(), nu_of_body_[f], data->g_moves ? nu_of_body_[g] : -1, geometry,
             forces);
     problem->geometry_block.push_back(geometry);
     problem->force_block.push_back(forces);
     problem->pair_data.push_back(std::move(data));
   }
+  for (const int i : problem->bodies) nu_of_body_[i] = -1;
   return problem;
 }
 

@@ -125,7 +125,7 @@ class ImplicitStepper : public Stepper {
   void FindIslands();
   void GiveBackCarry();
   bool Matches(const IslandProblem& problem, const internal::IslandView& island) const;
-  std::unique_ptr<IslandProblem> BuildIsland(const internal::IslandView& island) const;
+  std::unique_ptr<IslandProblem> BuildIsland(const internal::IslandView& island);
   void SetBodyData(IslandProblem* island, const std::vector<Vector6d>& applied_impulses);
   const ImplicitPairState* Remembered(int pair) const;
   void PreparePair(IslandProblem* island, int attempt, int j);
@@ -193,6 +193,7 @@ class ImplicitStepper : public Stepper {
   std::vector<std::unique_ptr<IslandProblem>> islands_;  // this step's, in island order
   std::vector<std::unique_ptr<IslandProblem>> spare_;    // the last step's, for reuse
   std::vector<int> spare_by_body_;  // per body: the spare island it is first in, or -1
+  std::vector<int> nu_of_body_;     // per body: its twist block in the island being built, or -1
   // What each island's solver carried into the next step when a snapshot was saved, given
   // back to the islands of the first step after Restore(); empty otherwise.
   std::vector<internal::SolverCarry> restored_carry_;
