@@ -353,7 +353,7 @@ bool FischerBurmeisterNewton::NewtonDirection(const MixedComplementarityProblem&
     // elimination stops there (a separated face pair's contact points, which any points of the
     // facing features solve, leave a zero pivot a third of the way through); a useless
     // direction is caught by the finiteness and descent tests below.
-    const bool regular = ws.dense_lu.ComputeRegular(ws.dense_h, 1e-14);
+    const bool regular = ws.dense_lu.ComputeRegularInPlace(&ws.dense_h, 1e-14);
     ++summary->factorizations;
     ws.factored = regular ? internal::NewtonWorkspace::Factored::Dense
                           : internal::NewtonWorkspace::Factored::None;

@@ -43,7 +43,8 @@ TEST_CASE("DenseLu factorizes as Eigen's PartialPivLU, unblocked and blocked") {
 // ComputeRegular says what a full factorization's pivots say (all above the floor times the L1
 // norm), stopping at the first small pivot; a regular matrix's factorization is compute()'s,
 // bit for bit.
-TEST_CASE("DenseLu::ComputeRegular: the pivot test of a full factorization, stopped early") {
+TEST_CASE(
+    "DenseLu::ComputeRegular(InPlace): the pivot test of a full factorization, stopped early") {
   std::mt19937 rng(11);
   std::normal_distribution<double> normal;
   DenseLu lu, full;
@@ -64,6 +65,9 @@ TEST_CASE("DenseLu::ComputeRegular: the pivot test of a full factorization, stop
           full.matrixLU().diagonal().cwiseAbs().minCoeff() > 1e-14 * full.l1_norm();
       CHECK(lu.ComputeRegular(A, 1e-14) == expected);
       CHECK(expected == (rank_drop == 0 || c >= n));
+      if (expected) CHECK((lu.matrixLU() - full.matrixLU()).cwiseAbs().maxCoeff() == 0.0);
+      Eigen::MatrixXd taken = A;  // (its storage goes to the factorization)
+      CHECK(lu.ComputeRegularInPlace(&taken, 1e-14) == expected);
       if (expected) CHECK((lu.matrixLU() - full.matrixLU()).cwiseAbs().maxCoeff() == 0.0);
     }
   }

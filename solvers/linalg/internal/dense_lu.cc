@@ -16,6 +16,24 @@ void DenseLu::Reserve(Eigen::Index k) {
   for (Eigen::VectorXd& v : scratch_) v.resize(k);
 }
 
+bool DenseLu::FactorizeInPlace(double relative_floor) {
+  column_sums_.noalias() = lu_.cwiseAbs().colwise().sum();
+  l1_norm_ = lu_.cols() > 0 ? column_sums_.maxCoeff() : 0.0;
+  transpositions_.resize(lu_.rows());
+  for (Eigen::VectorXd& v : scratch_) v.resize(lu_.rows());
+  const double floor = relative_floor < 0.0 ? -1.0 : relative_floor * l1_norm_;
+  if (lu_.rows() <= kUnblockedMaxSize) {
+    // Eigen blocks from n = 17 on, and its unblocked loop works through dynamic block
+    // expressions: at n = 24 either costs 7 or more instructions per multiply-add.
+    if (!UnblockedLu(floor)) return false;
+  } else {
+    Eigen::Transpositions<Eigen::Dynamic>::StorageIndex count = 0;
+    Eigen::internal::partial_lu_inplace(lu_, transpositions_, count);
+  }
+  permutation_ = transpositions_;
+  return lu_.rows() == 0 || lu_.diagonal().cwiseAbs().minCoeff() > floor;
+}
+
 // Compiled also for AVX2 and chosen by the processor at load time: the elimination's updates
 // are elementwise (no fused multiply-add in either version), so both give the same bits, and
 // the wider vectors halve the time of the updates.

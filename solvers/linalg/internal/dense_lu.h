@@ -16,7 +16,8 @@ class DenseLu {
   // Factorizes a square matrix (any dense expression, e.g. a block of a larger buffer).
   template <class Matrix>
   void compute(const Matrix& A) {
-    Factorize(A, -1.0);
+    lu_ = A;
+    FactorizeInPlace(-1.0);
   }
   // compute(), except that it stops at the first pivot of magnitude at most relative_floor
   // times A's L1 norm and returns false: A is then taken as singular and the factorization is
@@ -25,7 +26,14 @@ class DenseLu {
   // the small pivot comes early.
   template <class Matrix>
   bool ComputeRegular(const Matrix& A, double relative_floor) {
-    return Factorize(A, relative_floor) && lu_.rows() > 0;
+    lu_ = A;
+    return FactorizeInPlace(relative_floor) && lu_.rows() > 0;
+  }
+  // ComputeRegular() of *A, taking its storage instead of copying it: *A is left with the
+  // storage the factorization had (contents unspecified, sized for the previous matrix).
+  bool ComputeRegularInPlace(Eigen::MatrixXd* A, double relative_floor) {
+    lu_.swap(*A);
+    return FactorizeInPlace(relative_floor) && lu_.rows() > 0;
   }
   // Sizes every member for k x k matrices, so that the first compute() of that size does not
   // allocate.
@@ -45,27 +53,9 @@ class DenseLu {
 
  private:
   double InverseL1NormEstimate();
-  // compute() with a pivot floor relative to the L1 norm (negative: none); false if a pivot
-  // is at or below it (the factorization then stops there, except in the blocked one).
-  template <class Matrix>
-  bool Factorize(const Matrix& A, double relative_floor) {
-    lu_ = A;
-    column_sums_.noalias() = lu_.cwiseAbs().colwise().sum();
-    l1_norm_ = lu_.cols() > 0 ? column_sums_.maxCoeff() : 0.0;
-    transpositions_.resize(lu_.rows());
-    for (Eigen::VectorXd& v : scratch_) v.resize(lu_.rows());
-    const double floor = relative_floor < 0.0 ? -1.0 : relative_floor * l1_norm_;
-    if (lu_.rows() <= kUnblockedMaxSize) {
-      // Eigen blocks from n = 17 on, and its unblocked loop works through dynamic block
-      // expressions: at n = 24 either costs 7 or more instructions per multiply-add.
-      if (!UnblockedLu(floor)) return false;
-    } else {
-      Eigen::Transpositions<Eigen::Dynamic>::StorageIndex count = 0;
-      Eigen::internal::partial_lu_inplace(lu_, transpositions_, count);
-    }
-    permutation_ = transpositions_;
-    return lu_.rows() == 0 || lu_.diagonal().cwiseAbs().minCoeff() > floor;
-  }
+  // Factorizes lu_ in place with a pivot floor relative to its L1 norm (negative: none); false
+  // if a pivot is at or below it (the elimination then stops there, except the blocked one).
+  bool FactorizeInPlace(double relative_floor);
   // Right-looking elimination with partial pivoting on lu_ in place, the same steps as Eigen's
   // unblocked_lu (largest pivot, first of equals; a zero column is skipped), in plain loops;
   // false, stopping there, at a pivot of magnitude <= floor.
