@@ -238,19 +238,25 @@ void ProblemBuilder::BuildPattern() const {
   }
   // Each block's entries with the slot each lands in: in the variables' pattern, or (-1 - slot)
   // in the parameters'.
-  std::vector<internal::PatternEntry> entries, parameter_entries, sorted;
-  entries.reserve(total);
+  // (The entries are written field by field: a braced push_back builds each on the stack and
+  // reloads it whole, a store-forwarding stall per entry that cost a third of this function.)
+  std::vector<internal::PatternEntry> entries(total), parameter_entries, sorted;
+  size_t count = 0;
   for (const auto& block : residual_blocks_) {
     ForEachEntry(*block, [&](int e, int i, int k) {
       const int column = block->local_columns[k];
       int* slot = &block->jacobian_slots[e];
       if (column < n) {
-        entries.push_back({block->rows[i], column, slot});
+        internal::PatternEntry& entry = entries[count++];
+        entry.row = block->rows[i];
+        entry.column = column;
+        entry.position = slot;
       } else {
         parameter_entries.push_back({block->rows[i], column - n, slot});
       }
     });
   }
+  entries.resize(count);
   internal::CompressPattern(n, n, entries, &sorted, &pattern_);
   internal::CompressPattern(n, num_parameters(), parameter_entries, &sorted, &parameter_pattern_);
   for (const internal::PatternEntry& e : parameter_entries) *e.position = -1 - *e.position;

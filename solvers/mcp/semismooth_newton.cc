@@ -36,12 +36,18 @@ class NewtonMatrix {
     inner_.assign(J.innerIndexPtr(), J.innerIndexPtr() + J.nonZeros());
     j_slot_.resize(J.nonZeros());
     diagonal_slot_.resize(n);
-    std::vector<PatternEntry> entries, sorted;
-    entries.reserve(J.nonZeros() + n);
+    std::vector<PatternEntry> entries(J.nonZeros() + n), sorted;
+    size_t count = 0;
+    const auto add = [&](int row, int column, int* position) {
+      PatternEntry& e = entries[count++];  // (field by field, see ProblemBuilder::BuildPattern)
+      e.row = row;
+      e.column = column;
+      e.position = position;
+    };
     for (int j = 0; j < n; ++j) {
-      entries.push_back({j, j, &diagonal_slot_[j]});
+      add(j, j, &diagonal_slot_[j]);
       for (int k = J.outerIndexPtr()[j]; k < J.outerIndexPtr()[j + 1]; ++k) {
-        entries.push_back({J.innerIndexPtr()[k], j, &j_slot_[k]});
+        add(J.innerIndexPtr()[k], j, &j_slot_[k]);
       }
     }
     CompressPattern(n, n, entries, &sorted, &H_);
@@ -106,26 +112,26 @@ Eigen::Index NewtonNonZeros(const Eigen::SparseMatrix<double>& J) {
 }
 
 // H = diag(D_b) J + diag(D_a) + shift I into a dense matrix, and the merit's gradient H^T Phi
-// of the unshifted H. The operations are those of the sparse path (NewtonMatrix::Fill and a
-// sparse transposed product): H's structural zeros add exact zeros to each column's sum, so
-// both paths give the same bits.
+// of the unshifted H. H is the sparse path's (NewtonMatrix::Fill) bit for bit: *from_j keeps
+// each diagonal entry before D_a, to which D_a + shift is added in one go as there. The
+// gradient is a dense product, vectorized: the sparse one's sums to rounding.
 void FillDenseNewton(const Eigen::SparseMatrix<double>& J, const Eigen::VectorXd& da,
                      const Eigen::VectorXd& db, const Eigen::VectorXd& phi, double shift,
-                     Eigen::MatrixXd* H, Eigen::VectorXd* gradient) {
+                     Eigen::MatrixXd* H, Eigen::VectorXd* gradient, Eigen::VectorXd* from_j) {
   const int n = static_cast<int>(J.rows());
   H->setZero(n, n);
-  gradient->resize(n);
+  from_j->resize(n);
   for (int j = 0; j < n; ++j) {
     double* column = H->data() + static_cast<Eigen::Index>(j) * n;
     for (int k = J.outerIndexPtr()[j]; k < J.outerIndexPtr()[j + 1]; ++k) {
       column[J.innerIndexPtr()[k]] += db[J.innerIndexPtr()[k]] * J.valuePtr()[k];
     }
-    const double from_j = column[j];
-    column[j] = from_j + da[j];
-    double sum = 0.0;
-    for (int i = 0; i < n; ++i) sum += column[i] * phi[i];
-    (*gradient)[j] = sum;
-    if (shift != 0.0) column[j] = from_j + (da[j] + shift);
+    (*from_j)[j] = column[j];
+    column[j] += da[j];
+  }
+  gradient->noalias() = H->transpose() * phi;
+  if (shift != 0.0) {
+    for (int j = 0; j < n; ++j) (*H)(j, j) = (*from_j)[j] + (da[j] + shift);
   }
 }
 
@@ -219,6 +225,7 @@ struct NewtonWorkspace {
   double residual = 0.0;    // natural residual at the current point
   bool keep_start = false;  // acceptable_start met the tolerance (see start_acceptance)
   Eigen::MatrixXd dense_h;
+  Eigen::VectorXd from_j;  // FillDenseNewton's scratch
   internal::DenseLu dense_lu;
   // Which factorization holds the Newton matrix last factorized, for chord steps
   // (Options::reuse_factorization): none, dense_lu, or the KLU object.
@@ -347,7 +354,7 @@ bool FischerBurmeisterNewton::NewtonDirection(const MixedComplementarityProblem&
   }
   if (dense || DensePattern(ws.J.rows(), NewtonNonZeros(ws.J))) {
     summary->dense_linear_algebra = true;
-    FillDenseNewton(ws.J, ws.da, ws.db, ws.phi, shift, &ws.dense_h, &ws.gradient);
+    FillDenseNewton(ws.J, ws.da, ws.db, ws.phi, shift, &ws.dense_h, &ws.gradient, &ws.from_j);
     // Taken as singular when a pivot is at most 1e-14 of the matrix's L1 norm: a cheap stand-in
     // for a condition estimate (which cost two thirds of the factorization at n = 24), and the
     // elimination stops there (a separated face pair's contact points, which any points of the
