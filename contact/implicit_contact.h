@@ -169,6 +169,25 @@ T Dot(const T* a, const T* b) {
   return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
+// c += weight * grad f_i(xi) (body frame). A plane's gradient is a constant: taken in doubles,
+// its zero components skipped, which spares the Jet products by constants (the same values; a
+// product by zero adds nothing).
+template <class T>
+void AddWeightedGradient(const Shape& shape, int i, const T* xi, const T& weight, T* c) {
+  if (shape.PlaneInequalities()) {
+    const double anywhere[3] = {0.0, 0.0, 0.0};
+    double g[3];
+    shape.Gradient(i, anywhere, g);
+    for (int k = 0; k < 3; ++k) {
+      if (g[k] != 0.0) c[k] += weight * g[k];
+    }
+    return;
+  }
+  T g[3];
+  shape.Gradient(i, xi, g);
+  for (int k = 0; k < 3; ++k) c[k] += weight * g[k];
+}
+
 }  // namespace internal
 
 // The quantities of a pair at the end of the step, as functions of the unknowns. nu_g is null
@@ -197,10 +216,7 @@ struct PairFrame {
     T c_body[3] = {T(0), T(0), T(0)};
     const int m = s.shape_f.NumInequalities();
     for (int i = 0; i < m; ++i) {
-      T g[3];
-      s.shape_f.Gradient(i, xi1, g);
-      const T weight = (i == s.k1) ? T(1) : l_f[i];
-      for (int k = 0; k < 3; ++k) c_body[k] += weight * g[k];
+      internal::AddWeightedGradient(s.shape_f, i, xi1, (i == s.k1) ? T(1) : l_f[i], c_body);
     }
     internal::ToWorld(R_f, c_body, c);
     using std::sqrt;
@@ -272,9 +288,7 @@ void GeometryRows(const ContactPairStep& s, const PairFrame<T>& f, const T* geom
   T xi2[3], g_body[3] = {T(0), T(0), T(0)};
   internal::ToBody(f.p_g, f.R_g, f.a2, xi2);
   for (int j = 0; j < N; ++j) {
-    T g[3];
-    s.shape_g.Gradient(j, xi2, g);
-    for (int k = 0; k < 3; ++k) g_body[k] += l_g[j] * g[k];
+    internal::AddWeightedGradient(s.shape_g, j, xi2, l_g[j], g_body);
     r[6 + M + j] = -s.shape_g.Inequality(j, xi2);
   }
   T g_world[3];

@@ -37,6 +37,10 @@ struct Shape {
   // polyhedron 6 (up to 6 faces) or one a face (polyhedron.h); 0 for a registered kind (the
   // implicit stepper does not take it).
   int NumInequalities() const;
+  // Every inequality is a plane (half-space, box, polyhedron): its gradient is a constant.
+  bool PlaneInequalities() const {
+    return kind == ShapeKind::HalfSpace || kind == ShapeKind::Box || kind == ShapeKind::Polyhedron;
+  }
   // A kind the registry knows, and all sizes positive and finite (those the kind uses).
   bool IsValid(std::string* why) const;
 
