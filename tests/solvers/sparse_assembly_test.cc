@@ -13,8 +13,10 @@ namespace {
 // enough for its map of positions and sparse enough for its sort, with repeated entries.
 TEST_CASE("CompressPattern builds setFromTriplets' pattern and each entry's position") {
   std::mt19937 rng(5);
-  for (const auto& [rows, cols, count] : std::vector<std::tuple<int, int, int>>{
+  for (const auto& size : std::vector<std::tuple<int, int, int>>{
            {1, 1, 1}, {53, 53, 1873}, {40, 30, 2000}, {300, 300, 900}, {5, 200, 60}, {7, 3, 0}}) {
+    // (Copies, not structured bindings: doctest's CAPTURE takes them into a lambda.)
+    const int rows = std::get<0>(size), cols = std::get<1>(size), count = std::get<2>(size);
     CAPTURE(rows);
     CAPTURE(cols);
     std::uniform_int_distribution<int> row(0, rows - 1), col(0, cols - 1);
