@@ -329,15 +329,19 @@ bool FischerBurmeisterNewton::Stops(int iteration, Summary* summary) const {
   return false;
 }
 
+// Auto: whether the Newton matrix of J is small and full enough for the dense LU (its
+// nonzeros counted only then).
+bool FischerBurmeisterNewton::DensePattern(const Eigen::SparseMatrix<double>& J) const {
+  if (options_.linear_solver != LinearSolver::Auto || J.rows() > options_.dense_pattern_max_size) {
+    return false;
+  }
+  const double n = static_cast<double>(J.rows());
+  return static_cast<double>(NewtonNonZeros(J)) >= options_.dense_pattern_fill * n * n;
+}
+
 // The Newton direction (H + shift I) d = -Phi, with H = D_a + D_b J, and the merit's gradient
 // H^T Phi (of the unshifted H). False (with the summary's status set) if the Jacobian cannot be
 // evaluated; *have_direction says whether d is a usable descent direction.
-bool FischerBurmeisterNewton::DensePattern(Eigen::Index n, Eigen::Index nonzeros) const {
-  if (options_.linear_solver != LinearSolver::Auto) return false;
-  const double size = static_cast<double>(n);
-  return n <= options_.dense_pattern_max_size &&
-         static_cast<double>(nonzeros) >= options_.dense_pattern_fill * size * size;
-}
 
 bool FischerBurmeisterNewton::NewtonDirection(const MixedComplementarityProblem& problem,
                                               const Eigen::VectorXd& z, bool dense, double shift,
@@ -352,7 +356,7 @@ bool FischerBurmeisterNewton::NewtonDirection(const MixedComplementarityProblem&
     }
     ws.have_jacobian = true;
   }
-  if (dense || DensePattern(ws.J.rows(), NewtonNonZeros(ws.J))) {
+  if (dense || DensePattern(ws.J)) {
     summary->dense_linear_algebra = true;
     FillDenseNewton(ws.J, ws.da, ws.db, ws.phi, shift, &ws.dense_h, &ws.gradient, &ws.from_j);
     // Taken as singular when a pivot is at most 1e-14 of the matrix's L1 norm: a cheap stand-in

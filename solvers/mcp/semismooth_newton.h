@@ -178,7 +178,7 @@ class FischerBurmeisterNewton {
   bool NewtonDirection(const MixedComplementarityProblem& problem, const Eigen::VectorXd& z,
                        bool dense, double shift, Summary* summary, bool* have_direction);
   bool LevenbergMarquardtDirection(int n, Summary* summary);
-  bool DensePattern(Eigen::Index n, Eigen::Index nonzeros) const;
+  bool DensePattern(const Eigen::SparseMatrix<double>& J) const;
   bool Backtrack(const MixedComplementarityProblem& problem, const Eigen::VectorXd& z,
                  Summary* summary, IterationRecord* record);
   void DiagnoseRate(Summary* summary) const;
