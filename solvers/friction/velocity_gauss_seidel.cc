@@ -143,6 +143,7 @@ void VelocityGaussSeidel::ContactVelocities(const GlobalFrictionContactProblem& 
   u_.resize(3 * nc);
   const double* v = v_.data();
   for (int a = 0; a < nc; ++a) {
+    if (prefetch_ && a + kPrefetchAhead < nc) PrefetchVelocities(a + kPrefetchAhead);
     const double* record = records_.data() + static_cast<size_t>(kRecord) * a;
     Eigen::Vector3d u = problem.w().segment<3>(3 * a);
     for (int k = 0; k < 2; ++k) {
@@ -152,6 +153,20 @@ void VelocityGaussSeidel::ContactVelocities(const GlobalFrictionContactProblem& 
                      Eigen::Map<const Eigen::Matrix<double, 6, 1>>(v + slot);
     }
     u_.segment<3>(3 * a) = u;
+  }
+}
+
+// The contacts' bodies are visited in the order of the contacts (the cone model's: by height),
+// which on a wide scene jumps across v. Once v outgrows a core's cache (kPrefetchDofs), the
+// velocities of the contact kPrefetchAhead on are fetched while this one is solved: 100,000
+// spheres dropped in a box (v: 4.8 MB) then take 0.87 and 0.93 of the time (two runs against the
+// program without); below that size the fetches would only cost their instructions.
+EIGEN_ALWAYS_INLINE void VelocityGaussSeidel::PrefetchVelocities(int a) const {
+  for (int k = 0; k < 2; ++k) {
+    const int slot = slots_[2 * a + k];
+    if (slot < 0) continue;
+    __builtin_prefetch(v_.data() + slot, 1);
+    __builtin_prefetch(v_.data() + slot + 5, 1);
   }
 }
 
@@ -422,6 +437,7 @@ void VelocityGaussSeidel::Sweep(const GlobalFrictionContactProblem& problem, int
   not_sticking_ = 0;
   for (int a = 0; a < nc; ++a) {
     if constexpr (kCompact) {
+      if (prefetch_ && a + kPrefetchAhead < nc) PrefetchVelocities(a + kPrefetchAhead);
       const int k = manifold_of_[a];
       if (k >= 0 && StickManifold(problem, sweep, &manifolds_[k], r)) {
         a = manifolds_[k].end - 1;
@@ -639,6 +655,7 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
   for (int a = 0; a < nc; ++a) r->segment<3>(3 * a) = ProjectOntoCone(mu[a], r->segment<3>(3 * a));
 
   Prepare(problem);
+  prefetch_ = problem.num_dofs() > kPrefetchDofs;
 
   // v = M^-1 (H r + f) from the start.
   const double q_norm = problem.local_q_norm();

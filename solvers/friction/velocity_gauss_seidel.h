@@ -173,6 +173,10 @@ class VelocityGaussSeidel {
   // The compact layout (6-row blocks, at most two a contact): per contact H_0, H_1, B_0, B_1
   // (6 x 3 each, column-major) and the offsets of their blocks in v (-1: none).
   static constexpr int kRecord = 72;
+  static constexpr int kPrefetchAhead = 16;
+  static constexpr int kPrefetchDofs = 1 << 17;  // v of 1 MB
+  bool prefetch_ = false;
+  void PrefetchVelocities(int a) const;
   bool compact_ = false;
   std::vector<double> records_;
   Eigen::MatrixXd stick_W_;  // StickIsland's W, its decomposition and vectors (kept storage)
