@@ -144,7 +144,7 @@ ExplicitStepper::ExplicitStepper(std::vector<Body> bodies, const ContactLawTable
   // kMaxSupportCandidates), so that it never grows mid-run on whichever worker meets such a pair.
   worker_points_.resize(options_.threads);
   for (std::vector<ContactPoint>& points : worker_points_) points.reserve(kMaxSupportCandidates);
-  for (const Body& body : bodies_) fixed_.push_back(body.fixed ? 1 : 0);
+  for (const Body& body : bodies_) workspace_.fixed.push_back(body.fixed ? 1 : 0);
   CheckShapePairs();
 }
 
@@ -514,7 +514,7 @@ void ExplicitStepper::SolveContacts() {
   for (size_t c = 0; c < record_.contacts.size(); ++c) {
     w.contact_bodies[c] = {record_.contacts[c].body_a, record_.contacts[c].body_b};
   }
-  w.islands.Find(fixed_, w.contact_bodies, /*one_island=*/!options_.islands);
+  w.islands.Find(w.fixed, w.contact_bodies, /*one_island=*/!options_.islands);
   SolveIslands();
 }
 

@@ -228,7 +228,6 @@ class ExplicitStepper : public Stepper {
   std::vector<BoundingSphere> spheres_;
   std::vector<double> reach_;  // Reach() per body at the free velocities (grown by passes)
   std::vector<char> grown_;    // bodies whose reach the impulses enlarged
-  std::vector<char> fixed_;    // per body: fixed (for the island finder)
   std::vector<Eigen::Matrix3d> rotations_;
   std::vector<std::pair<int, int>> pairs_;
   std::vector<ContactPoint> points_;

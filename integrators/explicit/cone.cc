@@ -51,16 +51,20 @@ void ConeModel::Assemble(const ExplicitStepContext& step, const IslandView& isla
     const Vector6d momentum = w.mass_matrix[i] * w.velocity[i];
     block_of_body_[i] = problem_.AddBlock(w.mass_matrix[i], w.inverse_mass[i], momentum);
   }
+  // The contacts' bodies and whether they are fixed from the workspace's compact lists, not
+  // from the contacts and the bodies: order_ goes by height, at random through them on a wide
+  // scene, and a contact's or a body's record is a few hundred bytes to fetch for one number
+  // (100,000 spheres dropped in a box: posing went from 9.4 to 6.1 % of the time, perf).
   for (const int c : order_) {
     problem_.AddContact(w.mu[c], Eigen::Vector3d(w.normal_offset[c], 0.0, 0.0));
-    const int body_a = contacts[c].body_a, body_b = contacts[c].body_b;
+    const auto [body_a, body_b] = w.contact_bodies[c];
     // (Through a 6 x 3 matrix: a transpose expression would be copied to the heap.)
     Eigen::Matrix<double, 6, 3> rows;
-    if (!step.bodies[body_a].fixed) {
+    if (!w.fixed[body_a]) {
       rows = w.rows_a[c].transpose();
       problem_.AddContactBlock(block_of_body_[body_a], rows);
     }
-    if (!step.bodies[body_b].fixed) {
+    if (!w.fixed[body_b]) {
       rows = w.rows_b[c].transpose();
       problem_.AddContactBlock(block_of_body_[body_b], rows);
     }

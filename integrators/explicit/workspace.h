@@ -49,6 +49,7 @@ struct ExplicitWorkspace {
   const ExplicitContact* Previous(const std::vector<Body>& bodies,
                                   const std::vector<ExplicitContact>& contacts, int index) const;
 
+  std::vector<char> fixed;  // per body: fixed (for the island finder and the models)
   // Per body (zero blocks for fixed ones).
   std::vector<Eigen::Matrix<double, 6, 6>> inverse_mass, mass_matrix;
   std::vector<Vector6d> velocity;        // the free velocities, then the end-of-step ones
