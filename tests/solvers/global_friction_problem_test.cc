@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include "solvers/base/input_error.h"
 #include "solvers/friction/friction_auto.h"
@@ -313,6 +314,52 @@ TEST_CASE("nsgs-velocity: manifolds, a box face's corners solved as one block wh
     }
   });
   CHECK(one_sweep >= 18);
+}
+
+TEST_CASE("nsgs-velocity: velocities over 1 MB (the prefetching sweeps) solve each part") {
+  // 22,000 blocks of 6 rows (v of 1.06 MB, past the size where the sweeps fetch velocities
+  // ahead) hold 200 boxes on the ground, at rest or pushed into sliding, every 110th block; the
+  // other blocks carry no contact. Each box's reactions must solve its own problem.
+  constexpr int kBoxes = 200, kSpacing = 110;
+  GlobalFrictionContactProblem joint;
+  std::vector<GlobalFrictionContactProblem> parts;
+  const Eigen::Matrix<double, 6, 6> identity = Eigen::Matrix<double, 6, 6>::Identity();
+  for (int j = 0; j < kBoxes; ++j) {
+    parts.push_back(test::BoxColumn(1, static_cast<unsigned>(j + 1), 1.5 * (j % 3)));
+    const GlobalFrictionContactProblem& part = parts.back();
+    REQUIRE(part.num_blocks() == 1);
+    for (int k = 0; k < kSpacing; ++k) {
+      if (k != kSpacing / 2) {
+        joint.AddBlock(identity, identity, Eigen::Matrix<double, 6, 1>::Zero());
+        continue;
+      }
+      joint.AddBlock(Eigen::Map<const Eigen::Matrix<double, 6, 6>>(part.mass_data(0)),
+                     part.InverseMass(0), part.f());
+    }
+  }
+  for (int j = 0; j < kBoxes; ++j) {
+    const GlobalFrictionContactProblem& part = parts[static_cast<size_t>(j)];
+    for (int c = 0; c < part.num_contacts(); ++c) {
+      joint.AddContact(part.mu()[c], part.w().segment<3>(3 * c));
+      for (int p = part.piece_begin(c); p < part.piece_begin(c + 1); ++p) {
+        joint.AddContactBlock(j * kSpacing + kSpacing / 2, part.PieceRows(p));
+      }
+    }
+  }
+  joint.Finalize();
+  REQUIRE(8.0 * joint.num_dofs() > 1024.0 * 1024.0);
+  VelocityGaussSeidel::Options options;
+  options.tolerance = 1e-12;
+  Eigen::VectorXd r;
+  const auto summary = VelocityGaussSeidel(options).Solve(joint, &r);
+  REQUIRE(summary.IsSolved());
+  int offset = 0;
+  for (const GlobalFrictionContactProblem& part : parts) {
+    FrictionContactProblem local;
+    part.Reduce(&local);
+    CHECK(FclibError(local, r.segment(offset, part.size())) <= 1e-9);
+    offset += part.size();
+  }
 }
 
 TEST_CASE("nsgs-velocity: manifolds between two moving boxes solve to the same error measure") {
