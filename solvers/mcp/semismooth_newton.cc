@@ -342,7 +342,6 @@ bool FischerBurmeisterNewton::DensePattern(const Eigen::SparseMatrix<double>& J)
 // The Newton direction (H + shift I) d = -Phi, with H = D_a + D_b J, and the merit's gradient
 // H^T Phi (of the unshifted H). False (with the summary's status set) if the Jacobian cannot be
 // evaluated; *have_direction says whether d is a usable descent direction.
-
 bool FischerBurmeisterNewton::NewtonDirection(const MixedComplementarityProblem& problem,
                                               const Eigen::VectorXd& z, bool dense, double shift,
                                               Summary* summary, bool* have_direction) {
