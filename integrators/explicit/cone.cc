@@ -41,8 +41,7 @@ void ConeModel::Order(const Eigen::Vector3d& gravity, const IslandView& island,
   for (int k = 0; k < nc; ++k) order_[k] = ranked_[k].second;
 }
 
-void ConeModel::Assemble(const ExplicitStepContext& step, const IslandView& island,
-                         const std::vector<ExplicitContact>& contacts) {
+void ConeModel::Assemble(const ExplicitStepContext& step, const IslandView& island) {
   const ExplicitWorkspace& w = step.workspace;
   problem_.Clear();
   if (block_of_body_.size() != step.bodies.size()) block_of_body_.resize(step.bodies.size());
@@ -77,7 +76,7 @@ void ConeModel::Solve(const ExplicitStepContext& step, const IslandView& island,
                       std::vector<ExplicitContact>* contacts, ExplicitIslandResult* result) {
   const int nc = island.num_links;
   Order(step.options.gravity, island, *contacts);
-  Assemble(step, island, *contacts);
+  Assemble(step, island);
   const GlobalFrictionContactProblem& problem = problem_;
   r_.setZero(3 * nc);
   if (step.options.warm_start) {

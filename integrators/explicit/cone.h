@@ -37,8 +37,7 @@ class ConeModel : public ExplicitContactModel {
   // The island's contacts highest first along gravity into order_.
   void Order(const Eigen::Vector3d& gravity, const IslandView& island,
              const std::vector<ExplicitContact>& contacts);
-  void Assemble(const ExplicitStepContext& step, const IslandView& island,
-                const std::vector<ExplicitContact>& contacts);
+  void Assemble(const ExplicitStepContext& step, const IslandView& island);
 
   const bool convex_;  // posed for a convex-model solver (ExplicitModel::Convex)
   std::unique_ptr<ComplementaritySolver> solver_;
