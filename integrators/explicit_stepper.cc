@@ -236,7 +236,12 @@ void ExplicitStepper::ComputeFreeVelocities(const std::vector<Vector6d>& applied
     w.mass_matrix[i].setZero();
     w.velocity[i].setZero();
     if (body.fixed) continue;
-    const Eigen::Matrix3d inertia = WorldInertia(body.mass, body.state.orientation);
+    // An isotropic inertia (a sphere's, a cube's) is the same in every frame: kept exact, so
+    // that nsgs-velocity finds M^-1 = diag(s I, t I) and forms M^-1 H from the two scales.
+    const Eigen::Matrix3d& body_inertia = body.mass.body_inertia;
+    const Eigen::Matrix3d inertia = body_inertia == body_inertia(0, 0) * Eigen::Matrix3d::Identity()
+                                        ? body_inertia
+                                        : WorldInertia(body.mass, body.state.orientation);
     const Eigen::Matrix3d inertia_inverse = inertia.inverse();
     w.inverse_mass[i].topLeftCorner<3, 3>() = Eigen::Matrix3d::Identity() / body.mass.mass;
     w.inverse_mass[i].bottomRightCorner<3, 3>() = inertia_inverse;

@@ -32,8 +32,8 @@ bool VelocityGaussSeidel::Options::IsValid(std::string* why) const {
 
 // B_p = M_k^-1 H_p and the diagonal blocks W_aa = sum_p H_p^T B_p with their inverses. Where
 // every block has 6 rows and no contact touches more than two (rigid bodies), each contact's
-// pieces of H and B go into one record of 72 values (the compact layout), else they stay at the
-// problem's offsets.
+// pieces of H and B (or its blocks' scales, in the scaled records) go into one record (the
+// compact layout), else H and B stay at the problem's offsets.
 void VelocityGaussSeidel::Prepare(const GlobalFrictionContactProblem& problem) {
   const int nc = problem.num_contacts();
   const int num_pieces = problem.piece_begin(nc);
@@ -54,25 +54,24 @@ void VelocityGaussSeidel::Prepare(const GlobalFrictionContactProblem& problem) {
     // Grown, never shrunk: one solver serves islands of every size in turn, and resizing up
     // again would zero the records each time. Every record read is written first (here and in
     // MakeReady; a missing piece's values are unused).
-    GrowTo(static_cast<size_t>(kRecord) * nc, &records_);
     slots_.assign(2 * static_cast<size_t>(nc), -1);
     ready_.assign(nc, 0);
-    // Blocks whose inverse is diag(s I, K) (s > 0): 0 for the others.
-    scalar_top_.assign(problem.num_blocks(), 0.0);
-    for (int k = 0; k < problem.num_blocks(); ++k) {
-      const Eigen::Map<const Eigen::Matrix<double, 6, 6>> Minv(problem.inverse_mass_data(k));
-      const double s = Minv(0, 0);
-      if (s > 0.0 && Minv.topRightCorner<3, 3>().isZero(0.0) &&
-          Minv.bottomLeftCorner<3, 3>().isZero(0.0) &&
-          Minv.topLeftCorner<3, 3>() == s * Eigen::Matrix3d::Identity()) {
-        scalar_top_[k] = s;
-      }
+    FindScalarBlocks(problem);
+    scaled_ = nc >= kScaledContacts;
+    for (int p = 0; p < num_pieces && scaled_; ++p) {
+      scaled_ = scalar_bottom_[problem.piece_block(p)] > 0.0;
     }
+    GrowTo(static_cast<size_t>(RecordSize()) * nc, &records_);
     for (int a = 0; a < nc; ++a) {
-      double* record = records_.data() + static_cast<size_t>(kRecord) * a;
+      double* record = Record(a);
       for (int p = problem.piece_begin(a), k = 0; p < problem.piece_begin(a + 1); ++p, ++k) {
-        slots_[2 * a + k] = problem.block_offset(problem.piece_block(p));
+        const int block = problem.piece_block(p);
+        slots_[2 * a + k] = problem.block_offset(block);
         std::copy(problem.piece_data(p), problem.piece_data(p) + 18, record + 18 * k);
+        if (scaled_) {
+          record[36 + 2 * k] = scalar_top_[block];
+          record[37 + 2 * k] = scalar_bottom_[block];
+        }
       }
     }
     FindManifolds(nc);
@@ -96,18 +95,62 @@ void VelocityGaussSeidel::Prepare(const GlobalFrictionContactProblem& problem) {
   }
 }
 
-// B_p and W_aa of contact a in the compact layout.
+// Blocks whose inverse is diag(s I, K) (s > 0) into scalar_top_ (0 for the others), and those
+// whose K is t I besides (t > 0: a sphere's or a cube's, whose world inertia is exactly
+// isotropic) into scalar_bottom_.
+void VelocityGaussSeidel::FindScalarBlocks(const GlobalFrictionContactProblem& problem) {
+  scalar_top_.assign(problem.num_blocks(), 0.0);
+  scalar_bottom_.assign(problem.num_blocks(), 0.0);
+  for (int k = 0; k < problem.num_blocks(); ++k) {
+    const Eigen::Map<const Eigen::Matrix<double, 6, 6>> Minv(problem.inverse_mass_data(k));
+    const double s = Minv(0, 0), t = Minv(3, 3);
+    if (!(s > 0.0) || !Minv.topRightCorner<3, 3>().isZero(0.0) ||
+        !Minv.bottomLeftCorner<3, 3>().isZero(0.0) ||
+        Minv.topLeftCorner<3, 3>() != s * Eigen::Matrix3d::Identity()) {
+      continue;
+    }
+    scalar_top_[k] = s;
+    if (t > 0.0 && Minv.bottomRightCorner<3, 3>() == t * Eigen::Matrix3d::Identity()) {
+      scalar_bottom_[k] = t;
+    }
+  }
+}
+
+// B_k of contact a (compact layout, after MakeReady): formed from H_k and its block's scales in
+// the scaled records, else kept.
+EIGEN_ALWAYS_INLINE Eigen::Matrix<double, 6, 3> VelocityGaussSeidel::ProductOf(int a, int k) const {
+  const double* record = Record(a);
+  if (scaled_) {
+    const Eigen::Map<const Eigen::Matrix<double, 6, 3>> H(record + 18 * k);
+    Eigen::Matrix<double, 6, 3> B;
+    B.topRows<3>() = record[36 + 2 * k] * H.topRows<3>();
+    B.bottomRows<3>() = record[37 + 2 * k] * H.bottomRows<3>();
+    return B;
+  }
+  return Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record + 36 + 18 * k);
+}
+
+// W_aa of contact a in the compact layout, and its B where kept.
 void VelocityGaussSeidel::MakeReady(const GlobalFrictionContactProblem& problem, int a) {
-  double* record = records_.data() + static_cast<size_t>(kRecord) * a;
+  double* record = Record(a);
   Eigen::Matrix3d W = Eigen::Matrix3d::Zero();
   for (int p = problem.piece_begin(a), k = 0; p < problem.piece_begin(a + 1); ++p, ++k) {
     const int block = problem.piece_block(p);
     const Eigen::Map<const Eigen::Matrix<double, 6, 3>> H(record + 18 * k);
+    if (scaled_) {
+      W.noalias() += H.transpose() * ProductOf(a, k);
+      continue;
+    }
+    const double s = scalar_top_[block], t = scalar_bottom_[block];
     Eigen::Map<Eigen::Matrix<double, 6, 3>> B(record + 36 + 18 * k);
     const Eigen::Map<const Eigen::Matrix<double, 6, 6>> Minv(problem.inverse_mass_data(block));
-    if (scalar_top_[block] > 0.0) {
+    if (t > 0.0) {  // M^-1 = diag(s I, t I): a sphere's or a cube's
+      B.topRows<3>() = s * H.topRows<3>();
+      B.bottomRows<3>() = t * H.bottomRows<3>();
+      W.noalias() += H.transpose() * B;
+    } else if (s > 0.0) {
       // M^-1 = diag(s I, K), a rigid body's: a third of the products.
-      B.topRows<3>() = scalar_top_[block] * H.topRows<3>();
+      B.topRows<3>() = s * H.topRows<3>();
       B.bottomRows<3>().noalias() = Minv.bottomRightCorner<3, 3>() * H.bottomRows<3>();
       W.noalias() += H.topRows<3>().transpose() * B.topRows<3>();
       W.noalias() += H.bottomRows<3>().transpose() * B.bottomRows<3>();
@@ -144,7 +187,7 @@ void VelocityGaussSeidel::ContactVelocities(const GlobalFrictionContactProblem& 
   const double* v = v_.data();
   for (int a = 0; a < nc; ++a) {
     if (prefetch_ && a + kPrefetchAhead < nc) PrefetchVelocities(a + kPrefetchAhead);
-    const double* record = records_.data() + static_cast<size_t>(kRecord) * a;
+    const double* record = Record(a);
     Eigen::Vector3d u = problem.w().segment<3>(3 * a);
     for (int k = 0; k < 2; ++k) {
       const int slot = slots_[2 * a + k];
@@ -178,7 +221,7 @@ EIGEN_ALWAYS_INLINE Eigen::Vector3d VelocityGaussSeidel::LocalVelocity(
     const GlobalFrictionContactProblem& problem, int a, const double* v) const {
   Eigen::Vector3d u = problem.w().segment<3>(3 * a);
   if constexpr (kCompact) {
-    const double* record = records_.data() + static_cast<size_t>(kRecord) * a;
+    const double* record = Record(a);
     for (int k = 0; k < 2; ++k) {
       const int slot = slots_[2 * a + k];
       if (slot < 0) continue;
@@ -195,18 +238,35 @@ EIGEN_ALWAYS_INLINE Eigen::Vector3d VelocityGaussSeidel::LocalVelocity(
   return u;
 }
 
+// out += B_k change for piece k of contact a (compact layout).
+EIGEN_ALWAYS_INLINE void VelocityGaussSeidel::AddProduct(int a, int k,
+                                                         const Eigen::Vector3d& change,
+                                                         double* out) const {
+  const double* record = Record(a);
+  if (scaled_) {
+    // B change = diag(s I, t I) H change, as H (s change) and H (t change): the chain from one
+    // contact's change to the next one's velocity, which a sweep waits on, one product longer
+    // than with B kept.
+    const Eigen::Map<const Eigen::Matrix<double, 6, 3>> H(record + 18 * k);
+    const Eigen::Vector3d top = record[36 + 2 * k] * change;
+    const Eigen::Vector3d bottom = record[37 + 2 * k] * change;
+    Eigen::Map<Eigen::Vector3d>(out).noalias() += H.topRows<3>() * top;
+    Eigen::Map<Eigen::Vector3d>(out + 3).noalias() += H.bottomRows<3>() * bottom;
+  } else {
+    Eigen::Map<Eigen::Matrix<double, 6, 1>>(out).noalias() +=
+        Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record + 36 + 18 * k) * change;
+  }
+}
+
 // v += B_a change (B_a = M^-1 H_a).
 template <bool kCompact>
 EIGEN_ALWAYS_INLINE void VelocityGaussSeidel::ScatterChange(
     const GlobalFrictionContactProblem& problem, int a, const Eigen::Vector3d& change,
     double* v) const {
   if constexpr (kCompact) {
-    const double* record = records_.data() + static_cast<size_t>(kRecord) * a;
     for (int k = 0; k < 2; ++k) {
       const int slot = slots_[2 * a + k];
-      if (slot < 0) continue;
-      Eigen::Map<Eigen::Matrix<double, 6, 1>>(v + slot).noalias() +=
-          Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record + 36 + 18 * k) * change;
+      if (slot >= 0) AddProduct(a, k, change, v + slot);
     }
   } else {
     for (int p = problem.piece_begin(a); p < problem.piece_begin(a + 1); ++p) {
@@ -267,8 +327,7 @@ void VelocityGaussSeidel::FindManifolds(int nc) {
 // H_0: the manifold's pieces on its first block, side by side.
 void VelocityGaussSeidel::ManifoldRowsOf(const Manifold& manifold, ManifoldRows* H0) const {
   for (int a = manifold.first, i = 0; a < manifold.end; ++a, ++i) {
-    H0->middleCols<3>(3 * i) = Eigen::Map<const Eigen::Matrix<double, 6, 3>>(
-        records_.data() + static_cast<size_t>(kRecord) * a);
+    H0->middleCols<3>(3 * i) = Eigen::Map<const Eigen::Matrix<double, 6, 3>>(Record(a));
   }
 }
 
@@ -301,9 +360,9 @@ void VelocityGaussSeidel::FactorizeManifold(const GlobalFrictionContactProblem& 
     Eigen::Matrix<double, 6, 6> left = Eigen::Matrix<double, 6, 6>::Zero();
     Eigen::Matrix<double, 6, 6> right = Eigen::Matrix<double, 6, 6>::Zero();
     for (int i = 0; i < m; ++i) {
-      const double* record = records_.data() + static_cast<size_t>(kRecord) * (manifold->first + i);
+      const double* record = Record(manifold->first + i);
       const Eigen::Map<const Eigen::Matrix<double, 6, 3>> H(record + 18 * k);
-      const Eigen::Map<const Eigen::Matrix<double, 6, 3>> B(record + 36 + 18 * k);
+      const Eigen::Matrix<double, 6, 3> B = ProductOf(manifold->first + i, k);
       left.noalias() += H0.middleCols<3>(3 * i) * H.transpose();
       right.noalias() += B * H0.middleCols<3>(3 * i).transpose();
     }
@@ -329,12 +388,10 @@ bool VelocityGaussSeidel::SolvesManifold(const Manifold& manifold, const Manifol
     if (slots_[2 * manifold.first + k] < 0) continue;
     Eigen::Matrix<double, 6, 1> dv = Eigen::Matrix<double, 6, 1>::Zero();
     for (int i = 0; i < m; ++i) {
-      const double* record = records_.data() + static_cast<size_t>(kRecord) * (manifold.first + i);
-      dv.noalias() += Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record + 36 + 18 * k) *
-                      change.segment<3>(3 * i);
+      AddProduct(manifold.first + i, k, change.segment<3>(3 * i), dv.data());
     }
     for (int i = 0; i < m; ++i) {
-      const double* record = records_.data() + static_cast<size_t>(kRecord) * (manifold.first + i);
+      const double* record = Record(manifold.first + i);
       after.segment<3>(3 * i).noalias() +=
           Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record + 18 * k).transpose() * dv;
     }
@@ -484,7 +541,7 @@ bool VelocityGaussSeidel::StickImpulsesByBodies(const GlobalFrictionContactProbl
   stick_G_.setZero(m, m);
   stick_y_.setZero(m);
   for (int a = 0; a < nc; ++a) {
-    const double* record = records_.data() + static_cast<size_t>(kRecord) * a;
+    const double* record = Record(a);
     const Eigen::Vector3d q = q_all.segment<3>(3 * a);
     for (int k = 0; k < 2; ++k) {
       const int sk = slots_[2 * a + k];
@@ -513,7 +570,7 @@ bool VelocityGaussSeidel::StickImpulsesByBodies(const GlobalFrictionContactProbl
   stick_cholesky_.solveInPlace(stick_y_);
   stick_r_.resize(3 * nc);
   for (int a = 0; a < nc; ++a) {
-    const double* record = records_.data() + static_cast<size_t>(kRecord) * a;
+    const double* record = Record(a);
     Eigen::Vector3d r_a = Eigen::Vector3d::Zero();
     for (int k = 0; k < 2; ++k) {
       if (slots_[2 * a + k] >= 0) {
@@ -534,15 +591,14 @@ void VelocityGaussSeidel::StickImpulsesDense(const GlobalFrictionContactProblem&
   const int n = 3 * nc;
   stick_W_.setZero(n, n);
   for (int a = 0; a < nc; ++a) {
-    const double* record_a = records_.data() + static_cast<size_t>(kRecord) * a;
+    const double* record_a = Record(a);
     for (int b = 0; b < nc; ++b) {
-      const double* record_b = records_.data() + static_cast<size_t>(kRecord) * b;
       for (int k = 0; k < 2; ++k) {
         for (int l = 0; l < 2; ++l) {
           if (slots_[2 * a + k] < 0 || slots_[2 * a + k] != slots_[2 * b + l]) continue;
           stick_W_.block<3, 3>(3 * a, 3 * b).noalias() +=
               Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record_a + 18 * k).transpose() *
-              Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record_b + 36 + 18 * l);
+              ProductOf(b, l);
         }
       }
     }

@@ -170,9 +170,26 @@ class VelocityGaussSeidel {
   std::vector<Manifold> manifolds_;
   std::vector<int> manifold_of_;  // per contact: the manifold it starts, else -1
   std::vector<double> manifold_matrices_;
-  // The compact layout (6-row blocks, at most two a contact): per contact H_0, H_1, B_0, B_1
-  // (6 x 3 each, column-major) and the offsets of their blocks in v (-1: none).
-  static constexpr int kRecord = 72;
+  // The compact layout (6-row blocks, at most two a contact): per contact a record of H_0, H_1
+  // and B_0, B_1 (6 x 3 each, column-major) and the offsets of its blocks in v (-1: none). On
+  // problems of kScaledContacts or more whose every block has M^-1 = diag(s I, t I) (spheres,
+  // cubes) the records are scaled: H_0, H_1 and the scales (s_0, t_0, s_1, t_1), 320 bytes
+  // instead of 576, with B applied as H times the scaled change. Drops of 10,000 and 100,000
+  // spheres in a box, whose big islands are scaled, then take 0.90 and 0.89 of the time; on
+  // small problems the scaling lengthens the chain a sweep waits on (the sliding cube: 1.03 of
+  // the time).
+  static constexpr int kFullRecord = 72;
+  static constexpr int kScaledRecord = 40;
+  static constexpr int kScaledContacts = 2048;  // 1.2 MB of full records
+  bool scaled_ = false;
+  int RecordSize() const { return scaled_ ? kScaledRecord : kFullRecord; }
+  double* Record(int a) { return records_.data() + static_cast<size_t>(RecordSize()) * a; }
+  const double* Record(int a) const {
+    return records_.data() + static_cast<size_t>(RecordSize()) * a;
+  }
+  void FindScalarBlocks(const GlobalFrictionContactProblem& problem);
+  Eigen::Matrix<double, 6, 3> ProductOf(int a, int k) const;
+  void AddProduct(int a, int k, const Eigen::Vector3d& change, double* out) const;
   static constexpr int kPrefetchAhead = 16;
   static constexpr int kPrefetchDofs = 1 << 17;  // v of 1 MB
   bool prefetch_ = false;
@@ -187,8 +204,9 @@ class VelocityGaussSeidel {
   Eigen::VectorXd stick_y_;
   int not_sticking_ = 0;  // contacts the last sweep left apart or sliding
   std::vector<int> slots_;
-  std::vector<char> ready_;         // B_0, B_1 and W_aa formed
-  std::vector<double> scalar_top_;  // per block: s where M_k^-1 = diag(s I, K), else 0
+  std::vector<char> ready_;            // W_aa formed, and B_0, B_1 where kept
+  std::vector<double> scalar_top_;     // per block: s where M_k^-1 = diag(s I, K), else 0
+  std::vector<double> scalar_bottom_;  // per block: t where also K = t I, else 0
   // Otherwise, per piece of H: B_p = M_k^-1 H_p (b x 3, column-major, at the piece's offset).
   std::vector<double> products_;
   std::vector<int> product_offset_;

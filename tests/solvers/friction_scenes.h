@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include "solvers/friction/global_friction_problem.h"
 
@@ -62,6 +63,17 @@ inline GlobalFrictionContactProblem Make(const RandomScene& s) {
   return GlobalFrictionContactProblem(s.M, s.H, s.f, s.w, s.mu);
 }
 
+// Rows of a contact at p with normal +z (tangents x, y) on a body centred at `center` (sign +1
+// above the contact, -1 below).
+inline Eigen::Matrix<double, 6, 3> VerticalContactRows(const Eigen::Vector3d& center,
+                                                       const Eigen::Vector3d& p, double sign) {
+  Eigen::Matrix<double, 6, 3> H;
+  const Eigen::Vector3d frame[3] = {Eigen::Vector3d::UnitZ(), Eigen::Vector3d::UnitX(),
+                                    Eigen::Vector3d::UnitY()};
+  for (int j = 0; j < 3; ++j) H.col(j) << sign * frame[j], sign * (p - center).cross(frame[j]);
+  return H;
+}
+
 // One box, or two one on the other, of random sizes, masses and yaws on a fixed ground,
 // h = 0.01 s: the bottom box's four corners on the ground and the top box's four corners on the
 // bottom box (highest first, as the explicit stepper orders them), with gravity and a
@@ -103,15 +115,8 @@ inline GlobalFrictionContactProblem BoxColumn(int count, unsigned seed, double p
     if (k == count - 1) f.x() = push * mu * box.mass * g * h;
     problem.AddBlock(M, f);
   }
-  // Rows of a contact at p with normal +z on body k (sign +1 above the contact, -1 below).
   const auto rows = [&](int k, const Eigen::Vector3d& p, double sign) {
-    Eigen::Matrix<double, 6, 3> H;
-    const Eigen::Vector3d frame[3] = {Eigen::Vector3d::UnitZ(), Eigen::Vector3d::UnitX(),
-                                      Eigen::Vector3d::UnitY()};
-    for (int j = 0; j < 3; ++j) {
-      H.col(j) << sign * frame[j], sign * (p - boxes[k].center).cross(frame[j]);
-    }
-    return H;
+    return VerticalContactRows(boxes[k].center, p, sign);
   };
   const double corners[4][2] = {{-1, -1}, {1, -1}, {1, 1}, {-1, 1}};
   for (int k = count - 1; k >= 0; --k) {
@@ -123,6 +128,68 @@ inline GlobalFrictionContactProblem BoxColumn(int count, unsigned seed, double p
       problem.AddContact(mu, Eigen::Vector3d::Zero());
       if (k == 1) problem.AddContactBlock(0, rows(0, p, -1.0));
       problem.AddContactBlock(k, rows(k, p, 1.0));
+    }
+  }
+  problem.Finalize();
+  return problem;
+}
+
+// Columns of two cubes on the ground (random sizes, masses, yaws and pushes on the top cube),
+// each body's M^-1 = diag(I / m, I / J) exactly, as the explicit stepper poses spheres and
+// cubes: the top cube's four corners on the bottom one, then the bottom one's on the ground.
+// Column j's cubes are blocks 2 (j - first) and 2 (j - first) + 1 of the problem built.
+inline GlobalFrictionContactProblem CubeColumns(int first, int count) {
+  const double h = 0.01, g = 9.81, mu = 0.5;
+  struct Cube {
+    Eigen::Vector3d center;
+    Eigen::Matrix3d rotation;
+    double half, mass;
+  };
+  std::vector<Cube> cubes;
+  std::vector<double> pushes;
+  for (int j = first; j < first + count; ++j) {
+    std::mt19937 rng(static_cast<unsigned>(j + 1));
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    double base = 0.0;
+    for (int k = 0; k < 2; ++k) {
+      Cube cube;
+      cube.half = (0.1 + 0.2 * uniform(rng)) * (k == 0 ? 1.0 : 0.5);
+      cube.mass = 0.5 + 3.0 * uniform(rng);
+      cube.rotation = Eigen::AngleAxisd(0.8 * (uniform(rng) - 0.5), Eigen::Vector3d::UnitZ())
+                          .toRotationMatrix();
+      cube.center = Eigen::Vector3d(0.02 * (uniform(rng) - 0.5), 0.02 * (uniform(rng) - 0.5),
+                                    base + cube.half);
+      base += 2.0 * cube.half;
+      cubes.push_back(cube);
+    }
+    pushes.push_back(1.5 * (j % 3));
+  }
+  GlobalFrictionContactProblem problem;
+  for (size_t k = 0; k < cubes.size(); ++k) {
+    const Cube& cube = cubes[k];
+    const double inertia = cube.mass * 2.0 / 3.0 * cube.half * cube.half;
+    Eigen::Matrix<double, 6, 6> M = Eigen::Matrix<double, 6, 6>::Zero(), inverse = M;
+    M.diagonal() << Eigen::Vector3d::Constant(cube.mass), Eigen::Vector3d::Constant(inertia);
+    inverse.diagonal() = M.diagonal().cwiseInverse();
+    Eigen::Matrix<double, 6, 1> f = Eigen::Matrix<double, 6, 1>::Zero();
+    f.z() = -cube.mass * g * h;
+    if (k % 2 == 1) f.x() = pushes[k / 2] * mu * cube.mass * g * h;
+    problem.AddBlock(M, inverse, f);
+  }
+  const auto rows = [&](size_t k, const Eigen::Vector3d& p, double sign) {
+    return VerticalContactRows(cubes[k].center, p, sign);
+  };
+  const double corners[4][2] = {{-1, -1}, {1, -1}, {1, 1}, {-1, 1}};
+  for (size_t column = 0; column < pushes.size(); ++column) {
+    for (size_t k = 2 * column + 1; k + 1 >= 2 * column + 1; --k) {
+      const Cube& cube = cubes[k];
+      for (const auto& c : corners) {
+        const Eigen::Vector3d p =
+            cube.center + cube.rotation * cube.half * Eigen::Vector3d(c[0], c[1], -1.0);
+        problem.AddContact(mu, Eigen::Vector3d::Zero());
+        if (k % 2 == 1) problem.AddContactBlock(static_cast<int>(k - 1), rows(k - 1, p, -1.0));
+        problem.AddContactBlock(static_cast<int>(k), rows(k, p, 1.0));
+      }
     }
   }
   problem.Finalize();

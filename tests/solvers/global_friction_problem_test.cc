@@ -362,6 +362,31 @@ TEST_CASE("nsgs-velocity: velocities over 1 MB (the prefetching sweeps) solve ea
   }
 }
 
+TEST_CASE("nsgs-velocity: 2048 contacts or more of spheres and cubes (scaled records) solve") {
+  // 300 columns of two cubes, 2400 contacts: the size from which the sweeps apply M^-1 H as H
+  // times scaled changes. Each column's reactions must solve its own problem, which alone (8
+  // contacts) is solved with M^-1 H kept; both to the same tolerance.
+  constexpr int kColumns = 300;
+  const GlobalFrictionContactProblem joint = test::CubeColumns(0, kColumns);
+  REQUIRE(joint.num_contacts() >= 2048);
+  VelocityGaussSeidel::Options options;
+  options.tolerance = 1e-12;
+  Eigen::VectorXd r;
+  const auto summary = VelocityGaussSeidel(options).Solve(joint, &r);
+  REQUIRE(summary.IsSolved());
+  FrictionContactProblem local;
+  joint.Reduce(&local);
+  CHECK(FclibError(local, r) <= 1e-10);
+  for (int j = 0; j < kColumns; ++j) {
+    const GlobalFrictionContactProblem part = test::CubeColumns(j, 1);
+    part.Reduce(&local);
+    CHECK(FclibError(local, r.segment(j * part.size(), part.size())) <= 1e-9);
+    Eigen::VectorXd alone;
+    CHECK(VelocityGaussSeidel(options).Solve(part, &alone).IsSolved());
+    CHECK(FclibError(local, alone) <= 1e-9);
+  }
+}
+
 TEST_CASE("nsgs-velocity: manifolds between two moving boxes solve to the same error measure") {
   // Two boxes: two manifolds, the top one between two moving bodies; the normal impulses still
   // pass from one to the other sweep by sweep. Solved with and without blocks, every seed.
