@@ -116,17 +116,22 @@ void VelocityGaussSeidel::FindScalarBlocks(const GlobalFrictionContactProblem& p
   }
 }
 
+namespace {
+// diag(s I, t I) H for a piece H (6 x 3, column-major).
+EIGEN_ALWAYS_INLINE Eigen::Matrix<double, 6, 3> ScaledPiece(const double* H, double s, double t) {
+  const Eigen::Map<const Eigen::Matrix<double, 6, 3>> rows(H);
+  Eigen::Matrix<double, 6, 3> B;
+  B.topRows<3>() = s * rows.topRows<3>();
+  B.bottomRows<3>() = t * rows.bottomRows<3>();
+  return B;
+}
+}  // namespace
+
 // B_k of contact a (compact layout, after MakeReady): formed from H_k and its block's scales in
 // the scaled records, else kept.
 EIGEN_ALWAYS_INLINE Eigen::Matrix<double, 6, 3> VelocityGaussSeidel::ProductOf(int a, int k) const {
   const double* record = Record(a);
-  if (scaled_) {
-    const Eigen::Map<const Eigen::Matrix<double, 6, 3>> H(record + 18 * k);
-    Eigen::Matrix<double, 6, 3> B;
-    B.topRows<3>() = record[36 + 2 * k] * H.topRows<3>();
-    B.bottomRows<3>() = record[37 + 2 * k] * H.bottomRows<3>();
-    return B;
-  }
+  if (scaled_) return ScaledPiece(record + 18 * k, record[36 + 2 * k], record[37 + 2 * k]);
   return Eigen::Map<const Eigen::Matrix<double, 6, 3>>(record + 36 + 18 * k);
 }
 
@@ -145,8 +150,7 @@ void VelocityGaussSeidel::MakeReady(const GlobalFrictionContactProblem& problem,
     Eigen::Map<Eigen::Matrix<double, 6, 3>> B(record + 36 + 18 * k);
     const Eigen::Map<const Eigen::Matrix<double, 6, 6>> Minv(problem.inverse_mass_data(block));
     if (t > 0.0) {  // M^-1 = diag(s I, t I): a sphere's or a cube's
-      B.topRows<3>() = s * H.topRows<3>();
-      B.bottomRows<3>() = t * H.bottomRows<3>();
+      B = ScaledPiece(record + 18 * k, s, t);
       W.noalias() += H.transpose() * B;
     } else if (s > 0.0) {
       // M^-1 = diag(s I, K), a rigid body's: a third of the products.
