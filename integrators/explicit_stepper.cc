@@ -144,7 +144,11 @@ ExplicitStepper::ExplicitStepper(std::vector<Body> bodies, const ContactLawTable
   // kMaxSupportCandidates), so that it never grows mid-run on whichever worker meets such a pair.
   worker_points_.resize(options_.threads);
   for (std::vector<ContactPoint>& points : worker_points_) points.reserve(kMaxSupportCandidates);
-  for (const Body& body : bodies_) workspace_.fixed.push_back(body.fixed ? 1 : 0);
+  for (const Body& body : bodies_) {
+    workspace_.fixed.push_back(body.fixed ? 1 : 0);
+    workspace_.match_radius.push_back(internal::ExplicitWorkspace::kMatchRadius *
+                                      body.shape.BoundingRadius());
+  }
   CheckShapePairs();
 }
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "integrators/explicit_stepper.h"
+#include "solvers/base/internal/finite.h"
 #include "solvers/friction/convex_newton.h"
 #include "solvers/sensitivity/global_friction_sensitivity.h"
 
@@ -81,13 +82,13 @@ void ConeModel::Solve(const ExplicitStepContext& step, const IslandView& island,
   r_.setZero(3 * nc);
   if (step.options.warm_start) {
     for (int k = 0; k < nc; ++k) {
-      if (const ExplicitContact* old = step.workspace.Previous(step.bodies, *contacts, order_[k])) {
+      if (const ExplicitContact* old = step.workspace.Previous(*contacts, order_[k])) {
         r_.segment<3>(3 * k) = ImpulseInFrame(*old, (*contacts)[order_[k]]);
       }
     }
   }
   result->summary = solver_->Solve(problem, &r_);
-  if (r_.size() != 3 * nc || !r_.allFinite()) r_.setZero(3 * nc);
+  if (r_.size() != 3 * nc || !AllFinite(r_)) r_.setZero(3 * nc);
   for (int k = 0; k < nc; ++k) (*contacts)[order_[k]].impulse = r_.segment<3>(3 * k);
   result->problem_size = 3 * nc;
   result->attempts = 1;

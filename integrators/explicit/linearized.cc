@@ -109,7 +109,7 @@ void LinearizedConeModel::StartFromPrevious(const ExplicitStepContext& step,
   }
   for (int k = 0; k < nc; ++k) {
     const int c = island.links[k];
-    const ExplicitContact* old = step.workspace.Previous(step.bodies, contacts, c);
+    const ExplicitContact* old = step.workspace.Previous(contacts, c);
     if (old == nullptr) continue;
     const Eigen::Vector3d r = ImpulseInFrame(*old, contacts[c]);
     if (r[0] > 0.0) WarmStart(r, step.workspace.mu[c], z_.segment(unknowns_ * k, unknowns_));

@@ -49,7 +49,7 @@ void SoftModel::Solve(const ExplicitStepContext& step, const IslandView& island,
     if (depth <= 0.0) continue;
     // The anchor offset carried from the previous step, in this step's tangent plane.
     Eigen::Vector2d s = Eigen::Vector2d::Zero();
-    if (const ExplicitContact* old = w.Previous(step.bodies, contacts, c)) {
+    if (const ExplicitContact* old = w.Previous(contacts, c)) {
       s = Eigen::Vector2d(old->anchor_offset.dot(contact.tangent1),
                           old->anchor_offset.dot(contact.tangent2));
     }

@@ -266,7 +266,7 @@ void ExplicitStepDerivative::LinearizeContacts(const ExplicitStepData& step) {
 void ExplicitStepDerivative::LinearizeSoftContact(const ExplicitStepData& step, int c,
                                                   const ContactSetting& setting) {
   const ExplicitWorkspace& w = step.workspace;
-  const ExplicitContact* old = w.Previous(step.bodies, step.contacts, c);
+  const ExplicitContact* old = w.Previous(step.contacts, c);
   Eigen::Matrix<double, SoftContactTerms::kInputs, 1> nominal;
   nominal << Eigen::Matrix<double, 12, 1>::Zero(), Twist(setting.a), Twist(setting.b),
       old != nullptr ? old->anchor_offset : Eigen::Vector3d::Zero(), w.mu[c],

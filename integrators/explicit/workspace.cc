@@ -2,14 +2,12 @@
 
 namespace ncpkit::internal {
 
-const ExplicitContact* ExplicitWorkspace::Previous(const std::vector<Body>& bodies,
-                                                   const std::vector<ExplicitContact>& contacts,
+const ExplicitContact* ExplicitWorkspace::Previous(const std::vector<ExplicitContact>& contacts,
                                                    int index) const {
   const ExplicitContact& c = contacts[index];
   const auto [first, last] = previous_range[index];
   const ExplicitContact* nearest = nullptr;
-  const Body& anchor = bodies[bodies[c.body_b].fixed ? c.body_a : c.body_b];
-  double nearest_distance = kMatchRadius * anchor.shape.BoundingRadius();
+  double nearest_distance = match_radius[fixed[c.body_b] ? c.body_a : c.body_b];
   for (int k = first; k < last; ++k) {
     const double d = (previous[k].anchor_point - c.anchor_point).norm();
     if (d < nearest_distance) {

@@ -44,12 +44,12 @@ struct ExplicitWorkspace {
   static constexpr double kMatchRadius = 0.25;
 
   // The previous step's contact of the same pair nearest to contact `index` of `contacts` in the
-  // moving body's frame (ExplicitContact::anchor_point), within kMatchRadius of that body's
-  // bounding radius, or null.
-  const ExplicitContact* Previous(const std::vector<Body>& bodies,
-                                  const std::vector<ExplicitContact>& contacts, int index) const;
+  // moving body's frame (ExplicitContact::anchor_point), within that body's match_radius, or null.
+  const ExplicitContact* Previous(const std::vector<ExplicitContact>& contacts, int index) const;
 
   std::vector<char> fixed;  // per body: fixed (for the island finder and the models)
+  // Per body: kMatchRadius times its bounding radius (read for every contact of every step).
+  std::vector<double> match_radius;
   // Per body (zero blocks for fixed ones).
   std::vector<Eigen::Matrix<double, 6, 6>> inverse_mass, mass_matrix;
   std::vector<Vector6d> velocity;        // the free velocities, then the end-of-step ones

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "solvers/base/input_error.h"
+#include "solvers/base/internal/finite.h"
 #include "solvers/base/internal/message_buffer.h"
 
 namespace ncpkit {
@@ -122,7 +123,7 @@ FrictionErrors FrictionErrorsOf(const Eigen::VectorXd& mu, double q_norm, const 
                                 const Eigen::VectorXd& u) {
   FrictionErrors errors;
   const Eigen::Index m = 3 * mu.size();
-  if (r.size() != m || u.size() != m || !r.allFinite() || !u.allFinite()) {
+  if (r.size() != m || u.size() != m || !AllFinite(r) || !AllFinite(u)) {
     return FrictionErrors::Infinite();
   }
   double sum = 0.0;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "solvers/base/input_error.h"
+#include "solvers/base/internal/finite.h"
 
 namespace ncpkit {
 namespace {
@@ -26,12 +27,7 @@ void Append(const Eigen::Ref<const Eigen::MatrixXd>& x, std::vector<double>* val
   }
 }
 
-// A sum is finite if every term is (and a NaN or an infinity makes it so); only a sum that is
-// not looks at the terms one by one, since finite terms can overflow it.
-bool AllFinite(const double* x, size_t n) {
-  const Eigen::Map<const Eigen::VectorXd> values(x, static_cast<Eigen::Index>(n));
-  return std::isfinite(values.sum()) || values.allFinite();
-}
+using internal::AllFinite;
 
 // A symmetric 3 x 3 matrix is positive definite when its leading principal minors are
 // (Sylvester's criterion).

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "solvers/base/input_error.h"
+#include "solvers/base/internal/finite.h"
 #include "solvers/base/internal/message_buffer.h"
 #include "solvers/base/internal/seconds.h"
 #include "solvers/friction/single_contact.h"
@@ -711,7 +712,7 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
   const int m = problem.size();
   const Eigen::VectorXd& mu = problem.mu();
 
-  if (!(options_.warm_start && r->size() == m && r->allFinite())) r->setZero(m);
+  if (!(options_.warm_start && r->size() == m && internal::AllFinite(*r))) r->setZero(m);
   for (int a = 0; a < nc; ++a) r->segment<3>(3 * a) = ProjectOntoCone(mu[a], r->segment<3>(3 * a));
 
   Prepare(problem);
