@@ -132,6 +132,29 @@ void GlobalFrictionContactProblem::Clear() {
 
 int GlobalFrictionContactProblem::AddBlock(const Eigen::Ref<const Eigen::MatrixXd>& mass,
                                            const Eigen::Ref<const Eigen::VectorXd>& f) {
+  const int k = AppendBlock(mass, f);
+  inverse_mass_.resize(mass_.size());
+  inverse_given_.push_back(0);
+  return k;
+}
+
+int GlobalFrictionContactProblem::AddBlock(const Eigen::Ref<const Eigen::MatrixXd>& mass,
+                                           const Eigen::Ref<const Eigen::MatrixXd>& inverse,
+                                           const Eigen::Ref<const Eigen::VectorXd>& f) {
+  if (inverse.rows() != mass.rows() || inverse.cols() != mass.cols()) {
+    std::ostringstream os;
+    os << "block " << num_blocks() << " of M is " << mass.rows() << " x " << mass.cols()
+       << " but its inverse " << inverse.rows() << " x " << inverse.cols();
+    FailGlobalProblem(os.str());
+  }
+  const int k = AppendBlock(mass, f);
+  Append(inverse, &inverse_mass_);
+  inverse_given_.push_back(1);
+  return k;
+}
+
+int GlobalFrictionContactProblem::AppendBlock(const Eigen::Ref<const Eigen::MatrixXd>& mass,
+                                              const Eigen::Ref<const Eigen::VectorXd>& f) {
   const Eigen::Index b = mass.rows();
   if (b < 1 || b > kMaxBlockSize || mass.cols() != b || f.size() != b) {
     std::ostringstream os;
@@ -141,28 +164,10 @@ int GlobalFrictionContactProblem::AddBlock(const Eigen::Ref<const Eigen::MatrixX
   }
   Append(mass, &mass_);
   mass_offset_.push_back(static_cast<int>(mass_.size()));
-  for (Eigen::Index i = 0; i < b; ++i) f_values_.push_back(f[i]);
+  f_values_.insert(f_values_.end(), f.data(), f.data() + b);
   block_offset_.push_back(block_offset_.back() + static_cast<int>(b));
-  inverse_mass_.resize(mass_.size());
-  inverse_given_.push_back(0);
   finalized_ = false;
   return num_blocks() - 1;
-}
-
-int GlobalFrictionContactProblem::AddBlock(const Eigen::Ref<const Eigen::MatrixXd>& mass,
-                                           const Eigen::Ref<const Eigen::MatrixXd>& inverse,
-                                           const Eigen::Ref<const Eigen::VectorXd>& f) {
-  const int k = AddBlock(mass, f);
-  if (inverse.rows() != mass.rows() || inverse.cols() != mass.cols()) {
-    std::ostringstream os;
-    os << "block " << k << " of M is " << mass.rows() << " x " << mass.cols() << " but its inverse "
-       << inverse.rows() << " x " << inverse.cols();
-    FailGlobalProblem(os.str());
-  }
-  Eigen::Map<Eigen::MatrixXd>(inverse_mass_.data() + mass_offset_[k], inverse.rows(),
-                              inverse.cols()) = inverse;
-  inverse_given_[k] = 1;
-  return k;
 }
 
 void GlobalFrictionContactProblem::AddContact(double mu, const Eigen::Vector3d& w) {
@@ -243,6 +248,42 @@ bool CheckSmallBlock(int b, const double* mass_data, double* inverse_data, bool 
   return true;
 }
 
+// Whether a rigid body's 6 x 6 block given with its inverse passes every check of
+// FinalizeMassBlock as diag(A, C) and diag(A^-1, C^-1) (a body's about its centre of mass: m I
+// and its inertia): nothing off the diagonal blocks, A and C finite, nonzero, symmetric and
+// positive definite, the inverses finite and within rounding of theirs. The checks on the two
+// 3 x 3 blocks alone, since a time-stepper poses every body's block at every step; any other
+// block, and any failure, goes through the general checks, which say what failed.
+bool SplitRigidBlockPasses(const double* mass_data, const double* inverse_data) {
+  // Column-major 6 x 6: column j of A starts at 6 j, of C at 6 (j + 3) + 3.
+  double zero = 0.0, sum = 0.0;
+  for (int j = 0; j < 3; ++j) {
+    for (int i = 0; i < 3; ++i) {
+      zero += std::fabs(mass_data[6 * j + 3 + i]) + std::fabs(mass_data[6 * (j + 3) + i]) +
+              std::fabs(inverse_data[6 * j + 3 + i]) + std::fabs(inverse_data[6 * (j + 3) + i]);
+      sum += mass_data[6 * j + i] + mass_data[6 * (j + 3) + 3 + i] + inverse_data[6 * j + i] +
+             inverse_data[6 * (j + 3) + 3 + i];
+    }
+  }
+  if (!(zero == 0.0) || !std::isfinite(sum)) return false;
+  using Block = Eigen::Map<const Eigen::Matrix3d, 0, Eigen::OuterStride<6>>;
+  const Eigen::OuterStride<6> stride;
+  const Eigen::Matrix3d a = Block(mass_data, stride), c = Block(mass_data + 21, stride);
+  const Eigen::Matrix3d a_inverse = Block(inverse_data, stride);
+  const Eigen::Matrix3d c_inverse = Block(inverse_data + 21, stride);
+  const double scale = std::max(a.cwiseAbs().maxCoeff(), c.cwiseAbs().maxCoeff());
+  const double asymmetry = std::max((a - a.transpose()).cwiseAbs().maxCoeff(),
+                                    (c - c.transpose()).cwiseAbs().maxCoeff());
+  if (!(scale > 0.0) || !(asymmetry <= 1e-12 * scale)) return false;
+  if (!PositiveDefinite(a) || !PositiveDefinite(c)) return false;
+  const Eigen::Matrix3d I = Eigen::Matrix3d::Identity();
+  const double inverse_error = std::max((a * a_inverse - I).cwiseAbs().maxCoeff(),
+                                        (c * c_inverse - I).cwiseAbs().maxCoeff());
+  const double inverse_scale =
+      std::max(a_inverse.cwiseAbs().maxCoeff(), c_inverse.cwiseAbs().maxCoeff());
+  return inverse_error <= 1e-12 * 6 * scale * inverse_scale;
+}
+
 }  // namespace
 
 void GlobalFrictionContactProblem::ValidateContacts() const {
@@ -295,6 +336,11 @@ void GlobalFrictionContactProblem::ValidateRowsAndForces() const {
 
 void GlobalFrictionContactProblem::FinalizeMassBlock(int k) {
   const int b = block_size(k);
+  if (b == 6 && inverse_given_[k] &&
+      SplitRigidBlockPasses(mass_.data() + mass_offset_[k],
+                            inverse_mass_.data() + mass_offset_[k])) {
+    return;
+  }
   const Eigen::Map<const Eigen::MatrixXd> mass(mass_.data() + mass_offset_[k], b, b);
   double scale, asymmetry;
   if (b == 6) {

@@ -103,6 +103,9 @@ class GlobalFrictionContactProblem {
   std::string name;  // for reports; not validated
 
  private:
+  // AddBlock()'s checks, and the block's values and offsets but its inverse; returns its index.
+  int AppendBlock(const Eigen::Ref<const Eigen::MatrixXd>& mass,
+                  const Eigen::Ref<const Eigen::VectorXd>& f);
   // Finalize()'s checks, each throwing InputError with the entry it names.
   void ValidateContacts() const;         // mu, w, no block named twice by a contact
   void ValidateRowsAndForces() const;    // H's pieces and f finite

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -161,6 +162,45 @@ TEST_CASE("global frictional contact problem: malformed data is refused, naming 
   GlobalFrictionContactProblem fine;
   fine.AddBlock(indefinite, indefinite.inverse(), Eigen::VectorXd::Zero(6));
   CHECK_NOTHROW(fine.Finalize());
+  // Rigid bodies' blocks with their inverses, each spoiled in one place the checks on the two
+  // 3 x 3 blocks read (and one in a corner they require to be zero).
+  const auto finalized = [](const Eigen::MatrixXd& mass, const Eigen::MatrixXd& inverse) {
+    GlobalFrictionContactProblem problem;
+    problem.AddBlock(Eigen::MatrixXd::Identity(6, 6), Eigen::MatrixXd::Identity(6, 6),
+                     Eigen::VectorXd::Zero(6));
+    problem.AddBlock(mass, inverse, Eigen::VectorXd::Zero(6));
+    problem.Finalize();
+  };
+  Eigen::MatrixXd body = Eigen::MatrixXd::Zero(6, 6);
+  body.topLeftCorner<3, 3>() = 2.0 * Eigen::Matrix3d::Identity();
+  body.bottomRightCorner<3, 3>() << 3.0, 0.5, 0.1, 0.5, 2.0, 0.2, 0.1, 0.2, 1.0;
+  CHECK_NOTHROW(finalized(body, body.inverse()));
+  Eigen::MatrixXd wrong = body.inverse();
+  wrong(5, 4) *= 1.001;  // C^-1 alone off (and asymmetric: the inverse need not be symmetric)
+  CHECK_THROWS_WITH_AS(finalized(body, wrong), doctest::Contains("not its inverse"), InputError);
+  Eigen::MatrixXd skew = body;
+  skew(3, 4) += 1e-6;  // C not symmetric
+  CHECK_THROWS_WITH_AS(finalized(skew, skew.inverse()), doctest::Contains("symmetric"), InputError);
+  Eigen::MatrixXd nan_inverse = body.inverse();
+  nan_inverse(1, 1) = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_AS(finalized(body, nan_inverse), InputError);
+  Eigen::MatrixXd infinite = body;
+  infinite(0, 0) = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_WITH_AS(finalized(infinite, body.inverse()), doctest::Contains("finite"),
+                       InputError);
+  Eigen::MatrixXd coupled = body;  // a corner not zero: the general checks accept it
+  coupled(0, 4) = coupled(4, 0) = 0.3;
+  CHECK_NOTHROW(finalized(coupled, coupled.inverse()));
+  Eigen::MatrixXd negative = body;
+  negative.bottomRightCorner<3, 3>() *= -1.0;
+  CHECK_THROWS_WITH_AS(finalized(negative, negative.inverse()),
+                       doctest::Contains("not positive definite"), InputError);
+  // An inverse of the wrong size is refused before anything of its block is kept.
+  GlobalFrictionContactProblem sizes;
+  CHECK_THROWS_WITH_AS(
+      sizes.AddBlock(body, Eigen::MatrixXd::Identity(5, 5), Eigen::VectorXd::Zero(6)),
+      doctest::Contains("but its inverse 5 x 5"), InputError);
+  CHECK(sizes.num_blocks() == 0);
 }
 
 TEST_CASE("nsgs-velocity: the same reactions as NSGS on the local form, and every solver agrees") {
