@@ -254,34 +254,51 @@ bool CheckSmallBlock(int b, const double* mass_data, double* inverse_data, bool 
 // positive definite, the inverses finite and within rounding of theirs. The checks on the two
 // 3 x 3 blocks alone, since a time-stepper poses every body's block at every step; any other
 // block, and any failure, goes through the general checks, which say what failed.
+// The figures FinalizeMassBlock checks, of one 3 x 3 diagonal block D of a rigid body's 6 x 6
+// block and the same block of its inverse (column-major, leading dimension 6).
+struct DiagonalBlockFigures {
+  double scale;          // max |D_ij|
+  double asymmetry;      // max |D_ij - D_ji|
+  double inverse_scale;  // max |(D^-1)_ij|
+  double inverse_error;  // ||D D^-1 - I||_max
+  bool positive;         // D positive definite (when symmetric)
+};
+
+DiagonalBlockFigures FiguresOf(const double* d, const double* d_inverse) {
+  using Block = Eigen::Map<const Eigen::Matrix3d, 0, Eigen::OuterStride<6>>;
+  const Eigen::OuterStride<6> stride;
+  const Eigen::Matrix3d D = Block(d, stride), E = Block(d_inverse, stride);
+  DiagonalBlockFigures figures;
+  figures.scale = D.cwiseAbs().maxCoeff();
+  figures.asymmetry = std::max(
+      {std::fabs(D(0, 1) - D(1, 0)), std::fabs(D(0, 2) - D(2, 0)), std::fabs(D(1, 2) - D(2, 1))});
+  figures.inverse_scale = E.cwiseAbs().maxCoeff();
+  Eigen::Matrix3d product = D * E;
+  product.diagonal().array() -= 1.0;
+  figures.inverse_error = product.cwiseAbs().maxCoeff();
+  figures.positive = PositiveDefinite(D);
+  return figures;
+}
+
 bool SplitRigidBlockPasses(const double* mass_data, const double* inverse_data) {
-  // Column-major 6 x 6: column j of A starts at 6 j, of C at 6 (j + 3) + 3.
-  double zero = 0.0, sum = 0.0;
+  // Column-major 6 x 6: the corners are rows 3..5 of columns 0..2 and rows 0..2 of columns 3..5.
+  double corners = 0.0, sum = 0.0;
   for (int j = 0; j < 3; ++j) {
     for (int i = 0; i < 3; ++i) {
-      zero += std::fabs(mass_data[6 * j + 3 + i]) + std::fabs(mass_data[6 * (j + 3) + i]) +
-              std::fabs(inverse_data[6 * j + 3 + i]) + std::fabs(inverse_data[6 * (j + 3) + i]);
+      corners += std::fabs(mass_data[6 * j + 3 + i]) + std::fabs(mass_data[6 * (j + 3) + i]) +
+                 std::fabs(inverse_data[6 * j + 3 + i]) + std::fabs(inverse_data[6 * (j + 3) + i]);
       sum += mass_data[6 * j + i] + mass_data[6 * (j + 3) + 3 + i] + inverse_data[6 * j + i] +
              inverse_data[6 * (j + 3) + 3 + i];
     }
   }
-  if (!(zero == 0.0) || !std::isfinite(sum)) return false;
-  using Block = Eigen::Map<const Eigen::Matrix3d, 0, Eigen::OuterStride<6>>;
-  const Eigen::OuterStride<6> stride;
-  const Eigen::Matrix3d a = Block(mass_data, stride), c = Block(mass_data + 21, stride);
-  const Eigen::Matrix3d a_inverse = Block(inverse_data, stride);
-  const Eigen::Matrix3d c_inverse = Block(inverse_data + 21, stride);
-  const double scale = std::max(a.cwiseAbs().maxCoeff(), c.cwiseAbs().maxCoeff());
-  const double asymmetry = std::max((a - a.transpose()).cwiseAbs().maxCoeff(),
-                                    (c - c.transpose()).cwiseAbs().maxCoeff());
-  if (!(scale > 0.0) || !(asymmetry <= 1e-12 * scale)) return false;
-  if (!PositiveDefinite(a) || !PositiveDefinite(c)) return false;
-  const Eigen::Matrix3d I = Eigen::Matrix3d::Identity();
-  const double inverse_error = std::max((a * a_inverse - I).cwiseAbs().maxCoeff(),
-                                        (c * c_inverse - I).cwiseAbs().maxCoeff());
-  const double inverse_scale =
-      std::max(a_inverse.cwiseAbs().maxCoeff(), c_inverse.cwiseAbs().maxCoeff());
-  return inverse_error <= 1e-12 * 6 * scale * inverse_scale;
+  if (!(corners == 0.0) || !std::isfinite(sum)) return false;
+  const DiagonalBlockFigures a = FiguresOf(mass_data, inverse_data);
+  const DiagonalBlockFigures c = FiguresOf(mass_data + 21, inverse_data + 21);
+  const double scale = std::max(a.scale, c.scale);
+  return scale > 0.0 && std::max(a.asymmetry, c.asymmetry) <= 1e-12 * scale && a.positive &&
+         c.positive &&
+         std::max(a.inverse_error, c.inverse_error) <=
+             1e-12 * 6 * scale * std::max(a.inverse_scale, c.inverse_scale);
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ bool SixDigits(double value, int64_t* digits, int* exponent) {
   return true;
 }
 
-// The six digits as %g writes them at `out` (room for 16 characters), trailing zeros of the
+// The six digits as %g writes them at `out` (room for 13 characters), trailing zeros of the
 // fraction dropped; returns the end.
 char* WriteSixDigits(bool negative, int64_t digits, int exponent, char* out) {
   char d[6];
