@@ -198,6 +198,32 @@ namespace {
 
 using Matrix6d = Eigen::Matrix<double, 6, 6>;
 
+// The figures FinalizeMassBlock checks, of one 3 x 3 diagonal block D of a rigid body's 6 x 6
+// block and the same block of its inverse (column-major, leading dimension 6).
+struct DiagonalBlockFigures {
+  double scale;          // max |D_ij|
+  double asymmetry;      // max |D_ij - D_ji|
+  double inverse_scale;  // max |(D^-1)_ij|
+  double inverse_error;  // ||D D^-1 - I||_max
+  bool positive;         // D positive definite (when symmetric)
+};
+
+DiagonalBlockFigures FiguresOf(const double* d, const double* d_inverse) {
+  using Block = Eigen::Map<const Eigen::Matrix3d, 0, Eigen::OuterStride<6>>;
+  const Eigen::OuterStride<6> stride;
+  const Eigen::Matrix3d D = Block(d, stride), E = Block(d_inverse, stride);
+  DiagonalBlockFigures figures;
+  figures.scale = D.cwiseAbs().maxCoeff();
+  figures.asymmetry = std::max(
+      {std::fabs(D(0, 1) - D(1, 0)), std::fabs(D(0, 2) - D(2, 0)), std::fabs(D(1, 2) - D(2, 1))});
+  figures.inverse_scale = E.cwiseAbs().maxCoeff();
+  Eigen::Matrix3d product = D * E;
+  product.diagonal().array() -= 1.0;
+  figures.inverse_error = product.cwiseAbs().maxCoeff();
+  figures.positive = PositiveDefinite(D);
+  return figures;
+}
+
 // A rigid body's 6 x 6 block, fixed sizes: whether it is positive definite; *inverse computed
 // unless given, else *inverse_error = ||M M^-1 - I||_max.
 bool CheckRigidBlock(const double* mass_data, double* inverse_data, bool given,
@@ -210,11 +236,10 @@ bool CheckRigidBlock(const double* mass_data, double* inverse_data, bool given,
   if (split) {
     // diag(A, C) (a rigid body's about its centre of mass: m I and its inertia) is positive
     // definite when A and C are, and M M^-1 - I has only the two blocks' products.
-    const Eigen::Matrix3d A = m6.topLeftCorner<3, 3>(), C = m6.bottomRightCorner<3, 3>();
-    const Eigen::Matrix3d I = Eigen::Matrix3d::Identity();
-    *inverse_error = std::max((A * i6.topLeftCorner<3, 3>() - I).cwiseAbs().maxCoeff(),
-                              (C * i6.bottomRightCorner<3, 3>() - I).cwiseAbs().maxCoeff());
-    return PositiveDefinite(A) && PositiveDefinite(C);
+    const DiagonalBlockFigures a = FiguresOf(mass_data, inverse_data);
+    const DiagonalBlockFigures c = FiguresOf(mass_data + 21, inverse_data + 21);
+    *inverse_error = std::max(a.inverse_error, c.inverse_error);
+    return a.positive && c.positive;
   }
   const Eigen::LLT<Matrix6d> llt(m6);
   if (llt.info() != Eigen::Success) return false;
@@ -254,32 +279,6 @@ bool CheckSmallBlock(int b, const double* mass_data, double* inverse_data, bool 
 // positive definite, the inverses finite and within rounding of theirs. The checks on the two
 // 3 x 3 blocks alone, since a time-stepper poses every body's block at every step; any other
 // block, and any failure, goes through the general checks, which say what failed.
-// The figures FinalizeMassBlock checks, of one 3 x 3 diagonal block D of a rigid body's 6 x 6
-// block and the same block of its inverse (column-major, leading dimension 6).
-struct DiagonalBlockFigures {
-  double scale;          // max |D_ij|
-  double asymmetry;      // max |D_ij - D_ji|
-  double inverse_scale;  // max |(D^-1)_ij|
-  double inverse_error;  // ||D D^-1 - I||_max
-  bool positive;         // D positive definite (when symmetric)
-};
-
-DiagonalBlockFigures FiguresOf(const double* d, const double* d_inverse) {
-  using Block = Eigen::Map<const Eigen::Matrix3d, 0, Eigen::OuterStride<6>>;
-  const Eigen::OuterStride<6> stride;
-  const Eigen::Matrix3d D = Block(d, stride), E = Block(d_inverse, stride);
-  DiagonalBlockFigures figures;
-  figures.scale = D.cwiseAbs().maxCoeff();
-  figures.asymmetry = std::max(
-      {std::fabs(D(0, 1) - D(1, 0)), std::fabs(D(0, 2) - D(2, 0)), std::fabs(D(1, 2) - D(2, 1))});
-  figures.inverse_scale = E.cwiseAbs().maxCoeff();
-  Eigen::Matrix3d product = D * E;
-  product.diagonal().array() -= 1.0;
-  figures.inverse_error = product.cwiseAbs().maxCoeff();
-  figures.positive = PositiveDefinite(D);
-  return figures;
-}
-
 bool SplitRigidBlockPasses(const double* mass_data, const double* inverse_data) {
   // Column-major 6 x 6: the corners are rows 3..5 of columns 0..2 and rows 0..2 of columns 3..5.
   double corners = 0.0, sum = 0.0;
