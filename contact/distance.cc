@@ -304,15 +304,16 @@ void BoxSphere(const Shape& a, const ShapePose& pa, const Shape& b, const ShapeP
 // incident corner (0-3, in order round the face), where an incident edge (corner a to a + 1)
 // crosses a side plane of the reference face (0-3: +x, -x, +y, -y of its frame), or where the
 // line of two side planes (through a corner of the reference face, along its normal) crosses the
-// incident face's plane.
+// incident face's plane. Made as ClipTag{} (kUnknown, all zero): without member initialisers,
+// a Polygon's 40 slots are not written each time one is made.
 struct ClipTag {
   enum Kind : signed char { kUnknown, kCorner, kEdgePlane, kCornerLine };
-  Kind kind = kUnknown;
-  signed char a = 0, b = 0;  // kCorner: a; kEdgePlane: edge a, plane b; kCornerLine: planes a, b
+  Kind kind;
+  signed char a, b;  // kCorner: a; kEdgePlane: edge a, plane b; kCornerLine: planes a, b
   // Bit k: the point lies within the clipping tolerance of side plane k besides its own planes
   // (a corner of a face flush with the reference face's side is kept, or moved onto the plane,
   // as a corner): the segment to a neighbour on the same plane then runs along it.
-  signed char on_planes = 0;
+  signed char on_planes;
 
   int Edges() const {  // bit e: on incident edge e
     if (kind == kCorner) return (1 << a) | (1 << ((a + 3) % 4));
@@ -324,7 +325,7 @@ struct ClipTag {
   }
   // The point where the segment from p to q (neighbours on the polygon) crosses side plane k.
   static ClipTag Crossing(const ClipTag& p, const ClipTag& q, int k) {
-    ClipTag t;
+    ClipTag t{};
     const int edges = p.Edges() & q.Edges(), planes = p.Planes() & q.Planes();
     const auto lowest = [](int bits) {
       int i = 0;
@@ -362,7 +363,7 @@ struct Polygon {
     std::copy(other.tags, other.tags + size, tags);
     return *this;
   }
-  void Push(const Vector3d& p, ClipTag tag = ClipTag()) {
+  void Push(const Vector3d& p, ClipTag tag = ClipTag{}) {
     if (size < kCapacity) {
       tags[size] = tag;
       points[size++] = p;
@@ -388,29 +389,49 @@ void Clip(const Vector3d& c, const Vector3d& u, double limit, double tol, Polygo
   *polygon = kept;
 }
 
-// Clip() against the half-space sign * x[axis] <= limit of a frame's coordinate axis.
-void ClipAxis(int axis, double sign, double limit, double tol, Polygon* polygon) {
-  Polygon kept;
-  const int n = polygon->size;
+// Clip() of `from` against the half-space sign * x[axis] <= limit of a frame's coordinate axis,
+// into `kept`; false, with `kept` untouched, where `from` lies inside by more than `tol`
+// everywhere (a smaller face on a larger one) and is its own answer.
+bool ClipAxis(int axis, double sign, double limit, double tol, const Polygon& from, Polygon* kept) {
+  const int n = from.size;
+  double depth[Polygon::kCapacity];
+  bool inside = true;
+  for (int i = 0; i < n; ++i) {
+    depth[i] = sign * from.points[i][axis] - limit;
+    inside = inside && depth[i] < -tol;
+  }
+  if (inside) return false;
+  kept->size = 0;
   const int plane = 2 * axis + (sign > 0.0 ? 0 : 1);  // ClipTag's numbering
   for (int i = 0; i < n; ++i) {
-    const Vector3d& p = polygon->points[i];
-    const Vector3d& q = polygon->points[(i + 1) % n];
-    const double dp = sign * p[axis] - limit;
-    const double dq = sign * q[axis] - limit;
+    const int next = i + 1 < n ? i + 1 : 0;
+    const Vector3d& p = from.points[i];
+    const Vector3d& q = from.points[next];
+    const double dp = depth[i];
+    const double dq = depth[next];
     if (dp <= tol) {
       Vector3d x = p;
       if (dp > 0.0) x[axis] = sign * limit;
-      ClipTag tag = polygon->tags[i];
+      ClipTag tag = from.tags[i];
       if (dp >= -tol) tag.on_planes = static_cast<signed char>(tag.on_planes | (1 << plane));
-      kept.Push(x, tag);
+      kept->Push(x, tag);
     }
     if ((dp < -tol && dq > tol) || (dp > tol && dq < -tol)) {
-      kept.Push(p + (dp / (dp - dq)) * (q - p),
-                ClipTag::Crossing(polygon->tags[i], polygon->tags[(i + 1) % n], plane));
+      kept->Push(p + (dp / (dp - dq)) * (q - p),
+                 ClipTag::Crossing(from.tags[i], from.tags[next], plane));
     }
   }
-  *polygon = kept;
+  return true;
+}
+
+// Whether d.norm() <= tol, to the bit, with a square root only near the boundary.
+bool WithinDistance(const Vector3d& d, double tol) {
+  const double squared = d.squaredNorm(), bound = tol * tol;
+  if (bound >= 1e-290) {  // tol * tol has not underflowed
+    if (squared < 0.999999 * bound) return true;
+    if (squared > 1.000001 * bound) return false;
+  }
+  return std::sqrt(squared) <= tol;  // also false for NaN
 }
 
 // At most four points of a clipped polygon that keep its extent: the deepest, the farthest from
@@ -420,7 +441,7 @@ Polygon ReducePolygon(const Polygon& points, const Vector3d& n, double tol) {
   for (int i = 0; i < points.size; ++i) {
     const Vector3d& p = points.points[i];
     bool seen = false;
-    for (int k = 0; k < unique.size && !seen; ++k) seen = (p - unique.points[k]).norm() <= tol;
+    for (int k = 0; k < unique.size && !seen; ++k) seen = WithinDistance(p - unique.points[k], tol);
     if (!seen) unique.Push(p, points.tags[i]);
   }
   if (unique.size <= 4) return unique;
@@ -532,21 +553,27 @@ void FaceContact(const ShapePose& ref, const Vector3d& ref_half, int ref_axis, d
     const Vector3d d = x - ref_centre;
     return Vector3d(d.dot(u1), d.dot(u2), d.dot(n));
   };
-  Polygon polygon;
+  // Clipped back and forth between two polygons, not copied back after each side.
+  Polygon buffers[2];
+  Polygon* polygon = &buffers[0];
+  Polygon* spare = &buffers[1];
   const Vector3d corners[4] = {face_centre + e1 + e2, face_centre - e1 + e2, face_centre - e1 - e2,
                                face_centre + e1 - e2};
   for (int k = 0; k < 4; ++k) {
-    ClipTag corner;
+    ClipTag corner{};
     corner.kind = ClipTag::kCorner;
     corner.a = static_cast<signed char>(k);
-    polygon.Push(in_frame(corners[k]), corner);
+    polygon->Push(in_frame(corners[k]), corner);
   }
   const double tol = 1e-9 * std::max(ref_half.maxCoeff(), inc_half.maxCoeff());
-  ClipAxis(0, 1.0, ref_half[k1], tol, &polygon);
-  ClipAxis(0, -1.0, ref_half[k1], tol, &polygon);
-  ClipAxis(1, 1.0, ref_half[k2], tol, &polygon);
-  ClipAxis(1, -1.0, ref_half[k2], tol, &polygon);
-  const Polygon reduced = ReducePolygon(polygon, Vector3d::UnitZ(), 1e3 * tol);
+  const auto clip = [&](int axis, double sign, double limit) {
+    if (ClipAxis(axis, sign, limit, tol, *polygon, spare)) std::swap(polygon, spare);
+  };
+  clip(0, 1.0, ref_half[k1]);
+  clip(0, -1.0, ref_half[k1]);
+  clip(1, 1.0, ref_half[k2]);
+  clip(1, -1.0, ref_half[k2]);
+  const Polygon reduced = ReducePolygon(*polygon, Vector3d::UnitZ(), 1e3 * tol);
   const ClippedFaces faces{ref_half, inc_half, ref_axis, inc_axis, ref_sign, inc_sign};
   for (int k = 0; k < reduced.size; ++k) {
     const Vector3d& p = reduced.points[k];
@@ -618,8 +645,29 @@ SeparatingAxis BestSeparatingAxis(const ShapePose& pa, const Vector3d& ha, const
   best.face_normal = best.normal;
   best.face_separation = best.separation;
   if (best.separation >= threshold) return best;
+  // Bounds on the edge axes' separations, so that an axis that could neither separate the boxes
+  // nor pass the tests below is not formed (a box resting face on face on another skips most).
+  // The axis l = a_i x b_j is perpendicular to a_i and to b_j: |t . l| is at most t's length
+  // across a_i (and tb's across b_j), and A's extent along l at least its smaller half side
+  // across a_i (B's likewise). The margin is far above rounding, also for the shortest l.
+  // First one bound for all nine, |t| less both boxes' smallest half sides.
+  const auto passes = [&](double bound) {
+    return !(bound < threshold) || (bound > best.separation + 10.0 * face_bias &&
+                                    bound > 0.95 * best.face_separation + 5e-3 * scale);
+  };
+  const double margin = 1e-7 * (d.norm() + scale);
+  if (!passes(d.norm() - ha.minCoeff() - hb.minCoeff() + margin)) return best;
+  double across_a[3], across_b[3], half_a[3], half_b[3];
+  for (int k = 0; k < 3; ++k) {
+    const int k1 = (k + 1) % 3, k2 = (k + 2) % 3;
+    across_a[k] = std::sqrt(t[k1] * t[k1] + t[k2] * t[k2]);
+    across_b[k] = std::sqrt(tb[k1] * tb[k1] + tb[k2] * tb[k2]);
+    half_a[k] = std::min(ha[k1], ha[k2]);
+    half_b[k] = std::min(hb[k1], hb[k2]);
+  }
   for (int i = 0; i < 3; ++i) {
     for (int j = 0; j < 3; ++j) {
+      if (!passes(std::min(across_a[i], across_b[j]) - half_a[i] - half_b[j] + margin)) continue;
       // a_i x b_j in A's frame.
       Vector3d l = Vector3d::Unit(i).cross(R.col(j));
       const double length = l.norm();

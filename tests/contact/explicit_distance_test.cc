@@ -171,6 +171,58 @@ TEST_CASE("explicit distance: a box edge on another box's face is a face contact
   }
 }
 
+TEST_CASE("explicit distance: two box edges crossing are one edge point at their gap") {
+  // A turned 45 degrees about y shows an edge along y upwards; B, turned 45 degrees about x and
+  // then by psi about z, shows an edge downwards at psi to it, placed with its middle at the gap
+  // g straight above the middle of A's. The edges cross at g along z: the contact is one edge
+  // point at distance g (with the best face's points beside it when apart), for random sizes,
+  // crossing angles and gaps, the pair turned and moved as a whole. The edge axes are the answer
+  // here, so a shortcut that wrongly skipped them would give face points instead.
+  const ExplicitContactGeometry geometry;
+  std::mt19937 random(5);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (int trial = 0; trial < 300; ++trial) {
+    const Eigen::Vector3d ha(0.05 + unit(random), 0.05 + unit(random), 0.05 + unit(random));
+    const Eigen::Vector3d hb(0.05 + unit(random), 0.05 + unit(random), 0.05 + unit(random));
+    const Shape a = MakeDistanceShape(ShapeKind::Box, 2.0 * ha);
+    const Shape b = MakeDistanceShape(ShapeKind::Box, 2.0 * hb);
+    const double psi = 0.3 + unit(random);
+    const double gap = (2.0 * unit(random) - 1.0) * 0.01 * std::min(ha.minCoeff(), hb.minCoeff());
+    const Eigen::Matrix3d Ra =
+        Eigen::AngleAxisd(M_PI / 4, Eigen::Vector3d::UnitY()).toRotationMatrix();
+    const Eigen::Matrix3d Rb = (Eigen::AngleAxisd(psi, Eigen::Vector3d::UnitZ()) *
+                                Eigen::AngleAxisd(M_PI / 4, Eigen::Vector3d::UnitX()))
+                                   .toRotationMatrix();
+    const Eigen::Vector3d top_a = Ra * Eigen::Vector3d(-ha.x(), 0.0, ha.z());  // A's edge middle
+    const Eigen::Vector3d bottom_b = Rb * Eigen::Vector3d(0.0, -hb.y(), -hb.z());  // B's
+    const Eigen::Matrix3d turn =
+        Eigen::Quaterniond(normal(random), normal(random), normal(random), normal(random))
+            .normalized()
+            .toRotationMatrix();
+    const Eigen::Vector3d shift(normal(random), normal(random), normal(random));
+    const ShapePose pa = Pose(shift, turn * Ra);
+    const ShapePose pb =
+        Pose(shift + turn * (top_a + gap * Eigen::Vector3d::UnitZ() - bottom_b), turn * Rb);
+    const Eigen::Vector3d crossing = shift + turn * top_a;
+    CAPTURE(trial);
+    CAPTURE(gap);
+    std::vector<ContactPoint> points;
+    geometry.FindContacts(a, pa, b, pb, 0.05, &points);
+    REQUIRE_FALSE(points.empty());
+    int edge_points = 0;
+    for (const ContactPoint& p : points) {
+      CHECK(p.distance >= gap - 1e-12);
+      if (std::abs(p.distance - gap) > 1e-12) continue;
+      ++edge_points;
+      CHECK((p.normal - turn.col(2)).norm() < 1e-12);
+      CHECK((p.point_a - crossing).norm() < 1e-9);
+    }
+    CHECK(edge_points == 1);
+    if (gap <= 0.0) CHECK(points.size() == 1);
+  }
+}
+
 TEST_CASE("explicit distance: separated boxes never report a point below zero") {
   // Random turned boxes lifted apart: every point within the threshold, from the edge axis or
   // from the best face's clipped points that come with it, measures a gap that is really open
