@@ -19,9 +19,10 @@ void ExplicitContactModel::ApplyImpulses(const ExplicitStepContext& step, const 
     const int c = island.links[k];
     const Eigen::Vector3d& r = contacts[c].impulse;
     // A fixed body is in no island: its velocity is shared by every island that touches it.
-    const int a = contacts[c].body_a, b = contacts[c].body_b;
-    if (!step.bodies[a].fixed) body_impulse_[a].noalias() += w.rows_a[c].transpose() * r;
-    if (!step.bodies[b].fixed) body_impulse_[b].noalias() += w.rows_b[c].transpose() * r;
+    // (The bodies and their flags from the workspace's compact lists, as in posing.)
+    const auto [a, b] = w.contact_bodies[c];
+    if (!w.fixed[a]) body_impulse_[a].noalias() += w.rows_a[c].transpose() * r;
+    if (!w.fixed[b]) body_impulse_[b].noalias() += w.rows_b[c].transpose() * r;
   }
   for (int k = 0; k < island.num_bodies; ++k) {
     const int i = island.bodies[k];
