@@ -302,7 +302,28 @@ bool SplitRigidBlockPasses(const double* mass_data, const double* inverse_data) 
 
 }  // namespace
 
+// One pass over mu and w as whole vectors, and each contact's blocks compared; the contacts are
+// scanned one by one for the message only when that pass finds something.
+bool GlobalFrictionContactProblem::ContactsPass() const {
+  const int nc = static_cast<int>(mu_values_.size());
+  if (nc == 0) return true;
+  if (!(mu_.minCoeff() >= 0.0) || !AllFinite(mu_values_.data(), mu_values_.size()) ||
+      !AllFinite(w_values_.data(), 3 * static_cast<size_t>(nc))) {
+    return false;
+  }
+  for (int c = 0; c < nc; ++c) {
+    const int first = piece_begin_[c], end = piece_begin_[c + 1];
+    if (end - first == 2) {
+      if (piece_block_[first] == piece_block_[first + 1]) return false;
+    } else if (end - first > 2) {
+      return false;  // the scan below decides
+    }
+  }
+  return true;
+}
+
 void GlobalFrictionContactProblem::ValidateContacts() const {
+  if (ContactsPass()) return;
   const int nc = static_cast<int>(mu_values_.size());
   for (int c = 0; c < nc; ++c) {
     if (!(mu_[c] >= 0.0) || !std::isfinite(mu_[c])) {

@@ -107,6 +107,7 @@ class GlobalFrictionContactProblem {
   int AppendBlock(const Eigen::Ref<const Eigen::MatrixXd>& mass,
                   const Eigen::Ref<const Eigen::VectorXd>& f);
   // Finalize()'s checks, each throwing InputError with the entry it names.
+  bool ContactsPass() const;             // ValidateContacts' checks at once: true if all pass
   void ValidateContacts() const;         // mu, w, no block named twice by a contact
   void ValidateRowsAndForces() const;    // H's pieces and f finite
   void FinalizeMassBlock(int k);         // M_k finite, symmetric, positive definite; M_k^-1

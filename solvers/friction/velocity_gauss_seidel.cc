@@ -715,16 +715,16 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
   if (!(options_.warm_start && r->size() == m && internal::AllFinite(*r))) r->setZero(m);
   for (int a = 0; a < nc; ++a) r->segment<3>(3 * a) = ProjectOntoCone(mu[a], r->segment<3>(3 * a));
 
-  Prepare(problem);
-  prefetch_ = problem.num_dofs() > kPrefetchDofs;
-
-  // v = M^-1 (H r + f) from the start.
+  // v = M^-1 (H r + f) and u from the start, through the problem's own rows: a start that
+  // solves the problem (a warm start at rest, the common case on a resting island) ends the
+  // solve before the sweeps' records are prepared. (The records' product is the same
+  // expression on copies of the same rows: u to the bit.)
   const double q_norm = problem.local_q_norm();
   // The errors at *r from u_; a point that ends the solve is described too (its contacts'
   // states) from the same errors.
   const auto errors_at = [&]() { return internal::FrictionErrorsOf(mu, q_norm, *r, u_); };
   problem.Velocity(*r, &v_);
-  ContactVelocities(problem);
+  problem.ContactVelocity(v_, &u_);
   best_ = *r;
   FrictionErrors errors = errors_at();
   double best_error = errors.fclib;
@@ -735,6 +735,9 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
   if (converged) {
     internal::DescribeFrictionPointOf(mu, errors, *r, &summary);
     described = true;
+  } else {
+    Prepare(problem);
+    prefetch_ = problem.num_dofs() > kPrefetchDofs;
   }
   bool stick_tried = false;
   if (!converged && MayStickIsland(problem, r, &errors, &stick_tried, true)) {

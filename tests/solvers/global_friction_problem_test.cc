@@ -116,6 +116,17 @@ TEST_CASE("global frictional contact problem: malformed data is refused, naming 
   s = scene;
   s.w[5] = NAN;
   refuses(s, "w(5)");
+  // Each kind of bad entry alone, past the first contact (the checks pass over all contacts at
+  // once before naming one).
+  s = scene;
+  s.mu[1] = NAN;
+  refuses(s, "mu(1)");
+  s = scene;
+  s.mu[2] = INFINITY;
+  refuses(s, "mu(2)");
+  s = scene;
+  s.w[7] = -INFINITY;
+  refuses(s, "w(7)");
   s = scene;
   s.f[4] = INFINITY;
   refuses(s, "f(4)");
@@ -147,6 +158,32 @@ TEST_CASE("global frictional contact problem: malformed data is refused, naming 
                                    Eigen::VectorXd::Zero(n), Eigen::VectorXd::Zero(3),
                                    Eigen::VectorXd::Constant(1, 0.5)),
       doctest::Contains("local form"), InputError);
+  // A contact whose rows name one block twice.
+  GlobalFrictionContactProblem twice;
+  twice.AddBlock(Eigen::MatrixXd::Identity(6, 6), Eigen::VectorXd::Zero(6));
+  twice.AddBlock(Eigen::MatrixXd::Identity(6, 6), Eigen::VectorXd::Zero(6));
+  for (int c = 0; c < 3; ++c) {
+    twice.AddContact(0.5, Eigen::Vector3d::Zero());
+    twice.AddContactBlock(0, Eigen::MatrixXd::Ones(6, 3));
+    twice.AddContactBlock(c == 2 ? 0 : 1, Eigen::MatrixXd::Ones(6, 3));
+  }
+  CHECK_THROWS_WITH_AS(twice.Finalize(), doctest::Contains("contact 2 names block 0 twice"),
+                       InputError);
+  // A contact on three blocks: allowed when they differ, refused when one comes back.
+  for (const int last : {2, 0}) {
+    GlobalFrictionContactProblem three;
+    for (int k = 0; k < 3; ++k) {
+      three.AddBlock(Eigen::MatrixXd::Identity(6, 6), Eigen::VectorXd::Zero(6));
+    }
+    three.AddContact(0.5, Eigen::Vector3d::Zero());
+    for (const int block : {0, 1, last}) three.AddContactBlock(block, Eigen::MatrixXd::Ones(6, 3));
+    if (last == 2) {
+      CHECK_NOTHROW(three.Finalize());
+    } else {
+      CHECK_THROWS_WITH_AS(three.Finalize(), doctest::Contains("contact 0 names block 0 twice"),
+                           InputError);
+    }
+  }
   // A caller's inverse that is not one.
   GlobalFrictionContactProblem built;
   built.AddBlock(Eigen::MatrixXd::Identity(6, 6), 2.0 * Eigen::MatrixXd::Identity(6, 6),
@@ -262,6 +299,26 @@ TEST_CASE("nsgs-velocity: warm starts, budgets, non-finite starts, and local pro
   const auto warm = VelocityGaussSeidel(options).Solve(problem, &again);
   CHECK(warm.IsSolved());
   CHECK(warm.iterations == 0);
+  // One solver in turn on problems of two sizes, one solve ended by its warm start before any
+  // sweep: every answer is a fresh solver's, to the bit.
+  {
+    const GlobalFrictionContactProblem small = test::Make(test::MakeScene(4, 2, 0.5, 22));
+    VelocityGaussSeidel shared(options);
+    const auto cold = [&](const GlobalFrictionContactProblem& p, VelocityGaussSeidel* solver) {
+      Eigen::VectorXd z;
+      const int sweeps = solver->Solve(p, &z).iterations;
+      return std::make_pair(z, sweeps);
+    };
+    const auto small_first = cold(small, &shared);
+    CHECK(small_first.second > 0);
+    Eigen::VectorXd at_answer = r;
+    CHECK(shared.Solve(problem, &at_answer).iterations == 0);
+    CHECK(at_answer == r);
+    VelocityGaussSeidel fresh(options);
+    const auto large = cold(problem, &shared);
+    CHECK(large == cold(problem, &fresh));
+    CHECK(cold(small, &shared) == small_first);
+  }
   // A budget of two sweeps from zero: not solved, says so with the error reached.
   options.warm_start = false;
   options.max_sweeps = 2;
