@@ -13,7 +13,9 @@
 // or the last once the rate of the last two checks cannot reach the tolerance within
 // max_sweeps), and after the last, u = H^T v + w is formed and the FCLib error of the local form
 // checked (the measure every friction solver reports; a check costs a third of a sweep); v is
-// recomputed from r before convergence is declared. The best point checked is returned.
+// recomputed from r before convergence is declared. The best point checked is returned. The
+// start is checked first, from the problem's own rows: one that solves the problem (a resting
+// island's warm start) is returned before B or anything else of the sweeps is prepared.
 //
 // Manifolds (Options::manifolds): a run of 3 to 8 consecutive contacts on the same two blocks
 // of rigid bodies (a box face's corners) is solved as one block where it sticks. Contact by
