@@ -812,6 +812,9 @@ struct Feature {
   // A flat face against n, ordered, when the kind has faces and one lies against n (a box face,
   // a cylinder cap): the candidates within `flat` of the support plane, at least three.
   Polygon face;
+  // The candidates within `flat` of the support plane, whatever their number: what touches the
+  // plane (a vertex, an edge or a capsule's side line, a face).
+  Polygon support;
 };
 
 Feature SupportFeature(const Shape& shape, const ShapePose& pose, const Vector3d& n, double band,
@@ -832,6 +835,7 @@ Feature SupportFeature(const Shape& shape, const ShapePose& pose, const Vector3d
   for (int k = 0; k < candidates.size; ++k) {
     const double below = top - candidates.points[k].dot(n);
     if (below <= band) feature.points.Push(candidates.points[k]);
+    if (below <= flat) feature.support.Push(candidates.points[k]);
     if (below <= flat && type.has_faces) feature.face.Push(candidates.points[k]);
   }
   if (feature.face.size < 3) feature.face.size = 0;
@@ -986,7 +990,10 @@ void Chord(const Polygon& f, Vector3d* middle, Vector3d* half) {
 }
 
 // One point: a curved body's support point, else the closest points of the features' longest
-// chords (edge against edge, rim against edge).
+// chords (edge against edge, rim against edge). The features are what touches each support plane
+// (Feature::support), not the points within the threshold's band: a box tilted over a capsule
+// lying flat has several corners within the band, and a chord through them would put the point
+// at either end of the capsule, away from where the box's lowest corner meets it.
 void SinglePointContact(const Polygon& fa, const Polygon& fb, const Vector3d& n, double separation,
                         std::vector<ContactPoint>* out) {
   Vector3d point_a;
@@ -1008,7 +1015,7 @@ void SinglePointContact(const Polygon& fa, const Polygon& fb, const Vector3d& n,
 // (a box face, a cylinder cap) is the reference: the other feature is clipped to its prism and
 // each point kept measures its gap to the reference plane (at most four points that keep the
 // patch's extent). Two parallel segments (cylinders side by side) give the ends of their
-// overlap; anything else one point, the closest points of the two features.
+// overlap; anything else one point, the closest points of the two touching features.
 
 void SupportContact(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
                     double threshold, std::vector<ContactPoint>* out) {
@@ -1029,7 +1036,7 @@ void SupportContact(const Shape& a, const ShapePose& pa, const Shape& b, const S
     ParallelSegmentContacts(feature_a.points, feature_b.points, n, threshold, out);
   }
   if (out->size() == first) {
-    SinglePointContact(feature_a.points, feature_b.points, n, separation, out);
+    SinglePointContact(feature_a.support, feature_b.support, n, separation, out);
   }
 }
 

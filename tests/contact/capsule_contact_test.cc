@@ -185,5 +185,64 @@ TEST_CASE("capsule contact: lying on a plane, a box face and a capsule, a line h
   CHECK(Nearest(points) == doctest::Approx(1e-3).epsilon(1e-9));
 }
 
+// The distance from x to the surface of a box (half sides `half`, posed): zero on it.
+double BoxSurfaceDistance(const Vector3d& half, const ShapePose& pose, const Vector3d& x) {
+  const Vector3d local = pose.rotation.transpose() * (x - pose.position);
+  const Vector3d outside = (local.cwiseAbs() - half).cwiseMax(0.0);
+  if (outside.squaredNorm() > 0.0) return outside.norm();
+  return (half - local.cwiseAbs()).minCoeff();  // inside: to the nearest face
+}
+
+// A box turned and tilted above a capsule lying on its side, a few millimetres apart: a corner
+// or an edge of the box is what comes nearest. Whatever the threshold (how many of the box's
+// corners fall within its band), each point lies on both surfaces, the nearest at the shapes'
+// distance: the point is where they meet, not at an end of the capsule away from the corner.
+TEST_CASE("capsule contact: a box tilted over a capsule meets it where they are nearest") {
+  const ExplicitContactGeometry geometry;
+  std::mt19937 rng(29);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  int single = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const double r = 0.03 + 0.04 * u(rng), l = 0.05 + 0.15 * u(rng);
+    const Shape capsule = MakeShape(ShapeKind::Capsule, Vector3d(r, l, 0));
+    const Vector3d half(0.04 + 0.06 * u(rng), 0.04 + 0.06 * u(rng), 0.04 + 0.06 * u(rng));
+    const Shape box = MakeShape(ShapeKind::Box, 2.0 * half);
+    ShapePose lying, tilted;
+    const Vector3d axis = Vector3d(u(rng) - 0.5, u(rng) - 0.5, u(rng) - 0.5).normalized();
+    tilted.rotation = Eigen::AngleAxisd(0.05 + 0.5 * u(rng), axis).toRotationMatrix() *
+                      Eigen::AngleAxisd(6.3 * u(rng), Vector3d::UnitZ()).toRotationMatrix();
+    // The box's lowest corner 1-8 mm above the capsule's top line.
+    const Vector3d signs = -tilted.rotation.row(2).transpose().array().sign();
+    const Vector3d corner = tilted.rotation * signs.cwiseProduct(half);
+    tilted.position = Vector3d((u(rng) - 0.5) * l, 0.0, r + 1e-3 + 7e-3 * u(rng)) - corner;
+    const ConvexSeparation gjk = GetSeparation(box, tilted, capsule, lying, INFINITY);
+    REQUIRE(gjk.distance > 0.0);
+    std::vector<ContactPoint> near_only;
+    for (const double threshold : {0.02, 0.1}) {
+      std::vector<ContactPoint> points;
+      geometry.FindContacts(box, tilted, capsule, lying, threshold, &points);
+      CAPTURE(trial);
+      CAPTURE(threshold);
+      CAPTURE(points.size());
+      CAPTURE(gjk.distance);
+      REQUIRE_FALSE(points.empty());
+      CheckConsistent(points);
+      CHECK(Nearest(points) == doctest::Approx(gjk.distance).epsilon(1e-7).scale(1.0));
+      Vector3d p, q;
+      Ends(capsule, lying, &p, &q);
+      for (const ContactPoint& c : points) {
+        CHECK(BoxSurfaceDistance(half, tilted, c.point_a) < 1e-9);
+        CHECK(std::abs(DistanceToSegment(p, q, c.point_b) - r) < 1e-9);
+      }
+      if (threshold == 0.02) near_only = points;
+      if (threshold == 0.1 && points.size() == 1 && near_only.size() == 1) {
+        CHECK((points[0].point_a - near_only[0].point_a).norm() < 1e-9);
+        ++single;
+      }
+    }
+  }
+  CHECK(single > 50);
+}
+
 }  // namespace capsule_contact_test
 }  // namespace ncpkit
