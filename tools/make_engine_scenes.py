@@ -12,6 +12,11 @@ to the tolerance where the cone's solvers do not (docs/steppers.md, "Engine-scal
                                                       of c x c, c the cube root of N rounded,
                                                       above a bin 0.4 c m wide: N = 1000 is
                                                       10 x 10 x 10 in a 4 m bin
+  python3 tools/make_engine_scenes.py --mixed SEED FILE
+                                  27 bodies of mixed kinds (boxes, spheres, capsules,
+                                  cylinders, ellipsoids) of random sizes, masses and
+                                  orientations in three layers of 3 x 3, dropped into a 1 m bin
+                                  for 1 s with the explicit stepper's defaults (docs/reliability.md)
 """
 import json
 import math
@@ -200,12 +205,60 @@ def rocks(count=200):
                     assets, 8, 5, 0.28)
 
 
+def mixed(seed):
+    # Three layers of 3 x 3 bodies 0.3 m apart (0.26 m between layers), each moved by up to 3 cm,
+    # turned about z at random and tilted by up to 0.5 rad about a horizontal axis; a box's sides
+    # 8-20 cm, a sphere's radius 4-10 cm, a capsule's or cylinder's radius 3-7 cm and length 5-14
+    # cm, an ellipsoid's semi-axes 4-10 cm; masses 0.3-3 kg; mu 0.3, 0.5 or 0.8.
+    import random
+    rng = random.Random(seed)
+    fixed = [GROUND]
+    inside = 1.0
+    for name, sx, sy, px, py in [("e", 0.1, inside + 0.2, inside / 2 + 0.05, 0),
+                                 ("w", 0.1, inside + 0.2, -inside / 2 - 0.05, 0),
+                                 ("n", inside, 0.1, 0, inside / 2 + 0.05),
+                                 ("s", inside, 0.1, 0, -inside / 2 - 0.05)]:
+        fixed.append({"name": "wall_" + name, "shape": "box", "size": [sx, sy, 0.6],
+                      "position": [px, py, 0.3]})
+    bodies = []
+    for layer in range(3):
+        for i in range(3):
+            for j in range(3):
+                kind = rng.choice(["box", "sphere", "capsule", "cylinder", "ellipsoid"])
+                position = [-0.3 + 0.3 * i + rng.uniform(-0.03, 0.03),
+                            -0.3 + 0.3 * j + rng.uniform(-0.03, 0.03), 0.12 + 0.26 * layer]
+                yaw, tilt = rng.uniform(-3, 3), rng.uniform(-0.5, 0.5)
+                cy, sy, ct, st = (math.cos(yaw / 2), math.sin(yaw / 2), math.cos(tilt / 2),
+                                  math.sin(tilt / 2))
+                body = {"name": "m%d" % len(bodies), "shape": kind,
+                        "mass": rng.uniform(0.3, 3), "position": position,
+                        "orientation": [cy * ct, cy * st, sy * st, sy * ct]}
+                if kind == "box":
+                    body["size"] = [rng.uniform(0.08, 0.2) for _ in range(3)]
+                elif kind == "sphere":
+                    body["size"] = [rng.uniform(0.04, 0.1)]
+                elif kind in ("capsule", "cylinder"):
+                    body["size"] = [rng.uniform(0.03, 0.07), rng.uniform(0.05, 0.14)]
+                else:
+                    body["size"] = [rng.uniform(0.04, 0.1) for _ in range(3)]
+                bodies.append(body)
+    return {"name": "mixed-%d" % seed, "stepper": "explicit", "h": 0.01,
+            "gravity": [0, 0, -9.81], "duration": 1.0,
+            "contact": {"mu": rng.choice([0.3, 0.5, 0.8])}, "fixed": fixed, "bodies": bodies}
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--pile":
         if not sys.argv[2].isdigit() or not 1 <= int(sys.argv[2]) <= 100000:
             sys.exit("--pile: N must be a whole number from 1 to 100000, not %r" % sys.argv[2])
         with open(sys.argv[3], "w") as f:
             json.dump(pile(int(sys.argv[2])), f, indent=1)
+            f.write("\n")
+    elif len(sys.argv) == 4 and sys.argv[1] == "--mixed":
+        if not sys.argv[2].isdigit():
+            sys.exit("--mixed: SEED must be a whole number, not %r" % sys.argv[2])
+        with open(sys.argv[3], "w") as f:
+            json.dump(mixed(int(sys.argv[2])), f, indent=1)
             f.write("\n")
     elif len(sys.argv) == 1:
         os.makedirs(HERE, exist_ok=True)
