@@ -809,12 +809,12 @@ struct Feature {
   // rim point on each cap, and the rest of a cap's rim (sampled every 22.5 degrees) where that
   // cap lies flat against n; otherwise the support point.
   Polygon points;
-  // A flat face against n, ordered, when the kind has faces and one lies against n (a box face,
-  // a cylinder cap): the candidates within `flat` of the support plane, at least three.
-  Polygon face;
   // The candidates within `flat` of the support plane, whatever their number: what touches the
   // plane (a vertex, an edge or a capsule's side line, a face).
   Polygon support;
+  // A flat face against n, when the kind has faces and one lies against n (a box face, a
+  // cylinder cap): `support` ordered, when it has at least three points; else empty.
+  Polygon face;
 };
 
 Feature SupportFeature(const Shape& shape, const ShapePose& pose, const Vector3d& n, double band,
@@ -836,10 +836,11 @@ Feature SupportFeature(const Shape& shape, const ShapePose& pose, const Vector3d
     const double below = top - candidates.points[k].dot(n);
     if (below <= band) feature.points.Push(candidates.points[k]);
     if (below <= flat) feature.support.Push(candidates.points[k]);
-    if (below <= flat && type.has_faces) feature.face.Push(candidates.points[k]);
   }
-  if (feature.face.size < 3) feature.face.size = 0;
-  OrderPolygon(n, &feature.face);
+  if (type.has_faces && feature.support.size >= 3) {
+    feature.face = feature.support;
+    OrderPolygon(n, &feature.face);
+  }
   return feature;
 }
 
