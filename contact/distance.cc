@@ -1011,12 +1011,46 @@ void SinglePointContact(const Polygon& fa, const Polygon& fb, const Vector3d& n,
   Add(point_a, n, separation, out);
 }
 
+// The other points within the threshold's band of a pair whose contact is one point (a vertex,
+// an edge or a curved side nearest), each by its own distance to the other shape (GJK from the
+// point): a box's other corners over a cylinder, a cylinder's other rim, a rock's other
+// vertices. The one point constrains the pair only where it is; a body that the step turns about
+// it (a cylinder tipping over a rim, a box rocking on a corner, a rock spinning) brings these in,
+// and without their own constraints they enter the other shape within the step. Each is a point
+// of one surface at its true distance from the other, apart or inside, so it asks no more than
+// that point's own non-penetration. Points within 5 % of the shapes' size of the first point
+// repeat it and are left out.
+void BandPointContacts(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
+                       const Polygon& band_a, const Polygon& band_b, double threshold, double scale,
+                       std::vector<ContactPoint>* out) {
+  Shape point;  // a ball of radius zero
+  point.kind = ShapeKind::Sphere;
+  point.size = Vector3d::Zero();
+  const Vector3d first_a = out->back().point_a, first_b = out->back().point_b;
+  const double apart = 0.05 * scale;
+  for (int k = 0; k < band_a.size; ++k) {
+    const Vector3d& x = band_a.points[k];
+    if ((x - first_a).norm() < apart) continue;
+    const ConvexSeparation found = GetSeparation(point, ShapePose{x}, b, pb, threshold);
+    if (!found.beyond && found.distance < threshold) Add(x, found.normal, found.distance, out);
+  }
+  for (int k = 0; k < band_b.size; ++k) {
+    const Vector3d& y = band_b.points[k];
+    if ((y - first_b).norm() < apart) continue;
+    const ConvexSeparation found = GetSeparation(a, pa, point, ShapePose{y}, threshold);
+    if (!found.beyond && found.distance < threshold) {
+      Add(y - found.distance * found.normal, found.normal, found.distance, out);
+    }
+  }
+}
+
 // Support-point contact: the direction and signed distance from SeparatingDirection, then the
 // facing features (SupportFeature, band: what may come within the threshold). A polygon feature
 // (a box face, a cylinder cap) is the reference: the other feature is clipped to its prism and
 // each point kept measures its gap to the reference plane (at most four points that keep the
 // patch's extent). Two parallel segments (cylinders side by side) give the ends of their
-// overlap; anything else one point, the closest points of the two touching features.
+// overlap; anything else one point, the closest points of the two touching features, and the
+// band's other points by their own distances (BandPointContacts).
 
 void SupportContact(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
                     double threshold, std::vector<ContactPoint>* out) {
@@ -1038,6 +1072,7 @@ void SupportContact(const Shape& a, const ShapePose& pa, const Shape& b, const S
   }
   if (out->size() == first) {
     SinglePointContact(feature_a.support, feature_b.support, n, separation, out);
+    BandPointContacts(a, pa, b, pb, feature_a.points, feature_b.points, threshold, scale, out);
   }
 }
 
