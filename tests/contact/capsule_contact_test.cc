@@ -207,20 +207,26 @@ struct TiltedBox {
   ShapePose lying, tilted;
 };
 
+// The shapes of t's sizes, and the box (its rotation set) placed with its lowest corner `lowest`
+// above the capsule's top line, at x along it.
+void PlaceBox(double x, double lowest, TiltedBox* t) {
+  t->capsule = MakeShape(ShapeKind::Capsule, Vector3d(t->r, t->l, 0));
+  t->box = MakeShape(ShapeKind::Box, 2.0 * t->half);
+  const Vector3d signs = -t->tilted.rotation.row(2).transpose().array().sign();
+  const Vector3d corner = t->tilted.rotation * signs.cwiseProduct(t->half);
+  t->tilted.position = Vector3d(x, 0.0, t->r + lowest) - corner;
+}
+
 TiltedBox MakeTiltedBox(std::mt19937* rng, double lowest) {
   std::uniform_real_distribution<double> u(0.0, 1.0);
   TiltedBox t;
   t.r = 0.03 + 0.04 * u(*rng);
   t.l = 0.05 + 0.15 * u(*rng);
-  t.capsule = MakeShape(ShapeKind::Capsule, Vector3d(t.r, t.l, 0));
   t.half = Vector3d(0.04 + 0.06 * u(*rng), 0.04 + 0.06 * u(*rng), 0.04 + 0.06 * u(*rng));
-  t.box = MakeShape(ShapeKind::Box, 2.0 * t.half);
   const Vector3d axis = Vector3d(u(*rng) - 0.5, u(*rng) - 0.5, u(*rng) - 0.5).normalized();
   t.tilted.rotation = Eigen::AngleAxisd(0.05 + 0.5 * u(*rng), axis).toRotationMatrix() *
                       Eigen::AngleAxisd(6.3 * u(*rng), Vector3d::UnitZ()).toRotationMatrix();
-  const Vector3d signs = -t.tilted.rotation.row(2).transpose().array().sign();
-  const Vector3d corner = t.tilted.rotation * signs.cwiseProduct(t.half);
-  t.tilted.position = Vector3d((u(*rng) - 0.5) * t.l, 0.0, t.r + lowest) - corner;
+  PlaceBox((u(*rng) - 0.5) * t.l, lowest, &t);
   return t;
 }
 
@@ -232,17 +238,11 @@ TiltedBox MakeEdgeDownBox(std::mt19937* rng, double lowest) {
   TiltedBox t;
   t.r = 0.03 + 0.04 * u(*rng);
   t.l = 0.1 + 0.1 * u(*rng);
-  t.capsule = MakeShape(ShapeKind::Capsule, Vector3d(t.r, t.l, 0));
   t.half = Vector3d((0.2 + 0.25 * u(*rng)) * t.l, 0.04 + 0.06 * u(*rng), 0.04 + 0.06 * u(*rng));
-  t.box = MakeShape(ShapeKind::Box, 2.0 * t.half);
-  t.tilted.rotation =
-      Eigen::AngleAxisd((u(*rng) < 0.5 ? -1.0 : 1.0) * (0.005 + 0.025 * u(*rng)), Vector3d::UnitY())
-          .toRotationMatrix() *
-      Eigen::AngleAxisd(0.25 * M_PI, Vector3d::UnitX()).toRotationMatrix();
-  const Vector3d signs = -t.tilted.rotation.row(2).transpose().array().sign();
-  const Vector3d corner = t.tilted.rotation * signs.cwiseProduct(t.half);
-  const double room = 0.5 * t.l - t.half.x();
-  t.tilted.position = Vector3d((u(*rng) - 0.5) * room, 0.0, t.r + lowest) - corner;
+  const double tilt = (u(*rng) < 0.5 ? -1.0 : 1.0) * (0.005 + 0.025 * u(*rng));
+  t.tilted.rotation = Eigen::AngleAxisd(tilt, Vector3d::UnitY()).toRotationMatrix() *
+                      Eigen::AngleAxisd(0.25 * M_PI, Vector3d::UnitX()).toRotationMatrix();
+  PlaceBox((u(*rng) - 0.5) * (0.5 * t.l - t.half.x()), lowest, &t);
   return t;
 }
 
