@@ -47,7 +47,9 @@ struct ShapeType {
   // A solid of the shape with the given mass (> 0), centre of mass at the body origin.
   MassProperties (*solid_mass)(const Shape& shape, double mass) = nullptr;
   // Body-frame points that may lie on the shape's support plane along the unit d, where contact
-  // points are made: a box's corners, points of a cylinder's rims. Writes at most
+  // points are made: a box's corners, points of a cylinder's rims. Against a plane each one near
+  // enough is a contact; against another shape, where the pair touches at one point, each of the
+  // others within the threshold's band is one too, at its own distance. Writes at most
   // kMaxSupportCandidates and returns how many. nullptr: the support point alone.
   int (*candidates)(const Shape& shape, const Eigen::Vector3d& d, double flat,
                     Eigen::Vector3d* points) = nullptr;
