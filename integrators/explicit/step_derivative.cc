@@ -85,48 +85,148 @@ void ContactRows(const ContactSetting& s, bool described, const T* in, T* out) {
   out[36] = offset;
 }
 
-// ContactRows' Jacobian in closed form where a moving body's vertex (or sphere) touches a face
-// of a fixed body without restitution, most contacts of a scene on the ground: the frame is the
-// face's and constant, the point p = x + R v moves by dx + dtheta x (p - x), so each angular row
-// (p - x) x d_k by [d_k]x [p - x]x dtheta, and the distance along the face's normal n by
-// n . dx + ((p - x) x n) . dtheta. False where it does not apply (then Jets).
-bool FixedFaceJacobian(const ContactSetting& s, bool described, double h,
-                       Eigen::MatrixXd* jacobian) {
-  const ContactFeature& f = s.feature;
-  const int moving = s.moving_a ? 0 : 1;
-  if (!described || s.restitution || s.moving_a == s.moving_b ||
-      f.kind != ContactFeature::Kind::kFace || f.face_body == moving ||
-      f.incident == ContactFeature::Incident::kLinePlane) {
-    return false;
+// The changes of the contact's outputs (ContactRows without restitution) along one change of the
+// poses (dx, dtheta per body, world frame) of a contact between a face and a point of the other
+// body: the face's normal N moves by dtheta_F x N and its point Q by dx_F + dtheta_F x (Q - x_F);
+// a vertex p by dx_V + dtheta_V x (p - x_V), a sphere's nearest point by dx_V - radius dN, and a
+// line's crossing of a plane (a clipped edge) p = s + t a, t = m . (o - s) / (m . a), by ds + t da
+// + dt a with dt from the same quotient; the distance N . (p - Q), the point projected on the
+// face, the frame (n = +-N, t1 = n x axis / |n x axis|, t2 = n x t1) and the rows [d_k;
+// (point - x) x d_k] follow by the product rule.
+class FaceContactChange {
+ public:
+  FaceContactChange(const ContactSetting& s, const ContactJets<double>& c)
+      : f_(s.feature), c_(c), axis_(TangentAxis(s.contact.point.normal)) {
+    const FeaturePose<double>& face = f_.face_body == 0 ? c.pa : c.pb;
+    const FeaturePose<double>& other = f_.face_body == 0 ? c.pb : c.pa;
+    normal_ = face.Direction(f_.face_normal);
+    face_point_ = face.World(f_.face_point);
+    point_ = f_.face_body == 0 ? c.e.point_b : c.e.point_a;
+    face_centre_ = face.position;
+    other_centre_ = other.position;
+    across_ = c.frame[0].cross(axis_).norm();
+    if (f_.incident == ContactFeature::Incident::kLinePlane) {
+      const FeaturePose<double>& line = f_.line_body == 0 ? c.pa : c.pb;
+      const FeaturePose<double>& plane = f_.line_body == 0 ? c.pb : c.pa;
+      line_start_ = line.World(f_.point);
+      line_along_ = line.Direction(f_.direction);
+      plane_normal_ = plane.Direction(f_.plane_normal);
+      plane_point_ = plane.World(f_.plane_point);
+      line_centre_ = line.position;
+      plane_centre_ = plane.position;
+      across_plane_ = plane_normal_.dot(line_along_);
+      along_line_ = plane_normal_.dot(plane_point_ - line_start_) / across_plane_;
+    }
   }
+
+  // False for a line parallel to its plane (no crossing: the contact keeps its start-of-step
+  // values, ContactAt).
+  bool Valid() const { return across_plane_ != 0.0; }
+
+  // Writes the 37 outputs' changes along (dx, dtheta) into `column`; returns the distance's.
+  double Along(const Eigen::Vector3d (&dx)[2], const Eigen::Vector3d (&dtheta)[2],
+               Eigen::Ref<Eigen::VectorXd> column) const {
+    const int face = f_.face_body;
+    const Eigen::Vector3d dN = dtheta[face].cross(normal_);
+    const Eigen::Vector3d dQ = dx[face] + dtheta[face].cross(face_point_ - face_centre_);
+    const Eigen::Vector3d dp = PointChange(dx, dtheta, dN);
+    const double distance = c_.e.distance;
+    const double d_distance = dN.dot(point_ - face_point_) + normal_.dot(dp - dQ);
+    const Eigen::Vector3d d_projected = dp - d_distance * normal_ - distance * dN;
+    const Eigen::Vector3d(&d)[3] = c_.frame;
+    Eigen::Vector3d dd[3];
+    dd[0] = face == 0 ? dN : Eigen::Vector3d(-dN);
+    const Eigen::Vector3d turned = dd[0].cross(axis_) / across_;
+    dd[1] = turned - d[1] * d[1].dot(turned);
+    dd[2] = dd[0].cross(d[1]) + d[0].cross(dd[1]);
+    const Eigen::Vector3d d_point[2] = {face == 0 ? d_projected : dp, face == 0 ? dp : d_projected};
+    const Eigen::Vector3d point[2] = {c_.e.point_a, c_.e.point_b};
+    const Eigen::Vector3d centre[2] = {c_.pa.position, c_.pb.position};
+    for (int side = 0; side < 2; ++side) {
+      const double sign = side == 0 ? -1.0 : 1.0;  // rows_a = -FrameRows
+      const Eigen::Vector3d arm = point[side] - centre[side], d_arm = d_point[side] - dx[side];
+      for (int k = 0; k < 3; ++k) {
+        const Eigen::Vector3d angular = d_arm.cross(d[k]) + arm.cross(dd[k]);
+        for (int j = 0; j < 3; ++j) {
+          column[18 * side + k + 3 * j] = sign * dd[k][j];
+          column[18 * side + k + 3 * (3 + j)] = sign * angular[j];
+        }
+      }
+    }
+    return d_distance;
+  }
+
+ private:
+  Eigen::Vector3d PointChange(const Eigen::Vector3d (&dx)[2], const Eigen::Vector3d (&dtheta)[2],
+                              const Eigen::Vector3d& dN) const {
+    const int other = 1 - f_.face_body;
+    switch (f_.incident) {
+      case ContactFeature::Incident::kPoint:
+        return dx[other] + dtheta[other].cross(point_ - other_centre_);
+      case ContactFeature::Incident::kSphere:
+        return dx[other] - f_.radius * dN;
+      case ContactFeature::Incident::kLinePlane:
+        break;
+    }
+    const int line = f_.line_body, plane = 1 - line;
+    const Eigen::Vector3d d_start = dx[line] + dtheta[line].cross(line_start_ - line_centre_);
+    const Eigen::Vector3d d_along = dtheta[line].cross(line_along_);
+    const Eigen::Vector3d d_normal = dtheta[plane].cross(plane_normal_);
+    const Eigen::Vector3d d_origin = dx[plane] + dtheta[plane].cross(plane_point_ - plane_centre_);
+    const double d_t =
+        (d_normal.dot(plane_point_ - line_start_) + plane_normal_.dot(d_origin - d_start) -
+         along_line_ * (d_normal.dot(line_along_) + plane_normal_.dot(d_along))) /
+        across_plane_;
+    return d_start + along_line_ * d_along + d_t * line_along_;
+  }
+
+  const ContactFeature& f_;
+  const ContactJets<double>& c_;
+  Eigen::Vector3d axis_, normal_, face_point_, point_, face_centre_, other_centre_;
+  double across_ = 1.0;
+  // kLinePlane: the line's start and direction, the plane's normal and point, the two bodies'
+  // centres, the normal's component along the line and the line's parameter at the crossing.
+  Eigen::Vector3d line_start_, line_along_, plane_normal_, plane_point_, line_centre_,
+      plane_centre_;
+  double across_plane_ = 1.0, along_line_ = 0.0;
+};
+
+// ContactRows' Jacobian in closed form where a face of one body meets a point of the other
+// without restitution (boxes resting on the ground and on each other: most contacts of a scene),
+// one column per moving pose input in `active` (the last is h): FaceContactChange. False where
+// it does not apply (then Jets).
+bool FaceJacobian(const ContactSetting& s, bool described, double h, const std::vector<int>& active,
+                  Eigen::MatrixXd* jacobian) {
+  const ContactFeature& f = s.feature;
+  if (!described || s.restitution || f.kind != ContactFeature::Kind::kFace) return false;
   const double zero[12] = {};
   const ContactJets<double> c = ContactAt(s, true, zero);
-  const Eigen::Vector3d arm = moving == 0 ? Eigen::Vector3d(c.e.point_a - c.pa.position)
-                                          : Eigen::Vector3d(c.e.point_b - c.pb.position);
-  const Eigen::Vector3d face_normal = moving == 0 ? Eigen::Vector3d(-c.e.normal) : c.e.normal;
-  const bool vertex = f.incident == ContactFeature::Incident::kPoint;  // (a sphere's arm is fixed)
+  const FaceContactChange change(s, c);
+  if (!change.Valid()) return false;
   Eigen::MatrixXd& J = *jacobian;
-  J.setZero(kRowOutputs, 7);
-  if (vertex) {
-    const double sign = moving == 0 ? -1.0 : 1.0;  // rows_a = -FrameRows
-    const Eigen::Matrix3d arm_skew = Skew<double>(arm);
-    for (int k = 0; k < 3; ++k) {
-      const Eigen::Matrix3d turn = sign * Skew<double>(c.frame[k]) * arm_skew;
-      for (int j = 0; j < 3; ++j) J.block<1, 3>(18 * moving + k + 3 * (3 + j), 3) = turn.row(j);
-    }
-    J.block<1, 3>(36, 3) = arm.cross(face_normal).transpose() / h;
+  const int columns = static_cast<int>(active.size());
+  J.resize(kRowOutputs, columns);
+  for (int col = 0; col + 1 < columns; ++col) {
+    const int input = active[col];  // a pose input: 6 per body, position then turn
+    Eigen::Vector3d dx[2] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()};
+    Eigen::Vector3d dtheta[2] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()};
+    (input % 6 < 3 ? dx : dtheta)[input / 6][input % 3] = 1.0;
+    J(36, col) = change.Along(dx, dtheta, J.col(col)) / h;
   }
-  J.block<1, 3>(36, 0) = face_normal.transpose() / h;
-  J(36, 6) = -c.e.distance / (h * h);
+  J.col(columns - 1).setZero();
+  J(36, columns - 1) = -c.e.distance / (h * h);
   return true;
 }
 
-// ContactRows' Jacobian, its columns the inputs in `active` (ascending): in closed form against
-// a fixed face, else on Jets sized to the inputs that can move.
-void ContactJacobian(const ContactSetting& setting, bool described,
-                     const Eigen::Matrix<double, kRowInputs, 1>& nominal,
-                     const std::vector<int>& active, Eigen::MatrixXd* jacobian) {
-  if (FixedFaceJacobian(setting, described, nominal[kRowInputs - 1], jacobian)) return;
+}  // namespace
+
+void ContactRowsJacobian(const ContactSetting& setting, bool described,
+                         const Eigen::Matrix<double, kRowInputs, 1>& nominal,
+                         const std::vector<int>& active, bool closed_form,
+                         Eigen::MatrixXd* jacobian) {
+  if (closed_form && FaceJacobian(setting, described, nominal[kRowInputs - 1], active, jacobian)) {
+    return;
+  }
   const auto rows = [&](const auto* in, auto* out) { ContactRows(setting, described, in, out); };
   switch (active.size()) {
     case 7:  // one moving body
@@ -142,6 +242,8 @@ void ContactJacobian(const ContactSetting& setting, bool described,
       LocalJacobian<kRowOutputs, kRowInputs>(rows, nominal, active, jacobian);
   }
 }
+
+namespace {
 
 Vector6d Twist(const RigidBodyState& s) {
   Vector6d nu;
@@ -258,7 +360,7 @@ void ExplicitStepDerivative::LinearizeContacts(const ExplicitStepData& step) {
     if (setting.restitution) active.push_back(24);
     active.push_back(25);
     terms.active.assign(active.begin(), active.end());
-    ContactJacobian(setting, terms.described, nominal, active, &terms.jacobian);
+    ContactRowsJacobian(setting, terms.described, nominal, active, true, &terms.jacobian);
     if (step.options.model == ExplicitModel::Soft) LinearizeSoftContact(step, c, setting);
   }
 }

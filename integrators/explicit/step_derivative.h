@@ -7,12 +7,13 @@
 //   velocities        nu+ = M^-1 (H r + f)
 //   poses             x+ = x + h v+, R+ = exp(h [omega+]x) R
 // and its derivative chains the local derivatives of M, f (per body) and of J, b (per contact,
-// through its features: in closed form on a fixed face, else on Jets; contact/contact_feature.h)
-// with the model's sensitivity of r (ExplicitContactModel::Sensitivity(): the frictional contact
-// problem's for the cone, the LCP's for the pyramid and relaxed models; for the soft model, which
-// poses no problem, each contact's impulse as a function of its own inputs:
-// integrators/explicit/soft_derivative.h) and the exact pose update. The contacts are those the
-// step found: a change that would add or remove one is beyond a derivative.
+// through its features: in closed form where a face meets a point, else on Jets;
+// contact/contact_feature.h) with the model's sensitivity of r (ExplicitContactModel::
+// Sensitivity(): the frictional contact problem's for the cone, the LCP's for the pyramid and
+// relaxed models; for the soft model, which poses no problem, each contact's impulse as a
+// function of its own inputs: integrators/explicit/soft_derivative.h) and the exact pose update.
+// The contacts are those the step found: a change that would add or remove one is beyond a
+// derivative.
 #ifndef NCPKIT_INTEGRATORS_EXPLICIT_STEP_DERIVATIVE_H_
 #define NCPKIT_INTEGRATORS_EXPLICIT_STEP_DERIVATIVE_H_
 
@@ -47,6 +48,16 @@ struct ExplicitStepData {
   const ExplicitStepperOptions& options;
   const ExplicitContactModel& model;  // the model that solved the step
 };
+
+// A contact's rows and offset (ExplicitStepDerivative's kContactOutputs: rows_a and rows_b
+// column-major, then w) differentiated with respect to the inputs in `active` (ascending, of
+// kContactInputs: x_a, theta_a, x_b, theta_b, nu_a, nu_b, e, h): in closed form where a face
+// meets a vertex or a sphere without restitution (`closed_form`), else on Jets. Its test
+// compares the two.
+void ContactRowsJacobian(const ContactSetting& setting, bool described,
+                         const Eigen::Matrix<double, 26, 1>& nominal,
+                         const std::vector<int>& active, bool closed_form,
+                         Eigen::MatrixXd* jacobian);
 
 class ExplicitStepDerivative : public StepDerivative {
  public:

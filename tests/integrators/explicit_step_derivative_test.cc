@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "contact/distance.h"
 #include "integrators/explicit/step_derivative.h"
 #include "integrators/explicit_stepper.h"
 #include "solvers/base/input_error.h"
@@ -478,6 +479,160 @@ TEST_CASE(
   StepOnce(SlidingBox(Eigen::Vector3d::Zero()), &d);
   CHECK(d->contact_modes() == "ssss");
   CHECK(d->determined());
+}
+
+// A random pose near the identity for ClosedFormCase.
+ShapePose TurnedPose(std::mt19937* random, double spread, const Eigen::Vector3d& position) {
+  std::normal_distribution<double> normal(0.0, 1.0);
+  const Eigen::Vector3d w(normal(*random), normal(*random), normal(*random));
+  ShapePose pose;
+  pose.rotation = Eigen::AngleAxisd(spread * w.norm(), w.normalized()).toRotationMatrix();
+  pose.position = position;
+  return pose;
+}
+
+struct ClosedFormCase {
+  Shape a, b;
+  ShapePose pa, pb;
+  bool moving_a = true, moving_b = true;
+};
+
+// Pairs whose contacts are faces against vertices or spheres: boxes of unequal sizes turned and
+// offset on the ground and on each other (either of them fixed or both moving, the face on A's
+// side or on B's), spheres on boxes and on the ground, each within a few millimetres of touching.
+ClosedFormCase RandomClosedFormCase(int trial, std::mt19937* random) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  ClosedFormCase c;
+  const auto box = [&](double scale) {
+    Shape shape;
+    shape.kind = ShapeKind::Box;
+    shape.size = scale * Eigen::Vector3d(0.4 + 0.2 * u(*random), 0.3 + 0.1 * u(*random),
+                                         0.2 + 0.1 * u(*random));
+    return shape;
+  };
+  Shape ground;
+  ground.kind = ShapeKind::HalfSpace;
+  Shape ball;
+  ball.kind = ShapeKind::Sphere;
+  ball.size = Eigen::Vector3d(0.1 + 0.05 * u(*random), 0, 0);
+  const double gap = 0.003 * u(*random);
+  switch (trial % 5) {
+    case 0:  // a tilted box on the ground
+      c.a = ground;
+      c.b = box(1.0);
+      c.moving_a = false;
+      c.pa = TurnedPose(random, 0.05, Eigen::Vector3d::Zero());
+      c.pb = TurnedPose(random, 0.2, Eigen::Vector3d(u(*random), u(*random), 0.0));
+      break;
+    case 1:    // a box turned and offset on a larger box (B on A, A on B), either fixed or both
+    case 2: {  // moving
+      c.a = box(trial % 5 == 1 ? 1.5 : 1.0);
+      c.b = box(trial % 5 == 1 ? 1.0 : 1.5);
+      c.moving_a = trial % 3 != 0;
+      c.moving_b = trial % 3 != 1;
+      c.pa = TurnedPose(random, 0.05, Eigen::Vector3d(u(*random), u(*random), u(*random)));
+      const Eigen::Matrix3d yaw =
+          Eigen::AngleAxisd(0.4 * u(*random), Eigen::Vector3d::UnitZ()).toRotationMatrix();
+      c.pb.rotation =
+          c.pa.rotation * yaw * Eigen::AngleAxisd(0.02 * u(*random), Eigen::Vector3d::UnitX());
+      c.pb.position =
+          c.pa.position + c.pa.rotation * Eigen::Vector3d(0.1 * u(*random), 0.1 * u(*random), 0.0);
+      break;
+    }
+    case 3:  // a sphere on a box's face
+      c.a = box(1.5);
+      c.b = ball;
+      c.moving_a = trial % 2 == 0;
+      c.pa = TurnedPose(random, 0.5, Eigen::Vector3d(u(*random), u(*random), u(*random)));
+      c.pb.position =
+          c.pa.position + c.pa.rotation * Eigen::Vector3d(0.1 * u(*random), 0.1 * u(*random), 0.0);
+      break;
+    default:  // a sphere on the ground
+      c.a = ground;
+      c.b = ball;
+      c.moving_a = false;
+      c.pa = TurnedPose(random, 0.05, Eigen::Vector3d::Zero());
+      c.pb.position = Eigen::Vector3d(u(*random), u(*random), 0.0);
+  }
+  // B lowered (or raised) along A's up axis until its nearest point is `gap` from A; below A
+  // where A is the smaller box.
+  const Eigen::Vector3d up = (trial % 5 == 2 ? -1.0 : 1.0) * c.pa.rotation.col(2);
+  const auto nearest = [&](double along) {
+    ShapePose pb = c.pb;
+    pb.position += along * up;
+    std::vector<ContactPoint> points;
+    ExplicitContactGeometry().FindContacts(c.a, c.pa, c.b, pb, 1.0, &points);
+    double closest = 1.0;
+    for (const ContactPoint& p : points) closest = std::min(closest, p.distance);
+    return closest;
+  };
+  double low = -0.5, high = 2.0;
+  for (int k = 0; k < 60; ++k) {
+    const double mid = 0.5 * (low + high);
+    (nearest(mid) < gap ? low : high) = mid;
+  }
+  c.pb.position += high * up;
+  return c;
+}
+
+RigidBodyState StateAt(const ShapePose& pose) {
+  RigidBodyState state;
+  state.position = pose.position;
+  state.orientation = Eigen::Quaterniond(pose.rotation);
+  return state;
+}
+
+TEST_CASE("explicit step derivative: a face's closed-form contact Jacobian equals the Jets'") {
+  // The rows and offset of every contact of a face and a point (a vertex, an edge's crossing of
+  // a side, a sphere's nearest point: ContactRowsJacobian), in closed form and on Jets, over the
+  // moving bodies' pose inputs and h.
+  std::mt19937 random(2027);
+  int compared = 0, kinds[3] = {0, 0, 0}, face_on_b = 0, both_moving = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const ClosedFormCase c = RandomClosedFormCase(trial, &random);
+    std::vector<ContactPoint> points;
+    ExplicitContactGeometry().FindContacts(c.a, c.pa, c.b, c.pb, 0.01, &points);
+    const RigidBodyState a = StateAt(c.pa), b = StateAt(c.pb);
+    for (const ContactPoint& point : points) {
+      const ContactFeature feature = point.feature.Expand(c.a, c.b);
+      if (feature.kind != ContactFeature::Kind::kFace) continue;
+      ExplicitContact contact;
+      contact.body_a = 0;
+      contact.body_b = 1;
+      contact.point = point;
+      const internal::ContactSetting setting{contact, feature, a,          b,
+                                             0.0,     false,   c.moving_a, c.moving_b};
+      Eigen::Matrix<double, 26, 1> nominal = Eigen::Matrix<double, 26, 1>::Zero();
+      nominal[25] = 0.004 + 0.002 * (trial % 7);  // h
+      std::vector<int> active;
+      for (int side = 0; side < 2; ++side) {
+        if (!(side == 0 ? c.moving_a : c.moving_b)) continue;
+        for (int k = 0; k < 6; ++k) active.push_back(6 * side + k);
+      }
+      active.push_back(25);
+      Eigen::MatrixXd closed, jets;
+      internal::ContactRowsJacobian(setting, true, nominal, active, true, &closed);
+      internal::ContactRowsJacobian(setting, true, nominal, active, false, &jets);
+      REQUIRE(closed.rows() == jets.rows());
+      REQUIRE(closed.cols() == jets.cols());
+      const double scale = 1.0 + jets.cwiseAbs().maxCoeff();
+      INFO("trial " << trial << ", face on " << (feature.face_body == 0 ? "A" : "B") << ", moving "
+                    << c.moving_a << c.moving_b);
+      CHECK((closed - jets).cwiseAbs().maxCoeff() <= 1e-12 * scale);
+      ++compared;
+      ++kinds[static_cast<int>(feature.incident)];
+      face_on_b += feature.face_body == 1 ? 1 : 0;
+      both_moving += c.moving_a && c.moving_b ? 1 : 0;
+    }
+  }
+  CHECK(kinds[0] > 400);  // vertices
+  CHECK(kinds[1] > 100);  // an edge crossing a face's side
+  CHECK(kinds[2] > 100);  // spheres
+  CHECK(face_on_b > 50);
+  CHECK(both_moving > 100);
+  MESSAGE(compared << " contacts compared: " << kinds[0] << " vertices, " << kinds[1]
+                   << " edges crossing a side, " << kinds[2] << " spheres; " << face_on_b
+                   << " with B's face, " << both_moving << " between moving bodies");
 }
 
 TEST_CASE("explicit step derivative: a contact without features refuses pose derivatives only") {
