@@ -186,18 +186,37 @@ bool SelectedSystem::FactorizeBlocks(const Eigen::SparseMatrix<double>& A,
       position[found.members(b)[k]] = k;
     }
   }
+  // A block small enough for the dense decomposition is filled as a dense matrix straight from
+  // A's entries (most blocks: a column of boxes, a body on the ground), the others as triplets.
+  std::vector<Eigen::MatrixXd> dense(blocks_.size());
   std::vector<std::vector<Eigen::Triplet<double>>> entries(blocks_.size());
+  for (size_t b = 0; b < blocks_.size(); ++b) {
+    const Eigen::Index size = static_cast<Eigen::Index>(blocks_[b].unknowns.size());
+    if (size <= kDenseRows) dense[b].setZero(size, size);
+  }
   for (int j = 0; j < A.outerSize(); ++j) {
+    const int b = block_of[j];
     for (Eigen::SparseMatrix<double>::InnerIterator it(A, j); it; ++it) {
-      entries[block_of[j]].emplace_back(position[it.row()], position[j], it.value());
+      if (dense[b].size() != 0) {
+        dense[b](position[it.row()], position[j]) += it.value();
+      } else {
+        entries[b].emplace_back(position[it.row()], position[j], it.value());
+      }
     }
   }
   for (size_t b = 0; b < blocks_.size(); ++b) {
-    const int size = static_cast<int>(blocks_[b].unknowns.size());
-    Eigen::SparseMatrix<double> block(size, size);
-    block.setFromTriplets(entries[b].begin(), entries[b].end());
-    blocks_[b].system.Factorize(block, max_dense_least_squares, what);
-    least_squares_ = least_squares_ || blocks_[b].system.least_squares();
+    SelectedSystem& system = blocks_[b].system;
+    if (dense[b].size() != 0) {
+      system.n_ = dense[b].rows();
+      system.null_basis_.resize(system.n_, 0);
+      system.FactorizeDense(dense[b]);
+    } else {
+      const int size = static_cast<int>(blocks_[b].unknowns.size());
+      Eigen::SparseMatrix<double> block(size, size);
+      block.setFromTriplets(entries[b].begin(), entries[b].end());
+      system.Factorize(block, max_dense_least_squares, what);
+    }
+    least_squares_ = least_squares_ || system.least_squares();
   }
   return true;
 }
