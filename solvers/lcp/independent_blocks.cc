@@ -24,11 +24,17 @@ void IndependentBlocks::FindIn(const Matrix& M) {
   parent_.resize(n);
   for (int i = 0; i < n; ++i) parent_[i] = i;
   // Every stored entry (i, j) joins i and j, the larger root under the smaller, so that each
-  // set's root is its smallest unknown.
+  // set's root is its smallest unknown. The entries of one outer index share it: its root is
+  // found once and follows the joins.
   for (int k = 0; k < M.outerSize(); ++k) {
+    int b = -1;
     for (typename Matrix::InnerIterator it(M, k); it; ++it) {
-      const int a = Root(static_cast<int>(it.row())), b = Root(static_cast<int>(it.col()));
-      if (a != b) parent_[std::max(a, b)] = std::min(a, b);
+      if (it.index() == k) continue;  // the diagonal joins nothing
+      if (b < 0) b = Root(k);
+      const int a = Root(static_cast<int>(it.index()));
+      if (a == b) continue;
+      parent_[std::max(a, b)] = std::min(a, b);
+      b = std::min(a, b);
     }
   }
   // Number the blocks by their smallest unknown (the root), then lay out their members.
