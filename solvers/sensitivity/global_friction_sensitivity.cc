@@ -23,33 +23,67 @@ FrictionSensitivity Local(const GlobalFrictionContactProblem& problem, const Eig
   return FrictionSensitivity(local, r, options);
 }
 
-// M (or M^-1, `inverse`) as a sparse block-diagonal matrix.
+// M (or M^-1, `inverse`) as a sparse block-diagonal matrix, filled column by column in place
+// (the blocks follow each other down the diagonal).
 Eigen::SparseMatrix<double> MassMatrix(const GlobalFrictionContactProblem& problem, bool inverse) {
-  std::vector<Eigen::Triplet<double>> triplets;
+  const int n = problem.num_dofs();
+  Eigen::Index entries = 0;
+  for (int k = 0; k < problem.num_blocks(); ++k) {
+    entries += static_cast<Eigen::Index>(problem.block_size(k)) * problem.block_size(k);
+  }
+  Eigen::SparseMatrix<double> out(n, n);
+  out.resizeNonZeros(entries);
+  int* starts = out.outerIndexPtr();
+  int* rows = out.innerIndexPtr();
+  double* values = out.valuePtr();
+  int at = 0;
   for (int k = 0; k < problem.num_blocks(); ++k) {
     const int offset = problem.block_offset(k), b = problem.block_size(k);
-    const double* values = inverse ? problem.inverse_mass_data(k) : problem.mass_data(k);
-    for (int j = 0; j < b; ++j)
-      for (int i = 0; i < b; ++i) triplets.emplace_back(offset + i, offset + j, values[i + b * j]);
+    const double* block = inverse ? problem.inverse_mass_data(k) : problem.mass_data(k);
+    for (int j = 0; j < b; ++j) {
+      starts[offset + j] = at;
+      for (int i = 0; i < b; ++i, ++at) {
+        rows[at] = offset + i;
+        values[at] = block[i + b * j];
+      }
+    }
   }
-  Eigen::SparseMatrix<double> out(problem.num_dofs(), problem.num_dofs());
-  out.setFromTriplets(triplets.begin(), triplets.end());
+  starts[n] = at;
   return out;
 }
 
+// H (num_dofs x 3 n_c), filled column by column in place: contact c's three columns hold the
+// rows of its pieces, the pieces in the order of their blocks' offsets.
 Eigen::SparseMatrix<double> ContactMatrix(const GlobalFrictionContactProblem& problem) {
-  std::vector<Eigen::Triplet<double>> triplets;
-  for (int c = 0; c < problem.num_contacts(); ++c) {
-    for (int p = problem.piece_begin(c); p < problem.piece_begin(c + 1); ++p) {
-      const int offset = problem.block_offset(problem.piece_block(p));
-      const Eigen::Map<const Eigen::MatrixXd> rows = problem.PieceRows(p);
-      for (int j = 0; j < 3; ++j)
-        for (int i = 0; i < rows.rows(); ++i)
-          triplets.emplace_back(offset + i, 3 * c + j, rows(i, j));
-    }
+  Eigen::Index entries = 0;
+  for (int p = 0; p < problem.piece_begin(problem.num_contacts()); ++p) {
+    entries += 3 * problem.block_size(problem.piece_block(p));
   }
   Eigen::SparseMatrix<double> out(problem.num_dofs(), problem.size());
-  out.setFromTriplets(triplets.begin(), triplets.end());
+  out.resizeNonZeros(entries);
+  int* starts = out.outerIndexPtr();
+  int* rows = out.innerIndexPtr();
+  double* values = out.valuePtr();
+  int at = 0;
+  std::vector<int> pieces;
+  for (int c = 0; c < problem.num_contacts(); ++c) {
+    pieces.clear();
+    for (int p = problem.piece_begin(c); p < problem.piece_begin(c + 1); ++p) pieces.push_back(p);
+    std::sort(pieces.begin(), pieces.end(),
+              [&](int x, int y) { return problem.piece_block(x) < problem.piece_block(y); });
+    for (int j = 0; j < 3; ++j) {
+      starts[3 * c + j] = at;
+      for (const int p : pieces) {
+        const int offset = problem.block_offset(problem.piece_block(p));
+        const Eigen::Map<const Eigen::MatrixXd> piece = problem.PieceRows(p);
+        for (int i = 0; i < piece.rows(); ++i, ++at) {
+          rows[at] = offset + i;
+          values[at] = piece(i, j);
+        }
+      }
+    }
+  }
+  starts[problem.size()] = at;
   return out;
 }
 
