@@ -199,6 +199,11 @@ bool FaceJacobian(const ContactSetting& s, bool described, double h, const std::
                   Eigen::MatrixXd* jacobian) {
   const ContactFeature& f = s.feature;
   if (!described || s.restitution || f.kind != ContactFeature::Kind::kFace) return false;
+  // Its columns are pose inputs (below 12) and h last: nothing else moves these outputs here.
+  if (active.empty() || active.back() != kRowInputs - 1 ||
+      !std::all_of(active.begin(), active.end() - 1, [](int input) { return input < 12; })) {
+    return false;
+  }
   const double zero[12] = {};
   const ContactJets<double> c = ContactAt(s, true, zero);
   const FaceContactChange change(s, c);

@@ -52,8 +52,9 @@ struct ExplicitStepData {
 // A contact's rows and offset (ExplicitStepDerivative's kContactOutputs: rows_a and rows_b
 // column-major, then w) differentiated with respect to the inputs in `active` (ascending, of
 // kContactInputs: x_a, theta_a, x_b, theta_b, nu_a, nu_b, e, h): in closed form where a face
-// meets a vertex or a sphere without restitution (`closed_form`), else on Jets. Its test
-// compares the two.
+// meets a point of the other body (a vertex, a sphere's nearest point, an edge's crossing of the
+// face's side) without restitution and `active` holds only pose inputs and h (`closed_form`),
+// else on Jets. Its test compares the two.
 void ContactRowsJacobian(const ContactSetting& setting, bool described,
                          const Eigen::Matrix<double, 26, 1>& nominal,
                          const std::vector<int>& active, bool closed_form,
