@@ -492,6 +492,20 @@ void GlobalFrictionContactProblem::ContactVelocity(const Eigen::VectorXd& v,
 }
 
 void GlobalFrictionContactProblem::Reduce(FrictionContactProblem* local) const {
+  PrepareReduction();
+  AssembleW(&W_);
+  local->Assign(W_, q_, mu_);  // q_: H^T M^-1 f + w, from Finalize()
+  local->name = name;
+}
+
+Eigen::SparseMatrix<double> GlobalFrictionContactProblem::Delassus() const {
+  PrepareReduction();
+  Eigen::SparseMatrix<double> W;
+  AssembleW(&W);
+  return W;
+}
+
+void GlobalFrictionContactProblem::PrepareReduction() const {
   if (!finalized_) FailGlobalProblem("used before Finalize()");
   const int nc = num_contacts();
   const int num_pieces = static_cast<int>(piece_block_.size());
@@ -511,16 +525,13 @@ void GlobalFrictionContactProblem::Reduce(FrictionContactProblem* local) const {
   contact_of.resize(static_cast<size_t>(num_pieces));
   for (int c = 0; c < nc; ++c)
     for (int p = piece_begin_[c]; p < piece_begin_[c + 1]; ++p) contact_of[p] = c;
-  AssembleW();
-  local->Assign(W_, q_, mu_);  // q_: H^T M^-1 f + w, from Finalize()
-  local->name = name;
 }
 
 // W straight into compressed storage, contact c's three columns holding a 3 x 3 block for every
 // contact that shares a body with it (its neighbours, ascending): the sum over the shared blocks
 // k of H_p1^T M_k^-1 H_p2 (p1 the neighbour's piece on k, p2 c's). No triplets to sort: the
 // contacts of a scene change from step to step, and a step derivative's problem is new each time.
-void GlobalFrictionContactProblem::AssembleW() const {
+void GlobalFrictionContactProblem::AssembleW(Eigen::SparseMatrix<double>* W) const {
   const int nc = num_contacts();
   std::vector<int>& begin = neighbour_begin_;
   std::vector<int>& neighbours = neighbours_;
@@ -536,11 +547,11 @@ void GlobalFrictionContactProblem::AssembleW() const {
     begin.push_back(static_cast<int>(neighbours.size()));
   }
   const Eigen::Index nonzeros = 9 * static_cast<Eigen::Index>(neighbours.size());
-  W_.resize(3 * nc, 3 * nc);
-  W_.resizeNonZeros(nonzeros);
-  int* outer = W_.outerIndexPtr();
-  int* inner = W_.innerIndexPtr();
-  double* values = W_.valuePtr();
+  W->resize(3 * nc, 3 * nc);
+  W->resizeNonZeros(nonzeros);
+  int* outer = W->outerIndexPtr();
+  int* inner = W->innerIndexPtr();
+  double* values = W->valuePtr();
   std::fill(values, values + nonzeros, 0.0);
   position_.resize(static_cast<size_t>(nc));
   for (int c = 0; c < nc; ++c) {

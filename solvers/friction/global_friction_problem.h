@@ -99,6 +99,9 @@ class GlobalFrictionContactProblem {
   // The local form FC(W, q, mu), W = H^T M^-1 H, q = H^T M^-1 f + w, into *local (the
   // workspace's storage reused from one call to the next).
   void Reduce(FrictionContactProblem* local) const;
+  // W = H^T M^-1 H alone, in compressed column storage (a matrix of its own: what a sensitivity
+  // keeps, without the local form's row-major copy and checks).
+  Eigen::SparseMatrix<double> Delassus() const;
 
   std::string name;  // for reports; not validated
 
@@ -123,7 +126,7 @@ class GlobalFrictionContactProblem {
   double local_q_norm_ = 0.0;
   Eigen::VectorXd free_velocity_, q_;  // M^-1 f and the local form's q, from Finalize()
   bool finalized_ = true;
-  // Reduce()'s workspace.
+  // Reduce()'s and Delassus()' workspace.
   mutable std::vector<std::vector<int>> pieces_of_block_;
   mutable std::vector<double> products_;  // M_k^-1 H_p per piece
   mutable Eigen::SparseMatrix<double> W_;
@@ -131,8 +134,10 @@ class GlobalFrictionContactProblem {
   // Per contact its neighbours' range in neighbours_ (AssembleW()), and a neighbour's place in
   // the list of the contact being assembled.
   mutable std::vector<int> neighbour_begin_, neighbours_, position_;
-  // W = H^T M^-1 H into W_ from the pieces' products (Reduce()).
-  void AssembleW() const;
+  // The pieces' products M_k^-1 H_p and the lists AssembleW() reads.
+  void PrepareReduction() const;
+  // W = H^T M^-1 H into *W from the pieces' products.
+  void AssembleW(Eigen::SparseMatrix<double>* W) const;
 };
 
 namespace internal {

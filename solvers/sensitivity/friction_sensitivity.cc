@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "solvers/base/input_error.h"
 
@@ -16,13 +17,37 @@ constexpr double kOutsideCone = 1e-3;
 
 Eigen::Vector2d Perpendicular(const Eigen::Vector2d& d) { return Eigen::Vector2d(-d.y(), d.x()); }
 
+void RequireCompliances(const Eigen::MatrixX2d& compliances, Eigen::Index num_contacts) {
+  if (compliances.rows() != num_contacts || !compliances.allFinite() ||
+      !(compliances.array() > 0.0).all()) {
+    throw InputError(
+        "sensitivity: the convex model needs a positive, finite compliance pair per "
+        "contact (" +
+        std::to_string(compliances.rows()) + " for " + std::to_string(num_contacts) + " contacts)");
+  }
+}
+
+// FC(W, q, mu) given by its parts: the checks FrictionContactProblem's constructor makes.
+void RequireProblemParts(const Eigen::SparseMatrix<double>& W, const Eigen::VectorXd& q,
+                         const Eigen::VectorXd& mu) {
+  if (W.rows() != W.cols() || W.rows() != 3 * mu.size() || q.size() != W.rows()) {
+    throw InputError("sensitivity: W is " + std::to_string(W.rows()) + " x " +
+                     std::to_string(W.cols()) + ", q has " + std::to_string(q.size()) +
+                     " entries and mu " + std::to_string(mu.size()) +
+                     ": expected 3 n_c, 3 n_c and n_c");
+  }
+  const Eigen::Map<const Eigen::VectorXd> values(W.valuePtr(), W.nonZeros());
+  if (!values.allFinite() || !q.allFinite() || !mu.allFinite() || (mu.array() < 0.0).any())
+    throw InputError("sensitivity: W, q and mu must be finite and mu >= 0");
+}
+
 }  // namespace
 
 FrictionSensitivity::FrictionSensitivity(const FrictionContactProblem& problem,
                                          const Eigen::VectorXd& r,
                                          const SensitivityOptions& options)
     : r_(r), pattern_(problem.W_columns()) {
-  Start(problem, options);
+  Start(problem.q(), problem.mu(), options);
 }
 
 FrictionSensitivity::FrictionSensitivity(const FrictionContactProblem& problem,
@@ -30,50 +55,62 @@ FrictionSensitivity::FrictionSensitivity(const FrictionContactProblem& problem,
                                          const Eigen::MatrixX2d& compliances,
                                          const SensitivityOptions& options)
     : r_(r), pattern_(problem.W_columns()), compliance_(compliances) {
-  if (compliances.rows() != problem.num_contacts() || !compliances.allFinite() ||
-      !(compliances.array() > 0.0).all()) {
-    throw InputError(
-        "sensitivity: the convex model needs a positive, finite compliance pair per "
-        "contact (" +
-        std::to_string(compliances.rows()) + " for " + std::to_string(problem.num_contacts()) +
-        " contacts)");
-  }
-  Start(problem, options);
+  RequireCompliances(compliances, problem.num_contacts());
+  Start(problem.q(), problem.mu(), options);
 }
 
-void FrictionSensitivity::Start(const FrictionContactProblem& problem,
+FrictionSensitivity::FrictionSensitivity(Eigen::SparseMatrix<double> W, const Eigen::VectorXd& q,
+                                         const Eigen::VectorXd& mu, const Eigen::VectorXd& r,
+                                         const SensitivityOptions& options)
+    : r_(r), pattern_(std::move(W)) {
+  pattern_.makeCompressed();
+  RequireProblemParts(pattern_, q, mu);
+  Start(q, mu, options);
+}
+
+FrictionSensitivity::FrictionSensitivity(Eigen::SparseMatrix<double> W, const Eigen::VectorXd& q,
+                                         const Eigen::VectorXd& mu, const Eigen::VectorXd& r,
+                                         const Eigen::MatrixX2d& compliances,
+                                         const SensitivityOptions& options)
+    : r_(r), pattern_(std::move(W)), compliance_(compliances) {
+  pattern_.makeCompressed();
+  RequireProblemParts(pattern_, q, mu);
+  RequireCompliances(compliances, mu.size());
+  Start(q, mu, options);
+}
+
+void FrictionSensitivity::Start(const Eigen::VectorXd& q, const Eigen::VectorXd& mu,
                                 const SensitivityOptions& options) {
   const Eigen::VectorXd r = r_;
   RequireValidOptions(options, "sensitivity");
-  if (r.size() != problem.size())
+  if (r.size() != q.size())
     throw InputError("sensitivity: r has " + std::to_string(r.size()) + " entries, the problem " +
-                     std::to_string(problem.size()));
+                     std::to_string(q.size()));
   if (!r.allFinite()) throw InputError("sensitivity: r is not finite");
   // A solver stops within its tolerance of the cones, not on them: r is taken onto its cones
   // first, and only a point far outside (kOutsideCone of its scale) is refused as no solution.
   const double scale = 1.0 + r.lpNorm<Eigen::Infinity>();
-  for (int a = 0; a < problem.num_contacts(); ++a) {
-    const Eigen::Vector3d projected = ProjectOntoCone(problem.mu()[a], r.segment<3>(3 * a));
+  for (int a = 0; a < mu.size(); ++a) {
+    const Eigen::Vector3d projected = ProjectOntoCone(mu[a], r.segment<3>(3 * a));
     if ((projected - r.segment<3>(3 * a)).norm() > kOutsideCone * scale)
       throw InputError("sensitivity: r of contact " + std::to_string(a) + " is outside its cone");
     r_.segment<3>(3 * a) = projected;
   }
-  Eigen::VectorXd u;
-  problem.Velocity(r_, &u);
+  Eigen::VectorXd u = q;
+  u.noalias() += pattern_ * r_;
   for (int a = 0; a < compliance_.rows(); ++a) {  // the convex model's u + R r
     u.segment<3>(3 * a) += r_.segment<3>(3 * a).cwiseProduct(
         Eigen::Vector3d(compliance_(a, 0), compliance_(a, 1), compliance_(a, 1)));
   }
-  Classify(problem, u, options);
-  Assemble(problem, options.max_dense_least_squares);
+  Classify(q, mu, u, options);
+  Assemble(mu, options.max_dense_least_squares);
 }
 
-void FrictionSensitivity::Classify(const FrictionContactProblem& problem, const Eigen::VectorXd& u,
-                                   const SensitivityOptions& options) {
-  const int nc = problem.num_contacts();
+void FrictionSensitivity::Classify(const Eigen::VectorXd& q, const Eigen::VectorXd& mu_of,
+                                   const Eigen::VectorXd& u, const SensitivityOptions& options) {
+  const int nc = static_cast<int>(mu_of.size());
   const double r_tolerance = options.degeneracy_tolerance * (1.0 + r_.lpNorm<Eigen::Infinity>());
-  const double u_tolerance =
-      options.degeneracy_tolerance * (1.0 + problem.q().lpNorm<Eigen::Infinity>());
+  const double u_tolerance = options.degeneracy_tolerance * (1.0 + q.lpNorm<Eigen::Infinity>());
   const bool bound_side = options.degenerate_side == DegenerateSide::Bound;
   state_.assign(nc, ContactState::Apart);
   direction_.assign(nc, Eigen::Vector2d::Zero());
@@ -81,7 +118,7 @@ void FrictionSensitivity::Classify(const FrictionContactProblem& problem, const 
   extra_.assign(nc, -1);
   num_unknowns_ = 3 * nc;
   for (int a = 0; a < nc; ++a) {
-    const double mu = problem.mu()[a], rn = r_[3 * a];
+    const double mu = mu_of[a], rn = r_[3 * a];
     const Eigen::Vector2d rt(r_[3 * a + 1], r_[3 * a + 2]), ut(u[3 * a + 1], u[3 * a + 2]);
     const double slip = ut.norm();
     // The normal velocity beyond the cone's: u_N for Coulomb, ũ_N - mu ||ũ_T|| for the convex
@@ -119,8 +156,7 @@ void FrictionSensitivity::Classify(const FrictionContactProblem& problem, const 
   }
 }
 
-void FrictionSensitivity::Assemble(const FrictionContactProblem& problem,
-                                   int max_dense_least_squares) {
+void FrictionSensitivity::Assemble(const Eigen::VectorXd& mu_of, int max_dense_least_squares) {
   std::vector<Eigen::Triplet<double>> triplets;
   // The rows where (W dr)_i appears: u_i's equation, or none (-1).
   auto row_of = [&](int i) {
@@ -158,7 +194,7 @@ void FrictionSensitivity::Assemble(const FrictionContactProblem& problem,
       case ContactState::Sticking:
         break;
       case ContactState::Sliding: {
-        const double mu = problem.mu()[a], rn = r_[n];
+        const double mu = mu_of[a], rn = r_[n];
         const Eigen::Vector2d d = direction_[a], perpendicular = Perpendicular(d);
         const int e = extra_[a];
         // The convex model's normal row: (W dr + R dr)_N - mu ds = -dF_N + s dmu.

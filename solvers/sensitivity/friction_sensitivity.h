@@ -68,6 +68,17 @@ class FrictionSensitivity {
   FrictionSensitivity(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
                       const Eigen::MatrixX2d& compliances,
                       const SensitivityOptions& options = SensitivityOptions());
+  // The same for FC(W, q, mu) given by its parts, W kept as it is given (no copy when moved in):
+  // the way a global form's W = H^T M^-1 H (GlobalFrictionContactProblem::Delassus()) comes here
+  // without a local problem's second, row-major copy. Throws InputError as the problem's
+  // constructor does for wrong sizes, non-finite entries or a negative mu.
+  FrictionSensitivity(Eigen::SparseMatrix<double> W, const Eigen::VectorXd& q,
+                      const Eigen::VectorXd& mu, const Eigen::VectorXd& r,
+                      const SensitivityOptions& options = SensitivityOptions());
+  FrictionSensitivity(Eigen::SparseMatrix<double> W, const Eigen::VectorXd& q,
+                      const Eigen::VectorXd& mu, const Eigen::VectorXd& r,
+                      const Eigen::MatrixX2d& compliances,
+                      const SensitivityOptions& options = SensitivityOptions());
 
   int size() const { return static_cast<int>(r_.size()); }
   int num_contacts() const { return static_cast<int>(state_.size()); }
@@ -91,11 +102,13 @@ class FrictionSensitivity {
   Eigen::MatrixXd Jacobian(Input input) const;
 
  private:
-  // Takes r onto its cones and classifies the contacts (the constructors' shared work).
-  void Start(const FrictionContactProblem& problem, const SensitivityOptions& options);
-  void Classify(const FrictionContactProblem& problem, const Eigen::VectorXd& u,
+  // Takes r onto its cones and classifies the contacts (the constructors' shared work), W in
+  // pattern_.
+  void Start(const Eigen::VectorXd& q, const Eigen::VectorXd& mu,
+             const SensitivityOptions& options);
+  void Classify(const Eigen::VectorXd& q, const Eigen::VectorXd& mu, const Eigen::VectorXd& u,
                 const SensitivityOptions& options);
-  void Assemble(const FrictionContactProblem& problem, int max_dense_least_squares);
+  void Assemble(const Eigen::VectorXd& mu, int max_dense_least_squares);
   // The right-hand side for a change dF of u at fixed r and dmu.
   Eigen::VectorXd RightHandSide(const Eigen::VectorXd& dF, const Eigen::VectorXd& dmu) const;
 

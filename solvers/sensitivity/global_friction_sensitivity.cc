@@ -15,12 +15,14 @@ namespace {
 // the velocities by less than VelocitiesDetermined's 1e-8 of the largest unit response.
 constexpr double kNegligibleBasisEntry = 1e-10;
 
+// The local form's sensitivity, W = H^T M^-1 H moved into it (the only copy).
 FrictionSensitivity Local(const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r,
                           const Eigen::MatrixX2d* compliances, const SensitivityOptions& options) {
-  FrictionContactProblem local;
-  problem.Reduce(&local);
-  if (compliances != nullptr) return FrictionSensitivity(local, r, *compliances, options);
-  return FrictionSensitivity(local, r, options);
+  if (compliances != nullptr) {
+    return FrictionSensitivity(problem.Delassus(), problem.local_q(), problem.mu(), r, *compliances,
+                               options);
+  }
+  return FrictionSensitivity(problem.Delassus(), problem.local_q(), problem.mu(), r, options);
 }
 
 // M (or M^-1, `inverse`) as a sparse block-diagonal matrix, filled column by column in place

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <functional>
 #include <random>
 
@@ -283,6 +284,46 @@ TEST_CASE("friction sensitivity: <v, J w> = <J^T v, w> to rounding") {
     CAPTURE(seed);
     CHECK(std::abs(forward - backward) <= 1e-11 * (1.0 + std::abs(forward)));
   }
+}
+
+TEST_CASE("friction sensitivity: W, q and mu given by parts give the problem's derivatives") {
+  int compared = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const int nc = 1 + static_cast<int>(seed % 4);
+    const FrictionContactProblem problem = RandomProblem(nc, seed);
+    const Eigen::VectorXd r = SolveFriction(problem);
+    const Eigen::MatrixX2d compliances = Eigen::MatrixX2d::Constant(nc, 2, 0.01 * seed);
+    for (const bool convex : {false, true}) {
+      const FrictionSensitivity whole =
+          convex ? FrictionSensitivity(problem, r, compliances) : FrictionSensitivity(problem, r);
+      const FrictionSensitivity parts =
+          convex
+              ? FrictionSensitivity(problem.W_columns(), problem.q(), problem.mu(), r, compliances)
+              : FrictionSensitivity(problem.W_columns(), problem.q(), problem.mu(), r);
+      CAPTURE(seed);
+      for (int a = 0; a < nc; ++a) CHECK(parts.state(a) == whole.state(a));
+      for (const auto input : {FrictionSensitivity::Input::q, FrictionSensitivity::Input::mu}) {
+        const Eigen::MatrixXd J = whole.Jacobian(input);
+        CHECK((parts.Jacobian(input) - J).cwiseAbs().maxCoeff() <=
+              1e-12 * (1.0 + J.cwiseAbs().maxCoeff()));
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared == 80);
+  const FrictionContactProblem one = OneContact(Eigen::Vector3d(-1.0, 0.2, 0.0), 0.5);
+  const Eigen::Vector3d r(1.0, -0.2, 0.0);
+  const Eigen::SparseMatrix<double> W = one.W_columns();
+  CHECK_THROWS_AS(FrictionSensitivity(W, Eigen::Vector2d(-1.0, 0.2), one.mu(), r), InputError);
+  CHECK_THROWS_AS(FrictionSensitivity(W, one.q(), Eigen::Vector2d(0.5, 0.5), r), InputError);
+  CHECK_THROWS_AS(FrictionSensitivity(W, one.q(), Eigen::VectorXd::Constant(1, -0.5), r),
+                  InputError);
+  Eigen::SparseMatrix<double> bad = W;
+  bad.coeffRef(1, 1) = std::nan("");
+  CHECK_THROWS_AS(FrictionSensitivity(bad, one.q(), one.mu(), r), InputError);
+  CHECK_THROWS_AS(
+      FrictionSensitivity(W, one.q(), one.mu(), r, Eigen::MatrixX2d::Constant(1, 2, -1.0)),
+      InputError);
 }
 
 TEST_CASE("friction sensitivity: redundant contacts and bad input") {
