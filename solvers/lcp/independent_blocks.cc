@@ -18,11 +18,20 @@ void IndependentBlocks::Find(const LinearComplementarityProblem& problem) {
 
 void IndependentBlocks::Find(const Eigen::SparseMatrix<double>& matrix) { FindIn(matrix); }
 
-template <class Matrix>
-void IndependentBlocks::FindIn(const Matrix& M) {
-  const int n = static_cast<int>(M.rows());
+void IndependentBlocks::Start(int n) {
   parent_.resize(n);
   for (int i = 0; i < n; ++i) parent_[i] = i;
+}
+
+void IndependentBlocks::Join(int i, int j) {
+  if (parent_[i] == parent_[j]) return;  // most joins of a block's entries, once it has formed
+  const int a = Root(i), b = Root(j);
+  parent_[std::max(a, b)] = std::min(a, b);
+}
+
+template <class Matrix>
+void IndependentBlocks::FindIn(const Matrix& M) {
+  Start(static_cast<int>(M.rows()));
   // Every stored entry (i, j) joins i and j, the larger root under the smaller, so that each
   // set's root is its smallest unknown. The entries of one outer index share it: its root is
   // found once and follows the joins.
@@ -37,11 +46,17 @@ void IndependentBlocks::FindIn(const Matrix& M) {
       b = std::min(a, b);
     }
   }
+  Number();
+}
+
+void IndependentBlocks::Number() {
   // Number the blocks by their smallest unknown (the root), then lay out their members.
+  const int n = static_cast<int>(parent_.size());
   block_of_.assign(n, -1);
   start_.assign(1, 0);
   for (int i = 0; i < n; ++i) {
     const int r = Root(i);
+    parent_[i] = r;
     if (block_of_[r] < 0) {
       block_of_[r] = static_cast<int>(start_.size()) - 1;
       start_.push_back(0);
@@ -53,7 +68,7 @@ void IndependentBlocks::FindIn(const Matrix& M) {
   members_.resize(n);
   local_.resize(n);
   for (int i = 0; i < n; ++i) {
-    const int b = block_of_[Root(i)];
+    const int b = block_of_[parent_[i]];
     local_[i] = cursor_[b] - start_[b];
     members_[cursor_[b]++] = i;
   }

@@ -23,10 +23,18 @@ class IndependentBlocks {
   void Find(const LinearComplementarityProblem& problem);
   // The blocks of any square matrix's unknowns, by the same rule.
   void Find(const Eigen::SparseMatrix<double>& matrix);
+  // The same for a matrix that is never stored: Start(n), Join(i, j) for each of its entries,
+  // then Number().
+  void Start(int n);
+  void Join(int i, int j);
+  void Number();
   int num_blocks() const { return static_cast<int>(start_.size()) - 1; }
   int block_size(int b) const { return start_[b + 1] - start_[b]; }
   // The unknowns of block b, block_size(b) of them, increasing.
   const int* members(int b) const { return members_.data() + start_[b]; }
+  // Unknown i's block and its position among the block's unknowns.
+  int block(int i) const { return block_of_[parent_[i]]; }
+  int position(int i) const { return local_[i]; }
   // Block b's principal sub-problem (M, q, l, u restricted to its unknowns) into *sub. The
   // matrix and vectors are built in the caller's storage (*M, *q, *l, *u), so that a block of
   // the same size and no more entries than before allocates nothing.
@@ -45,7 +53,7 @@ class IndependentBlocks {
   template <class Matrix>
   void FindIn(const Matrix& M);
 
-  std::vector<int> parent_;    // per unknown: union-find parent
+  std::vector<int> parent_;    // per unknown: union-find parent (its root after numbering)
   std::vector<int> block_of_;  // per root: its block, or -1 before numbering
   std::vector<int> local_;     // per unknown: its position in its block
   std::vector<int> start_;     // block b's unknowns are members_[start_[b], start_[b + 1])

@@ -156,8 +156,8 @@ void FrictionSensitivity::Classify(const Eigen::VectorXd& q, const Eigen::Vector
   }
 }
 
-void FrictionSensitivity::Assemble(const Eigen::VectorXd& mu_of, int max_dense_least_squares) {
-  std::vector<Eigen::Triplet<double>> triplets;
+template <class Add>
+void FrictionSensitivity::AddEntries(const Eigen::VectorXd& mu_of, const Add& add) const {
   // The rows where (W dr)_i appears: u_i's equation, or none (-1).
   auto row_of = [&](int i) {
     const int a = i / 3, k = i % 3;
@@ -176,20 +176,20 @@ void FrictionSensitivity::Assemble(const Eigen::VectorXd& mu_of, int max_dense_l
   for (int j = 0; j < pattern_.outerSize(); ++j)
     for (Eigen::SparseMatrix<double>::InnerIterator it(pattern_, j); it; ++it) {
       const int row = row_of(static_cast<int>(it.row()));
-      if (row >= 0) triplets.emplace_back(row, j, it.value());
+      if (row >= 0) add(row, j, it.value());
     }
   for (int i = 0; i < 3 * compliance_.rows(); ++i) {  // the convex model's (W + R) dr
     const int row = row_of(i);
-    if (row >= 0) triplets.emplace_back(row, i, compliance_(i / 3, i % 3 == 0 ? 0 : 1));
+    if (row >= 0) add(row, i, compliance_(i / 3, i % 3 == 0 ? 0 : 1));
   }
   for (int a = 0; a < num_contacts(); ++a) {
     const int n = 3 * a;
     switch (state_[a]) {
       case ContactState::Apart:
-        for (int k = 0; k < 3; ++k) triplets.emplace_back(n + k, n + k, 1.0);
+        for (int k = 0; k < 3; ++k) add(n + k, n + k, 1.0);
         break;
       case ContactState::Frictionless:
-        for (int k = 1; k < 3; ++k) triplets.emplace_back(n + k, n + k, 1.0);
+        for (int k = 1; k < 3; ++k) add(n + k, n + k, 1.0);
         break;
       case ContactState::Sticking:
         break;
@@ -198,20 +198,28 @@ void FrictionSensitivity::Assemble(const Eigen::VectorXd& mu_of, int max_dense_l
         const Eigen::Vector2d d = direction_[a], perpendicular = Perpendicular(d);
         const int e = extra_[a];
         // The convex model's normal row: (W dr + R dr)_N - mu ds = -dF_N + s dmu.
-        if (compliance_.rows() > 0) triplets.emplace_back(n, e, -mu);
+        if (compliance_.rows() > 0) add(n, e, -mu);
         for (int m = 0; m < 2; ++m) {
           // dr_T - mu d dr_N - mu r_N d_perp dphi = dmu r_N d.
-          triplets.emplace_back(n + 1 + m, n + 1 + m, 1.0);
-          triplets.emplace_back(n + 1 + m, n, -mu * d[m]);
-          triplets.emplace_back(n + 1 + m, e + 1, -mu * rn * perpendicular[m]);
+          add(n + 1 + m, n + 1 + m, 1.0);
+          add(n + 1 + m, n, -mu * d[m]);
+          add(n + 1 + m, e + 1, -mu * rn * perpendicular[m]);
           // (W dr)_T + d ds + s d_perp dphi = -dF_T.
-          triplets.emplace_back(e + m, e, d[m]);
-          triplets.emplace_back(e + m, e + 1, slip_[a] * perpendicular[m]);
+          add(e + m, e, d[m]);
+          add(e + m, e + 1, slip_[a] * perpendicular[m]);
         }
         break;
       }
     }
   }
+}
+
+void FrictionSensitivity::Assemble(const Eigen::VectorXd& mu, int max_dense_least_squares) {
+  // Most systems (a step's islands of a few bodies) go straight into dense blocks.
+  const auto for_each_entry = [&](const auto& add) { AddEntries(mu, add); };
+  if (system_.FactorizeSmallBlocks(num_unknowns_, for_each_entry)) return;
+  std::vector<Eigen::Triplet<double>> triplets;
+  AddEntries(mu, [&](int i, int j, double value) { triplets.emplace_back(i, j, value); });
   Eigen::SparseMatrix<double> K(num_unknowns_, num_unknowns_);
   K.setFromTriplets(triplets.begin(), triplets.end());
   system_.Factorize(K, max_dense_least_squares, "the contacts' equations");

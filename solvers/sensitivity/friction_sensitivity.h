@@ -108,6 +108,10 @@ class FrictionSensitivity {
              const SensitivityOptions& options);
   void Classify(const Eigen::VectorXd& q, const Eigen::VectorXd& mu, const Eigen::VectorXd& u,
                 const SensitivityOptions& options);
+  // The selected system's entries, each handed to add(row, column, value), and its
+  // factorization.
+  template <class Add>
+  void AddEntries(const Eigen::VectorXd& mu, const Add& add) const;
   void Assemble(const Eigen::VectorXd& mu, int max_dense_least_squares);
   // The right-hand side for a change dF of u at fixed r and dmu.
   Eigen::VectorXd RightHandSide(const Eigen::VectorXd& dF, const Eigen::VectorXd& dmu) const;

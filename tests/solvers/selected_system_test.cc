@@ -67,10 +67,25 @@ BlockSystem ShuffledSystem(const std::vector<int>& sizes, const std::vector<int>
   return out;
 }
 
-void CheckAgainstPseudoInverse(const BlockSystem& system, std::mt19937* rng) {
+// The system factorized from its stored matrix, or (from_entries) from its entries handed over
+// one by one, which takes it only where every independent block is small enough for the dense
+// decomposition (false where it does not take it).
+bool CheckAgainstPseudoInverse(const BlockSystem& system, std::mt19937* rng,
+                               bool from_entries = false) {
   const Eigen::Index n = system.dense.rows();
   internal::SelectedSystem selected;
-  selected.Factorize(system.sparse, 2000, "the test system");
+  if (from_entries) {
+    const auto for_each_entry = [&](const auto& add) {
+      for (int j = 0; j < system.sparse.outerSize(); ++j) {
+        for (Eigen::SparseMatrix<double>::InnerIterator it(system.sparse, j); it; ++it) {
+          add(static_cast<int>(it.row()), j, it.value());
+        }
+      }
+    };
+    if (!selected.FactorizeSmallBlocks(static_cast<int>(n), for_each_entry)) return false;
+  } else {
+    selected.Factorize(system.sparse, 2000, "the test system");
+  }
   CHECK(selected.least_squares() == system.singular);
   Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> reference(system.dense);
   reference.setThreshold(1e-10);
@@ -103,6 +118,7 @@ void CheckAgainstPseudoInverse(const BlockSystem& system, std::mt19937* rng) {
   // The two products are transposes of one map: <v, G w> = <G^T v, w> for any v, w.
   const double left = y.dot(selected.Solve(x, false)), right = selected.Solve(y, true).dot(x);
   CHECK(std::abs(left - right) <= 1e-9 * (1.0 + std::abs(left)));
+  return true;
 }
 
 TEST_CASE("selected system: one block on each path against the pseudo-inverse") {
@@ -127,8 +143,38 @@ TEST_CASE("selected system: shuffled independent blocks solved block by block") 
       size = rng() % 4 == 0 ? 40 + static_cast<int>(rng() % 30) : 3 + static_cast<int>(rng() % 28);
       ranks.push_back(rng() % 2 == 0 ? size : size - 1 - static_cast<int>(rng() % (size / 3 + 1)));
     }
-    CheckAgainstPseudoInverse(ShuffledSystem(sizes, ranks, &rng), &rng);
+    const BlockSystem system = ShuffledSystem(sizes, ranks, &rng);
+    CheckAgainstPseudoInverse(system, &rng);
+    CheckAgainstPseudoInverse(system, &rng, true);
   }
+}
+
+TEST_CASE("selected system: small blocks from their entries, and the blocks too large for it") {
+  std::mt19937 rng(7);
+  int taken = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    CAPTURE(trial);
+    std::vector<int> sizes(1 + trial % 5), ranks;
+    for (int& size : sizes) {
+      size = 3 + static_cast<int>(rng() % 30);
+      ranks.push_back(rng() % 2 == 0 ? size : size - 1 - static_cast<int>(rng() % (size / 3 + 1)));
+    }
+    const BlockSystem system = ShuffledSystem(sizes, ranks, &rng);
+    if (CheckAgainstPseudoInverse(system, &rng, true)) ++taken;
+  }
+  CHECK(taken == 30);
+  // A block of 33 rows beside a small one: not taken, nothing factorized.
+  const BlockSystem large = ShuffledSystem({33, 5}, {33, 5}, &rng);
+  internal::SelectedSystem selected;
+  int entries = 0;
+  CHECK_FALSE(selected.FactorizeSmallBlocks(38, [&](const auto& add) {
+    for (int j = 0; j < large.sparse.outerSize(); ++j) {
+      for (Eigen::SparseMatrix<double>::InnerIterator it(large.sparse, j); it; ++it, ++entries) {
+        add(static_cast<int>(it.row()), j, it.value());
+      }
+    }
+  }));
+  CHECK(entries == large.sparse.nonZeros());  // read once, to find the blocks
 }
 
 }  // namespace

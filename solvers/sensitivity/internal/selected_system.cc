@@ -58,11 +58,6 @@ constexpr double kRankThreshold = 1e-12;
 // decomposition, cheaper there (a box on four corners: 12 rows, the sparse QR's setup took its
 // state Jacobian from 115 to 250 us).
 constexpr int kSparseLeastSquaresRows = 48;
-// Systems up to this many rows skip KLU and go straight to the dense decomposition: at that size
-// it costs less than KLU's analysis alone, and it reveals the rank by itself (a box on four
-// corners, 12 rows: the sliding box's state Jacobian took 128 us through KLU, singular there,
-// then the dense decomposition).
-constexpr int kDenseRows = 32;
 
 }  // namespace
 
@@ -122,8 +117,7 @@ SelectedSystem::~SelectedSystem() = default;
 SelectedSystem::SelectedSystem(SelectedSystem&&) noexcept = default;
 SelectedSystem& SelectedSystem::operator=(SelectedSystem&&) noexcept = default;
 
-void SelectedSystem::Factorize(const Eigen::SparseMatrix<double>& A, int max_dense_least_squares,
-                               const char* what) {
+void SelectedSystem::Reset(Eigen::Index n) {
   lu_.reset();
   lu_transpose_.reset();
   qr_.reset();
@@ -131,9 +125,14 @@ void SelectedSystem::Factorize(const Eigen::SparseMatrix<double>& A, int max_den
   blocks_.clear();
   least_squares_ = false;
   dense_ = false;
-  null_basis_.resize(A.rows(), 0);
+  null_basis_.resize(n, 0);
   dense_nullity_ = 0;
-  n_ = A.rows();
+  n_ = n;
+}
+
+void SelectedSystem::Factorize(const Eigen::SparseMatrix<double>& A, int max_dense_least_squares,
+                               const char* what) {
+  Reset(A.rows());
   if (A.rows() == 0) return;
   const int n = static_cast<int>(A.rows());
   if (n <= kDenseRows) {
@@ -219,6 +218,22 @@ bool SelectedSystem::FactorizeBlocks(const Eigen::SparseMatrix<double>& A,
     least_squares_ = least_squares_ || system.least_squares();
   }
   return true;
+}
+
+void SelectedSystem::FactorizeDenseBlocks(const IndependentBlocks& found,
+                                          const std::vector<Eigen::MatrixXd>& dense) {
+  Eigen::Index n = 0;
+  for (int b = 0; b < found.num_blocks(); ++b) n += found.block_size(b);
+  Reset(n);
+  blocks_.resize(found.num_blocks());
+  for (int b = 0; b < found.num_blocks(); ++b) {
+    blocks_[b].unknowns.assign(found.members(b), found.members(b) + found.block_size(b));
+    SelectedSystem& system = blocks_[b].system;
+    system.n_ = dense[b].rows();
+    system.null_basis_.resize(system.n_, 0);
+    system.FactorizeDense(dense[b]);
+    least_squares_ = least_squares_ || system.least_squares();
+  }
 }
 
 void SelectedSystem::FactorizeDense(const Eigen::MatrixXd& dense) {

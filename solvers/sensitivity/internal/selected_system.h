@@ -16,6 +16,8 @@
 #include <memory>
 #include <vector>
 
+#include "solvers/lcp/independent_blocks.h"
+
 namespace ncpkit {
 
 class KluLu;
@@ -35,6 +37,19 @@ class SelectedSystem {
   // (a few kilobytes, below any limit worth setting).
   void Factorize(const Eigen::SparseMatrix<double>& A, int max_dense_least_squares,
                  const char* what);
+  // The same for an n x n system never stored whole, where it is small enough for the dense
+  // decomposition or splits into independent blocks that all are: for_each_entry(add) hands
+  // every entry to add(row, column, value) (duplicates summed in that order), twice, and the
+  // blocks are filled densely straight from them (the factorization Factorize() would make of
+  // the same matrix, without its triplets and sparse copy). False, with nothing done, where a
+  // block is too large for that: then Factorize() is the way.
+  template <class ForEachEntry>
+  bool FactorizeSmallBlocks(int n, const ForEachEntry& for_each_entry);
+  // The most rows of a system or block FactorizeSmallBlocks() and Factorize() decompose dense
+  // without more ado: at that size the dense decomposition costs less than KLU's analysis alone,
+  // and it reveals the rank by itself (a box on four corners, 12 rows: the sliding box's state
+  // Jacobian took 128 us through KLU, singular there, then the dense decomposition).
+  static constexpr int kDenseRows = 32;
   // A^-1 b (or A^-T b); where A is singular, G b (or G^T b) for a generalized inverse G that
   // gives the least-norm solution of a consistent A x = b (for a b outside A's range: of its
   // independent equations with the sparse factorization, in the least-squares sense with the
@@ -68,6 +83,11 @@ class SelectedSystem {
                        const char* what);
   // One independent group: its unknowns (ascending) and its own factorization.
   struct Block;
+  // Clears every factorization for a system of n unknowns.
+  void Reset(Eigen::Index n);
+  // Factorizes the blocks `found` gives, block b's matrix dense[b].
+  void FactorizeDenseBlocks(const IndependentBlocks& found,
+                            const std::vector<Eigen::MatrixXd>& dense);
 
   std::vector<Block> blocks_;
 
@@ -79,6 +99,34 @@ class SelectedSystem {
   bool least_squares_ = false;
   bool dense_ = false;  // decomposition_ (singular) or pseudo_inverse_ (regular) solves it
 };
+
+template <class ForEachEntry>
+bool SelectedSystem::FactorizeSmallBlocks(int n, const ForEachEntry& for_each_entry) {
+  if (n <= kDenseRows) {
+    Eigen::MatrixXd dense = Eigen::MatrixXd::Zero(n, n);
+    for_each_entry([&](int i, int j, double value) { dense(i, j) += value; });
+    Reset(n);
+    if (n > 0) FactorizeDense(dense);
+    return true;
+  }
+  IndependentBlocks found;
+  found.Start(n);
+  for_each_entry([&](int i, int j, double) {
+    if (i != j) found.Join(i, j);
+  });
+  found.Number();
+  for (int b = 0; b < found.num_blocks(); ++b) {
+    if (found.block_size(b) > kDenseRows) return false;
+  }
+  std::vector<Eigen::MatrixXd> dense(found.num_blocks());
+  for (int b = 0; b < found.num_blocks(); ++b)
+    dense[b].setZero(found.block_size(b), found.block_size(b));
+  for_each_entry([&](int i, int j, double value) {
+    dense[found.block(i)](found.position(i), found.position(j)) += value;
+  });
+  FactorizeDenseBlocks(found, dense);
+  return true;
+}
 
 // The Jacobian with respect to a matrix A's entries when the data enter as A x (dF = dA x):
 // a column per nonzero (i, j) of `pattern` (column-major order), x_j times column i of
