@@ -34,6 +34,22 @@ Eigen::MatrixXd RandomBlock(int m, int rank, std::mt19937* rng) {
   return A;
 }
 
+// A random symmetric positive semidefinite m x m block of the given rank, G G^T (a block of
+// sticking contacts, W = J M^-1 J^T), its entries' symmetry broken at rounding as an assembled
+// W's is.
+Eigen::MatrixXd RandomSemidefiniteBlock(int m, int rank, std::mt19937* rng) {
+  std::normal_distribution<double> normal;
+  Eigen::MatrixXd G(m, rank);
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < rank; ++j) G(i, j) = normal(*rng);
+  }
+  Eigen::MatrixXd A = G * G.transpose();
+  for (int j = 0; j < m; ++j) {
+    for (int i = j + 1; i < m; ++i) A(i, j) *= 1.0 + 1e-16 * normal(*rng);
+  }
+  return A;
+}
+
 struct BlockSystem {
   Eigen::SparseMatrix<double> sparse;
   Eigen::MatrixXd dense;
@@ -146,6 +162,60 @@ TEST_CASE("selected system: shuffled independent blocks solved block by block") 
     const BlockSystem system = ShuffledSystem(sizes, ranks, &rng);
     CheckAgainstPseudoInverse(system, &rng);
     CheckAgainstPseudoInverse(system, &rng, true);
+  }
+}
+
+TEST_CASE("selected system: singular semidefinite blocks give the pseudo-inverse") {
+  // Symmetric positive semidefinite blocks (every contact sticking) take the pivoted Cholesky
+  // path; its products must be the Moore-Penrose pseudo-inverse's for any right-hand side, and
+  // its null space orthonormal.
+  std::mt19937 rng(13);
+  std::normal_distribution<double> normal;
+  int checked = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    CAPTURE(trial);
+    const int m = 2 + static_cast<int>(rng() % 31), rank = 1 + static_cast<int>(rng() % (m - 1));
+    const Eigen::MatrixXd A = RandomSemidefiniteBlock(m, rank, &rng);
+    const Eigen::SparseMatrix<double> sparse = A.sparseView();
+    internal::SelectedSystem selected;
+    selected.Factorize(sparse, 100, "the test system");
+    CHECK(selected.least_squares());
+    CHECK(selected.nullity() == m - rank);
+    Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> reference(A);
+    reference.setThreshold(1e-10);
+    REQUIRE(reference.rank() == rank);
+    const Eigen::MatrixXd pinv = reference.pseudoInverse();
+    const Eigen::VectorXd b = Eigen::VectorXd::NullaryExpr(m, [&]() { return normal(rng); });
+    const double size = 1.0 + (pinv * b).norm();
+    CHECK((selected.Solve(b, false) - pinv * b).norm() <= 1e-8 * size);
+    CHECK((selected.Solve(b, true) - pinv.transpose() * b).norm() <= 1e-8 * size);
+    const Eigen::MatrixXd N = selected.null_basis();
+    CHECK((A * N).cwiseAbs().maxCoeff() <= 1e-9 * A.cwiseAbs().maxCoeff());
+    CHECK(
+        (N.transpose() * N - Eigen::MatrixXd::Identity(m - rank, m - rank)).cwiseAbs().maxCoeff() <=
+        1e-9);
+    ++checked;
+  }
+  CHECK(checked == 40);
+  // Side by side on shuffled unknowns, as a resting scene's islands are.
+  for (int trial = 0; trial < 10; ++trial) {
+    const int n = 24 * 3;
+    BlockSystem system;
+    system.dense = Eigen::MatrixXd::Zero(n, n);
+    std::vector<int> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    for (int block = 0; block < 3; ++block) {
+      const Eigen::MatrixXd A = RandomSemidefiniteBlock(24, 12, &rng);
+      for (int i = 0; i < 24; ++i) {
+        for (int j = 0; j < 24; ++j)
+          system.dense(order[24 * block + i], order[24 * block + j]) = A(i, j);
+      }
+    }
+    system.sparse = system.dense.sparseView();
+    system.singular = true;
+    CheckAgainstPseudoInverse(system, &rng);
+    CHECK(CheckAgainstPseudoInverse(system, &rng, true));
   }
 }
 

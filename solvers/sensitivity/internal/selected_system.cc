@@ -107,6 +107,114 @@ struct SelectedSystem::SparseLeastSquares {
   }
 };
 
+// A singular symmetric positive semidefinite A (n x n, rank r < n; a block where every contact
+// sticks: A = W restricted to it) by Cholesky factorization with diagonal pivoting, stopped where
+// the largest remaining pivot falls below kRankThreshold of the first: P A P^T = [L1; L2] D
+// [L1; L2]^T with L1 (r x r) unit lower triangular, D (r) positive. B b = P^T [(L1 D L1^T)^-1
+// (P b)_r; 0] solves A x = b for a consistent b (B is a generalized inverse), A's null space is
+// spanned by the columns of N = P^T [-L1^-T L2^T; I], and with Pi the orthogonal projection onto
+// A's range, b - N (N^T N)^-1 N^T b, the pseudo-inverse is Pi B Pi: the least-norm least-squares
+// solution that the complete orthogonal decomposition gives, at a fraction of its cost (it is
+// symmetric, so the adjoint products are the same map). Half as many pivots as rows on a resting
+// column of boxes: four corners each carry weight the rows cannot tell apart.
+struct SelectedSystem::Semidefinite {
+  std::vector<int> order;            // P: position k holds unknown order[k]
+  Eigen::MatrixXd lower;             // [L1; L2], n x r
+  Eigen::VectorXd pivots;            // D
+  Eigen::MatrixXd null;              // N, n x (n - r)
+  Eigen::LLT<Eigen::MatrixXd> gram;  // N^T N
+
+  // False where A is not (to kRankThreshold) symmetric, semidefinite and singular: then the
+  // complete orthogonal decomposition serves.
+  bool Compute(const Eigen::MatrixXd& A) {
+    const Eigen::Index n = A.rows();
+    const double scale = A.cwiseAbs().maxCoeff();
+    if (!(scale > 0.0)) return false;
+    for (Eigen::Index j = 0; j < n; ++j) {  // (most unsymmetric systems fail at once)
+      for (Eigen::Index i = j + 1; i < n; ++i) {
+        if (!(std::abs(A(i, j) - A(j, i)) <= kRankThreshold * scale)) return false;
+      }
+    }
+    Eigen::MatrixXd S(n, n);
+    for (Eigen::Index j = 0; j < n; ++j) {
+      for (Eigen::Index i = 0; i < n; ++i) S(i, j) = 0.5 * (A(i, j) + A(j, i));
+    }
+    order.resize(static_cast<size_t>(n));
+    for (Eigen::Index i = 0; i < n; ++i) order[i] = static_cast<int>(i);
+    Eigen::Index rank = 0;
+    double first = 0.0;
+    for (; rank < n; ++rank) {
+      Eigen::Index j = rank;
+      for (Eigen::Index i = rank + 1; i < n; ++i) j = S(i, i) > S(j, j) ? i : j;
+      const double largest = S(j, j);
+      if (rank == 0) first = largest;
+      if (!(largest > kRankThreshold * first)) break;
+      if (j != rank) {
+        S.row(rank).swap(S.row(j));
+        S.col(rank).swap(S.col(j));
+        std::swap(order[rank], order[j]);
+      }
+      // The column below the pivot becomes L's; the rest takes the rank-one update, column by
+      // column (contiguous: a plain loop the compiler vectorizes, at these sizes far cheaper
+      // than a general outer product).
+      double* l = S.col(rank).data();
+      for (Eigen::Index i = rank + 1; i < n; ++i) l[i] /= largest;
+      for (Eigen::Index c = rank + 1; c < n; ++c) {
+        const double factor = largest * l[c];
+        double* column = S.col(c).data();
+        for (Eigen::Index i = rank + 1; i < n; ++i) column[i] -= factor * l[i];
+      }
+    }
+    // What is left must vanish (a semidefinite A's Schur complement at its rank); an indefinite
+    // or regular A goes to the general decomposition.
+    if (rank == 0 || rank == n ||
+        !(S.bottomRightCorner(n - rank, n - rank).cwiseAbs().maxCoeff() <=
+          kRankThreshold * first)) {
+      return false;
+    }
+    pivots = S.diagonal().head(rank);
+    lower = S.leftCols(rank).triangularView<Eigen::UnitLower>();
+    // N in P's order: [-L1^-T L2^T; I], then rows back to the unknowns'.
+    Eigen::MatrixXd permuted(n, n - rank);
+    permuted.topRows(rank) = -lower.bottomRows(n - rank).transpose();
+    lower.topRows(rank).triangularView<Eigen::UnitLower>().transpose().solveInPlace(
+        permuted.topRows(rank));
+    permuted.bottomRows(n - rank).setIdentity();
+    null.resize(n, n - rank);
+    for (Eigen::Index k = 0; k < n; ++k) null.row(order[k]) = permuted.row(k);
+    // N^T N = X^T X + I for N's rows in P's order [X; I].
+    const Eigen::MatrixXd X = permuted.topRows(rank);
+    Eigen::MatrixXd product = Eigen::MatrixXd::Identity(n - rank, n - rank);
+    product.selfadjointView<Eigen::Lower>().rankUpdate(X.transpose());
+    gram.compute(product);
+    return gram.info() == Eigen::Success;
+  }
+
+  // Pi B Pi applied to every column of X.
+  Eigen::MatrixXd Solve(const Eigen::MatrixXd& X) const {
+    const Eigen::Index n = lower.rows(), rank = lower.cols();
+    const auto project = [&](const Eigen::MatrixXd& Y) -> Eigen::MatrixXd {
+      return Y - null * gram.solve(null.transpose() * Y);
+    };
+    const Eigen::MatrixXd range = project(X);
+    Eigen::MatrixXd head(rank, X.cols());
+    for (Eigen::Index k = 0; k < rank; ++k) head.row(k) = range.row(order[k]);
+    const auto L1 = lower.topRows(rank).triangularView<Eigen::UnitLower>();
+    L1.solveInPlace(head);
+    head = pivots.cwiseInverse().asDiagonal() * head;
+    L1.transpose().solveInPlace(head);
+    Eigen::MatrixXd basic = Eigen::MatrixXd::Zero(n, X.cols());
+    for (Eigen::Index k = 0; k < rank; ++k) basic.row(order[k]) = head.row(k);
+    return project(basic);
+  }
+
+  // An orthonormal basis of N's columns.
+  Eigen::MatrixXd NullBasis() const {
+    const Eigen::HouseholderQR<Eigen::MatrixXd> qr(null);
+    return qr.householderQ() * Eigen::MatrixXd::Identity(null.rows(), null.cols());
+  }
+};
+
 struct SelectedSystem::Block {
   std::vector<int> unknowns;
   SelectedSystem system;
@@ -122,6 +230,7 @@ void SelectedSystem::Reset(Eigen::Index n) {
   lu_transpose_.reset();
   qr_.reset();
   decomposition_.reset();
+  semidefinite_.reset();
   blocks_.clear();
   least_squares_ = false;
   dense_ = false;
@@ -237,6 +346,14 @@ void SelectedSystem::FactorizeDenseBlocks(const IndependentBlocks& found,
 }
 
 void SelectedSystem::FactorizeDense(const Eigen::MatrixXd& dense) {
+  auto semidefinite = std::make_unique<Semidefinite>();
+  if (semidefinite->Compute(dense)) {
+    dense_ = true;
+    least_squares_ = true;
+    dense_nullity_ = semidefinite->null.cols();
+    semidefinite_ = std::move(semidefinite);
+    return;
+  }
   auto decomposition = std::make_unique<Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd>>();
   decomposition->setThreshold(kRankThreshold);
   decomposition->compute(dense);
@@ -269,14 +386,20 @@ Eigen::MatrixXd SelectedSystem::DenseNullBasis() const {
 }
 
 Eigen::Index SelectedSystem::nullity() const {
-  if (blocks_.empty()) return decomposition_ != nullptr ? dense_nullity_ : null_basis_.cols();
+  if (blocks_.empty()) {
+    return decomposition_ != nullptr || semidefinite_ != nullptr ? dense_nullity_
+                                                                 : null_basis_.cols();
+  }
   Eigen::Index out = 0;
   for (const Block& block : blocks_) out += block.system.nullity();
   return out;
 }
 
 Eigen::MatrixXd SelectedSystem::null_basis() const {
-  if (blocks_.empty()) return decomposition_ != nullptr ? DenseNullBasis() : null_basis_;
+  if (blocks_.empty()) {
+    if (semidefinite_ != nullptr) return semidefinite_->NullBasis();
+    return decomposition_ != nullptr ? DenseNullBasis() : null_basis_;
+  }
   Eigen::MatrixXd out = Eigen::MatrixXd::Zero(n_, nullity());
   Eigen::Index column = 0;
   for (const Block& block : blocks_) {
@@ -311,6 +434,7 @@ Eigen::MatrixXd SelectedSystem::SolveColumns(const Eigen::MatrixXd& B, bool tran
     }
     return out;
   }
+  if (semidefinite_ != nullptr) return semidefinite_->Solve(B);  // symmetric
   if (decomposition_ != nullptr) {
     if (transpose) return decomposition_->transpose().solve(B);
     return decomposition_->solve(B);

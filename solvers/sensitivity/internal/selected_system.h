@@ -1,7 +1,9 @@
 // The linear system a sensitivity solves at a solution (its "selected" system: the rows of the
 // active constraints), factorized once for the forward and the adjoint products: a small system
-// by a dense complete orthogonal decomposition (its pseudo-inverse); a larger one by KLU of the
-// matrix and of its transpose, or, where the matrix is singular, the solution of least norm:
+// by a dense complete orthogonal decomposition (its pseudo-inverse), or where it is singular,
+// symmetric and positive semidefinite (every contact sticking) by a Cholesky factorization with
+// diagonal pivoting and its null space (the same pseudo-inverse, cheaper); a larger one by KLU of
+// the matrix and of its transpose, or, where the matrix is singular, the solution of least norm:
 // from a sparse rank-revealing QR factorization of its transpose (SuiteSparseQR; the adjoint
 // products are the exact transposes of the forward ones, selected_system.cc); where that does not
 // see the rank deficiency, the least-squares solution of least norm from a dense complete
@@ -67,6 +69,8 @@ class SelectedSystem {
 
   // One rank-deficient sparse QR factorization (selected_system.cc).
   struct SparseLeastSquares;
+  // One singular symmetric positive semidefinite system's pseudo-inverse (selected_system.cc).
+  struct Semidefinite;
 
  private:
   // The complete orthogonal decomposition of a small or singular system: its pseudo-inverse
@@ -94,10 +98,12 @@ class SelectedSystem {
   std::unique_ptr<KluLu> lu_, lu_transpose_;
   std::unique_ptr<SparseLeastSquares> qr_;
   std::unique_ptr<Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd>> decomposition_;
+  std::unique_ptr<Semidefinite> semidefinite_;
   Eigen::MatrixXd pseudo_inverse_, null_basis_;  // null_basis_: the sparse QR's
   Eigen::Index n_ = 0, dense_nullity_ = 0;
   bool least_squares_ = false;
-  bool dense_ = false;  // decomposition_ (singular) or pseudo_inverse_ (regular) solves it
+  // decomposition_ or semidefinite_ (singular) or pseudo_inverse_ (regular) solves it
+  bool dense_ = false;
 };
 
 template <class ForEachEntry>
