@@ -317,11 +317,35 @@ void ExplicitStepDerivative::AddParameters(const ExplicitStepData& step) {
   }
 }
 
+// vec(M)'s inputs among the 17: theta (0-2) and m (9).
+void ExplicitStepDerivative::BodyTerms::Set(
+    const Eigen::Matrix<double, kBodyOutputs, kBodyInputs>& jacobian) {
+  mass_jacobian << jacobian.topLeftCorner<36, 3>(), jacobian.block<36, 1>(0, 9);
+  force_jacobian = jacobian.bottomRows<6>();
+}
+
+Eigen::Matrix<double, ExplicitStepDerivative::kBodyOutputs, 1>
+ExplicitStepDerivative::BodyTerms::Times(const Eigen::Matrix<double, kBodyInputs, 1>& in) const {
+  Eigen::Matrix<double, kBodyOutputs, 1> y;
+  y.head<36>() = mass_jacobian * Eigen::Vector4d(in[0], in[1], in[2], in[9]);
+  y.tail<6>() = force_jacobian * in;
+  return y;
+}
+
+Eigen::Matrix<double, ExplicitStepDerivative::kBodyInputs, 1>
+ExplicitStepDerivative::BodyTerms::TransposeTimes(
+    const Eigen::Matrix<double, kBodyOutputs, 1>& y) const {
+  Eigen::Matrix<double, kBodyInputs, 1> g = force_jacobian.transpose() * y.tail<6>();
+  const Eigen::Vector4d by_mass = mass_jacobian.transpose() * y.head<36>();
+  g.head<3>() += by_mass.head<3>();
+  g[9] += by_mass[3];
+  return g;
+}
+
 void ExplicitStepDerivative::LinearizeBodies(const ExplicitStepData& step) {
   for (BodyTerms& terms : bodies_) {
     const int i = terms.body;
-    terms.jacobian =
-        BodyJacobian(step.bodies[i], step.start[i], step.options.h, step.options.gravity);
+    terms.Set(BodyJacobian(step.bodies[i], step.start[i], step.options.h, step.options.gravity));
     terms.inverse_mass = step.workspace.inverse_mass[i];
     terms.pose.Linearize(step.workspace.velocity[i], h_);
   }
@@ -558,7 +582,7 @@ void ExplicitStepDerivative::DataChange(const Eigen::VectorXd& ds, const Eigen::
   // d(M^-1) = -M^-1 dM M^-1 per body, for the blocks.
   std::vector<Eigen::Matrix<double, 6, 6>> d_inverse(blocks ? bodies_.size() : 0);
   for (size_t k = 0; k < bodies_.size(); ++k) {
-    const Eigen::Matrix<double, kBodyOutputs, 1> y = bodies_[k].jacobian * BodyInput(k, ds, dp, du);
+    const Eigen::Matrix<double, kBodyOutputs, 1> y = bodies_[k].Times(BodyInput(k, ds, dp, du));
     const Eigen::Map<const Eigen::Matrix<double, 6, 6>> dM(y.data());  // column-major vec(M)
     inner->segment<6>(6 * k) = y.tail<6>() - dM * nu_plus_.segment<6>(6 * k);
     if (blocks) d_inverse[k] = -bodies_[k].inverse_mass * dM * bodies_[k].inverse_mass;
@@ -696,7 +720,7 @@ void ExplicitStepDerivative::DataGradient(const Eigen::VectorXd& F, const Eigen:
     Eigen::Map<Eigen::Matrix<double, 6, 6>> mass(y.data());
     mass = -Fk * nu.transpose() + through_blocks[k];  // dL/dM_k
     y.tail<6>() = Fk;
-    const Eigen::Matrix<double, kBodyInputs, 1> g = bodies_[k].jacobian.transpose() * y;
+    const Eigen::Matrix<double, kBodyInputs, 1> g = bodies_[k].TransposeTimes(y);
     out->state.segment<9>(12 * k + 3) += g.head<9>();
     out->parameters[bodies_[k].mass_slot] += g[9];
     out->parameters[0] += g[10];

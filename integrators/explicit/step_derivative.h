@@ -82,7 +82,16 @@ class ExplicitStepDerivative : public StepDerivative {
   struct BodyTerms {
     int body = -1;       // index in the stepper's list
     int mass_slot = -1;  // its "<name>.mass" in p
-    Eigen::Matrix<double, kBodyOutputs, kBodyInputs> jacobian;
+    // The 42 x 17 Jacobian by its nonzero parts: vec(M_i) depends on theta and m alone (36 x 4,
+    // those four inputs), f_i on all 17 (a trajectory's gradient keeps every step's: 2 kB a
+    // body instead of 5.7).
+    Eigen::Matrix<double, 36, 4> mass_jacobian;
+    Eigen::Matrix<double, 6, kBodyInputs> force_jacobian;
+    void Set(const Eigen::Matrix<double, kBodyOutputs, kBodyInputs>& jacobian);
+    Eigen::Matrix<double, kBodyOutputs, 1> Times(
+        const Eigen::Matrix<double, kBodyInputs, 1>& in) const;
+    Eigen::Matrix<double, kBodyInputs, 1> TransposeTimes(
+        const Eigen::Matrix<double, kBodyOutputs, 1>& y) const;
     Eigen::Matrix<double, 6, 6> inverse_mass;
     PoseUpdateTerms pose;  // at the end-of-step twist
   };
