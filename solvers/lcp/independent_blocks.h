@@ -23,8 +23,8 @@ class IndependentBlocks {
   void Find(const LinearComplementarityProblem& problem);
   // The blocks of any square matrix's unknowns, by the same rule.
   void Find(const Eigen::SparseMatrix<double>& matrix);
-  // The same for a matrix that is never stored: Start(n), Join(i, j) for each of its entries,
-  // then Number().
+  // The same for a matrix that is never stored: Start(n), Join(i, j) for each of its entries
+  // (0 <= i, j < n; unchecked, as an entry of a stored matrix is), then Number().
   void Start(int n);
   void Join(int i, int j);
   void Number();
