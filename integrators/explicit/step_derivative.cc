@@ -542,32 +542,31 @@ void ExplicitStepDerivative::RequireDescribed(const Eigen::VectorXd* ds) const {
   }
 }
 
-Eigen::VectorXd ExplicitStepDerivative::TimesH(const Eigen::VectorXd& x) const {
-  Eigen::VectorXd out = Eigen::VectorXd::Zero(6 * static_cast<Eigen::Index>(bodies_.size()));
+void ExplicitStepDerivative::TimesH(const Eigen::Ref<const Eigen::VectorXd>& x,
+                                    Eigen::Ref<Eigen::VectorXd> out) const {
+  out.setZero();
   for (size_t c = 0; c < contacts_.size(); ++c) {
     const ContactTerms& t = contacts_[c];
     if (t.slot_a >= 0) out.segment<6>(6 * t.slot_a) += t.rows_a.transpose() * x.segment<3>(3 * c);
     if (t.slot_b >= 0) out.segment<6>(6 * t.slot_b) += t.rows_b.transpose() * x.segment<3>(3 * c);
   }
-  return out;
 }
 
-Eigen::VectorXd ExplicitStepDerivative::TimesHTranspose(const Eigen::VectorXd& v) const {
-  Eigen::VectorXd out = Eigen::VectorXd::Zero(3 * static_cast<Eigen::Index>(contacts_.size()));
+void ExplicitStepDerivative::TimesHTranspose(const Eigen::Ref<const Eigen::VectorXd>& v,
+                                             Eigen::Ref<Eigen::VectorXd> out) const {
+  out.setZero();
   for (size_t c = 0; c < contacts_.size(); ++c) {
     const ContactTerms& t = contacts_[c];
     if (t.slot_a >= 0) out.segment<3>(3 * c) += t.rows_a * v.segment<6>(6 * t.slot_a);
     if (t.slot_b >= 0) out.segment<3>(3 * c) += t.rows_b * v.segment<6>(6 * t.slot_b);
   }
-  return out;
 }
 
-Eigen::VectorXd ExplicitStepDerivative::TimesInverseMass(const Eigen::VectorXd& x) const {
-  Eigen::VectorXd out(x.size());
+void ExplicitStepDerivative::TimesInverseMass(const Eigen::Ref<const Eigen::VectorXd>& x,
+                                              Eigen::Ref<Eigen::VectorXd> out) const {
   for (size_t k = 0; k < bodies_.size(); ++k) {
     out.segment<6>(6 * k) = bodies_[k].inverse_mass * x.segment<6>(6 * k);
   }
-  return out;
 }
 
 void ExplicitStepDerivative::DataChange(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
@@ -611,16 +610,14 @@ void ExplicitStepDerivative::DataChange(const Eigen::VectorXd& ds, const Eigen::
   }
 }
 
-Eigen::VectorXd ExplicitStepDerivative::PoseUpdate(const Eigen::VectorXd& ds,
-                                                   const Eigen::VectorXd& dp,
-                                                   const Eigen::VectorXd& dnu) const {
-  Eigen::VectorXd out(state_size());
+void ExplicitStepDerivative::PoseUpdate(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
+                                        const Eigen::VectorXd& dnu,
+                                        Eigen::Ref<Eigen::VectorXd> out) const {
   const double dh = At(dp, 0);
   for (size_t k = 0; k < bodies_.size(); ++k) {
     out.segment<12>(12 * k) = bodies_[k].pose.Jvp(
         Segment<3>(ds, 12 * k), Segment<3>(ds, 12 * k + 3), dh, h_, dnu.segment<6>(6 * k));
   }
-  return out;
 }
 
 void ExplicitStepDerivative::CheckChange(Eigen::Index ds, Eigen::Index dp, Eigen::Index du) const {
@@ -642,10 +639,13 @@ Eigen::VectorXd ExplicitStepDerivative::Jvp(const Eigen::VectorXd& ds, const Eig
   // The soft model: each contact's dr from its own inputs.
   Eigen::VectorXd inner, dF, dmu, dW;
   DataChange(ds, dp, du, &inner, &dF, &dmu, &dW);
-  Eigen::VectorXd dr, d_anchor, out(output_size());
+  Eigen::VectorXd dr, d_anchor, out(output_size()), moved(inner.size()), dnu(inner.size());
   SoftChange(ds, dp, &dr, &d_anchor);
-  inner += TimesH(dr);
-  out << PoseUpdate(ds, dp, TimesInverseMass(inner)), d_anchor;
+  TimesH(dr, moved);
+  inner += moved;
+  TimesInverseMass(inner, dnu);
+  PoseUpdate(ds, dp, dnu, out.head(state_size()));
+  out.tail(d_anchor.size()) = d_anchor;
   return out;
 }
 
@@ -658,15 +658,28 @@ Eigen::MatrixXd ExplicitStepDerivative::JvpColumns(const Eigen::MatrixXd& ds,
   CheckChange(ds.rows(), dp.rows(), du.rows());
   const Eigen::Index k = ChangeCount(ds, dp, du, "explicit step derivative: ds, dp and du");
   const Eigen::Index nc = static_cast<Eigen::Index>(contacts_.size());
-  std::vector<Eigen::VectorXd> inner(k);
-  Eigen::MatrixXd dq(3 * nc, k), dmu(nc, k), dW;
+  const Eigen::Index nv = 6 * static_cast<Eigen::Index>(bodies_.size());
+  // Each column's vectors reuse the storage of the column before.
+  Eigen::MatrixXd inner(nv, k), dq(3 * nc, k), dmu(nc, k), dW;
+  Eigen::VectorXd ds_j, dp_j, du_j, inner_j, dF, dmu_j, dW_j, scaled(nv);
+  const auto column = [](const Eigen::MatrixXd& m, Eigen::Index j, Eigen::VectorXd* out) {
+    if (m.rows() == 0) {
+      out->resize(0);
+    } else {
+      *out = m.col(j);
+    }
+  };
   for (Eigen::Index j = 0; j < k; ++j) {
-    const Eigen::VectorXd ds_j = ChangeColumn(ds, j);
+    column(ds, j, &ds_j);
+    column(dp, j, &dp_j);
+    column(du, j, &du_j);
     RequireDescribed(&ds_j);
-    Eigen::VectorXd dF, dmu_j, dW_j;
-    DataChange(ds_j, ChangeColumn(dp, j), ChangeColumn(du, j), &inner[j], &dF, &dmu_j, &dW_j);
+    DataChange(ds_j, dp_j, du_j, &inner_j, &dF, &dmu_j, &dW_j);
+    inner.col(j) = inner_j;
     // The local problem's q = H^T M^-1 f + w moves by dF + H^T M^-1 inner.
-    dq.col(j) = dF + TimesHTranspose(TimesInverseMass(inner[j]));
+    TimesInverseMass(inner_j, scaled);
+    TimesHTranspose(scaled, dq.col(j));
+    dq.col(j) += dF;
     dmu.col(j) = dmu_j;
     if (dW_j.size() == 0) continue;
     if (dW.size() == 0) dW.setZero(dW_j.size(), k);
@@ -676,8 +689,14 @@ Eigen::MatrixXd ExplicitStepDerivative::JvpColumns(const Eigen::MatrixXd& ds,
   Eigen::MatrixXd out(output_size(), k);
   for (Eigen::Index j = 0; j < k; ++j) {
     // d nu+ = M^-1 (df - dM nu+ + dH r + H dr).
-    if (nc > 0) inner[j] += TimesH(dr.col(j));
-    out.col(j) = PoseUpdate(ChangeColumn(ds, j), ChangeColumn(dp, j), TimesInverseMass(inner[j]));
+    if (nc > 0) {
+      TimesH(dr.col(j), scaled);
+      inner.col(j) += scaled;
+    }
+    TimesInverseMass(inner.col(j), scaled);
+    column(ds, j, &ds_j);
+    column(dp, j, &dp_j);
+    PoseUpdate(ds_j, dp_j, scaled, out.col(j));
   }
   return out;
 }
@@ -802,13 +821,15 @@ StepDerivative::Gradient ExplicitStepDerivative::Vjp(const Eigen::VectorXd& g) c
   }
   // nu+ = M^-1 (H r + f): a = M^-1 g_nu is dL/df at fixed r, H^T a is dL/dr; through q =
   // H^T M^-1 f + w, the problem's gradient w of q adds M^-1 H w to dL/df.
-  const Eigen::VectorXd a = TimesInverseMass(g_nu);
+  Eigen::VectorXd a(g_nu.size()), at_contacts(3 * static_cast<Eigen::Index>(contacts_.size()));
+  TimesInverseMass(g_nu, a);
+  TimesHTranspose(a, at_contacts);
   Eigen::VectorXd w, mu, W;
   if (sensitivity_ == nullptr) {  // the soft model: r from its own inputs, none through q
     const Eigen::Index n = static_cast<Eigen::Index>(contacts_.size());
     const Eigen::VectorXd g_anchor =
         g.size() > state_size() ? Eigen::VectorXd(g.tail(3 * n)) : Eigen::VectorXd();
-    SoftGradient(TimesHTranspose(a), g_anchor, &out);
+    SoftGradient(at_contacts, g_anchor, &out);
     DataGradient(a, Eigen::VectorXd::Zero(3 * n), Eigen::VectorXd::Zero(n), W, &out);
     return out;
   }
@@ -816,8 +837,12 @@ StepDerivative::Gradient ExplicitStepDerivative::Vjp(const Eigen::VectorXd& g) c
     DataGradient(a, w, mu, W, &out);
     return out;
   }
-  sensitivity_->Vjp(TimesHTranspose(a), &w, &mu, &W);
-  DataGradient(a + TimesInverseMass(TimesH(w)), w, mu, W, &out);
+  sensitivity_->Vjp(at_contacts, &w, &mu, &W);
+  Eigen::VectorXd pushed(a.size()), F(a.size());  // F = a + M^-1 H w
+  TimesH(w, pushed);
+  TimesInverseMass(pushed, F);
+  F += a;
+  DataGradient(F, w, mu, W, &out);
   return out;
 }
 

@@ -137,19 +137,22 @@ class ExplicitStepDerivative : public StepDerivative {
   // Throws InputError if ds (null: any change of a pose) moves a body of a contact whose
   // features are not known.
   void RequireDescribed(const Eigen::VectorXd* ds) const;
-  // H x (6 per moving body) and H^T v (3 per contact).
-  Eigen::VectorXd TimesH(const Eigen::VectorXd& x) const;
-  Eigen::VectorXd TimesHTranspose(const Eigen::VectorXd& v) const;
-  Eigen::VectorXd TimesInverseMass(const Eigen::VectorXd& x) const;
+  // out = H x (6 per moving body), H^T v (3 per contact), M^-1 x: written into the caller's
+  // vectors or columns, sized already, so that the columns of JvpColumns allocate nothing.
+  void TimesH(const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> out) const;
+  void TimesHTranspose(const Eigen::Ref<const Eigen::VectorXd>& v,
+                       Eigen::Ref<Eigen::VectorXd> out) const;
+  void TimesInverseMass(const Eigen::Ref<const Eigen::VectorXd>& x,
+                        Eigen::Ref<Eigen::VectorXd> out) const;
   // The change of the problem's data for a change (ds, dp, du), in the pieces Jvp combines:
   // inner = df - dM nu+ + dH r (per body), dF = dw + dH^T nu+ (per contact), dmu, and where the
   // model reads them the changes dW of each contact's Delassus block J_c M^-1 J_c^T (9 each).
   void DataChange(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp, const Eigen::VectorXd& du,
                   Eigen::VectorXd* inner, Eigen::VectorXd* dF, Eigen::VectorXd* dmu,
                   Eigen::VectorXd* dW) const;
-  // ds+ from ds, dp and d nu+ (the pose update's derivative).
-  Eigen::VectorXd PoseUpdate(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp,
-                             const Eigen::VectorXd& dnu) const;
+  // ds+ from ds, dp and d nu+ (the pose update's derivative), into `out` (state_size()).
+  void PoseUpdate(const Eigen::VectorXd& ds, const Eigen::VectorXd& dp, const Eigen::VectorXd& dnu,
+                  Eigen::Ref<Eigen::VectorXd> out) const;
   // The gradient's terms through M, f (per body) and J, b, mu (per contact) from F = dL/df and
   // the gradients of the contact problem's w, mu and (or empty) Delassus blocks W
   // (docs/derivatives.md "Steps").

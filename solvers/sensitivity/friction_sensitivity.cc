@@ -225,28 +225,30 @@ void FrictionSensitivity::Assemble(const Eigen::VectorXd& mu, int max_dense_leas
   system_.Factorize(K, max_dense_least_squares, "the contacts' equations");
 }
 
-Eigen::VectorXd FrictionSensitivity::RightHandSide(const Eigen::VectorXd& dF,
-                                                   const Eigen::VectorXd& dmu) const {
-  Eigen::VectorXd b = Eigen::VectorXd::Zero(num_unknowns_);
+void FrictionSensitivity::RightHandSide(const Eigen::Ref<const Eigen::VectorXd>& dF,
+                                        const Eigen::Ref<const Eigen::VectorXd>& dmu,
+                                        Eigen::Ref<Eigen::VectorXd> b) const {
+  b.setZero();
+  const bool moved = dF.size() != 0, friction_moved = dmu.size() != 0;
   for (int a = 0; a < num_contacts(); ++a) {
     const int n = 3 * a;
+    const double dmu_a = friction_moved ? dmu[a] : 0.0;
     switch (state_[a]) {
       case ContactState::Apart:
         break;
       case ContactState::Sticking:
-        b.segment<3>(n) = -dF.segment<3>(n);
+        if (moved) b.segment<3>(n) = -dF.segment<3>(n);
         break;
       case ContactState::Frictionless:
-        b[n] = -dF[n];
+        if (moved) b[n] = -dF[n];
         break;
       case ContactState::Sliding:
-        b[n] = -dF[n] + (compliance_.rows() > 0 ? slip_[a] * dmu[a] : 0.0);
-        b.segment<2>(n + 1) = dmu[a] * r_[n] * direction_[a];
-        b.segment<2>(extra_[a]) = -dF.segment<2>(n + 1);
+        b[n] = (moved ? -dF[n] : 0.0) + (compliance_.rows() > 0 ? slip_[a] * dmu_a : 0.0);
+        b.segment<2>(n + 1) = dmu_a * r_[n] * direction_[a];
+        if (moved) b.segment<2>(extra_[a]) = -dF.segment<2>(n + 1);
         break;
     }
   }
-  return b;
 }
 
 Eigen::VectorXd FrictionSensitivity::Jvp(const Tangent& tangent) const {
@@ -266,7 +268,9 @@ Eigen::VectorXd FrictionSensitivity::Jvp(const Tangent& tangent) const {
       throw InputError("sensitivity: dmu has the wrong size");
     dmu = tangent.mu;
   }
-  return system_.Solve(RightHandSide(dF, dmu), false).head(n);
+  Eigen::VectorXd b(num_unknowns_);
+  RightHandSide(dF, dmu, b);
+  return system_.Solve(b, false).head(n);
 }
 
 Eigen::MatrixXd FrictionSensitivity::JvpColumns(const Eigen::MatrixXd& dq,
@@ -277,12 +281,11 @@ Eigen::MatrixXd FrictionSensitivity::JvpColumns(const Eigen::MatrixXd& dq,
       (dmu.rows() != 0 && (dmu.rows() != num_contacts() || dmu.cols() != k))) {
     throw InputError("sensitivity: dq or dmu has the wrong size");
   }
-  const Eigen::VectorXd zero_q = Eigen::VectorXd::Zero(n),
-                        zero_mu = Eigen::VectorXd::Zero(num_contacts());
   Eigen::MatrixXd b(num_unknowns_, k);
-  for (Eigen::Index j = 0; j < k; ++j) {
-    b.col(j) = RightHandSide(dq.rows() != 0 ? Eigen::VectorXd(dq.col(j)) : zero_q,
-                             dmu.rows() != 0 ? Eigen::VectorXd(dmu.col(j)) : zero_mu);
+  for (Eigen::Index j = 0; j < k; ++j) {  // (an empty dq or dmu: 0 rows, zero)
+    const Eigen::Map<const Eigen::VectorXd> dq_j(dq.data() + j * dq.rows(), dq.rows()),
+        dmu_j(dmu.data() + j * dmu.rows(), dmu.rows());
+    RightHandSide(dq_j, dmu_j, b.col(j));
   }
   return system_.SolveColumns(b, false).topRows(n);
 }

@@ -113,8 +113,11 @@ class FrictionSensitivity {
   template <class Add>
   void AddEntries(const Eigen::VectorXd& mu, const Add& add) const;
   void Assemble(const Eigen::VectorXd& mu, int max_dense_least_squares);
-  // The right-hand side for a change dF of u at fixed r and dmu.
-  Eigen::VectorXd RightHandSide(const Eigen::VectorXd& dF, const Eigen::VectorXd& dmu) const;
+  // The right-hand side for a change dF of u at fixed r and dmu (either empty: zero), written
+  // into b (num_unknowns_ entries; a column of the caller's, so that columns allocate nothing).
+  void RightHandSide(const Eigen::Ref<const Eigen::VectorXd>& dF,
+                     const Eigen::Ref<const Eigen::VectorXd>& dmu,
+                     Eigen::Ref<Eigen::VectorXd> b) const;
 
   Eigen::VectorXd r_;
   Eigen::SparseMatrix<double> pattern_;  // W (its pattern and values)
