@@ -189,6 +189,60 @@ TEST_CASE("capsule contact: lying on a plane, a box face and a capsule, a line h
   CHECK(Nearest(points) == doctest::Approx(1e-3).epsilon(1e-9));
 }
 
+// Capsules stacked across each other at every angle, from square to parallel, touching or a
+// little apart or inside: the points of a pair repeat none of the others (each at least 5 % of
+// the larger capsule's bounding radius from the rest: three points a millimetre apart where
+// capsules cross nearly square made W all but singular), the nearest one is among them at the
+// segments' distance, and a line contact of capsules lying side by side keeps both its ends.
+TEST_CASE("capsule contact: crossing capsules get points that do not repeat each other") {
+  const ExplicitContactGeometry geometry;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  int lines = 0, single = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const Shape a =
+        MakeShape(ShapeKind::Capsule, Vector3d(0.02 + 0.05 * u(rng), 0.04 + 0.2 * u(rng), 0));
+    const Shape b =
+        MakeShape(ShapeKind::Capsule, Vector3d(0.02 + 0.05 * u(rng), 0.04 + 0.2 * u(rng), 0));
+    // B above A, its axis turned by an angle from 0 (side by side) to pi/2 (square), slid along.
+    const double angle = trial % 4 == 0 ? 1e-3 * u(rng) : 0.5 * M_PI * u(rng);
+    ShapePose pa, pb;
+    pa.rotation = Eigen::AngleAxisd(6.3 * u(rng), Vector3d::UnitZ()).toRotationMatrix();
+    pb.rotation = Eigen::AngleAxisd(angle, Vector3d::UnitZ()).toRotationMatrix() * pa.rotation;
+    const double gap = -3e-3 + 6e-3 * u(rng);
+    pb.position = pa.position + Vector3d(0, 0, a.size[0] + b.size[0] + gap) +
+                  (u(rng) - 0.5) * a.size[1] * pa.rotation.col(0);
+    std::vector<ContactPoint> points;
+    geometry.FindContacts(a, pa, b, pb, 0.01, &points);
+    CAPTURE(trial);
+    CAPTURE(angle);
+    REQUIRE_FALSE(points.empty());
+    CheckConsistent(points);
+    const double apart = 0.05 * std::max(a.BoundingRadius(), b.BoundingRadius());
+    for (size_t i = 0; i < points.size(); ++i) {
+      for (size_t j = i + 1; j < points.size(); ++j) {
+        CHECK((points[i].point_a - points[j].point_a).norm() >= apart);
+      }
+    }
+    Vector3d p1, q1, p2, q2;
+    Ends(a, pa, &p1, &q1);
+    Ends(b, pb, &p2, &q2);
+    const double nearest = SegmentDistance(p1, q1, p2, q2) - a.size[0] - b.size[0];
+    CHECK(Nearest(points) == doctest::Approx(nearest).epsilon(1e-9).scale(1.0));
+    (points.size() > 1 ? lines : single) += 1;
+    if (angle < 1e-3 && points.size() == 1) {
+      // Side by side: one point only where B's segment overlaps A's by less than `apart`.
+      const Vector3d axis = pa.rotation.col(0);
+      const double s0 = axis.dot(p2 - pa.position), s1 = axis.dot(q2 - pa.position);
+      const double overlap = std::min(0.5 * a.size[1], std::max(s0, s1)) -
+                             std::max(-0.5 * a.size[1], std::min(s0, s1));
+      CHECK(overlap < apart);
+    }
+  }
+  CHECK(lines > 50);  // both kinds met
+  CHECK(single > 50);
+}
+
 // The distance from x to the surface of a box (half sides `half`, posed): zero on it.
 double BoxSurfaceDistance(const Vector3d& half, const ShapePose& pose, const Vector3d& x) {
   const Vector3d local = pose.rotation.transpose() * (x - pose.position);
