@@ -52,7 +52,17 @@ Eigen::Index ChangeCount(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b,
 }
 
 Eigen::VectorXd ChangeColumn(const Eigen::MatrixXd& m, Eigen::Index j) {
-  return m.rows() == 0 ? Eigen::VectorXd() : Eigen::VectorXd(m.col(j));
+  Eigen::VectorXd out;
+  ChangeColumn(m, j, &out);
+  return out;
+}
+
+void ChangeColumn(const Eigen::MatrixXd& m, Eigen::Index j, Eigen::VectorXd* out) {
+  if (m.rows() == 0) {
+    out->resize(0);
+  } else {
+    *out = m.col(j);
+  }
 }
 
 Eigen::Matrix3d So3LeftJacobian(const Eigen::Vector3d& phi) {

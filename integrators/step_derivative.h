@@ -111,6 +111,8 @@ Eigen::Index ChangeCount(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b,
                          const Eigen::MatrixXd& c, const char* what);
 // Change j of such a matrix: its column j, or an empty vector (zero) for a matrix without rows.
 Eigen::VectorXd ChangeColumn(const Eigen::MatrixXd& m, Eigen::Index j);
+// The same into *out, reusing its storage from one column to the next.
+void ChangeColumn(const Eigen::MatrixXd& m, Eigen::Index j, Eigen::VectorXd* out);
 
 // d exp(phi) = J_l(phi) d phi: the left Jacobian of SO(3), for pose updates R+ = exp([phi]x) R.
 Eigen::Matrix3d So3LeftJacobian(const Eigen::Vector3d& phi);

@@ -662,17 +662,10 @@ Eigen::MatrixXd ExplicitStepDerivative::JvpColumns(const Eigen::MatrixXd& ds,
   // Each column's vectors reuse the storage of the column before.
   Eigen::MatrixXd inner(nv, k), dq(3 * nc, k), dmu(nc, k), dW;
   Eigen::VectorXd ds_j, dp_j, du_j, inner_j, dF, dmu_j, dW_j, scaled(nv);
-  const auto column = [](const Eigen::MatrixXd& m, Eigen::Index j, Eigen::VectorXd* out) {
-    if (m.rows() == 0) {
-      out->resize(0);
-    } else {
-      *out = m.col(j);
-    }
-  };
   for (Eigen::Index j = 0; j < k; ++j) {
-    column(ds, j, &ds_j);
-    column(dp, j, &dp_j);
-    column(du, j, &du_j);
+    ChangeColumn(ds, j, &ds_j);
+    ChangeColumn(dp, j, &dp_j);
+    ChangeColumn(du, j, &du_j);
     RequireDescribed(&ds_j);
     DataChange(ds_j, dp_j, du_j, &inner_j, &dF, &dmu_j, &dW_j);
     inner.col(j) = inner_j;
@@ -694,8 +687,8 @@ Eigen::MatrixXd ExplicitStepDerivative::JvpColumns(const Eigen::MatrixXd& ds,
       inner.col(j) += scaled;
     }
     TimesInverseMass(inner.col(j), scaled);
-    column(ds, j, &ds_j);
-    column(dp, j, &dp_j);
+    ChangeColumn(ds, j, &ds_j);
+    ChangeColumn(dp, j, &dp_j);
     PoseUpdate(ds_j, dp_j, scaled, out.col(j));
   }
   return out;

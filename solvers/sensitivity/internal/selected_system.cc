@@ -386,8 +386,8 @@ Eigen::MatrixXd SelectedSystem::DenseNullBasis() const {
   const Eigen::Index n = cod.cols(), rank = n - dense_nullity_;
   Eigen::MatrixXd tail = Eigen::MatrixXd::Zero(n, dense_nullity_);
   tail.bottomRows(dense_nullity_).setIdentity();
-  Eigen::VectorXd work(std::max<Eigen::Index>(n, dense_nullity_));
-  for (Eigen::Index k = 0; k < rank && dense_nullity_ > 0; ++k) {
+  Eigen::VectorXd work(dense_nullity_);      // a row's length of the columns
+  for (Eigen::Index k = 0; k < rank; ++k) {  // (kept only where rank < n)
     if (k != rank - 1) tail.row(k).swap(tail.row(rank - 1));
     tail.middleRows(rank - 1, n - rank + 1)
         .applyHouseholderOnTheLeft(cod.matrixQTZ().row(k).tail(n - rank).transpose(),
