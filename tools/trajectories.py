@@ -44,10 +44,10 @@ def record(binary, out_dir):
 
 
 EXPLICIT_VARIANTS = [
-    "cone/nsgs", "cone/nsgs-shuffled", "cone/fc-newton", "cone/fc-newton-fb", "cone/fc-proximal",
-    "cone/fc-proximal-fb", "cone/nsgs-velocity", "cone/auto", "pyramid/lemke", "pyramid/fb-newton",
-    "relaxed/lemke", "relaxed/pgs", "relaxed/fb-newton", "cone/nsgs-cold", "pyramid/lemke-cold",
-    "relaxed/pgs-cold"]
+    "cone/nsgs", "cone/nsgs-shuffled", "cone/nsgs-anderson", "cone/fc-newton", "cone/fc-newton-fb",
+    "cone/fc-proximal", "cone/fc-proximal-fb", "cone/nsgs-velocity", "cone/auto", "pyramid/lemke",
+    "pyramid/fb-newton", "relaxed/lemke", "relaxed/pgs", "relaxed/fb-newton", "cone/nsgs-cold",
+    "pyramid/lemke-cold", "relaxed/pgs-cold"]
 ENGINE_VARIANTS = ["cone/auto", "cone/nsgs", "cone/nsgs-velocity", "relaxed/pgs"]
 
 

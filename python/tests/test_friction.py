@@ -43,8 +43,8 @@ def contact_problem(nc, seed, mu=0.4):
 
 def test_the_friction_solvers_are_in_the_registry():
     names = ncpkit.solver_names("friction")
-    assert {"nsgs", "nsgs-shuffled", "fc-newton", "fc-newton-fb", "fc-proximal", "fc-proximal-fb",
-            "auto"} == set(names)
+    assert {"nsgs", "nsgs-shuffled", "nsgs-anderson", "fc-newton", "fc-newton-fb", "fc-proximal",
+            "fc-proximal-fb", "auto"} == set(names)
     assert "lemke" not in names
     assert ncpkit.solver_names("convex") == ["convex-newton"]
 

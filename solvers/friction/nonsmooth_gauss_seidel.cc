@@ -25,6 +25,8 @@ bool NonsmoothGaussSeidel::Options::IsValid(std::string* why) const {
       .Require(relaxation > 0.0 && relaxation < 2.0, "relaxation", relaxation, "must be in (0, 2)")
       .Require(time_limit_seconds >= 0.0, "time_limit_seconds", time_limit_seconds, "must be >= 0")
       .Require(rate_window >= 0, "rate_window", rate_window, "must be >= 0")
+      .Require(anderson_memory >= 0 && anderson_memory <= 50, "anderson_memory", anderson_memory,
+               "must be in [0, 50]")
       .Done(why);
 }
 
@@ -73,6 +75,74 @@ void NonsmoothGaussSeidel::Sweep(const FrictionContactProblem& problem, Eigen::V
   }
 }
 
+// x_k = before, g_k = *r (the sweep's result), f_k = g_k - x_k. With the history's differences
+// dG, dF of consecutive g and f, gamma minimizes |f_k - dF gamma| and the next start is g_k - dG
+// gamma: the start whose linearized sweep change is least (Walker & Ni's type II form). The
+// least squares go by the normal equations of at most 50 columns, their Gram matrix kept column
+// by column; u = W r + q follows from the differences dU of u at the sweeps' results (W dG =
+// dU), so a step costs a few passes over r and no product with W. The sweep's result is always
+// in the cones (each contact's solve puts it there); the combination need not be, and is
+// projected (u then moved by the columns of W of the contacts it changed). Sweeps that change
+// the contacts' states make the map's linearization stale: the history restarts when the change
+// grows.
+void NonsmoothGaussSeidel::Accelerate(const FrictionContactProblem& problem,
+                                      const Eigen::VectorXd& before, Eigen::VectorXd* r) {
+  const int memory = options_.anderson_memory;
+  const Eigen::Index n = r->size();
+  const Eigen::VectorXd change = *r - before;
+  const double change_norm = change.norm();
+  if (!anderson_started_) {
+    result_differences_.resize(n, memory);
+    change_differences_.resize(n, memory);
+    velocity_differences_.resize(n, memory);
+    gram_.resize(memory, memory);
+  } else if (!(change_norm <= last_change_norm_)) {
+    anderson_count_ = anderson_next_ = 0;
+  } else {
+    const int k = anderson_next_;
+    result_differences_.col(k) = *r - last_result_;
+    change_differences_.col(k) = change - last_change_;
+    velocity_differences_.col(k) = u_ - last_velocity_;
+    anderson_count_ = std::min(anderson_count_ + 1, memory);
+    for (int j = 0; j < anderson_count_; ++j) {
+      gram_(j, k) = gram_(k, j) = change_differences_.col(j).dot(change_differences_.col(k));
+    }
+    anderson_next_ = (k + 1) % memory;
+  }
+  anderson_started_ = true;
+  last_result_ = *r;
+  last_change_ = change;
+  last_velocity_ = u_;
+  last_change_norm_ = change_norm;
+  const int count = anderson_count_;
+  if (count == 0) return;
+  Eigen::MatrixXd normal = gram_.topLeftCorner(count, count);
+  // (A relative shift keeps nearly dependent columns from blowing gamma up.)
+  normal.diagonal().array() += 1e-12 * normal.trace() / count;
+  const Eigen::VectorXd gamma =
+      normal.ldlt().solve(change_differences_.leftCols(count).transpose() * change);
+  if (!gamma.allFinite()) {
+    anderson_count_ = anderson_next_ = 0;
+    return;
+  }
+  r->noalias() -= result_differences_.leftCols(count) * gamma;
+  u_.noalias() -= velocity_differences_.leftCols(count) * gamma;
+  const Eigen::SparseMatrix<double>& columns = problem.W_columns();
+  for (int a = 0; a < problem.num_contacts(); ++a) {
+    const Eigen::Vector3d combined = r->segment<3>(3 * a);
+    const Eigen::Vector3d projected = ProjectOntoCone(problem.mu()[a], combined);
+    if (projected == combined) continue;
+    r->segment<3>(3 * a) = projected;
+    const Eigen::Vector3d moved = projected - combined;
+    for (int k = 0; k < 3; ++k) {
+      if (moved[k] == 0.0) continue;
+      for (Eigen::SparseMatrix<double>::InnerIterator it(columns, 3 * a + k); it; ++it) {
+        u_[it.row()] += it.value() * moved[k];
+      }
+    }
+  }
+}
+
 const NonsmoothGaussSeidel::Summary& NonsmoothGaussSeidel::Solve(
     const FrictionContactProblem& problem, Eigen::VectorXd* r) {
   const auto start = std::chrono::steady_clock::now();
@@ -80,6 +150,7 @@ const NonsmoothGaussSeidel::Summary& NonsmoothGaussSeidel::Solve(
   Summary& summary = summary_;
   summary.solver = options_.ordering == Ordering::Shuffled    ? "nsgs-shuffled"
                    : options_.ordering == Ordering::Symmetric ? "nsgs-symmetric"
+                   : options_.anderson_memory > 0             ? "nsgs-anderson"
                                                               : "nsgs";
   summary.tolerance = options_.tolerance;
   const auto elapsed = [&]() { return internal::SecondsSince(start); };
@@ -93,6 +164,8 @@ const NonsmoothGaussSeidel::Summary& NonsmoothGaussSeidel::Solve(
     r->segment<3>(3 * a) = ProjectOntoCone(problem.mu()[a], r->segment<3>(3 * a));
   }
   PrepareBlocks(problem);
+  anderson_count_ = anderson_next_ = 0;
+  anderson_started_ = false;
   order_.resize(nc);
   std::iota(order_.begin(), order_.end(), 0);
   std::mt19937 rng(options_.seed);
@@ -115,6 +188,7 @@ const NonsmoothGaussSeidel::Summary& NonsmoothGaussSeidel::Solve(
     } else if (options_.ordering == Ordering::Symmetric) {
       std::reverse(order_.begin(), order_.end());
     }
+    if (options_.anderson_memory > 0) before_ = *r;
     Sweep(problem, r);
     double error = ComputeFrictionErrors(problem, *r, u_).fclib;
     if (error <= options_.tolerance) {
@@ -127,6 +201,7 @@ const NonsmoothGaussSeidel::Summary& NonsmoothGaussSeidel::Solve(
       best_ = *r;
     }
     if (!std::isfinite(error)) break;
+    if (!converged && options_.anderson_memory > 0) Accelerate(problem, before_, r);
     if (options_.time_limit_seconds > 0.0 && elapsed() > options_.time_limit_seconds) {
       timed_out = !converged;
       break;

@@ -243,9 +243,11 @@ FischerBurmeisterNewton::Options Newton(NcpFunction function,
   return o;
 }
 
-NonsmoothGaussSeidel::Options Nsgs(NonsmoothGaussSeidel::Ordering ordering) {
+NonsmoothGaussSeidel::Options Nsgs(NonsmoothGaussSeidel::Ordering ordering,
+                                   int anderson_memory = 0) {
   NonsmoothGaussSeidel::Options o;
   o.ordering = ordering;
+  o.anderson_memory = anderson_memory;
   return o;
 }
 
@@ -365,6 +367,10 @@ std::deque<SolverEntry> LibraryRows() {
        kLocalAndGlobalFriction, kLocalAndGlobalFriction, false, Nsgs(Ordering::Natural)},
       {"nsgs-shuffled", "the same, contacts in a new random order every sweep",
        kLocalAndGlobalFriction, kLocalAndGlobalFriction, false, Nsgs(Ordering::Shuffled)},
+      {"nsgs-anderson",
+       "the same in natural order, each sweep started from the Anderson combination of the last "
+       "5",
+       kLocalAndGlobalFriction, kLocalAndGlobalFriction, false, Nsgs(Ordering::Natural, 5)},
       {"fc-newton", "semismooth Newton on the Alart-Curnier function, KLU (friction_newton.h)",
        kLocalAndGlobalFriction, kLocalAndGlobalFriction, false, ConeNewton(Function::AlartCurnier)},
       {"fc-newton-fb",

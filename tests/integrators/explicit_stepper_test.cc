@@ -50,7 +50,8 @@ ExplicitStepperOptions OptionsFor(const std::string& solver) {
   return options;
 }
 
-const std::string kSolvers[] = {"nsgs", "fc-newton", "fc-newton-fb", "fc-proximal", "auto"};
+const std::string kSolvers[] = {"nsgs",         "nsgs-anderson", "fc-newton",
+                                "fc-newton-fb", "fc-proximal",   "auto"};
 
 TEST_CASE("explicit stepper: a box resting on the ground stays put with every friction solver") {
   for (const std::string& solver : kSolvers) {

@@ -110,10 +110,10 @@ TEST_CASE("the default variants of each stepper: the solvers compared by default
                                                 "minmap-newton", "fb-newton-cold"});
   // The pyramid's LCP has zero-diagonal rows (no PGS); auto is not compared by default.
   CHECK(DefaultVariants("explicit") ==
-        Variants{"cone/nsgs", "cone/nsgs-shuffled", "cone/fc-newton", "cone/fc-newton-fb",
-                 "cone/fc-proximal", "cone/fc-proximal-fb", "cone/nsgs-velocity", "pyramid/lemke",
-                 "pyramid/fb-newton", "relaxed/lemke", "relaxed/pgs", "relaxed/fb-newton",
-                 "convex/convex-newton"});
+        Variants{"cone/nsgs", "cone/nsgs-shuffled", "cone/nsgs-anderson", "cone/fc-newton",
+                 "cone/fc-newton-fb", "cone/fc-proximal", "cone/fc-proximal-fb",
+                 "cone/nsgs-velocity", "pyramid/lemke", "pyramid/fb-newton", "relaxed/lemke",
+                 "relaxed/pgs", "relaxed/fb-newton", "convex/convex-newton"});
   // dlc and qp have free rows of zero diagonal (no PGS).
   CHECK(DefaultVariants("quasistatic") ==
         Variants{"dqc/fb-newton", "dqc/fb-newton-dense", "dqc/penalized-fb", "dqc/minmap-newton",

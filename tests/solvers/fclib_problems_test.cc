@@ -52,6 +52,9 @@ const std::map<std::string, std::map<std::string, std::string>>& ExpectedFclibFa
       {"RockPile_tob1.hdf5",
        {{"nsgs", kRockPileNsgs},
         {"nsgs-shuffled", kRockPileNsgs},
+        {"nsgs-anderson",
+         "its history restarts at nearly every sweep as the redundant contacts keep changing "
+         "state: 3e-4 after 10000 sweeps"},
         {"fc-newton", kNewtonLineSearch},
         {"fc-newton-fb",
          "200 Newton iterations on the redundant contacts end at 3e-5; the proximal solvers "
@@ -124,8 +127,8 @@ TEST_CASE("NSGS's rate window stops a crawling solve early; auto then goes to Ne
   CHECK(plain.IsSolved());
   CHECK(sweeps_with == plain.iterations);
   CHECK(with_window == without_window);
-  // auto: NSGS stops, Newton is tried from its point (on this stack it ends at 6e-6 after its
-  // 50 iterations), and NSGS's remaining sweeps finish.
+  // auto: its accelerated NSGS stops, Newton is tried from its point (on this stack its line
+  // search fails at once), and NSGS's remaining sweeps finish.
   SolverOptions auto_options;
   auto_options.tolerance = kTolerance;
   const std::unique_ptr<ComplementaritySolver> automatic =
@@ -134,10 +137,55 @@ TEST_CASE("NSGS's rate window stops a crawling solve early; auto then goes to Ne
   const std::string report = summary.FullReport();
   INFO(report);
   CHECK(summary.IsSolved());
-  CHECK(report.find("path              nsgs: max_iterations") != std::string::npos);
+  CHECK(report.find("path              nsgs-anderson: max_iterations") != std::string::npos);
   CHECK(report.find("stopped: at its rate") != std::string::npos);
   CHECK(report.find("; fc-newton-fb: ") != std::string::npos);
   CHECK(summary.iterations < 1000 + 50);
+}
+
+TEST_CASE("nsgs-anderson: the sweeps' Anderson combination solves where plain sweeps crawl") {
+  // BoxesStack1: plain sweeps end at 2.6e-6 after 10000; Capsules-i125-1213 (Release only, 286
+  // contacts): they converge, in 1239 sweeps.
+  std::vector<std::string> files = {"BoxesStack/BoxesStack1-fclib_local_problem_test.hdf5"};
+  if (!testing::SanitizedBuild()) files.push_back("Capsules/Capsules-i125-1213.hdf5");
+  for (const std::string& file : files) {
+    CAPTURE(file);
+    const FrictionContactProblem problem =
+        ReadFclibFile(testing::SharedData("fclib/" + file)).problem;
+    std::map<int, int> sweeps;
+    for (const int memory : {0, 1, 5}) {
+      CAPTURE(memory);
+      NonsmoothGaussSeidel::Options options;
+      options.tolerance = kTolerance;
+      options.anderson_memory = memory;
+      NonsmoothGaussSeidel nsgs(options);
+      Eigen::VectorXd r;
+      const NonsmoothGaussSeidel::Summary& summary = nsgs.Solve(problem, &r);
+      CAPTURE(summary.message);
+      CHECK(summary.solver == (memory > 0 ? "nsgs-anderson" : "nsgs"));
+      // The point returned is one of the sweeps' results: in the cones, its error the reported.
+      for (int a = 0; a < problem.num_contacts(); ++a) {
+        CHECK(r.segment<2>(3 * a + 1).norm() <= problem.mu()[a] * r[3 * a] * (1.0 + 1e-12));
+      }
+      CHECK(summary.natural_residual == doctest::Approx(FclibError(problem, r)).epsilon(1e-9));
+      if (memory > 0) CHECK(summary.IsSolved());
+      sweeps[memory] = summary.iterations;
+    }
+    // Memory 5 needs a quarter of the plain sweeps or fewer, memory 1 (a secant step) fewer.
+    CHECK(4 * sweeps[5] <= sweeps[0]);
+    CHECK(sweeps[1] < sweeps[0]);
+  }
+  // Out of range.
+  NonsmoothGaussSeidel nsgs;
+  const FrictionContactProblem problem =
+      ReadFclibFile(testing::SharedData("fclib/Confeti/Confeti-ex03.hdf5")).problem;
+  Eigen::VectorXd r;
+  for (const int memory : {-1, 51}) {
+    nsgs.mutable_options().anderson_memory = memory;
+    const NonsmoothGaussSeidel::Summary& summary = nsgs.Solve(problem, &r);
+    CHECK(summary.status == Status::InvalidInput);
+    CHECK(summary.message.find("anderson_memory") != std::string::npos);
+  }
 }
 
 }  // namespace

@@ -46,8 +46,9 @@ FrictionContactProblem RandomContactProblem(int nc, int bodies, double mu, doubl
   return problem;
 }
 
-const char* const kFrictionSolvers[] = {
-    "nsgs", "nsgs-shuffled", "fc-newton", "fc-newton-fb", "fc-proximal", "fc-proximal-fb", "auto"};
+const char* const kFrictionSolvers[] = {"nsgs",           "nsgs-shuffled", "nsgs-anderson",
+                                        "fc-newton",      "fc-newton-fb",  "fc-proximal",
+                                        "fc-proximal-fb", "auto"};
 
 TEST_CASE("every friction solver is in the registry and takes that kind only") {
   const std::vector<std::string> names = SolverNames(ProblemKind::Friction);
@@ -55,7 +56,7 @@ TEST_CASE("every friction solver is in the registry and takes that kind only") {
     CAPTURE(name);
     CHECK(IsSolverName(name, ProblemKind::Friction));
   }
-  CHECK(names.size() == 7);
+  CHECK(names.size() == 8);
   CHECK_THROWS_AS(CreateSolver("nsgs", ProblemKind::Linear, SolverOptions()), InputError);
   CHECK_THROWS_AS(CreateSolver("lemke", ProblemKind::Friction, SolverOptions()), InputError);
   // A solver reached through the base interface with a kind it does not take reports it.

@@ -111,6 +111,13 @@ TEST_CASE("solver registry: rows of one class differ in the setting their names 
             .ncp_function == NcpFunction::MinMap);
   CHECK(std::get<NonsmoothGaussSeidel::Options>(FindSolver("nsgs-shuffled")->configuration)
             .ordering == NonsmoothGaussSeidel::Ordering::Shuffled);
+  const auto& anderson =
+      std::get<NonsmoothGaussSeidel::Options>(FindSolver("nsgs-anderson")->configuration);
+  CHECK(anderson.ordering == NonsmoothGaussSeidel::Ordering::Natural);
+  CHECK(anderson.anderson_memory == 5);
+  CHECK(
+      std::get<NonsmoothGaussSeidel::Options>(FindSolver("nsgs")->configuration).anderson_memory ==
+      0);
   CHECK(std::get<FrictionNewton::Options>(FindSolver("fc-newton-fb")->configuration).function ==
         FrictionNewton::Function::FischerBurmeister);
   CHECK(
