@@ -30,6 +30,21 @@ bool NonsmoothGaussSeidel::Options::IsValid(std::string* why) const {
       .Done(why);
 }
 
+namespace {
+
+// u += W's three columns of contact a times `change` (its entries that are zero skipped).
+inline void AddContactColumns(const Eigen::SparseMatrix<double>& columns, int a,
+                              const Eigen::Vector3d& change, Eigen::VectorXd* u) {
+  for (int k = 0; k < 3; ++k) {
+    if (change[k] == 0.0) continue;
+    for (Eigen::SparseMatrix<double>::InnerIterator it(columns, 3 * a + k); it; ++it) {
+      (*u)[it.row()] += it.value() * change[k];
+    }
+  }
+}
+
+}  // namespace
+
 // Per contact: W_aa, its inverse where it has one, no sliding direction yet.
 void NonsmoothGaussSeidel::PrepareBlocks(const FrictionContactProblem& problem) {
   const int nc = problem.num_contacts();
@@ -66,12 +81,7 @@ void NonsmoothGaussSeidel::Sweep(const FrictionContactProblem& problem, Eigen::V
     const Eigen::Vector3d change = next - old;
     if (change.isZero(0.0)) continue;
     r->segment<3>(3 * a) = next;
-    for (int k = 0; k < 3; ++k) {
-      if (change[k] == 0.0) continue;
-      for (Eigen::SparseMatrix<double>::InnerIterator it(columns, 3 * a + k); it; ++it) {
-        u_[it.row()] += it.value() * change[k];
-      }
-    }
+    AddContactColumns(columns, a, change, &u_);
   }
 }
 
@@ -133,13 +143,7 @@ void NonsmoothGaussSeidel::Accelerate(const FrictionContactProblem& problem,
     const Eigen::Vector3d projected = ProjectOntoCone(problem.mu()[a], combined);
     if (projected == combined) continue;
     r->segment<3>(3 * a) = projected;
-    const Eigen::Vector3d moved = projected - combined;
-    for (int k = 0; k < 3; ++k) {
-      if (moved[k] == 0.0) continue;
-      for (Eigen::SparseMatrix<double>::InnerIterator it(columns, 3 * a + k); it; ++it) {
-        u_[it.row()] += it.value() * moved[k];
-      }
-    }
+    AddContactColumns(columns, a, projected - combined, &u_);
   }
 }
 

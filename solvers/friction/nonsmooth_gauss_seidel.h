@@ -57,7 +57,8 @@ class NonsmoothGaussSeidel {
     // projected onto the cones, instead of from the last result; the history is dropped
     // whenever a sweep changes r more than the one before (a contact changed state, or the
     // combination overshot). On piles, where the sweeps' rate is near 1, it reaches FCLib error
-    // 1e-6 in a fraction of the sweeps (docs/solvers.md). Default 0: plain sweeps; in [0, 50].
+    // 1e-6 in a fraction of the sweeps (docs/fclib.md, docs/benchmarks.md). Default 0: plain
+    // sweeps; in [0, 50].
     int anderson_memory = 0;
     bool IsValid(std::string* why) const;
   };
