@@ -11,7 +11,7 @@
 
 #include "solvers/base/constants.h"
 #include "solvers/base/input_error.h"
-#include "solvers/base/internal/message_buffer.h"
+#include "solvers/base/internal/rate_window.h"
 #include "solvers/base/internal/seconds.h"
 #include "solvers/friction/single_contact.h"
 
@@ -180,11 +180,7 @@ const NonsmoothGaussSeidel::Summary& NonsmoothGaussSeidel::Solve(
   int sweep = 0;
   bool converged = best_error <= options_.tolerance;
   bool timed_out = false;
-  // The best error at the start of the current rate window, and the sweeps the rate says are
-  // needed (0 while unmeasured).
-  double window_start_error = best_error;
-  double needed = 0.0;
-  bool stalled = false;
+  internal::RateWindow window(0, best_error);
   while (!converged && sweep < options_.max_sweeps && std::isfinite(best_error)) {
     ++sweep;
     if (options_.ordering == Ordering::Shuffled) {
@@ -210,24 +206,16 @@ const NonsmoothGaussSeidel::Summary& NonsmoothGaussSeidel::Solve(
       timed_out = !converged;
       break;
     }
-    if (!converged && options_.rate_window > 0 && sweep % options_.rate_window == 0) {
-      const double rate = std::pow(best_error / window_start_error, 1.0 / options_.rate_window);
-      needed = rate < 1.0 ? std::log(options_.tolerance / best_error) / std::log(rate) : kInf;
-      stalled = !(needed <= options_.max_sweeps - sweep);
-      if (stalled) break;
-      window_start_error = best_error;
+    if (!converged && window.Stalled(options_.rate_window, options_.tolerance, options_.max_sweeps,
+                                     sweep, best_error)) {
+      break;
     }
   }
   *r = best_;
   problem.Velocity(*r, &u_);
   DescribeFrictionPoint(problem, *r, u_, &summary);
   internal::SetSweepOutcome(options_.tolerance, sweep, timed_out, *r, &summary);
-  if (stalled) {
-    internal::MessageBuffer text;
-    text.Text(" (stopped: at its rate over the last ").Integer(options_.rate_window);
-    text.Text(" sweeps it would need ").Number(needed).Text(" more)");
-    text.AppendTo(&summary.message);
-  }
+  if (window.stalled()) window.Explain("sweeps", &summary.message);
   summary.wall_time_seconds = elapsed();
   return summary;
 }

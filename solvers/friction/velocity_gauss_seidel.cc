@@ -8,7 +8,7 @@
 
 #include "solvers/base/input_error.h"
 #include "solvers/base/internal/finite.h"
-#include "solvers/base/internal/message_buffer.h"
+#include "solvers/base/internal/rate_window.h"
 #include "solvers/base/internal/seconds.h"
 #include "solvers/friction/single_contact.h"
 
@@ -666,13 +666,6 @@ bool VelocityGaussSeidel::MayStickIsland(const GlobalFrictionContactProblem& pro
   return StickIsland(problem, r, errors);
 }
 
-void VelocityGaussSeidel::RateWindow::Explain(std::string* message) const {
-  internal::MessageBuffer text;
-  text.Text(" (stopped: at its rate over the last ").Integer(measured_over);
-  text.Text(" sweeps it would need ").Number(needed).Text(" more)");
-  text.AppendTo(message);
-}
-
 int VelocityGaussSeidel::NextCheck(const Options& options, int sweep, double error, int last_check,
                                    double last_error) {
   int next = sweep + std::min(20, (sweep + 1) / 2);
@@ -684,19 +677,6 @@ int VelocityGaussSeidel::NextCheck(const Options& options, int sweep, double err
     }
   }
   return next;
-}
-
-bool VelocityGaussSeidel::RateWindow::Stalled(const Options& options, int sweep,
-                                              double best_error) {
-  if (options.rate_window <= 0 || sweep - start_sweep < options.rate_window) return false;
-  measured_over = sweep - start_sweep;
-  const double rate = std::pow(best_error / start_error, 1.0 / measured_over);
-  needed = rate < 1.0 ? std::log(options.tolerance / best_error) / std::log(rate)
-                      : std::numeric_limits<double>::infinity();
-  stalled = !(needed <= options.max_sweeps - sweep);
-  start_sweep = sweep;
-  start_error = best_error;
-  return stalled;
 }
 
 const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
@@ -749,7 +729,7 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
   bool timed_out = false;
   int next_check = 1, last_check = 0;
   double last_error = best_error;
-  RateWindow window{sweep, best_error};
+  internal::RateWindow window(sweep, best_error);
   while (!converged && sweep < options_.max_sweeps && std::isfinite(best_error)) {
     ++sweep;
     if (compact_) {
@@ -789,7 +769,11 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
       timed_out = !converged;
       break;
     }
-    if (!converged && !last && window.Stalled(options_, sweep, best_error)) break;
+    if (!converged && !last &&
+        window.Stalled(options_.rate_window, options_.tolerance, options_.max_sweeps, sweep,
+                       best_error)) {
+      break;
+    }
   }
   if (!described) {
     *r = best_;
@@ -798,7 +782,7 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
     DescribeFrictionPoint(problem, *r, u_, &summary);
   }
   internal::SetSweepOutcome(options_.tolerance, sweep, timed_out, *r, &summary);
-  if (window.stalled) window.Explain(&summary.message);
+  if (window.stalled()) window.Explain("sweeps", &summary.message);
   summary.wall_time_seconds = elapsed();
   return summary;
 }

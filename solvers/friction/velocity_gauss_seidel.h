@@ -97,18 +97,6 @@ class VelocityGaussSeidel {
   const Summary& Solve(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r);
 
  private:
-  // The rate of the best error between checks at least Options::rate_window sweeps apart.
-  struct RateWindow {
-    int start_sweep = 0;
-    double start_error = 0.0;
-    bool stalled = false;
-    int measured_over = 0;  // sweeps of the last measured window
-    double needed = 0.0;    // sweeps the last window's rate says are needed
-    // Ends a window at `sweep` once it is long enough: true when its rate would not reach the
-    // tolerance within the sweeps left.
-    bool Stalled(const Options& options, int sweep, double best_error);
-    void Explain(std::string* message) const;  // the reason of a stop, for the summary
-  };
   // The sweep after `sweep` (error `error`; the previous check at last_check with last_error)
   // at which the error is checked next (top of this file).
   static int NextCheck(const Options& options, int sweep, double error, int last_check,
