@@ -14,6 +14,8 @@ namespace {
 // The first NSGS attempt's sweeps, and the window over which its rate is measured.
 constexpr int kNsgsSweeps = 1000;
 constexpr int kRateWindow = 50;
+// Attempt 1's Anderson memory (NonsmoothGaussSeidel::Options::anderson_memory).
+constexpr int kAndersonMemory = 5;
 // The Newton attempt starts from the best point when its error is within this factor of the
 // tolerance.
 constexpr double kPolishFactor = 10.0;
@@ -154,11 +156,12 @@ void FrictionAuto::RunSequence(const FrictionContactProblem& problem, double bes
   int nsgs_sweeps = 0;
   const bool solved =
       best_error <= options_.tolerance ||
-      attempt("nsgs", nsgs_,
+      attempt("nsgs-anderson", nsgs_,
               [](NonsmoothGaussSeidel::Options& o) {
                 o.max_sweeps = kNsgsSweeps;
                 o.ordering = Ordering::Natural;
                 o.rate_window = kRateWindow;
+                o.anderson_memory = kAndersonMemory;
               }) ||
       (nsgs_sweeps = last_iterations, false) ||
       attempt(
@@ -168,11 +171,12 @@ void FrictionAuto::RunSequence(const FrictionContactProblem& problem, double bes
             o.max_iterations = newton_from_start_ ? 200 : 50;
           },
           newton_from_start_) ||
-      (nsgs_sweeps < kNsgsSweeps && attempt("nsgs", nsgs_,
+      (nsgs_sweeps < kNsgsSweeps && attempt("nsgs-anderson", nsgs_,
                                             [nsgs_sweeps](NonsmoothGaussSeidel::Options& o) {
                                               o.max_sweeps = kNsgsSweeps - nsgs_sweeps;
                                               o.ordering = Ordering::Natural;
                                               o.rate_window = 0;
+                                              o.anderson_memory = kAndersonMemory;
                                             })) ||
       attempt("fc-proximal", proximal_,
               [](FrictionProximalPoint::Options& o) {
@@ -183,6 +187,7 @@ void FrictionAuto::RunSequence(const FrictionContactProblem& problem, double bes
               [](NonsmoothGaussSeidel::Options& o) {
                 o.max_sweeps = 10000;
                 o.ordering = Ordering::Shuffled;
+                o.anderson_memory = 0;
               }) ||
       attempt("fc-proximal-fb", proximal_,
               [](FrictionProximalPoint::Options& o) {
@@ -192,6 +197,7 @@ void FrictionAuto::RunSequence(const FrictionContactProblem& problem, double bes
       attempt("nsgs-shuffled (long)", nsgs_, [](NonsmoothGaussSeidel::Options& o) {
         o.max_sweeps = 100000;
         o.ordering = Ordering::Shuffled;
+        o.anderson_memory = 0;
       });
   *r = best;
   problem.Velocity(*r, &u_);

@@ -26,17 +26,18 @@ namespace ncpkit {
 //      the sweeps' point where they stopped further than 10 tolerances from the solution, else
 //      again from the start point (near the tolerance they stall at the rounding of the
 //      velocities they keep; their point is returned if nothing does better).
-//   1. nsgs, natural order, up to 1000 sweeps (cheap sweeps; most problems with well-posed
-//      contacts end here), stopped early when its rate over the last 50 sweeps would not reach
-//      the tolerance within them (NonsmoothGaussSeidel::Options::rate_window);
+//   1. nsgs-anderson (natural order, Anderson acceleration of memory 5), up to 1000 sweeps
+//      (cheap sweeps; most problems with well-posed contacts end here), stopped early when its
+//      rate over the last 50 sweeps would not reach the tolerance within them
+//      (NonsmoothGaussSeidel::Options::rate_window, anderson_memory);
 //   2. fc-newton-fb, up to 50 iterations from the best point; for a problem posed in the
 //      global form, up to 200 from the start point unless the best point is within 10 times
 //      the tolerance (a polish: NSGS stalled near it, at its rounding). From the points NSGS
 //      leaves far from the solution on the explicit stepper's pile islands (contacts in the
 //      middle of trading impulses) the Newton method needs more iterations than from the
 //      start and fails more often, while on FCLib's BoxesStack and RockPile it does better
-//      from them (both measured, docs/benchmarks.md); where it fails after an early stop, nsgs
-//      again for the rest of its 1000 sweeps;
+//      from them (both measured, docs/benchmarks.md); where it fails after an early stop,
+//      nsgs-anderson again for the rest of its 1000 sweeps;
 //   3. fc-proximal, up to 100 proximal steps (redundant contacts, a singular W);
 //   4. nsgs-shuffled, up to 10000 sweeps (a random order breaks the natural one's cycles);
 //   5. fc-proximal-fb, up to 1000 proximal steps;

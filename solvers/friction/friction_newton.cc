@@ -17,6 +17,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The proximal-point method's cap on sigma's adaptive factor, and the failed subproblems in a
+// row at that cap, none improving the best point, after which it stops (friction_newton.h).
+constexpr double kAdaptCap = 1e4;
+constexpr int kFailuresAtCap = 10;
+
 // Phi of one contact and its partial derivatives A = dPhi/dr, B = dPhi/du.
 void ContactFunction(FrictionNewton::Function function, double mu, double rho,
                      const Eigen::Vector3d& r, const Eigen::Vector3d& u, Eigen::Vector3d* phi,
@@ -417,6 +422,7 @@ FrictionProximalPoint::Summary FrictionProximalPoint::Solve(const FrictionContac
   // sigma adapts to the subproblems: it shrinks while they are solved in a few Newton
   // iterations (towards plain Newton steps) and grows when one is not (more regularization).
   double adapt = 1.0;
+  int failed_at_cap = 0;  // consecutive steps at adapt's cap that failed and improved nothing
   while (!(error <= options_.tolerance) && outer < options_.max_outer_iterations &&
          std::isfinite(error)) {
     if (options_.time_limit_seconds > 0.0) {
@@ -435,16 +441,23 @@ FrictionProximalPoint::Summary FrictionProximalPoint::Solve(const FrictionContac
     const FrictionNewton::Summary& step = newton_.SolveShifted(problem, sigma, center_, r);
     inner_total += step.iterations;
     summary.factorizations += step.factorizations;
+    const bool at_cap = adapt == kAdaptCap;
     if (!step.IsSolved()) {
-      adapt = std::min(1e4, 10.0 * adapt);
+      adapt = std::min(kAdaptCap, 10.0 * adapt);
     } else if (step.iterations <= 5) {
       adapt = std::max(1e-4, adapt / 3.0);
     }
     error = FclibError(problem, *r);
-    if (error < best_error) {
+    const bool improved = error < best_error;
+    if (improved) {
       best_error = error;
       best = *r;
     }
+    // At the cap the regularization cannot grow: subproblems that keep failing there from
+    // points no better than the best leave the method nothing to change (degenerate islands,
+    // contacts at the stick-slip boundary, where 1000 such steps improved nothing).
+    failed_at_cap = at_cap && !step.IsSolved() && !improved ? failed_at_cap + 1 : 0;
+    if (failed_at_cap >= kFailuresAtCap) break;
   }
   *r = best;
   DescribeFrictionPoint(problem, *r, &summary);
@@ -462,6 +475,11 @@ FrictionProximalPoint::Summary FrictionProximalPoint::Solve(const FrictionContac
     if (timed_out) os << " (time limit " << options_.time_limit_seconds << " s reached)";
   }
   os << " after " << outer << " proximal steps (" << inner_total << " Newton iterations)";
+  if (failed_at_cap >= kFailuresAtCap) {
+    os << " (stopped: " << kFailuresAtCap
+       << " subproblems in a row failed at the largest regularization without improving the "
+          "best point)";
+  }
   summary.message = os.str();
   summary.wall_time_seconds = internal::SecondsSince(start);
   return summary;

@@ -101,7 +101,8 @@ class FrictionNewton {
 // within [1e-4, 1e4]) is divided by 3 after a subproblem solved in at most 5 Newton iterations
 // and multiplied by 10 after one that was not solved, so that well-posed problems end with
 // plain Newton steps and hard ones keep their regularization. The error tested is the original
-// problem's.
+// problem's. At a_k's cap the regularization cannot grow: 10 subproblems in a row that fail
+// there without improving the best point end the solve (MaxIterations, the message says so).
 class FrictionProximalPoint {
  public:
   struct Options {

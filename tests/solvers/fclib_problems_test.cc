@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "readers/fclib_reader.h"
+#include "solvers/friction/friction_newton.h"
 #include "solvers/friction/nonsmooth_gauss_seidel.h"
 #include "solvers/registry/solver_registry.h"
 #include "tests/allocation_counter.h"
@@ -127,8 +128,8 @@ TEST_CASE("NSGS's rate window stops a crawling solve early; auto then goes to Ne
   CHECK(plain.IsSolved());
   CHECK(sweeps_with == plain.iterations);
   CHECK(with_window == without_window);
-  // auto: NSGS stops, Newton is tried from its point (on this stack it ends at 6e-6 after its
-  // 50 iterations), and NSGS's remaining sweeps finish.
+  // auto: its accelerated NSGS stops, Newton is tried from its point (on this stack its line
+  // search fails at once), and NSGS's remaining sweeps finish.
   SolverOptions auto_options;
   auto_options.tolerance = kTolerance;
   const std::unique_ptr<ComplementaritySolver> automatic =
@@ -137,10 +138,35 @@ TEST_CASE("NSGS's rate window stops a crawling solve early; auto then goes to Ne
   const std::string report = summary.FullReport();
   INFO(report);
   CHECK(summary.IsSolved());
-  CHECK(report.find("path              nsgs: max_iterations") != std::string::npos);
+  CHECK(report.find("path              nsgs-anderson: max_iterations") != std::string::npos);
   CHECK(report.find("stopped: at its rate") != std::string::npos);
   CHECK(report.find("; fc-newton-fb: ") != std::string::npos);
   CHECK(summary.iterations < 1000 + 50);
+}
+
+TEST_CASE("fc-proximal-fb stops when its subproblems keep failing at the largest regularization") {
+  // Below the rounding of their FCLib errors the subproblems fail from points no better than
+  // the best, sigma's factor at its cap. Before this stop, 1000 steps ended at the same errors
+  // (Confeti-ex13-4contact 7.9e-13 after 1619 Newton iterations, Rover1040 7.3e-15 after 3300).
+  for (const char* file : {"Confeti/Confeti-ex13-4contact.hdf5", "Rover/Rover1040.hdf5"}) {
+    CAPTURE(file);
+    const FrictionContactProblem problem =
+        ReadFclibFile(testing::SharedData(std::string("fclib/") + file)).problem;
+    FrictionProximalPoint proximal;
+    proximal.mutable_options().function = FrictionNewton::Function::FischerBurmeister;
+    proximal.mutable_options().tolerance = 1e-15;
+    proximal.mutable_options().max_outer_iterations = 1000;
+    Eigen::VectorXd r;
+    const FrictionProximalPoint::Summary summary = proximal.Solve(problem, &r);
+    INFO(summary.message);
+    CHECK(summary.status == Status::MaxIterations);
+    CHECK(summary.message.find("stopped: 10 subproblems in a row failed at the largest "
+                               "regularization without improving the best point") !=
+          std::string::npos);
+    CHECK(std::stoi(summary.message.substr(summary.message.find(" after ") + 7)) < 100);
+    CHECK(summary.natural_residual == FclibError(problem, r));
+    CHECK(summary.natural_residual < 1e-12);
+  }
 }
 
 TEST_CASE("nsgs-anderson: the sweeps' Anderson combination solves where plain sweeps crawl") {
