@@ -1,7 +1,7 @@
 // The rate of an iterative method's best error over windows of its iterations: the stop that
-// NSGS's, nsgs-velocity's and the proximal-point method's rate_window options ask for, where a
-// caller with other methods to try (the auto sequence) stops one whose rate would not reach the
-// tolerance within its budget.
+// the rate_window options of NSGS and nsgs-velocity ask for, where a caller with other methods
+// to try (the auto sequence) stops one whose rate would not reach the tolerance within its
+// budget.
 #ifndef NCPKIT_SOLVERS_BASE_INTERNAL_RATE_WINDOW_H_
 #define NCPKIT_SOLVERS_BASE_INTERNAL_RATE_WINDOW_H_
 
