@@ -39,7 +39,8 @@ namespace ncpkit {
 //      from them (both measured, docs/benchmarks.md); where it fails after an early stop,
 //      nsgs-anderson again for the rest of its 1000 sweeps;
 //   3. fc-proximal, up to 100 proximal steps (redundant contacts, a singular W);
-//   4. nsgs-shuffled, up to 10000 sweeps (a random order breaks the natural one's cycles);
+//   4. nsgs-shuffled, up to 10000 sweeps (a random order breaks the natural one's cycles),
+//      stopped early when its rate over the last 1000 would not reach the tolerance within them;
 //   5. fc-proximal-fb, up to 1000 proximal steps;
 //   6. nsgs-shuffled, up to 100000 sweeps.
 // *r receives the solution, or the best point of all attempts.
