@@ -80,8 +80,9 @@ class FrictionNewton {
   void Analyze(const FrictionContactProblem& problem);
   double Evaluate(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
                   Eigen::VectorXd* u, Eigen::VectorXd* phi) const;
+  // J = A + B W at r; `error`, the iterate's FCLib error, sets the FB Jacobian's smoothing.
   void AssembleJacobian(const FrictionContactProblem& problem, const Eigen::VectorXd& r,
-                        const Eigen::VectorXd& u);
+                        const Eigen::VectorXd& u, double error);
   bool NewtonDirection(Summary* summary, std::string* stop);
   bool LineSearch(const FrictionContactProblem& problem, const Eigen::VectorXd& r, double merit,
                   double reference, double* trial_merit);

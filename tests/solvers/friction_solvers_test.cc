@@ -298,7 +298,7 @@ TEST_CASE("the contact functions' Jacobians agree with finite differences away f
     // the exact one (smooth wherever u_T != 0 and the smaller spectral value of z is positive).
     Eigen::Vector3d value;
     Eigen::Matrix3d A, B, A_fd, B_fd;
-    internal::FischerBurmeisterContact(mu, rho, r, u, &value, &A, &B);
+    internal::FischerBurmeisterContact(mu, rho, r, u, 1e-6, &value, &A, &B);
     CHECK((value - internal::FischerBurmeisterSoc<double>(mu, rho, r, u, 0.0)).norm() == 0.0);
     FiniteDifferences(
         [&](const Eigen::Vector3d& rr, const Eigen::Vector3d& uu) {

@@ -37,8 +37,8 @@ void AlartCurnierContact(double mu, double rho, const Eigen::Vector3d& r, const 
 }
 
 void FischerBurmeisterContact(double mu, double rho, const Eigen::Vector3d& r,
-                              const Eigen::Vector3d& u, Eigen::Vector3d* phi, Eigen::Matrix3d* A,
-                              Eigen::Matrix3d* B) {
+                              const Eigen::Vector3d& u, double relative_smoothing,
+                              Eigen::Vector3d* phi, Eigen::Matrix3d* A, Eigen::Matrix3d* B) {
   *phi = FischerBurmeisterSoc<double>(mu, rho, r, u, 0.0);
   using Jet = ceres::Jet<double, 6>;
   Eigen::Matrix<Jet, 3, 1> rj, uj;
@@ -46,12 +46,11 @@ void FischerBurmeisterContact(double mu, double rho, const Eigen::Vector3d& r,
     rj[i] = Jet(r[i], i);
     uj[i] = Jet(u[i], 3 + i);
   }
-  // Smoothing 1e-6 of the scale (2 s^2 stays above the rounding of z's spectral values: with
-  // 1e-8, rounding took the smaller one to zero, whose square root has no derivative, on
-  // RockPile_tob1, and the Newton iteration stalled on the 100_PR_PerioBox problem); 1e-4
-  // where even that leaves a non-finite derivative.
+  // Near 1e-8 of the scale, 2 s^2 sinks under the rounding of z's spectral values (rounding took
+  // the smaller one to zero, whose square root has no derivative, on RockPile_tob1); where the
+  // requested smoothing leaves a non-finite derivative, 1e-6 and then 1e-4.
   const double scale = 1.0 + r.norm() + rho * u.norm();
-  for (const double smoothing : {1e-6 * scale, 1e-4 * scale}) {
+  for (const double smoothing : {relative_smoothing * scale, 1e-6 * scale, 1e-4 * scale}) {
     const Eigen::Matrix<Jet, 3, 1> value = FischerBurmeisterSoc<Jet>(mu, rho, rj, uj, smoothing);
     for (int i = 0; i < 3; ++i) {
       A->row(i) = value[i].v.head<3>().transpose();

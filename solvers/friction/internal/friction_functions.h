@@ -68,11 +68,12 @@ Eigen::Matrix<T, 3, 1> FischerBurmeisterSoc(double mu, double rho, const Eigen::
 }
 
 // The exact FB value and, through 6-wide Jets of the smoothed function, A = dPhi/dr and
-// B = dPhi/du: smoothing 1e-6 of the scale of r and u, or 1e-4 where rounding leaves the
-// function without finite derivatives.
+// B = dPhi/du: smoothing `relative_smoothing` times the scale of r and u (1e-7 to 1e-6: a Newton
+// iteration sets it from its error, friction_newton.cc), or 1e-6 and then 1e-4 of it where rounding
+// leaves the function without finite derivatives.
 void FischerBurmeisterContact(double mu, double rho, const Eigen::Vector3d& r,
-                              const Eigen::Vector3d& u, Eigen::Vector3d* phi, Eigen::Matrix3d* A,
-                              Eigen::Matrix3d* B);
+                              const Eigen::Vector3d& u, double relative_smoothing,
+                              Eigen::Vector3d* phi, Eigen::Matrix3d* A, Eigen::Matrix3d* B);
 
 }  // namespace ncpkit::internal
 
