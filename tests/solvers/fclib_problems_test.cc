@@ -173,7 +173,7 @@ TEST_CASE("fc-newton-fb: the Jacobian's smoothing shrinks with the error near th
   // An island of the mixed-shape drop (tools/make_engine_scenes.py --mixed 7, step 87, saved by
   // simulate --save-problems): five contacts, mu = 0.8, W of rank 12 of 15, four sticking and
   // one sliding at the solution. With the smoothing held at 1e-6 of the scale the iteration
-  // crawled below 1e-9 and needed 186 iterations to 1e-11 (104 to 1e-10); it now takes 52.
+  // needed 186 iterations to reach 1e-11 (104 to 1e-10); it now takes 52.
   const FrictionContactProblem problem =
       ReadFclibFile(testing::TestData("fclib/mixed_drop_seed7_step87.hdf5")).problem;
   FrictionNewton newton;

@@ -295,18 +295,22 @@ TEST_CASE("the contact functions' Jacobians agree with finite differences away f
       ++checked_ac;
     }
     // Fischer-Burmeister: the Jet derivative of the smoothed function against differences of
-    // the exact one (smooth wherever u_T != 0 and the smaller spectral value of z is positive).
-    Eigen::Vector3d value;
-    Eigen::Matrix3d A, B, A_fd, B_fd;
-    internal::FischerBurmeisterContact(mu, rho, r, u, 1e-6, &value, &A, &B);
-    CHECK((value - internal::FischerBurmeisterSoc<double>(mu, rho, r, u, 0.0)).norm() == 0.0);
+    // the exact one (smooth wherever u_T != 0 and the smaller spectral value of z is positive),
+    // at both ends of the smoothing the Newton iteration uses.
+    Eigen::Matrix3d A_fd, B_fd;
     FiniteDifferences(
         [&](const Eigen::Vector3d& rr, const Eigen::Vector3d& uu) {
           return internal::FischerBurmeisterSoc<double>(mu, rho, rr, uu, 0.0);
         },
         r, u, &A_fd, &B_fd);
-    CHECK((A - A_fd).norm() <= 1e-4 * (1.0 + A.norm()));
-    CHECK((B - B_fd).norm() <= 1e-4 * (1.0 + B.norm()));
+    for (const double smoothing : {1e-6, 1e-7}) {
+      Eigen::Vector3d value;
+      Eigen::Matrix3d A, B;
+      internal::FischerBurmeisterContact(mu, rho, r, u, smoothing, &value, &A, &B);
+      CHECK((value - internal::FischerBurmeisterSoc<double>(mu, rho, r, u, 0.0)).norm() == 0.0);
+      CHECK((A - A_fd).norm() <= 1e-4 * (1.0 + A.norm()));
+      CHECK((B - B_fd).norm() <= 1e-4 * (1.0 + B.norm()));
+    }
     ++checked_fb;
   }
   CHECK(checked_ac > 300);
