@@ -103,7 +103,9 @@ class FrictionNewton {
 // and multiplied by 10 after one that was not solved, so that well-posed problems end with
 // plain Newton steps and hard ones keep their regularization. The error tested is the original
 // problem's. At a_k's cap the regularization cannot grow: 10 subproblems in a row that fail
-// there without improving the best point end the solve (MaxIterations, the message says so).
+// there without improving the best point end the solve (MaxIterations, the message says so);
+// so does a window of 100 steps in which neither the error nor the best error moved by 1 % of
+// the best (subproblems solved, the original problem not approached).
 class FrictionProximalPoint {
  public:
   struct Options {

@@ -49,8 +49,23 @@ Eigen::Matrix<T, 3, 1> FischerBurmeisterSoc(double mu, double rho, const Eigen::
   const T z1 = T(2.0) * (x[0] * x[1] + y[0] * y[1]);
   const T z2 = T(2.0) * (x[0] * x[2] + y[0] * y[2]);
   const T norm = sqrt(z1 * z1 + z2 * z2 + T(s2 * s2));
-  // Spectral values z0 -+ |z_bar| (the smaller one is >= 0 in exact arithmetic).
-  T small = z0 - norm;
+  // Spectral values z0 -+ |z_bar|. The smaller one is (z0^2 - |z_bar|^2) / (z0 + |z_bar|), its
+  // numerator summed from nonnegative terms instead of z0 - |z_bar|, which cancels to rounding
+  // (1e-16 of z0, so 1e-8 in its square root) at contacts on the stick-slip edge: with
+  // P = |x|^2 + |y|^2, z0^2 - |z_bar|^2 = det(x)^2 + det(y)^2 + 2 B + 4 s^2 P + 3 s^4, where
+  // det(x) = x_0^2 - |x_bar|^2 and B = |x|^2 |y|^2 - 4 x_0 y_0 x_bar.y_bar
+  //   = |x_0 y_bar - y_0 x_bar|^2 + (x_0 y_0 - x_bar.y_bar)^2 + (x_bar x y_bar)^2.
+  const T det_x = (x[0] - x[1]) * (x[0] + x[1]) - x[2] * x[2];
+  const T det_y = (y[0] - y[1]) * (y[0] + y[1]) - y[2] * y[2];
+  const T c1 = x[0] * y[1] - y[0] * x[1], c2 = x[0] * y[2] - y[0] * x[2];
+  const T dot = x[0] * y[0] - x[1] * y[1] - x[2] * y[2];
+  const T cross = x[1] * y[2] - x[2] * y[1];
+  const T p = x.squaredNorm() + y.squaredNorm();
+  const T numerator = det_x * det_x + det_y * det_y +
+                      T(2.0) * (c1 * c1 + c2 * c2 + dot * dot + cross * cross) + T(4.0 * s2) * p +
+                      T(3.0 * s2 * s2);
+  const T sum = z0 + norm;
+  T small = sum > T(0.0) ? numerator / sum : T(0.0) * numerator;
   if (small < T(0.0)) small = T(0.0) * small;
   const T root_small = sqrt(small), root_large = sqrt(z0 + norm);
   const T half_sum = T(0.5) * (root_large + root_small);
