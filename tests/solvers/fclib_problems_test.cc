@@ -175,7 +175,7 @@ TEST_CASE("fc-proximal-fb stops when neither its error nor its best moves in 100
   // An island of the mixed-shape drop (tools/make_engine_scenes.py --mixed 6, step 31, saved by
   // simulate --save-problems): twelve contacts, W of rank 18 of 36, four contacts of one body on
   // the cone's boundary at slips of 1e-10 m/s. The subproblems are solved while the original
-  // error stays near 1.3e-10; without this stop all 1000 steps ran.
+  // error stays near 1.3e-10; without the stop all 1000 steps would run.
   const FrictionContactProblem problem =
       ReadFclibFile(testing::TestData("fclib/mixed_drop_seed6_step31.hdf5")).problem;
   FrictionProximalPoint proximal;

@@ -336,9 +336,9 @@ TEST_CASE("the FB function of the cone vanishes exactly at solutions of each kin
 TEST_CASE("the FB function keeps its accuracy at the stick-slip edge") {
   // Near a sliding solution (r on the cone's boundary, u_N = 0, u_T against r_T) with slips of
   // 1e-12 to 1e-8 the two spectral values of x o x + y o y nearly coincide, and z0 - |z_bar|
-  // cancels to rounding: its square root was wrong by 1e-8 of the scale, which stalled Newton
-  // methods on islands whose contacts slide at such speeds. Against the same function in long
-  // double the function in double is now right to rounding.
+  // would cancel to rounding (its square root wrong by 1e-8 of the scale, which stalls Newton
+  // methods on islands whose contacts slide at such speeds). Against the same function in long
+  // double, the function in double must be right to rounding.
   std::mt19937 rng(11);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   double worst = 0.0;
