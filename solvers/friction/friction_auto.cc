@@ -61,10 +61,9 @@ const FrictionAuto::Summary& FrictionAuto::Solve(const FrictionContactProblem& p
                                                  Eigen::VectorXd* r) {
   const auto start = std::chrono::steady_clock::now();
   if (!Begin(problem.size(), r)) return summary_;
-  problem.Velocity(start_, &u_);
-  best_ = start_;
   newton_from_start_ = false;
-  RunSequence(problem, ComputeFrictionErrors(problem, start_, u_).fclib, start, r);
+  RunFromStart(problem, start, r);
+  RetryCold(problem, start, r);
   return summary_;
 }
 
@@ -101,18 +100,46 @@ const FrictionAuto::Summary& FrictionAuto::Solve(const GlobalFrictionContactProb
   newton_from_start_ = true;
   if (velocity_error > kPolishFactor * options_.tolerance) {
     RunSequence(reduced_, velocity_error, start, r);
+    RetryCold(reduced_, start, r);
     return summary_;
   }
   velocity_best_ = best_;
-  best_ = start_;
-  reduced_.Velocity(start_, &u_);
-  RunSequence(reduced_, ComputeFrictionErrors(reduced_, start_, u_).fclib, start, r);
-  if (!summary_.IsSolved() && velocity_error < summary_.natural_residual) {
-    *r = velocity_best_;
-    reduced_.Velocity(*r, &u_);
-    Finish(reduced_, false, start, r);
-  }
+  RunFromStart(reduced_, start, r);
+  KeepIfBetter(reduced_, velocity_best_, velocity_error, start, r);
+  RetryCold(reduced_, start, r);
   return summary_;
+}
+
+void FrictionAuto::RunFromStart(const FrictionContactProblem& problem,
+                                std::chrono::steady_clock::time_point start, Eigen::VectorXd* r) {
+  best_ = start_;
+  problem.Velocity(start_, &u_);
+  RunSequence(problem, ComputeFrictionErrors(problem, start_, u_).fclib, start, r);
+}
+
+void FrictionAuto::KeepIfBetter(const FrictionContactProblem& problem, const Eigen::VectorXd& point,
+                                double error, std::chrono::steady_clock::time_point start,
+                                Eigen::VectorXd* r) {
+  if (summary_.IsSolved() || !(error < summary_.natural_residual)) return;
+  *r = point;
+  problem.Velocity(*r, &u_);
+  Finish(problem, false, start, r);
+}
+
+void FrictionAuto::RetryCold(const FrictionContactProblem& problem,
+                             std::chrono::steady_clock::time_point start, Eigen::VectorXd* r) {
+  if (summary_.IsSolved() || !start_.allFinite() || start_.isZero(0.0)) return;
+  if (options_.time_limit_seconds > 0.0 &&
+      internal::SecondsSince(start) >= options_.time_limit_seconds) {
+    return;
+  }
+  kept_ = *r;
+  const double kept_error = summary_.natural_residual;
+  summary_.path.append("; again from r = 0");
+  start_.setZero(problem.size());
+  newton_from_start_ = false;
+  RunFromStart(problem, start, r);
+  KeepIfBetter(problem, kept_, kept_error, start, r);
 }
 
 void FrictionAuto::RecordAttempt(const char* name, const FrictionSolverSummary& step) {

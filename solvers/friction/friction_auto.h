@@ -43,6 +43,11 @@ namespace ncpkit {
 //      stopped early when its rate over the last 1000 would not reach the tolerance within them;
 //   5. fc-proximal-fb, up to 1000 proximal steps;
 //   6. nsgs-shuffled, up to 100000 sweeps.
+// Where every attempt fails from a warm start (Options::warm_start and a nonzero *r), the
+// sequence runs once more from r = 0 (the attempts after "again from r = 0" in the path): a
+// time-stepper's warm start can lead every attempt to the same point short of the tolerance
+// where r = 0 does not (boxes pushed into a row, mixed shapes dropped into a bin; measured in
+// docs/reliability.md).
 // *r receives the solution, or the best point of all attempts.
 class FrictionAuto {
  public:
@@ -76,6 +81,17 @@ class FrictionAuto {
   // Attempts 1-6 from start_ (and best_ with its error best_error), on the clock since `start`.
   void RunSequence(const FrictionContactProblem& problem, double best_error,
                    std::chrono::steady_clock::time_point start, Eigen::VectorXd* r);
+  // The sequence from start_.
+  void RunFromStart(const FrictionContactProblem& problem,
+                    std::chrono::steady_clock::time_point start, Eigen::VectorXd* r);
+  // Where the problem is not solved and `error` (of `point`) is below the summary's: *r = point,
+  // and the summary says so.
+  void KeepIfBetter(const FrictionContactProblem& problem, const Eigen::VectorXd& point,
+                    double error, std::chrono::steady_clock::time_point start, Eigen::VectorXd* r);
+  // Where the sequence failed from a warm start: the sequence again from r = 0, keeping the
+  // better of the two points.
+  void RetryCold(const FrictionContactProblem& problem, std::chrono::steady_clock::time_point start,
+                 Eigen::VectorXd* r);
   // Adds an attempt's figures and its line of the path to the summary.
   void RecordAttempt(const char* name, const FrictionSolverSummary& step);
   // The summary's status, message and description of the point *r (u_ its velocities).
@@ -84,7 +100,7 @@ class FrictionAuto {
 
   Options options_;
   Summary summary_;
-  Eigen::VectorXd best_, x_, u_, start_, velocity_best_;
+  Eigen::VectorXd best_, x_, u_, start_, velocity_best_, kept_;
   bool newton_from_start_ = false;  // attempt 2's start and budget (above)
   FrictionContactProblem reduced_;  // a global problem's local form
   NonsmoothGaussSeidel nsgs_;

@@ -195,8 +195,10 @@ TEST_CASE("pushed rows: a box slid into a row of boxes (expected failures)") {
   // through its chain after FB Newton stalls at a stationary point of its merit function; it
   // still ends some steps above its tolerance (natural residuals 1e-10 to 1.4e-5 over 40 seeds).
   // The explicit default ends some steps just above its tolerance after seconds of attempts
-  // (docs/reliability.md, over 40 seeds). Recorded here by seed; a seed that starts to solve, or
-  // one that stops solving, fails the test. A run without a failed step must leave no overlap.
+  // (docs/reliability.md, over 40 seeds); seed 3's step 19 is solved only by the retry of
+  // cone/auto's sequence from r = 0 after every attempt from the warm start stopped at FCLib
+  // error 3.5e-10. Recorded here by seed; a seed that starts to solve, or one that stops solving,
+  // fails the test. A run without a failed step must leave no overlap.
   struct Case {
     unsigned seed;
     const char* stepper;
@@ -204,8 +206,8 @@ TEST_CASE("pushed rows: a box slid into a row of boxes (expected failures)") {
   };
   const Case cases[] = {{5, "implicit", false},  {1, "implicit", false}, {2, "implicit", false},
                         {12, "implicit", false}, {13, "implicit", true}, {29, "implicit", true},
-                        {1, "explicit", false},  {2, "explicit", false}, {12, "explicit", false},
-                        {21, "explicit", false}};
+                        {1, "explicit", false},  {2, "explicit", false}, {3, "explicit", false},
+                        {12, "explicit", false}, {21, "explicit", false}};
   for (const Case& c : cases) {
     if (testing::SanitizedBuild() && c.seed != 5) continue;
     CAPTURE(c.seed);
