@@ -128,7 +128,7 @@ void FrictionAuto::KeepIfBetter(const FrictionContactProblem& problem, const Eig
 
 void FrictionAuto::RetryCold(const FrictionContactProblem& problem,
                              std::chrono::steady_clock::time_point start, Eigen::VectorXd* r) {
-  if (summary_.IsSolved() || !start_.allFinite() || start_.isZero(0.0)) return;
+  if (summary_.IsSolved() || start_.isZero(0.0)) return;  // Begin() zeroed an unusable start
   if (options_.time_limit_seconds > 0.0 &&
       internal::SecondsSince(start) >= options_.time_limit_seconds) {
     return;
