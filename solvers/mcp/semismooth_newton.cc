@@ -1,6 +1,5 @@
 #include "solvers/mcp/semismooth_newton.h"
 
-#include <Eigen/SparseCholesky>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -12,6 +11,7 @@
 #include "solvers/base/input_error.h"
 #include "solvers/base/internal/seconds.h"
 #include "solvers/linalg/internal/dense_lu.h"
+#include "solvers/linalg/internal/normal_equations.h"
 #include "solvers/linalg/internal/sparse_assembly.h"
 #include "solvers/linalg/sparse_lu.h"
 #include "solvers/mcp/equilibration.h"
@@ -231,6 +231,7 @@ struct NewtonWorkspace {
   // (Options::reuse_factorization): none, dense_lu, or the KLU object.
   enum class Factored { None, Dense, Klu } factored = Factored::None;
   Eigen::SparseMatrix<double> factored_h;  // the matrix in KLU's factorization (reuse only)
+  internal::NormalEquations normal_equations;  // the Levenberg-Marquardt system
   // Equilibration: the Jacobian's row and column norms, the scaling, the scaled point.
   Eigen::VectorXd row_norms, col_norms, row_scale, col_scale, scaled_z, unscaled_start;
 };
@@ -407,18 +408,15 @@ bool FischerBurmeisterNewton::NewtonDirection(const MixedComplementarityProblem&
 }
 
 // The Levenberg-Marquardt direction (H^T H + mu I) d = -H^T Phi, mu tied to the residual.
-bool FischerBurmeisterNewton::LevenbergMarquardtDirection(int n, Summary* summary) {
+bool FischerBurmeisterNewton::LevenbergMarquardtDirection(Summary* summary) {
   internal::NewtonWorkspace& ws = *workspace_;
   if (newton_matrix_->Prepare(ws.J)) klu_analyzed_ = false;
   newton_matrix_->Fill(ws.J, ws.da, ws.db, 0.0);  // (a regularized attempt shifted it)
   const Eigen::SparseMatrix<double>& H = newton_matrix_->H();
   const double mu = std::max(1e-12, std::min(1.0, std::sqrt(2.0 * ws.merit)));
-  Eigen::SparseMatrix<double> normal = H.transpose() * H;
-  for (int i = 0; i < n; ++i) normal.coeffRef(i, i) += mu;
-  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt(normal);
   ++summary->factorizations;
-  if (ldlt.info() != Eigen::Success) return false;
-  ws.d = ldlt.solve(-ws.gradient);
+  if (!ws.normal_equations.Factorize(H, mu)) return false;
+  ws.d = ws.normal_equations.Solve(-ws.gradient);
   if (!ws.d.allFinite()) return false;
   ++summary->levenberg_marquardt_steps;
   return true;
@@ -488,7 +486,7 @@ bool FischerBurmeisterNewton::Iterate(const MixedComplementarityProblem& problem
       !TryDirection(problem, *z, dense, shift, summary, &record, &accepted)) {
     return false;
   }
-  if (!accepted && LevenbergMarquardtDirection(problem.size(), summary)) {
+  if (!accepted && LevenbergMarquardtDirection(summary)) {
     record.regularized = false;
     record.levenberg_marquardt = true;
     accepted = Backtrack(problem, *z, summary, &record);

@@ -177,7 +177,7 @@ class FischerBurmeisterNewton {
                     bool* accepted);
   bool NewtonDirection(const MixedComplementarityProblem& problem, const Eigen::VectorXd& z,
                        bool dense, double shift, Summary* summary, bool* have_direction);
-  bool LevenbergMarquardtDirection(int n, Summary* summary);
+  bool LevenbergMarquardtDirection(Summary* summary);
   bool DensePattern(const Eigen::SparseMatrix<double>& J) const;
   bool Backtrack(const MixedComplementarityProblem& problem, const Eigen::VectorXd& z,
                  Summary* summary, IterationRecord* record);
