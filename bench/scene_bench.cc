@@ -129,6 +129,16 @@ void BM_OrdinaryColumn(benchmark::State& state) {
   StepScene(state, ParseScene(testing::RandomColumnsScene(spec), "ordinary column"));
 }
 
+// A brick pyramid a user would write (tests/integrators/random_columns.h), L layers, seed S,
+// 1 s with the implicit stepper's defaults: every box rests on two, and at such degenerate
+// solutions FB Newton takes its Levenberg-Marquardt direction.
+void BM_BrickPyramid(benchmark::State& state) {
+  StepScene(state, ParseScene(testing::RandomPyramidScene(static_cast<unsigned>(state.range(1)),
+                                                          static_cast<int>(state.range(0)),
+                                                          "implicit", 1.0),
+                              "brick pyramid"));
+}
+
 // N boxes resting in a row, 0.1 m apart: N contact patches; the box-box pairs are ruled out by
 // the separation test.
 void BM_BoxesSideBySide(benchmark::State& state) {
@@ -286,6 +296,10 @@ BENCHMARK(BM_FiftyBoxStack)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_OrdinaryColumn)
     ->ArgsProduct({{10}, {0, 2, 4, 6}})
     ->ArgNames({"boxes", "seed"})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BrickPyramid)
+    ->ArgsProduct({{5}, {0, 7}})
+    ->ArgNames({"layers", "seed"})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SphereLayerSetup)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SphereLayer)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
