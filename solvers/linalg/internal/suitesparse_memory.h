@@ -2,7 +2,11 @@
 // object that keeps its pattern can hand those blocks back to itself instead: while a
 // BlockCache::Scope lives on a thread, SuiteSparse's memory calls on that thread are served
 // from the cache (blocks of the sizes freed before), so that a time-stepper's factorizations
-// reach a steady state without heap allocations. Elsewhere SuiteSparse allocates as before.
+// reach a steady state without heap allocations. Blocks come in size classes, four per power
+// of two (at most a quarter larger than asked), so that a block serves the next factorization's
+// request of a slightly different size, and a realloc that its block still holds keeps it: KLU
+// grows its LU storage by reallocations whose sizes follow the fill of each matrix. Elsewhere
+// SuiteSparse allocates as before.
 #ifndef NCPKIT_SOLVERS_LINALG_INTERNAL_SUITESPARSE_MEMORY_H_
 #define NCPKIT_SOLVERS_LINALG_INTERNAL_SUITESPARSE_MEMORY_H_
 
@@ -32,17 +36,25 @@ class SuiteSparseBlockCache {
     SuiteSparseBlockCache* previous_;
   };
 
+  // A block of at least `bytes` (ClassBytes(bytes)): a freed one of that class, or a fresh one.
   void* Allocate(std::size_t bytes);
   void Free(void* block);
 
+  // The size of the blocks that serve a request of `bytes`: the least of 64 and the four
+  // classes of each power of two above (5/8, 6/8, 7/8 and 8/8 of it) that holds them.
+  static std::size_t ClassBytes(std::size_t bytes);
+  // How many blocks this cache has taken from the C library.
+  int fresh_blocks() const { return fresh_blocks_; }
+
  private:
   struct Block {
-    std::size_t bytes = 0;
+    std::size_t bytes = 0;   // its class
     void* memory = nullptr;  // the user part (after the header)
   };
   static constexpr int kMaxFree = 64;
   std::array<Block, kMaxFree> free_;
   int num_free_ = 0;
+  int fresh_blocks_ = 0;
 };
 
 }  // namespace ncpkit::internal
