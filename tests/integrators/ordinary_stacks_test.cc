@@ -231,8 +231,8 @@ TEST_CASE("pushed rows: a box slid into a row of boxes (expected failures)") {
   }
 }
 
-// A run of a pyramid with its stepper's default: its statistics, and how far the bodies end from
-// where they started, across (slide) and down, and their final speeds.
+// A run of a pyramid with its stepper's default: its statistics, where the bodies end, the
+// farthest any ends from where it started across (slide), and the fastest final speed.
 struct PyramidRun {
   SimulationStats stats;
   double slide = 0.0, speed = 0.0;

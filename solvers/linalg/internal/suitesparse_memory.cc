@@ -107,7 +107,7 @@ SuiteSparseBlockCache::Scope::~Scope() { t_cache = previous_; }
 void* SuiteSparseBlockCache::Allocate(std::size_t bytes) {
   const std::size_t capacity = ClassBytes(bytes);
   for (int k = num_free_ - 1; k >= 0; --k) {
-    if (free_[k].bytes != capacity) continue;
+    if (free_[k].capacity != capacity) continue;
     void* memory = free_[k].memory;
     free_[k] = free_[--num_free_];
     HeaderOf(memory)->bytes = bytes;

@@ -48,8 +48,8 @@ class SuiteSparseBlockCache {
 
  private:
   struct Block {
-    std::size_t bytes = 0;   // its class
-    void* memory = nullptr;  // the user part (after the header)
+    std::size_t capacity = 0;  // its class
+    void* memory = nullptr;    // the user part (after the header)
   };
   static constexpr int kMaxFree = 64;
   std::array<Block, kMaxFree> free_;
