@@ -24,9 +24,10 @@ class DenseLu;
 //   * fixed variables (l = u) are substituted;
 //   * free variables (l = -inf, u = +inf) are eliminated with the Schur complement of their
 //     block M_FF; if M_FF is singular, those of a maximal nonsingular block M(P, Q) (equality
-//     rows P, free variables Q, from a full-pivoting LU) are eliminated and the rest are split,
+//     rows P, free variables Q, from a full-pivoting LU; P = Q where that principal block is
+//     nonsingular, always so for a monotone M) are eliminated and the rest are split,
 //     z = x+ - x- with x+/- >= 0, paired with rows w >= 0 and -w >= 0 of a remaining equality
-//     row, which force w = 0;
+//     row (its own where P = Q, which keeps a monotone problem monotone), which force w = 0;
 //   * z = l + x for finite l, z = u - x (with w negated) for an upper bound only;
 //   * a variable with both bounds finite gets a second LCP variable s >= 0 for its upper bound:
 //       w + s >= 0 _|_ x >= 0,   (u - l) - x >= 0 _|_ s >= 0.
