@@ -85,7 +85,7 @@ void ClassifyVariables(const Eigen::VectorXd& l, const Eigen::VectorXd& u, Reduc
 bool MonotoneBlock(const Eigen::MatrixXd& M_ff) {
   const Eigen::MatrixXd symmetric = 0.5 * (M_ff + M_ff.transpose());
   const Eigen::LDLT<Eigen::MatrixXd> ldlt(symmetric);
-  const double scale = std::max(1.0, symmetric.cwiseAbs().maxCoeff());
+  const double scale = symmetric.cwiseAbs().maxCoeff();
   // (info() is not asked: Eigen reports a zero pivot, which a singular monotone block has, as
   // a numerical issue.)
   return ldlt.vectorD().minCoeff() >= -1e-12 * scale * static_cast<double>(M_ff.rows());
@@ -100,35 +100,42 @@ bool MonotoneBlock(const Eigen::MatrixXd& M_ff) {
 // rank-30 free block of 40 (lemke_test.cc's) ended on a ray. Where M_FF is not monotone the
 // pairing has no such reason and stays as the LU chose: the implicit stepper's linearizations
 // are such, and their runs through the auto chain on brick pyramids, which turn on rounding,
-// failed 2 steps of 128 runs with own rows against none.
-void ChooseEliminated(const Eigen::MatrixXd& M_ff, const Eigen::FullPivLU<Eigen::MatrixXd>& lu,
-                      ReducedLcp* r, std::vector<int>* split_vars, std::vector<int>* split_rows) {
+// failed 2 steps of 128 runs with own rows against none. Leaves the eliminated block's
+// factorization in r->free_lu.
+void ChooseEliminated(const Eigen::MatrixXd& M, const Eigen::MatrixXd& M_ff,
+                      const Eigen::FullPivLU<Eigen::MatrixXd>& lu, ReducedLcp* r,
+                      std::vector<int>* split_vars, std::vector<int>* split_rows) {
   const int nf = static_cast<int>(M_ff.rows());
   const int rank = static_cast<int>(lu.rank());
   // Eigen permutations: column k of M_ff Q is column Q(k) of M_ff, and row i of M_ff lands at
   // row P(i) of P M_ff; the leading rank x rank block of P M_ff Q is nonsingular.
   const auto& Q = lu.permutationQ().indices();
-  bool own_rows = MonotoneBlock(M_ff);
-  if (own_rows) {
+  std::vector<int> vars;
+  for (int k = 0; k < nf; ++k) (k < rank ? vars : *split_vars).push_back(r->free[Q[k]]);
+  if (MonotoneBlock(M_ff)) {
     Eigen::MatrixXd principal(rank, rank);
     for (int a = 0; a < rank; ++a) {
       for (int b = 0; b < rank; ++b) principal(a, b) = M_ff(Q[a], Q[b]);
     }
-    own_rows = Eigen::FullPivLU<Eigen::MatrixXd>(principal).isInvertible();
-  }
-  std::vector<int> vars, rows;
-  for (int k = 0; k < nf; ++k) {
-    (k < rank ? vars : *split_vars).push_back(r->free[Q[k]]);
-    if (!own_rows) {
-      (lu.permutationP().indices()[k] < rank ? rows : *split_rows).push_back(r->free[k]);
+    r->free_lu.compute(principal);
+    if (r->free_lu.isInvertible()) {
+      r->free = vars;
+      r->free_rows = vars;
+      *split_rows = *split_vars;
+      return;
     }
   }
-  if (own_rows) {
-    rows = vars;
-    *split_rows = *split_vars;
+  std::vector<int> rows;
+  for (int k = 0; k < nf; ++k) {
+    (lu.permutationP().indices()[k] < rank ? rows : *split_rows).push_back(r->free[k]);
   }
   r->free = vars;
   r->free_rows = rows;
+  Eigen::MatrixXd block(rank, rank);
+  for (int a = 0; a < rank; ++a) {
+    for (int b = 0; b < rank; ++b) block(a, b) = M(r->free_rows[a], r->free[b]);
+  }
+  r->free_lu.compute(block);
 }
 
 // Free variables: equality rows and free variables need not be paired by index (each pair
@@ -150,12 +157,7 @@ void EliminateFreeBlock(const Eigen::MatrixXd& M, ReducedLcp* r, std::vector<int
     return;
   }
   r->free_rank = static_cast<int>(lu.rank());
-  ChooseEliminated(M_ff, lu, r, split_vars, split_rows);
-  Eigen::MatrixXd block(r->free.size(), r->free.size());
-  for (size_t a = 0; a < r->free.size(); ++a) {
-    for (size_t b = 0; b < r->free.size(); ++b) block(a, b) = M(r->free_rows[a], r->free[b]);
-  }
-  r->free_lu.compute(block);
+  ChooseEliminated(M, M_ff, lu, r, split_vars, split_rows);
 }
 
 // M_cc and q_c of the kept variables, with the eliminated free ones' Schur complement.
