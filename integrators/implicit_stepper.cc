@@ -20,6 +20,9 @@ namespace {
 
 // Fraction of the tolerance below which a warm start is accepted without a Newton step.
 constexpr double kWarmStartAcceptance = 1e-2;
+// Active-set restarts of FB Newton after a stall (SolverOptions::active_set_restarts): two
+// solved the dropped column of docs/reliability.md, the second from the first's better point.
+constexpr int kActiveSetRestarts = 3;
 // How many times a step is solved again with the pairs its solution overran (OverrunPairs).
 constexpr int kMaxSearchRounds = 2;
 // The variant whose islands are solved by FB Newton from every start, then by the AutoSolver's
@@ -152,6 +155,10 @@ ImplicitStepper::ImplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
   // against multipliers) but are well posed, and a rescaled iteration only moves the answer
   // within the tolerance (semismooth_newton.h).
   solver_options.equilibrate = false;
+  // A lightly loaded sticking contact's slip row (mu^2 p_n^2 - |p_t|^2, of order p_n^2) is far
+  // below its multiplier sigma, and FB Newton closes the row instead of sigma and stalls; a
+  // restart with such pairs flipped solves it (docs/reliability.md, "Ordinary stacks").
+  solver_options.active_set_restarts = kActiveSetRestarts;
   solver_options_ = solver_options;
   solver_ = CreateSolver(options_.solver, ProblemKind::Mixed, solver_options);
   const size_t n = bodies_.size();

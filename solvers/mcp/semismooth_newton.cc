@@ -167,6 +167,7 @@ bool FischerBurmeisterNewton::Options::IsValid(std::string* why) const {
       .Require(chord_contraction > 0.0 && chord_contraction < 1.0, "chord_contraction",
                chord_contraction, "must be in (0, 1)")
       .Require(max_chord_steps >= 0, "max_chord_steps", max_chord_steps, "must be >= 0")
+      .Require(active_set_restarts >= 0, "active_set_restarts", active_set_restarts, "must be >= 0")
       .Done(why);
 }
 
@@ -192,6 +193,7 @@ std::string FischerBurmeisterNewton::Summary::FullReport() const {
      << "linear algebra    " << (dense_linear_algebra ? "dense LU" : "sparse KLU") << " ("
      << symbolic_analyses << " symbolic analyses)\n";
   if (chord_steps > 0) os << "chord steps       " << chord_steps << "\n";
+  if (active_set_restarts > 0) os << "active-set restarts " << active_set_restarts << "\n";
   if (equilibrated) {
     os << "equilibrated      yes (" << polish_iterations
        << " iterations on the original problem after)\n";
@@ -224,13 +226,14 @@ struct NewtonWorkspace {
   double start_residual = 0.0;
   double residual = 0.0;    // natural residual at the current point
   bool keep_start = false;  // acceptable_start met the tolerance (see start_acceptance)
+  bool stalled = false;     // the last run of the iteration stopped by the stall test
   Eigen::MatrixXd dense_h;
   Eigen::VectorXd from_j;  // FillDenseNewton's scratch
   internal::DenseLu dense_lu;
   // Which factorization holds the Newton matrix last factorized, for chord steps
   // (Options::reuse_factorization): none, dense_lu, or the KLU object.
   enum class Factored { None, Dense, Klu } factored = Factored::None;
-  Eigen::SparseMatrix<double> factored_h;  // the matrix in KLU's factorization (reuse only)
+  Eigen::SparseMatrix<double> factored_h;      // the matrix in KLU's factorization (reuse only)
   internal::NormalEquations normal_equations;  // the Levenberg-Marquardt system
   // Equilibration: the Jacobian's row and column norms, the scaling, the scaled point.
   Eigen::VectorXd row_norms, col_norms, row_scale, col_scale, scaled_z, unscaled_start;
@@ -300,7 +303,7 @@ bool FischerBurmeisterNewton::Start(const MixedComplementarityProblem& problem, 
 }
 
 // Convergence, the iteration cap and stalling; true if the iteration stops here.
-bool FischerBurmeisterNewton::Stops(int iteration, Summary* summary) const {
+bool FischerBurmeisterNewton::Stops(int iteration, Summary* summary) {
   const internal::NewtonWorkspace& ws = *workspace_;
   const double threshold =
       iteration == 0 ? options_.start_acceptance * options_.tolerance : options_.tolerance;
@@ -325,6 +328,7 @@ bool FischerBurmeisterNewton::Stops(int iteration, Summary* summary) const {
        << window << " iterations";
     summary->status = Status::Failed;
     summary->message = os.str();
+    workspace_->stalled = true;
     return true;
   }
   return false;
@@ -729,9 +733,10 @@ void FischerBurmeisterNewton::RestoreMemory(const SolverMemory* memory) {
   if (klu_->info() == Eigen::Success) ws.factored = Factored::Klu;
 }
 
-FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
-    const MixedComplementarityProblem& problem, Eigen::VectorXd* z) {
+FischerBurmeisterNewton::Summary FischerBurmeisterNewton::SolveFrom(
+    const MixedComplementarityProblem& problem, Eigen::VectorXd* z, bool chord_steps) {
   const auto start = std::chrono::steady_clock::now();
+  workspace_->stalled = false;
   Summary summary;
   summary.solver = SemismoothNewtonName(options_);
   summary.tolerance = options_.tolerance;
@@ -741,7 +746,7 @@ FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
   };
   if (!AcceptOptions(options_, &summary)) return finish();
   if (!Start(problem, z, &summary)) return finish();
-  if (options_.reuse_factorization) ChordSteps(problem, z, &summary);
+  if (chord_steps) ChordSteps(problem, z, &summary);
   internal::NewtonWorkspace& ws = *workspace_;
   const int n = problem.size();
   const bool dense = options_.linear_solver == LinearSolver::Dense ||
@@ -774,6 +779,99 @@ FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
   }
   DiagnoseRate(&summary);
   return finish();
+}
+
+namespace {
+
+// Sets z_i to the bound F_i points at for the pair that violates complementarity most: both
+// sides above tol, F_i the nearer zero (Options::active_set_restarts); counts it in *flipped.
+void FlipPairsAbove(const Eigen::VectorXd& l, const Eigen::VectorXd& u, const Eigen::VectorXd& F,
+                    double tol, Eigen::VectorXd* z, int* flipped) {
+  int worst = -1;
+  double worst_violation = tol, bound = 0.0;
+  for (int i = 0; i < z->size(); ++i) {
+    const double zi = (*z)[i];
+    // (A free variable's side is never closed: only a finite bound is flipped to.)
+    if (std::isfinite(l[i]) && F[i] > worst_violation && F[i] < zi - l[i]) {
+      worst = i;
+      worst_violation = F[i];
+      bound = l[i];
+    } else if (std::isfinite(u[i]) && -F[i] > worst_violation && -F[i] < u[i] - zi) {
+      worst = i;
+      worst_violation = -F[i];
+      bound = u[i];
+    }
+  }
+  if (worst < 0) return;
+  (*z)[worst] = bound;
+  ++*flipped;
+}
+
+}  // namespace
+
+// Options::active_set_restarts: sets every unresolved pair's z_i to the bound its F_i points
+// at (see there); false when there is none or F cannot be evaluated at *z.
+bool FischerBurmeisterNewton::FlipUnresolvedPairs(const MixedComplementarityProblem& problem,
+                                                  Eigen::VectorXd* z) {
+  Eigen::VectorXd& F = workspace_->F;
+  if (!problem.Evaluate(*z, &F, nullptr) || !F.allFinite()) return false;
+  const Eigen::VectorXd& l = problem.lower();
+  const Eigen::VectorXd& u = problem.upper();
+  // Among the pairs whose both sides exceed the tolerance first; where there is none, among
+  // those with both sides positive.
+  int flipped = 0;
+  for (const double tol : {options_.tolerance, 0.0}) {
+    FlipPairsAbove(l, u, F, tol, z, &flipped);
+    if (flipped > 0) return true;
+  }
+  return false;
+}
+
+namespace {
+
+// The work of a later run of the iteration added to an earlier one's counts.
+void AddWork(const FischerBurmeisterNewton::Summary& earlier,
+             FischerBurmeisterNewton::Summary* later) {
+  later->iterations += earlier.iterations;
+  later->line_search_steps += earlier.line_search_steps;
+  later->levenberg_marquardt_steps += earlier.levenberg_marquardt_steps;
+  later->regularized_steps += earlier.regularized_steps;
+  later->symbolic_analyses += earlier.symbolic_analyses;
+  later->chord_steps += earlier.chord_steps;
+  later->dense_linear_algebra = later->dense_linear_algebra || earlier.dense_linear_algebra;
+  later->history.insert(later->history.begin(), earlier.history.begin(), earlier.history.end());
+}
+
+}  // namespace
+
+FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
+    const MixedComplementarityProblem& problem, Eigen::VectorXd* z) {
+  const auto start = std::chrono::steady_clock::now();
+  Summary summary = SolveFrom(problem, z, options_.reuse_factorization);
+  Eigen::VectorXd restart;
+  for (int k = 0; k < options_.active_set_restarts && workspace_->stalled; ++k) {
+    restart = *z;
+    if (!FlipUnresolvedPairs(problem, &restart)) break;
+    Summary again = SolveFrom(problem, &restart, options_.reuse_factorization);
+    AddWork(summary, &again);
+    again.active_set_restarts = summary.active_set_restarts + 1;
+    if (!(again.natural_residual < summary.natural_residual)) {
+      // Keep the better point, with the work the restart took.
+      const Summary kept = summary;
+      summary = again;
+      summary.status = kept.status;
+      summary.natural_residual = kept.natural_residual;
+      summary.message = kept.message + "; an active-set restart ended no better (" +
+                        Scientific("natural residual ", again.natural_residual, ")");
+      summary.diagnostic = kept.diagnostic;
+      summary.observed_rate = kept.observed_rate;
+      break;
+    }
+    *z = restart;
+    summary = again;
+  }
+  summary.wall_time_seconds = internal::SecondsSince(start);
+  return summary;
 }
 
 }  // namespace ncpkit

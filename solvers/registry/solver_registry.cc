@@ -35,6 +35,7 @@ void ApplySolverOptions(const SolverOptions& s, FischerBurmeisterNewton::Options
   o->project_onto_bounds = s.project_onto_bounds;
   o->start_acceptance = s.start_acceptance;
   o->reuse_factorization = s.reuse_factorization;
+  o->active_set_restarts = s.active_set_restarts;
   o->equilibration = s.equilibrate ? FischerBurmeisterNewton::Equilibration::Auto
                                    : FischerBurmeisterNewton::Equilibration::Off;
 }
@@ -299,6 +300,8 @@ bool SolverOptions::IsValid(std::string* why) const {
     os << "start_acceptance = " << start_acceptance << " must be in (0, 1]";
   } else if (!(time_limit_seconds >= 0.0)) {
     os << "time_limit_seconds = " << time_limit_seconds << " must be >= 0";
+  } else if (active_set_restarts < 0) {
+    os << "active_set_restarts = " << active_set_restarts << " must be >= 0";
   }
   if (why) *why = os.str();
   return os.str().empty();
