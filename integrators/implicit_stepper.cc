@@ -20,8 +20,8 @@ namespace {
 
 // Fraction of the tolerance below which a warm start is accepted without a Newton step.
 constexpr double kWarmStartAcceptance = 1e-2;
-// Active-set restarts of FB Newton after a stall (SolverOptions::active_set_restarts): two
-// solved the dropped column of docs/reliability.md, the second from the first's better point.
+// Active-set restarts of FB Newton after a stall (SolverOptions::active_set_restarts); with 3
+// every dropped column measured in docs/reliability.md ("Ordinary stacks") is solved.
 constexpr int kActiveSetRestarts = 3;
 // How many times a step is solved again with the pairs its solution overran (OverrunPairs).
 constexpr int kMaxSearchRounds = 2;
@@ -157,7 +157,8 @@ ImplicitStepper::ImplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
   solver_options.equilibrate = false;
   // A lightly loaded sticking contact's slip row (mu^2 p_n^2 - |p_t|^2, of order p_n^2) is far
   // below its multiplier sigma, and FB Newton closes the row instead of sigma and stalls; a
-  // restart with such pairs flipped solves it (docs/reliability.md, "Ordinary stacks").
+  // restart with the worst such pair flipped solves it (docs/reliability.md, "Ordinary
+  // stacks").
   solver_options.active_set_restarts = kActiveSetRestarts;
   solver_options_ = solver_options;
   solver_ = CreateSolver(options_.solver, ProblemKind::Mixed, solver_options);

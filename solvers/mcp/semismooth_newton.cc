@@ -783,10 +783,10 @@ FischerBurmeisterNewton::Summary FischerBurmeisterNewton::SolveFrom(
 
 namespace {
 
-// Sets z_i to the bound F_i points at for the pair that violates complementarity most: both
-// sides above tol, F_i the nearer zero (Options::active_set_restarts); counts it in *flipped.
-void FlipPairsAbove(const Eigen::VectorXd& l, const Eigen::VectorXd& u, const Eigen::VectorXd& F,
-                    double tol, Eigen::VectorXd* z, int* flipped) {
+// Sets z_i to the bound F_i points at for the pair that violates complementarity most with
+// |F_i| above tol and F_i the nearer zero (Options::active_set_restarts); false if none does.
+bool FlipWorstPairAbove(const Eigen::VectorXd& l, const Eigen::VectorXd& u,
+                        const Eigen::VectorXd& F, double tol, Eigen::VectorXd* z) {
   int worst = -1;
   double worst_violation = tol, bound = 0.0;
   for (int i = 0; i < z->size(); ++i) {
@@ -802,29 +802,20 @@ void FlipPairsAbove(const Eigen::VectorXd& l, const Eigen::VectorXd& u, const Ei
       bound = u[i];
     }
   }
-  if (worst < 0) return;
-  (*z)[worst] = bound;
-  ++*flipped;
+  if (worst >= 0) (*z)[worst] = bound;
+  return worst >= 0;
 }
 
 }  // namespace
 
-// Options::active_set_restarts: sets every unresolved pair's z_i to the bound its F_i points
-// at (see there); false when there is none or F cannot be evaluated at *z.
-bool FischerBurmeisterNewton::FlipUnresolvedPairs(const MixedComplementarityProblem& problem,
-                                                  Eigen::VectorXd* z) {
+// Options::active_set_restarts: flips the worst unresolved pair, among those whose F_i exceeds
+// the tolerance first, else among all; false when there is none or F cannot be evaluated at *z.
+bool FischerBurmeisterNewton::FlipUnresolvedPair(const MixedComplementarityProblem& problem,
+                                                 Eigen::VectorXd* z) {
   Eigen::VectorXd& F = workspace_->F;
   if (!problem.Evaluate(*z, &F, nullptr) || !F.allFinite()) return false;
-  const Eigen::VectorXd& l = problem.lower();
-  const Eigen::VectorXd& u = problem.upper();
-  // Among the pairs whose both sides exceed the tolerance first; where there is none, among
-  // those with both sides positive.
-  int flipped = 0;
-  for (const double tol : {options_.tolerance, 0.0}) {
-    FlipPairsAbove(l, u, F, tol, z, &flipped);
-    if (flipped > 0) return true;
-  }
-  return false;
+  return FlipWorstPairAbove(problem.lower(), problem.upper(), F, options_.tolerance, z) ||
+         FlipWorstPairAbove(problem.lower(), problem.upper(), F, 0.0, z);
 }
 
 namespace {
@@ -851,7 +842,7 @@ FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
   Eigen::VectorXd restart;
   for (int k = 0; k < options_.active_set_restarts && workspace_->stalled; ++k) {
     restart = *z;
-    if (!FlipUnresolvedPairs(problem, &restart)) break;
+    if (!FlipUnresolvedPair(problem, &restart)) break;
     Summary again = SolveFrom(problem, &restart, options_.reuse_factorization);
     AddWork(summary, &again);
     again.active_set_restarts = summary.active_set_restarts + 1;

@@ -115,14 +115,16 @@ class FischerBurmeisterNewton {
     bool reuse_factorization = false;
     double chord_contraction = 0.1;  // in (0, 1)
     int max_chord_steps = 8;         // >= 0
-    // Restarts after a stall from the stalled point with its unresolved pairs flipped: every
-    // z_i strictly inside a bound whose F_i points at that bound and is nearer zero than z_i's
-    // distance to it (z_i > l_i and 0 < F_i < z_i - l_i, or the mirror at u_i) is set to the
-    // bound. FB closes the smaller side of such a pair, which is the wrong side when a row's
-    // magnitude is far below its variable's: the implicit step's slip row mu^2 p_n^2 - |p_t|^2
-    // is of order 1e-9 on a contact carrying 1e-4 N s, and Newton drives it to zero (sliding)
-    // while the solution sticks (sigma = 0). A restart replaces the point only if it ends with a
-    // smaller natural residual, and restarts stop at the first that does not. Default 0 (off).
+    // Restarts after a stall from the stalled point with one unresolved pair flipped: of the
+    // pairs whose F_i points at a finite bound of z_i and is nearer zero than z_i's distance to
+    // it (l_i < z_i and 0 < F_i < z_i - l_i, or the mirror at u_i), the one with the largest
+    // |F_i| above the tolerance (else above 0) has z_i set to that bound. FB closes the smaller
+    // side of such a pair, which is the wrong side when a row's magnitude is far below its
+    // variable's: the implicit step's slip row mu^2 p_n^2 - |p_t|^2 is of order 1e-9 on a
+    // contact carrying 1e-4 N s, and Newton drives it to zero (sliding) while the solution
+    // sticks (sigma = 0). A restart starts with chord steps where reuse_factorization is on,
+    // replaces the point only if it ends with a smaller natural residual, and restarts stop at
+    // the first that does not. Default 0 (off).
     int active_set_restarts = 0;  // >= 0
     bool IsValid(std::string* why) const;
   };
@@ -180,7 +182,7 @@ class FischerBurmeisterNewton {
   // *z; Solve adds the active-set restarts.
   Summary SolveFrom(const MixedComplementarityProblem& problem, Eigen::VectorXd* z,
                     bool chord_steps);
-  bool FlipUnresolvedPairs(const MixedComplementarityProblem& problem, Eigen::VectorXd* z);
+  bool FlipUnresolvedPair(const MixedComplementarityProblem& problem, Eigen::VectorXd* z);
   bool Start(const MixedComplementarityProblem& problem, Eigen::VectorXd* z, Summary* summary);
   bool Stops(int iteration, Summary* summary);
   void ChordSteps(const MixedComplementarityProblem& problem, Eigen::VectorXd* z, Summary* summary);

@@ -73,8 +73,8 @@ struct SolverOptions {
   // Newton methods: equilibrate badly scaled problems (FischerBurmeisterNewton::Options::
   // equilibration Auto) or never (Off). Default true; the steppers turn it off.
   bool equilibrate = true;
-  // FB Newton methods: restarts after a stall from the stalled point with its unresolved
-  // complementarity pairs flipped (FischerBurmeisterNewton::Options::active_set_restarts).
+  // FB Newton methods: restarts after a stall from the stalled point with its worst unresolved
+  // complementarity pair flipped (FischerBurmeisterNewton::Options::active_set_restarts).
   // Default 0; >= 0; the implicit stepper turns them on.
   int active_set_restarts = 0;
   // Frictional contact solvers: stop with MaxIterations after this much wall time. Default 0:
