@@ -129,6 +129,21 @@ void BM_OrdinaryColumn(benchmark::State& state) {
   StepScene(state, ParseScene(testing::RandomColumnsScene(spec), "ordinary column"));
 }
 
+// The dropped columns of docs/reliability.md ("Ordinary stacks"): N boxes as above, each dropped
+// from a height uniform in [0, 1 mm] (ColumnsSpec::uniform_drops), seed S, 1 s with the implicit
+// stepper's defaults. The three seeds land three ways: 10022 is solved by FB Newton from its
+// first start, 10008 from its first start after an active-set restart, and 10032 (the slowest
+// landing measured over those columns) only after FB Newton and the AutoSolver's chain fail from
+// every start, by FB Newton from the chain's best point (docs/solvers.md).
+void BM_DroppedColumn(benchmark::State& state) {
+  testing::ColumnsSpec spec;
+  spec.boxes = static_cast<int>(state.range(0));
+  spec.seed = static_cast<unsigned>(state.range(1));
+  spec.stepper = "implicit";
+  spec.uniform_drops = true;
+  StepScene(state, ParseScene(testing::RandomColumnsScene(spec), "dropped column"));
+}
+
 // A brick pyramid a user would write (tests/integrators/random_columns.h), L layers, seed S,
 // 1 s with the implicit stepper's defaults: every box rests on two, and at such degenerate
 // solutions FB Newton takes its Levenberg-Marquardt direction.
@@ -295,6 +310,10 @@ BENCHMARK(BM_BoxTower)->Arg(2)->Arg(5)->Arg(10)->Arg(20)->Unit(benchmark::kMicro
 BENCHMARK(BM_FiftyBoxStack)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_OrdinaryColumn)
     ->ArgsProduct({{10}, {0, 2, 4, 6}})
+    ->ArgNames({"boxes", "seed"})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DroppedColumn)
+    ->ArgsProduct({{10}, {10008, 10022, 10032}})
     ->ArgNames({"boxes", "seed"})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BrickPyramid)

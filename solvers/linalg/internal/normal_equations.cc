@@ -34,9 +34,11 @@ void NormalEquations::BuildPattern(const Eigen::SparseMatrix<double>& H) {
     }
   }
   row_values_.resize(nnz);
-  // Column j of H^T H holds the columns i that share a row with column j, and the diagonal.
+  // Column j of the lower triangle holds the columns i >= j that share a row with column j,
+  // and the diagonal.
   sum_.assign(n, 0.0);
   touched_.assign(n, 0);
+  row_cursor_.resize(n);
   std::vector<int> outer_normal(static_cast<size_t>(n) + 1, 0), rows, column;
   for (int j = 0; j < n; ++j) {
     column.clear();
@@ -46,7 +48,7 @@ void NormalEquations::BuildPattern(const Eigen::SparseMatrix<double>& H) {
       const int k = inner[p];
       for (int q = transpose_outer_[k]; q < transpose_outer_[k + 1]; ++q) {
         const int i = transpose_index_[q];
-        if (!touched_[i]) {
+        if (i >= j && !touched_[i]) {
           touched_[i] = 1;
           column.push_back(i);
         }
@@ -71,14 +73,19 @@ void NormalEquations::Fill(const Eigen::SparseMatrix<double>& H, double mu) {
   const int* inner = H.innerIndexPtr();
   const double* values = H.valuePtr();
   for (size_t q = 0; q < transpose_slot_.size(); ++q) row_values_[q] = values[transpose_slot_[q]];
+  std::copy(transpose_outer_.begin(), transpose_outer_.end() - 1, row_cursor_.begin());
   double* out = normal_.valuePtr();
   for (int j = 0; j < n; ++j) {
-    // Over the rows k of column j ascending, H(k, i) H(k, j) into entry i: the first product
-    // assigned, the others added, in the order of Eigen's sparse product.
+    // Over the rows k of column j ascending, H(k, i) H(k, j) into entry i >= j: the first
+    // product assigned, the others added, in the order of Eigen's sparse product. Row k's
+    // columns ascend, so its entries left of j are skipped by a cursor that only moves forward
+    // as j grows.
     for (int p = outer[j]; p < outer[j + 1]; ++p) {
       const int k = inner[p];
       const double y = values[p];
-      for (int q = transpose_outer_[k]; q < transpose_outer_[k + 1]; ++q) {
+      int& first = row_cursor_[k];
+      while (transpose_index_[first] < j) ++first;
+      for (int q = first; q < transpose_outer_[k + 1]; ++q) {
         const int i = transpose_index_[q];
         const double x = row_values_[q];
         if (touched_[i]) {

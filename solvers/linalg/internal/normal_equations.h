@@ -5,9 +5,10 @@
 // solution every iteration takes that direction, and forming H^T H by a general sparse product
 // and analysing it afresh would cost as much as the factorizations of the step (a resting
 // pyramid of boxes stepped implicitly, docs/solvers.md).
-// Each entry of H^T H is summed over H's rows in ascending order, as Eigen's sparse product
-// sums it: the system, its factorization and its solution are those of
-// SimplicialLDLT(H^T H + mu I) bit for bit (normal_equations_test.cc).
+// Only the lower triangle is formed, the half SimplicialLDLT reads. Each of its entries is summed
+// over H's rows in ascending order, as Eigen's sparse product sums it: the system, its
+// factorization and its solution are those of SimplicialLDLT(H^T H + mu I) bit for bit
+// (normal_equations_test.cc).
 #ifndef NCPKIT_SOLVERS_LINALG_INTERNAL_NORMAL_EQUATIONS_H_
 #define NCPKIT_SOLVERS_LINALG_INTERNAL_NORMAL_EQUATIONS_H_
 
@@ -24,7 +25,7 @@ class NormalEquations {
   bool Factorize(const Eigen::SparseMatrix<double>& H, double mu);
   // The solution of the factorized system for b.
   Eigen::VectorXd Solve(const Eigen::VectorXd& b) const { return ldlt_.solve(b); }
-  // The system last factorized (its pattern: H^T H's and the diagonal).
+  // The lower triangle of the system last factorized (its pattern: H^T H's and the diagonal).
   const Eigen::SparseMatrix<double>& matrix() const { return normal_; }
 
  private:
@@ -40,6 +41,7 @@ class NormalEquations {
   std::vector<double> row_values_;  // H's values in row order (Fill's gather)
   std::vector<double> sum_;         // one column of H^T H, scattered
   std::vector<char> touched_;
+  std::vector<int> row_cursor_;  // Fill's first entry of each row at or right of the column
   Eigen::SparseMatrix<double> normal_;
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt_;
   bool analyzed_ = false;
