@@ -86,6 +86,7 @@ struct ImplicitStepper::IslandProblem {
   std::unique_ptr<AutoSolver> fallback;
   AutoSolver::Summary fallback_summary;
   Eigen::VectorXd z, best_z;
+  Eigen::VectorXd chain_best_z;  // the chain's best point (RunChain)
   bool contacts_change = false;
   SolverSummary summary;  // the best start's, iterations summed over the starts
   std::string report;     // its full report (keep_solver_reports)
@@ -844,8 +845,12 @@ struct ImplicitStepper::StartOrder {
 // What the attempts of one island's step have given so far.
 struct ImplicitStepper::AttemptTally {
   int total_iterations = 0, best_attempt = -1, tried = 0, prepared = -1;
-  bool from_best_point = false;  // the last attempt started from the chain's best point
-  bool chain_skipped = false;    // the chain failed on these bodies earlier in the step
+  // The chain's best attempt and its natural residual (RunChain; -1 until one is finite).
+  int chain_best_attempt = -1;
+  double chain_best_residual = kInf;
+  bool from_best_point = false;   // the last attempt started from the best point found ...
+  bool from_chain_point = false;  // ... and that point was the chain's
+  bool chain_skipped = false;     // the chain failed on these bodies earlier in the step
 };
 
 // Runs `solver` from each start in `order` until one solves the island, keeping the best point
@@ -918,22 +923,41 @@ void ImplicitStepper::SolveFromStarts(IslandProblem* island, int first_attempt, 
 
 // auto's second phase: the AutoSolver's chain from each start and, if none solves the island,
 // FB Newton from the best point found (the chain's methods leave some islands just above the
-// tolerance, 1e-10-1e-9 on pushed rows, where FB Newton from their point reaches it).
+// tolerance, 1e-10-1e-9 on pushed rows, where FB Newton from their point reaches it). Where that
+// point is FB Newton's own and FB Newton fails from it again, it runs once more from the chain's
+// best point: its restarts can leave a stalled point lower than the chain's, from which it stalls
+// again where the chain's would have led it to the solution (a brick pyramid,
+// docs/reliability.md).
 bool ImplicitStepper::RunChain(IslandProblem* island, const StartOrder& order,
                                AttemptTally* tally) {
-  if (TryStarts(island, order, tally, [island]() -> const SolverSummary& {
+  if (TryStarts(island, order, tally, [island, tally]() -> const SolverSummary& {
         island->fallback_summary = island->fallback->Solve(island->builder, &island->z);
+        const double residual = island->fallback_summary.natural_residual;
+        if (residual < tally->chain_best_residual) {
+          tally->chain_best_residual = residual;
+          tally->chain_best_attempt = tally->prepared;
+          island->chain_best_z = island->z;
+        }
         return island->fallback_summary;
       })) {
     return true;
   }
-  StartOrder best_start;
-  best_start.attempts[best_start.count++] = tally->best_attempt;
+  const bool chain_was_best = tally->chain_best_attempt < 0 ||
+                              !(tally->chain_best_residual > island->summary.natural_residual);
   tally->from_best_point = true;
-  return TryStarts(island, best_start, tally, [island]() -> const SolverSummary& {
-    island->z = island->best_z;
-    return island->solver->Solve(island->builder, &island->z);
-  });
+  const auto from_point = [&](int attempt, const Eigen::VectorXd& point) {
+    StartOrder start;
+    start.attempts[start.count++] = attempt;
+    return TryStarts(island, start, tally, [island, &point]() -> const SolverSummary& {
+      island->z = point;
+      return island->solver->Solve(island->builder, &island->z);
+    });
+  };
+  tally->from_chain_point = chain_was_best;
+  if (from_point(tally->best_attempt, island->best_z)) return true;
+  if (chain_was_best) return false;
+  tally->from_chain_point = true;
+  return from_point(tally->chain_best_attempt, island->chain_best_z);
 }
 
 // Adds to the island's message which start solved it, or that none did.
@@ -947,8 +971,9 @@ void ImplicitStepper::DescribeAttempts(const AttemptTally& tally, int first_phas
     note = "no start solved it (" + first_solver + ", then the chain, from " + starts + ", then " +
            first_solver + " from the best point); the best, " + start + ", is kept";
   } else if (tally.tried > first_phase && tally.from_best_point) {
-    note = "solved by " + first_solver + " from the chain's best point (" + start + "), after " +
-           first_solver + " and the chain failed from " + starts;
+    note = "solved by " + first_solver + " from " +
+           (tally.from_chain_point ? "the chain's best point (" : "its own best point (") + start +
+           "), after " + first_solver + " and the chain failed from " + starts;
   } else if (tally.tried > first_phase) {
     note = "from " + start + ", after " + first_solver + " failed from " + starts;
   } else {

@@ -191,12 +191,12 @@ TEST_CASE("implicit auto: FB Newton from every start, then the chain where it fa
   CHECK(chain.messages.find("after fb-newton failed from 4 start(s)") != std::string::npos);
   if (!testing::SanitizedBuild()) {
     // Seed 6: in one of its first five steps FB Newton (with its active-set restarts) and the
-    // chain fail from every start, and FB Newton from the chain's best point solves it.
+    // chain fail from every start, and FB Newton from the best point found, its own, solves it.
     const Scene row6 = ParseScene(testing::RandomPushedRowScene(6, "implicit"), "pushed row");
     const VariantRun polished = RunVariant(row6, "auto", 0.05);
     INFO(polished.messages);
     CHECK(polished.failed == 0);
-    CHECK(polished.messages.find("solved by fb-newton from the chain's best point") !=
+    CHECK(polished.messages.find("solved by fb-newton from its own best point") !=
           std::string::npos);
   }
   // Where FB Newton solves every step, auto is FB Newton: the same trajectory, bit for bit.
