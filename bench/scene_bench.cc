@@ -134,7 +134,7 @@ void BM_OrdinaryColumn(benchmark::State& state) {
 // stepper's defaults. The three seeds land three ways: 10022 is solved by FB Newton from its
 // first start, 10008 from its first start after an active-set restart, and 10032 (the slowest
 // landing measured over those columns) only after FB Newton and the AutoSolver's chain fail from
-// every start, by FB Newton from the chain's best point (docs/solvers.md).
+// every start, by FB Newton from its own best point (docs/steppers.md).
 void BM_DroppedColumn(benchmark::State& state) {
   testing::ColumnsSpec spec;
   spec.boxes = static_cast<int>(state.range(0));
