@@ -198,6 +198,14 @@ TEST_CASE("implicit auto: FB Newton from every start, then the chain where it fa
     CHECK(polished.failed == 0);
     CHECK(polished.messages.find("solved by fb-newton from its own best point") !=
           std::string::npos);
+    // Seed 13, step 6: FB Newton from its own best point fails again, and from the chain's best
+    // point (the chain's methods stop lower there) it solves the island. (Step 5 is one of the
+    // seed's expected failures, recorded in "pushed rows" below.)
+    const Scene row13 = ParseScene(testing::RandomPushedRowScene(13, "implicit"), "pushed row");
+    const VariantRun from_chain = RunVariant(row13, "auto", 0.06);
+    INFO(from_chain.messages);
+    CHECK(from_chain.messages.find("solved by fb-newton from the chain's best point") !=
+          std::string::npos);
   }
   // Where FB Newton solves every step, auto is FB Newton: the same trajectory, bit for bit.
   testing::ColumnsSpec spec;
