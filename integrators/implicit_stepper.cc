@@ -23,11 +23,14 @@ constexpr double kWarmStartAcceptance = 1e-2;
 // Active-set restarts of FB Newton after a stall (SolverOptions::active_set_restarts); with 3
 // every dropped column measured in docs/reliability.md ("Ordinary stacks") is solved.
 constexpr int kActiveSetRestarts = 3;
+// How many more FB Newton runs from the best point follow the chain while each lowers it
+// (RunAgain).
+constexpr int kMaxRunsAgain = 3;
 // How many times a step is solved again with the pairs its solution overran (OverrunPairs).
 constexpr int kMaxSearchRounds = 2;
 // The variant whose islands are solved by FB Newton from every start, then by the AutoSolver's
-// chain from every start where FB Newton fails, then by FB Newton from the chain's best point
-// (SolveFromStarts, RunChain).
+// chain from every start where FB Newton fails, then by FB Newton from the best points found
+// (SolveFromStarts, RunChain, RunAgain).
 constexpr char kAutoName[] = "auto";
 
 void AddPair(ProblemBuilder* b, const ContactPairStep* s, int nu_f, int nu_g, int geometry,
@@ -850,6 +853,7 @@ struct ImplicitStepper::AttemptTally {
   double chain_best_residual = kInf;
   bool from_best_point = false;   // the last attempt started from the best point found ...
   bool from_chain_point = false;  // ... and that point was the chain's
+  int runs_again = 0;             // runs from the best point after those two (RunAgain)
   bool chain_skipped = false;     // the chain failed on these bodies earlier in the step
 };
 
@@ -927,7 +931,8 @@ void ImplicitStepper::SolveFromStarts(IslandProblem* island, int first_attempt, 
 // point is FB Newton's own and FB Newton fails from it again, it runs once more from the chain's
 // best point: its restarts can leave a stalled point lower than the chain's, from which it stalls
 // again where the chain's would have led it to the solution (a brick pyramid,
-// docs/reliability.md).
+// docs/reliability.md). Where those runs lowered the best point without solving the island,
+// RunAgain.
 bool ImplicitStepper::RunChain(IslandProblem* island, const StartOrder& order,
                                AttemptTally* tally) {
   if (TryStarts(island, order, tally, [island, tally]() -> const SolverSummary& {
@@ -945,19 +950,51 @@ bool ImplicitStepper::RunChain(IslandProblem* island, const StartOrder& order,
   const bool chain_was_best = tally->chain_best_attempt < 0 ||
                               !(tally->chain_best_residual > island->summary.natural_residual);
   tally->from_best_point = true;
-  const auto from_point = [&](int attempt, const Eigen::VectorXd& point) {
-    StartOrder start;
-    start.attempts[start.count++] = attempt;
-    return TryStarts(island, start, tally, [island, &point]() -> const SolverSummary& {
-      island->z = point;
-      return island->solver->Solve(island->builder, &island->z);
-    });
-  };
   tally->from_chain_point = chain_was_best;
-  if (from_point(tally->best_attempt, island->best_z)) return true;
-  if (chain_was_best) return false;
-  tally->from_chain_point = true;
-  return from_point(tally->chain_best_attempt, island->chain_best_z);
+  const double before_runs = island->summary.natural_residual;
+  if (FromPoint(island, tally->best_attempt, island->best_z, tally)) return true;
+  if (!chain_was_best) {
+    tally->from_chain_point = true;
+    if (FromPoint(island, tally->chain_best_attempt, island->chain_best_z, tally)) return true;
+  }
+  return island->summary.natural_residual < before_runs && RunAgain(island, tally);
+}
+
+// One FB Newton run from `point`, with start `attempt`'s data.
+bool ImplicitStepper::FromPoint(IslandProblem* island, int attempt, const Eigen::VectorXd& point,
+                                AttemptTally* tally) {
+  StartOrder start;
+  start.attempts[start.count++] = attempt;
+  return TryStarts(island, start, tally, [island, &point]() -> const SolverSummary& {
+    island->z = point;
+    return island->solver->Solve(island->builder, &island->z);
+  });
+}
+
+// FB Newton again from the best point while each run lowers it, after runs from the best points
+// lowered it without solving the island: a run that stalls on its way down can leave a point
+// from which a fresh run converges (a pushed row, docs/reliability.md). Unless one solves the
+// island, its best point, summary and solver memory (the matrix the next step's chord steps
+// start from) stay as they were, so that a step that still fails fails as before.
+bool ImplicitStepper::RunAgain(IslandProblem* island, AttemptTally* tally) {
+  const SolverSummary kept = island->summary;
+  const Eigen::VectorXd kept_z = island->best_z;
+  const std::string kept_report = island->report;
+  const int kept_attempt = tally->best_attempt;
+  const std::shared_ptr<const SolverMemory> kept_memory = island->solver->SaveMemory();
+  tally->from_chain_point = false;
+  for (int run = 0; run < kMaxRunsAgain; ++run) {
+    const double before = island->summary.natural_residual;
+    ++tally->runs_again;
+    if (FromPoint(island, tally->best_attempt, island->best_z, tally)) return true;
+    if (!(island->summary.natural_residual < before)) break;
+  }
+  island->summary = kept;
+  island->best_z = kept_z;
+  island->report = kept_report;
+  tally->best_attempt = kept_attempt;
+  island->solver->RestoreMemory(kept_memory.get());
+  return false;
 }
 
 // Adds to the island's message which start solved it, or that none did.
@@ -971,9 +1008,13 @@ void ImplicitStepper::DescribeAttempts(const AttemptTally& tally, int first_phas
     note = "no start solved it (" + first_solver + ", then the chain, from " + starts + ", then " +
            first_solver + " from the best point); the best, " + start + ", is kept";
   } else if (tally.tried > first_phase && tally.from_best_point) {
+    const std::string again =
+        tally.runs_again == 0
+            ? ""
+            : ", run again " + std::to_string(tally.runs_again) + " time(s) from where it stopped";
     note = "solved by " + first_solver + " from " +
            (tally.from_chain_point ? "the chain's best point (" : "its own best point (") + start +
-           "), after " + first_solver + " and the chain failed from " + starts;
+           again + "), after " + first_solver + " and the chain failed from " + starts;
   } else if (tally.tried > first_phase) {
     note = "from " + start + ", after " + first_solver + " failed from " + starts;
   } else {

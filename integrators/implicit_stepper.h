@@ -145,6 +145,9 @@ class ImplicitStepper : public Stepper {
   bool TryStarts(IslandProblem* island, const StartOrder& order, AttemptTally* tally,
                  const Solve& solve);
   bool RunChain(IslandProblem* island, const StartOrder& order, AttemptTally* tally);
+  bool FromPoint(IslandProblem* island, int attempt, const Eigen::VectorXd& point,
+                 AttemptTally* tally);
+  bool RunAgain(IslandProblem* island, AttemptTally* tally);
   void SolveFromStarts(IslandProblem* island, int first_attempt, int last_attempt);
   static void DescribeAttempts(const AttemptTally& tally, int first_phase,
                                const std::string& first_solver, SolverSummary* best);
