@@ -75,32 +75,29 @@ void NormalEquations::Fill(const Eigen::SparseMatrix<double>& H, double mu) {
   for (size_t q = 0; q < transpose_slot_.size(); ++q) row_values_[q] = values[transpose_slot_[q]];
   std::copy(transpose_outer_.begin(), transpose_outer_.end() - 1, row_cursor_.begin());
   double* out = normal_.valuePtr();
+  const int* normal_outer = normal_.outerIndexPtr();
+  const int* normal_inner = normal_.innerIndexPtr();
   for (int j = 0; j < n; ++j) {
-    // Over the rows k of column j ascending, H(k, i) H(k, j) into entry i >= j: the first
-    // product assigned, the others added, in the order of Eigen's sparse product. Row k's
-    // columns ascend, so its entries left of j are skipped by a cursor that only moves forward
-    // as j grows.
+    // Column j's entries start at -0.0, which IEEE addition leaves every value as it is (+0.0
+    // included): each sum is then bit for bit the first product assigned and the others added,
+    // without a test in the inner loop. Every entry off the diagonal shares a row of H with
+    // column j, so only the diagonal can stay untouched, and -0.0 + mu is 0.0 + mu.
+    for (int p = normal_outer[j]; p < normal_outer[j + 1]; ++p) sum_[normal_inner[p]] = -0.0;
+    // Over the rows k of column j ascending, H(k, i) H(k, j) into entry i >= j, in the order of
+    // Eigen's sparse product. Row k's columns ascend, so its entries left of j are skipped by a
+    // cursor that only moves forward as j grows.
     for (int p = outer[j]; p < outer[j + 1]; ++p) {
       const int k = inner[p];
       const double y = values[p];
       int& first = row_cursor_[k];
       while (transpose_index_[first] < j) ++first;
       for (int q = first; q < transpose_outer_[k + 1]; ++q) {
-        const int i = transpose_index_[q];
-        const double x = row_values_[q];
-        if (touched_[i]) {
-          sum_[i] += x * y;
-        } else {
-          touched_[i] = 1;
-          sum_[i] = x * y;
-        }
+        sum_[transpose_index_[q]] += row_values_[q] * y;
       }
     }
-    for (int p = normal_.outerIndexPtr()[j]; p < normal_.outerIndexPtr()[j + 1]; ++p) {
-      const int i = normal_.innerIndexPtr()[p];
-      out[p] = touched_[i] ? sum_[i] : 0.0;
-      if (i == j) out[p] += mu;
-      touched_[i] = 0;
+    for (int p = normal_outer[j]; p < normal_outer[j + 1]; ++p) {
+      const int i = normal_inner[p];
+      out[p] = i == j ? sum_[i] + mu : sum_[i];
     }
   }
 }
