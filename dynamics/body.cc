@@ -47,6 +47,7 @@ void ValidateBody(const Body& body, bool dynamic) {
 
 void ValidateBodies(const std::vector<Body>& bodies, bool dynamic) {
   std::unordered_set<std::string> names;
+  names.reserve(bodies.size());
   for (const Body& body : bodies) {
     if (!names.insert(body.name).second) {
       throw InputError("the body name '" + body.name + "' is used twice");
