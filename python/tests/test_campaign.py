@@ -144,7 +144,7 @@ def test_the_shipped_campaign_files_load():
 
 @needs_shared
 def test_a_dry_run_counts_the_runs_and_writes_nothing(tmp_path, capsys):
-    path = lcp_campaign(tmp_path, repetitions=2)
+    path = lcp_campaign(tmp_path, repetitions=1)
     c = campaign.load(path)
     db = str(tmp_path / "d.sqlite")
     assert campaign.main(["run", path, "--db", db, "--dry-run", "--workers", "2"]) == 0
@@ -321,7 +321,9 @@ names = ["qp-lcp/lemke"]
 
 @needs_shared
 def test_an_interrupted_driver_resumes_with_only_the_missing_runs(tmp_path):
-    path = lcp_campaign(tmp_path, repetitions=4)
+    # 80 runs of some 70 ms each, one at a time: the driver is stopped after 10, seconds before
+    # it could end on its own.
+    path = lcp_campaign(tmp_path, repetitions=1)
     db = str(tmp_path / "r.sqlite")
     env = dict(os.environ, PYTHONPATH=PACKAGE)
     command = [sys.executable, "-m", "ncpkit.campaign", "run", path, "--db", db, "--workers",
