@@ -18,6 +18,16 @@ int RunCommand(std::vector<std::string> args) {
   if (args.empty()) return ncpkit::RunDemoCommand({}, std::cout);
   const std::string command = args[0];
   args.erase(args.begin());
+  // `ncpkit simulate --help` is what people type to see a command's options: the usage text,
+  // which gives every command's. (A campaign's options are the Python program's, which answers
+  // --help itself.)
+  const bool help_asked = std::any_of(args.begin(), args.end(), [](const std::string& a) {
+    return a == "--help" || a == "-h";
+  });
+  if (help_asked && command != "campaign") {
+    std::cout << ncpkit::UsageText();
+    return 0;
+  }
   if (command == "solve") return ncpkit::RunSolveCommand(args, std::cout);
   if (command == "simulate") return ncpkit::RunSimulateCommand(args, std::cout);
   if (command == "view") return ncpkit::RunViewCommand(args, std::cout);

@@ -110,6 +110,7 @@ std::string UsageText() {
          "      in its own process with its limits, kept in SQLite, resumable; then its\n"
          "      report (docs/campaigns.md)\n"
          "  ncpkit version [--json]     the version and the commit it was built from\n"
+         "  ncpkit help                 this text (also --help or -h after any command)\n"
          "solvers (problem kinds they take):\n" +
          SolverLines() +
          "exit status: 0 all requested solvers converged, 1 some did not, 2 usage or input "

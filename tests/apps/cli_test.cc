@@ -42,6 +42,22 @@ TEST_CASE("solvers: the registry as a table, and every row in the usage text") {
   CHECK(RunNcpkit("solvers extra").status == 2);
 }
 
+TEST_CASE("--help or -h after any command prints the usage and exits 0") {
+  for (const char* line : {"--help", "-h", "help", "simulate --help", "simulate scene.json -h",
+                           "solve --help", "fclib -h", "compare --help", "view --help",
+                           "mjcf --help", "lcp-demo --help", "solvers -h"}) {
+    CAPTURE(line);
+    const Run run = RunNcpkit(line);
+    CHECK(run.status == 0);
+    CHECK(run.output.rfind("usage:", 0) == 0);
+    CHECK(run.output.find("ncpkit simulate SCENE") != std::string::npos);
+  }
+  // Not an option of any command: still refused, by name.
+  const Run wrong = RunNcpkit("simulate --halp", true);
+  CHECK(wrong.status == 2);
+  CHECK(wrong.output.find("unknown option '--halp'") != std::string::npos);
+}
+
 TEST_CASE("solve: converged run exits 0 and prints the summary") {
   const Run run = RunNcpkit("solve " + SharedData("lcp/lcp_CPS_2.dat"));
   CHECK(run.status == 0);
