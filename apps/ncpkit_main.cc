@@ -21,9 +21,8 @@ int RunCommand(std::vector<std::string> args) {
   // `ncpkit simulate --help` is what people type to see a command's options: the usage text,
   // which gives every command's. (A campaign's options are the Python program's, which answers
   // --help itself.)
-  const bool help_asked = std::any_of(args.begin(), args.end(), [](const std::string& a) {
-    return a == "--help" || a == "-h";
-  });
+  const bool help_asked = std::any_of(
+      args.begin(), args.end(), [](const std::string& a) { return a == "--help" || a == "-h"; });
   if (help_asked && command != "campaign") {
     std::cout << ncpkit::UsageText();
     return 0;
