@@ -369,6 +369,11 @@ def test_the_command_line_program_runs_a_campaign(tmp_path):
     bad = subprocess.run([PROGRAM, "campaign", "run", path + ".missing", "--db", db], env=env,
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "cannot be read" in bad.stderr
+    # The program prints its own usage for --help after other commands; a campaign's is the
+    # campaign program's.
+    helped = subprocess.run([PROGRAM, "campaign", "run", "--help"], env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: ncpkit campaign run")
 
 
 def local_cluster():

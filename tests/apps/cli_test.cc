@@ -45,7 +45,7 @@ TEST_CASE("solvers: the registry as a table, and every row in the usage text") {
 TEST_CASE("--help or -h after any command prints the usage and exits 0") {
   for (const char* line : {"--help", "-h", "help", "simulate --help", "simulate scene.json -h",
                            "solve --help", "fclib -h", "compare --help", "view --help",
-                           "mjcf --help", "lcp-demo --help", "solvers -h"}) {
+                           "mjcf --help", "lcp-demo --help", "solvers -h", "version --help"}) {
     CAPTURE(line);
     const Run run = RunNcpkit(line);
     CHECK(run.status == 0);
