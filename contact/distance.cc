@@ -764,7 +764,8 @@ void BoxBox(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose
   const Vector3d ha = 0.5 * a.size, hb = 0.5 * b.size;
   const double scale = std::max(a.size.maxCoeff(), b.size.maxCoeff());
   const SeparatingAxis best = BestSeparatingAxis(pa, ha, pb, hb, scale, threshold);
-  if (best.beyond_threshold || best.separation >= threshold) return;
+  // No axis at all: a pose or size that is not finite compares false with everything.
+  if (best.axis < 0 || best.beyond_threshold || best.separation >= threshold) return;
   if (best.axis < 6) {
     FaceAxisContact(pa, ha, pb, hb, best.axis, best.normal, threshold, out);
     return;

@@ -47,7 +47,7 @@ bool Shape::IsValid(std::string* why) const {
   const ShapeType* type = FindShapeType(kind);
   int bad = -1;
   for (int k = 0; type != nullptr && k < type->size_count && bad < 0; ++k) {
-    if (!(std::isfinite(size[k]) && size[k] > 0.0)) bad = k;
+    if (!(size[k] > 0.0 && size[k] <= kMaxShapeSize)) bad = k;  // false for NaN
   }
   if (type != nullptr && bad < 0 && kind == ShapeKind::Polyhedron && polyhedron == nullptr) {
     if (why) *why = "a convex shape needs its vertices";
@@ -61,7 +61,8 @@ bool Shape::IsValid(std::string* why) const {
   if (type == nullptr) {
     os << "shape kind " << static_cast<int>(kind) << " is not registered";
   } else {
-    os << "size[" << bad << "] = " << size[bad] << " must be positive and finite";
+    os << "size[" << bad << "] = " << size[bad] << " must be positive and at most " << kMaxShapeSize
+       << " m";
   }
   if (why) *why = os.str();
   return false;

@@ -28,6 +28,10 @@ enum class ShapeKind : int { HalfSpace, Box, Sphere, Ellipsoid, Cylinder, Capsul
 // (size[0]) and full length (size[1]) along the body x axis (Xie & Chakraborty 2016 VI-B),
 // capsule radius (size[0]) and its segment's length (size[1]) along the body x axis; a convex
 // polyhedron ("convex") has no size but its hull, shared by the shapes made from it.
+// Largest size (m) a shape may have, as large as kMaxCoordinate (dynamics/body.h): a box 1e88 m
+// long overflows the contact search's products of sizes.
+constexpr double kMaxShapeSize = 1e6;
+
 struct Shape {
   ShapeKind kind = ShapeKind::Sphere;
   Eigen::Vector3d size = Eigen::Vector3d::Ones();
@@ -41,7 +45,8 @@ struct Shape {
   bool PlaneInequalities() const {
     return kind == ShapeKind::HalfSpace || kind == ShapeKind::Box || kind == ShapeKind::Polyhedron;
   }
-  // A kind the registry knows, and all sizes positive and finite (those the kind uses).
+  // A kind the registry knows, and all sizes positive and at most kMaxShapeSize (those the kind
+  // uses).
   bool IsValid(std::string* why) const;
 
   // f_i(xi), i < NumInequalities(); xi in the body frame. Inside: every f_i <= 0.

@@ -182,9 +182,13 @@ TEST_CASE("shape sizes are validated") {
   std::string why;
   Shape s = testing::MakeShape(ShapeKind::Box, Eigen::Vector3d(1, -2, 1));
   CHECK_FALSE(s.IsValid(&why));
-  CHECK(why == "size[1] = -2 must be positive and finite");
+  CHECK(why == "size[1] = -2 must be positive and at most 1e+06 m");
   s = testing::MakeShape(ShapeKind::Sphere, Eigen::Vector3d(NAN, 1, 1));
   CHECK_FALSE(s.IsValid(&why));
+  // Finite but beyond any scene's coordinates (a fuzzed box 8.9e88 m long).
+  s = testing::MakeShape(ShapeKind::Box, Eigen::Vector3d(1, 8.9e88, 1));
+  CHECK_FALSE(s.IsValid(&why));
+  CHECK(why == "size[1] = 8.9e+88 must be positive and at most 1e+06 m");
   s = testing::MakeShape(ShapeKind::HalfSpace, Eigen::Vector3d(0, 0, 0));
   CHECK(s.IsValid(&why));
 }
