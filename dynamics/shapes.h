@@ -21,6 +21,10 @@ namespace ncpkit {
 // The built-in kinds; RegisterShape (shape_registry.h) numbers further kinds after them.
 enum class ShapeKind : int { HalfSpace, Box, Sphere, Ellipsoid, Cylinder, Capsule, Polyhedron };
 
+// Largest size (m) a shape may have, as large as kMaxCoordinate (dynamics/body.h): a box 1e88 m
+// long overflows the contact search's products of sizes.
+constexpr double kMaxShapeSize = 1e6;
+
 // A convex shape in its body frame (origin at the centre of mass; a half-space is z <= 0). Its
 // kind's facts (size fields, support function, bounds, mass properties, viewer mesh) are a row
 // of the shape registry, each built-in kind's in its file pair in dynamics/shapes/. Sizes in
@@ -28,10 +32,6 @@ enum class ShapeKind : int { HalfSpace, Box, Sphere, Ellipsoid, Cylinder, Capsul
 // (size[0]) and full length (size[1]) along the body x axis (Xie & Chakraborty 2016 VI-B),
 // capsule radius (size[0]) and its segment's length (size[1]) along the body x axis; a convex
 // polyhedron ("convex") has no size but its hull, shared by the shapes made from it.
-// Largest size (m) a shape may have, as large as kMaxCoordinate (dynamics/body.h): a box 1e88 m
-// long overflows the contact search's products of sizes.
-constexpr double kMaxShapeSize = 1e6;
-
 struct Shape {
   ShapeKind kind = ShapeKind::Sphere;
   Eigen::Vector3d size = Eigen::Vector3d::Ones();

@@ -171,6 +171,19 @@ TEST_CASE("explicit distance: a box edge on another box's face is a face contact
   }
 }
 
+TEST_CASE("explicit distance: a box pair with a pose that is not finite gives no point") {
+  // Every separating axis compares false with NaN, so none is chosen; the search must stop there
+  // rather than clip against face -1 (a fuzzed scene read past a box's half sizes). The read is
+  // what fails without the check, so the sanitizer build is the one that catches it.
+  const ExplicitContactGeometry geometry;
+  const Shape box = MakeDistanceShape(ShapeKind::Box, Eigen::Vector3d(0.2, 0.2, 0.2));
+  const ShapePose lower = Pose(Eigen::Vector3d(0.0, 0.0, 0.1), Eigen::Matrix3d::Identity());
+  const ShapePose lost = Pose(Eigen::Vector3d(NAN, 0.0, 0.25), Eigen::Matrix3d::Identity());
+  std::vector<ContactPoint> points;
+  geometry.FindContacts(box, lower, box, lost, 0.05, &points);
+  CHECK(points.empty());
+}
+
 TEST_CASE("explicit distance: two box edges crossing are one edge point at their gap") {
   // A turned 45 degrees about y shows an edge along y upwards; B, turned 45 degrees about x and
   // then by psi about z, shows an edge downwards at psi to it, placed with its middle at the gap
