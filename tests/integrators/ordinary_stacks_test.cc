@@ -133,14 +133,14 @@ double KineticEnergy(const std::vector<Body>& bodies, double h, const Eigen::Vec
   double energy = 0.0;
   for (const Body& body : bodies) {
     if (body.fixed) continue;
-    const Eigen::Matrix3d inertia = WorldInertia(body.mass, body.state.orientation);
-    Eigen::Vector3d v = body.state.linear_velocity;
-    Eigen::Vector3d w = body.state.angular_velocity;
+    RigidBodyState state = body.state;
     if (free) {
-      v += h * gravity;
-      w -= h * inertia.inverse() * w.cross(inertia * w);
+      const Eigen::Matrix3d inertia = WorldInertia(body.mass, state.orientation);
+      const Eigen::Vector3d w = state.angular_velocity;
+      state.linear_velocity += h * gravity;
+      state.angular_velocity -= h * inertia.inverse() * w.cross(inertia * w);
     }
-    energy += 0.5 * body.mass.mass * v.squaredNorm() + 0.5 * w.dot(inertia * w);
+    energy += MechanicalEnergy(body.mass, state, Eigen::Vector3d::Zero());  // no potential
   }
   return energy;
 }
