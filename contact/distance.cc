@@ -441,9 +441,8 @@ bool WithinDistance(const Vector3d& d, double tol) {
   return std::sqrt(squared) <= tol;  // also false for NaN
 }
 
-// At most four points of a clipped polygon that keep its extent: the deepest, the farthest from
-// it, and the two farthest on either side of the line through those (depth along n).
-Polygon ReducePolygon(const Polygon& points, const Vector3d& n, double tol) {
+// The points of a polygon but those within tol of one before them.
+Polygon UniquePoints(const Polygon& points, double tol) {
   Polygon unique;
   for (int i = 0; i < points.size; ++i) {
     const Vector3d& p = points.points[i];
@@ -451,6 +450,13 @@ Polygon ReducePolygon(const Polygon& points, const Vector3d& n, double tol) {
     for (int k = 0; k < unique.size && !seen; ++k) seen = WithinDistance(p - unique.points[k], tol);
     if (!seen) unique.Push(p, points.tags[i]);
   }
+  return unique;
+}
+
+// At most four points of a clipped polygon that keep its extent: the deepest, the farthest from
+// it, and the two farthest on either side of the line through those (depth along n).
+Polygon ReducePolygon(const Polygon& points, const Vector3d& n, double tol) {
+  const Polygon unique = UniquePoints(points, tol);
   if (unique.size <= 4) return unique;
   const Vector3d* u = unique.points;
   int a = 0;
@@ -475,6 +481,34 @@ Polygon ReducePolygon(const Polygon& points, const Vector3d& n, double tol) {
   if (c != a) kept.Push(u[c], unique.tags[c]);
   if (d != a) kept.Push(u[d], unique.tags[d]);
   return kept;
+}
+
+// The points of a face-on-face patch of two boxes. Gaps are affine over a flat patch, so rows at
+// all its vertices (two rectangles clip to at most eight) keep all of it out to first order; four
+// of them do not: a vertex left out lies outside their hull, and a box turning about the hull's
+// edge sinks it into the face below within a step (1.5e-5 m on a tower's box;
+// docs/reliability.md). A vertex within `merge` of the line through its neighbours is left out:
+// flush faces cross along nearly parallel edges, anywhere along them and inexactly, at points
+// that add nothing to the patch. max_points 4 keeps the four of ReducePolygon.
+Polygon PatchPoints(const Polygon& points, const Vector3d& n, double tol, int max_points,
+                    double merge) {
+  if (max_points <= 4) return ReducePolygon(points, n, tol);
+  Polygon patch = UniquePoints(points, tol);
+  for (int i = 0; patch.size > 3 && i < patch.size;) {
+    const Vector3d& before = patch.points[(i + patch.size - 1) % patch.size];
+    const Vector3d& after = patch.points[(i + 1) % patch.size];
+    const Vector3d chord = after - before;
+    const double off = chord.cross(patch.points[i] - before).norm();
+    if (off < merge * chord.norm()) {
+      std::copy(patch.points + i + 1, patch.points + patch.size, patch.points + i);
+      std::copy(patch.tags + i + 1, patch.tags + patch.size, patch.tags + i);
+      --patch.size;
+      i = 0;  // its neighbours' lines changed
+    } else {
+      ++i;
+    }
+  }
+  return patch.size <= max_points ? patch : ReducePolygon(patch, n, tol);
 }
 
 // The reference and incident faces of a box face contact in the boxes' own frames, for the
@@ -533,7 +567,7 @@ struct ClippedFaces {
 // against the incident box's most opposed face. Points are reported from the reference side:
 // point_a on the reference face, the normal n.
 void FaceContact(const ShapePose& ref, const Vector3d& ref_half, int ref_axis, double ref_sign,
-                 const ShapePose& inc, const Vector3d& inc_half, double threshold,
+                 const ShapePose& inc, const Vector3d& inc_half, double threshold, int max_points,
                  std::vector<ContactPoint>* out) {
   const Vector3d n = ref_sign * ref.rotation.col(ref_axis);
   int inc_axis = 0;
@@ -580,7 +614,8 @@ void FaceContact(const ShapePose& ref, const Vector3d& ref_half, int ref_axis, d
   clip(0, -1.0, ref_half[k1]);
   clip(1, 1.0, ref_half[k2]);
   clip(1, -1.0, ref_half[k2]);
-  const Polygon reduced = ReducePolygon(*polygon, Vector3d::UnitZ(), 1e3 * tol);
+  const Polygon reduced = PatchPoints(*polygon, Vector3d::UnitZ(), 1e3 * tol, max_points,
+                                      1e-3 * std::min(ref_half.minCoeff(), inc_half.minCoeff()));
   const ClippedFaces faces{ref_half, inc_half, ref_axis, inc_axis, ref_sign, inc_sign};
   for (int k = 0; k < reduced.size; ++k) {
     const Vector3d& p = reduced.points[k];
@@ -740,17 +775,17 @@ void EdgeContact(const ShapePose& pa, const Vector3d& ha, const ShapePose& pb, c
 // The face contact of face axis `axis` (0-2 A's, 3-5 B's) with the normal from A to B.
 void FaceAxisContact(const ShapePose& pa, const Vector3d& ha, const ShapePose& pb,
                      const Vector3d& hb, int axis, const Vector3d& normal, double threshold,
-                     std::vector<ContactPoint>* out) {
+                     int max_points, std::vector<ContactPoint>* out) {
   if (axis < 3) {
     const double sign = pa.rotation.col(axis).dot(normal) > 0.0 ? 1.0 : -1.0;
-    FaceContact(pa, ha, axis, sign, pb, hb, threshold, out);
+    FaceContact(pa, ha, axis, sign, pb, hb, threshold, max_points, out);
     return;
   }
   // B's face is the reference: its normal points towards A, so flip to A -> B.
   const size_t first = out->size();
   const int k = axis - 3;
   const double sign = pb.rotation.col(k).dot(-normal) > 0.0 ? 1.0 : -1.0;
-  FaceContact(pb, hb, k, sign, pa, ha, threshold, out);
+  FaceContact(pb, hb, k, sign, pa, ha, threshold, max_points, out);
   for (size_t i = first; i < out->size(); ++i) {
     ContactPoint& c = (*out)[i];
     std::swap(c.point_a, c.point_b);
@@ -759,15 +794,16 @@ void FaceAxisContact(const ShapePose& pa, const Vector3d& ha, const ShapePose& p
   }
 }
 
-void BoxBox(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
-            double threshold, std::vector<ContactPoint>* out) {
+// Box against box, keeping at most max_points of a face-on-face patch (PatchPoints).
+void BoxBoxPatch(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
+                 double threshold, int max_points, std::vector<ContactPoint>* out) {
   const Vector3d ha = 0.5 * a.size, hb = 0.5 * b.size;
   const double scale = std::max(a.size.maxCoeff(), b.size.maxCoeff());
   const SeparatingAxis best = BestSeparatingAxis(pa, ha, pb, hb, scale, threshold);
   // No axis at all: a pose or size that is not finite compares false with everything.
   if (best.axis < 0 || best.beyond_threshold || best.separation >= threshold) return;
   if (best.axis < 6) {
-    FaceAxisContact(pa, ha, pb, hb, best.axis, best.normal, threshold, out);
+    FaceAxisContact(pa, ha, pb, hb, best.axis, best.normal, threshold, max_points, out);
     return;
   }
   EdgeContact(pa, ha, pb, hb, best, out);
@@ -778,8 +814,13 @@ void BoxBox(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose
   // only ask the gap they measure to stay open. Overlapping boxes keep the edge point alone: a
   // face that is not the contact's would report its clip points on A's sides as deep.
   if (best.separation > 0.0 && best.face_axis >= 0) {
-    FaceAxisContact(pa, ha, pb, hb, best.face_axis, best.face_normal, threshold, out);
+    FaceAxisContact(pa, ha, pb, hb, best.face_axis, best.face_normal, threshold, max_points, out);
   }
+}
+
+void BoxBox(const Shape& a, const ShapePose& pa, const Shape& b, const ShapePose& pb,
+            double threshold, std::vector<ContactPoint>* out) {
+  BoxBoxPatch(a, pa, b, pb, threshold, 4, out);
 }
 
 // ---- Support-point contact of the pairs without a closed form (cylinders and ellipsoids against
@@ -1229,6 +1270,10 @@ bool ExplicitContactGeometry::Supports(ShapeKind a, ShapeKind b) const {
 void ExplicitContactGeometry::FindContacts(const Shape& a, const ShapePose& pose_a, const Shape& b,
                                            const ShapePose& pose_b, double threshold,
                                            std::vector<ContactPoint>* contacts) const {
+  if (box_patch_points_ > 4 && a.kind == ShapeKind::Box && b.kind == ShapeKind::Box) {
+    BoxBoxPatch(a, pose_a, b, pose_b, threshold, box_patch_points_, contacts);
+    return;
+  }
   const PairEntry entry = Entry(a.kind, b.kind);
   if (entry.contacts == nullptr) {
     throw InputError("explicit contact between a " + a.Name() + " and a " + b.Name() +

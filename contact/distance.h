@@ -61,10 +61,18 @@ class ContactGeometry {
 // ordered pair, a swapped pair's points flipped back), so a new pair function is one cell.
 class ExplicitContactGeometry : public ContactGeometry {
  public:
+  // Two boxes face on face give at most box_patch_points points of their patch: 4 keeps four
+  // that span it (a box rocking about their hull can sink a vertex left out into the other box
+  // within a step), 8 every vertex of it.
+  explicit ExplicitContactGeometry(int box_patch_points = 4)
+      : box_patch_points_(box_patch_points) {}
   bool Supports(ShapeKind a, ShapeKind b) const override;
   void FindContacts(const Shape& a, const ShapePose& pose_a, const Shape& b,
                     const ShapePose& pose_b, double threshold,
                     std::vector<ContactPoint>* contacts) const override;
+
+ private:
+  int box_patch_points_;
 };
 
 }  // namespace ncpkit

@@ -174,9 +174,10 @@ Case RandomCase(int trial, std::mt19937* random) {
   return c;
 }
 
-std::vector<ContactPoint> Search(const Case& c, const ShapePose& pa, const ShapePose& pb) {
+std::vector<ContactPoint> Search(const Case& c, const ShapePose& pa, const ShapePose& pb,
+                                 int box_patch_points = 4) {
   std::vector<ContactPoint> points;
-  ExplicitContactGeometry().FindContacts(c.a, pa, c.b, pb, 0.01, &points);
+  ExplicitContactGeometry(box_patch_points).FindContacts(c.a, pa, c.b, pb, 0.01, &points);
   return points;
 }
 
@@ -196,8 +197,9 @@ bool SameFeatures(const std::vector<ContactPoint>& x, const std::vector<ContactP
 // Counts the case's contacts in *total and those whose features describe them in *described,
 // checking that each described one comes back from its features at the poses it was found at
 // (within the clipping tolerance, 1e-9 of the size, where a box corner is kept as it is).
-void CountDescribed(const Case& c, int trial, int* total, int* described) {
-  for (const ContactPoint& p : Search(c, c.pa, c.pb)) {
+void CountDescribed(const Case& c, int trial, int* total, int* described,
+                    int box_patch_points = 4) {
+  for (const ContactPoint& p : Search(c, c.pa, c.pb, box_patch_points)) {
     ++*total;
     FeatureContact<double> e;
     if (!EvaluateContactFeature(p.feature.Expand(c.a, c.b), DoublePose(c.pa), DoublePose(c.pb),
@@ -230,25 +232,28 @@ TEST_CASE("contact features: evaluated where they were found, every described co
 // 1e-8: the incident face's corners lie within the clipping tolerance of the reference face's
 // sides, on either side of them. Every point is described, by the features that reproduce it.
 TEST_CASE("contact features: flush equal boxes, every clipped point described") {
-  std::mt19937 random(3);
-  std::normal_distribution<double> normal;
-  const Shape box = MakeFeatureShape(ShapeKind::Box, Eigen::Vector3d(0.1, 0.1, 0.1));
-  int total = 0, described = 0;
-  for (int trial = 0; trial < 20000; ++trial) {
-    const double spread = std::pow(10.0, -8.0 - trial % 6);
-    const auto small = [&] { return spread * normal(random); };
-    const auto turn = [&] {
-      return Eigen::Quaterniond(1.0, small(), small(), small()).normalized().toRotationMatrix();
-    };
-    Case c{box, box, {}, {}};
-    c.pa.position = Eigen::Vector3d(0.3, small(), 0.05);
-    c.pa.rotation = turn();
-    c.pb.position = Eigen::Vector3d(0.3 + small(), small(), 0.15 + small());
-    c.pb.rotation = turn();
-    CountDescribed(c, trial, &total, &described);
+  for (const int patch_points : {4, 8}) {
+    CAPTURE(patch_points);
+    std::mt19937 random(3);
+    std::normal_distribution<double> normal;
+    const Shape box = MakeFeatureShape(ShapeKind::Box, Eigen::Vector3d(0.1, 0.1, 0.1));
+    int total = 0, described = 0;
+    for (int trial = 0; trial < 20000; ++trial) {
+      const double spread = std::pow(10.0, -8.0 - trial % 6);
+      const auto small = [&] { return spread * normal(random); };
+      const auto turn = [&] {
+        return Eigen::Quaterniond(1.0, small(), small(), small()).normalized().toRotationMatrix();
+      };
+      Case c{box, box, {}, {}};
+      c.pa.position = Eigen::Vector3d(0.3, small(), 0.05);
+      c.pa.rotation = turn();
+      c.pb.position = Eigen::Vector3d(0.3 + small(), small(), 0.15 + small());
+      c.pb.rotation = turn();
+      CountDescribed(c, trial, &total, &described, patch_points);
+    }
+    CHECK(total == 4 * 20000);
+    CHECK(described == total);
   }
-  CHECK(total == 4 * 20000);
-  CHECK(described == total);
 }
 
 // Central differences of the narrow phase's contacts (10 numbers each) with respect to the 12

@@ -171,6 +171,44 @@ TEST_CASE("explicit distance: a box edge on another box's face is a face contact
   }
 }
 
+TEST_CASE("explicit distance: a box turned on a box gives every vertex of its patch, or four") {
+  // A cube turned 45 degrees about the normal of an equal cube's top face overlaps it in a
+  // regular octagon. ExplicitContactGeometry(8) reports its eight vertices, each at the overlap;
+  // the default (4) reports four of them that span it.
+  const Shape box = MakeDistanceShape(ShapeKind::Box, Eigen::Vector3d(0.2, 0.2, 0.2));
+  const double overlap = 1e-4;
+  const ShapePose lower = Pose(Eigen::Vector3d(0.0, 0.0, 0.1), Eigen::Matrix3d::Identity());
+  const Eigen::Matrix3d turn =
+      Eigen::AngleAxisd(0.25 * M_PI, Eigen::Vector3d::UnitZ()).toRotationMatrix();
+  const ShapePose upper = Pose(Eigen::Vector3d(0.0, 0.0, 0.3 - overlap), turn);
+  // The octagon: |x|, |y| <= 0.1 and |x +- y| <= 0.1 sqrt(2); its vertices lie on the square's
+  // sides at 0.1 (sqrt(2) - 1) from their middles.
+  const double a = 0.1, b = 0.1 * (std::sqrt(2.0) - 1.0);
+  std::vector<Eigen::Vector2d> octagon;
+  for (const double s : {1.0, -1.0}) {
+    for (const double t : {1.0, -1.0}) {
+      octagon.emplace_back(s * a, t * b);
+      octagon.emplace_back(t * b, s * a);
+    }
+  }
+  const auto vertex_of_octagon = [&](const ContactPoint& p) {
+    for (const Eigen::Vector2d& v : octagon) {
+      if ((p.point_a.head<2>() - v).norm() < 1e-9) return true;
+    }
+    return false;
+  };
+  for (const int patch_points : {8, 4}) {
+    CAPTURE(patch_points);
+    std::vector<ContactPoint> points;
+    ExplicitContactGeometry(patch_points).FindContacts(box, lower, box, upper, 0.01, &points);
+    CHECK(points.size() == static_cast<size_t>(patch_points));
+    for (const ContactPoint& p : points) {
+      CHECK(p.distance == doctest::Approx(-overlap).epsilon(1e-6));
+      CHECK(vertex_of_octagon(p));
+    }
+  }
+}
+
 TEST_CASE("explicit distance: a box pair with a pose that is not finite gives no point") {
   // Every separating axis compares false with NaN, so none is chosen; the search must stop there
   // rather than clip against face -1 (a fuzzed scene read past a box's half sizes). The read is
