@@ -400,15 +400,8 @@ void ExplicitStepper::AddPairContacts(int i, int j, std::pair<int, int> range,
   pose_b.position = b.state.position;
   pose_b.rotation = rotations_[j];
   points->clear();
-  // Every vertex of a box pair's face patch holds the whole patch out to first order; four of
-  // them leave a vertex outside their hull, which a turn sinks by up to 1.5e-5 m in a step
-  // (docs/reliability.md). Where a body's island was left unsolved the step before (a capped
-  // sweep count, a solver that failed), its overlaps are of the solve's making and far larger:
-  // there the four suffice, at a third fewer contacts on a pile.
-  const ExplicitContactGeometry& geometry =
-      unsolved_[i] != 0 || unsolved_[j] != 0 ? geometry_ : patch_geometry_;
-  geometry.FindContacts(a.shape, pose_a, b.shape, pose_b,
-                        options_.contact_margin + reach_[i] + reach_[j], points);
+  geometry_.FindContacts(a.shape, pose_a, b.shape, pose_b,
+                         options_.contact_margin + reach_[i] + reach_[j], points);
   // Warm starts match contacts in the frame of a moving body of the pair (B unless B is
   // fixed): there a point stays put while the body slides or turns.
   const bool on_b = !b.fixed;
@@ -627,16 +620,6 @@ void ExplicitStepper::SolveIslands() {
       &record_.summary);
 }
 
-void ExplicitStepper::MarkUnsolvedBodies() {
-  unsolved_.assign(bodies_.size(), 0);
-  const int num_islands = workspace_.islands.num_islands();
-  for (int k = 0; k < num_islands; ++k) {
-    if (island_results_[k].summary.IsSolved()) continue;
-    const internal::IslandView island = workspace_.islands.island(k);
-    for (int b = 0; b < island.num_bodies; ++b) unsolved_[island.bodies[b]] = 1;
-  }
-}
-
 // A body that the impulses sped up may reach a pair left out (its gap above the margin plus the
 // free reaches): then the pairs are found again with the end-of-step reaches and the step is
 // solved again, warm started from this solution.
@@ -692,12 +675,10 @@ const StepRecord& ExplicitStepper::Step(const std::vector<Vector6d>& applied_imp
   std::swap(workspace_.previous, record_.contacts);
   ComputeReach();
   workspace_.start_velocity = workspace_.velocity;
-  unsolved_.resize(bodies_.size(), 0);  // none before the first step
   FindContacts();
   passes_ = 0;
   SolveContacts();
   SearchWithEndVelocities();
-  MarkUnsolvedBodies();
   record_.max_penetration = 0.0;
   for (const ExplicitContact& c : record_.contacts) {
     record_.max_penetration = std::max(record_.max_penetration, -c.point.distance);
@@ -733,7 +714,6 @@ namespace {
 struct ExplicitSnapshot : StepperSnapshot {
   std::vector<RigidBodyState> states;
   std::vector<ExplicitContact> contacts;  // the warm start of the next step
-  std::vector<char> unsolved;             // and its choice of box patch points
   double time = 0.0;
   int steps = 0;
   const void* owner = nullptr;
@@ -751,7 +731,6 @@ std::unique_ptr<StepperSnapshot> ExplicitStepper::Save() const {
   auto snapshot = std::make_unique<ExplicitSnapshot>();
   for (const Body& b : bodies_) snapshot->states.push_back(b.state);
   snapshot->contacts = record_.contacts;
-  snapshot->unsolved = unsolved_;
   snapshot->time = time_;
   snapshot->steps = steps_;
   snapshot->owner = this;
@@ -765,7 +744,6 @@ void ExplicitStepper::Restore(const StepperSnapshot& snapshot) {
   }
   for (size_t i = 0; i < bodies_.size(); ++i) bodies_[i].state = s->states[i];
   record_.contacts = s->contacts;
-  unsolved_ = s->unsolved;
   time_ = s->time;
   steps_ = s->steps;
   derivable_ = false;

@@ -191,8 +191,6 @@ class ExplicitStepper : public Stepper {
   // Where the impulses sped a body up, its pairs searched again and the step solved again if a
   // new contact would close (at most kMaxReachPasses times).
   void SearchWithEndVelocities();
-  // Marks in unsolved_ the bodies of the islands whose solve ended unsolved.
-  void MarkUnsolvedBodies();
   bool NewContactViolated(const std::vector<Vector6d>& end_velocity) const;
   // Stage 6: poses by the exact rotation update with the end-of-step twists.
   void Advance();
@@ -225,10 +223,7 @@ class ExplicitStepper : public Stepper {
   std::mutex observer_mutex_;
   std::vector<internal::ExplicitIslandResult> island_results_;  // per island (grown only)
   int passes_ = 0;  // the step's repeated searches that solved it again
-  // Four points of a box pair's face patch, and every vertex (AddPairContacts chooses).
   ExplicitContactGeometry geometry_;
-  ExplicitContactGeometry patch_geometry_{8};
-  std::vector<char> unsolved_;  // bodies of the islands the last step left unsolved
   BroadPhase broad_phase_;
   std::vector<BoundingSphere> spheres_;
   std::vector<double> reach_;  // Reach() per body at the free velocities (grown by passes)

@@ -138,33 +138,6 @@ TEST_CASE("explicit stepper: a dropped box lands without penetration and comes t
   CHECK(state.linear_velocity.norm() <= 1e-6);
 }
 
-TEST_CASE("explicit stepper: every patch vertex where the last step was solved, four elsewhere") {
-  // A cube turned 45 degrees on a fixed cube rests on an octagon. While its island is solved the
-  // stepper keeps all eight vertices; after a step whose solve stopped at one sweep (unsolved),
-  // the next step poses four.
-  Body base = UnitBox("base", Eigen::Vector3d(0, 0, 0.5));
-  base.fixed = true;
-  Body top = UnitBox("top", Eigen::Vector3d(0, 0, 1.5));
-  top.state.orientation = Eigen::AngleAxisd(0.25 * M_PI, Eigen::Vector3d::UnitZ());
-  SUBCASE("solved") {
-    ExplicitStepper stepper({base, top}, HalfFriction(), OptionsFor("nsgs"));
-    for (int step = 0; step < 20; ++step) {
-      const StepRecord& record = stepper.Step();
-      REQUIRE(record.summary.IsSolved());
-      CHECK(record.num_contacts == 8);
-    }
-  }
-  SUBCASE("capped") {
-    ExplicitStepperOptions options = OptionsFor("nsgs");
-    options.max_iterations = 1;
-    ExplicitStepper stepper({base, top}, HalfFriction(), options);
-    const StepRecord& first = stepper.Step();
-    CHECK(first.num_contacts == 8);  // no step before it
-    REQUIRE_FALSE(first.summary.IsSolved());
-    CHECK(stepper.Step().num_contacts == 4);
-  }
-}
-
 TEST_CASE("explicit stepper: bad options and bodies are refused") {
   ExplicitStepperOptions options = OptionsFor("auto");
   options.h = 0.0;

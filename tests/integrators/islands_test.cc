@@ -367,9 +367,9 @@ void CheckIslandsAgree(const Scene& scene, const std::string& variant, int expec
 
 TEST_CASE("islands: the explicit stepper's islands give the whole-scene problem's trajectory") {
   SUBCASE("engine scenes") {
-    // The pile's first step at the sweep cap comes at 0.22 s (unsolved, so not comparable).
+    // The pile's first steps at the sweep cap come at 0.24 s (unsolved, so not comparable).
     const std::pair<std::string, double> files[] = {{"engine/stack50.json", 1.0},
-                                                    {"engine/pile200.json", 0.21}};
+                                                    {"engine/pile200.json", 0.23}};
     const int islands[] = {25, 48};
     for (int k = 0; k < (testing::SanitizedBuild() ? 1 : 2); ++k) {
       CAPTURE(files[k].first);
