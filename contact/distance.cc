@@ -1270,8 +1270,9 @@ bool ExplicitContactGeometry::Supports(ShapeKind a, ShapeKind b) const {
 void ExplicitContactGeometry::FindContacts(const Shape& a, const ShapePose& pose_a, const Shape& b,
                                            const ShapePose& pose_b, double threshold,
                                            std::vector<ContactPoint>* contacts) const {
-  if (box_patch_points_ > 4 && a.kind == ShapeKind::Box && b.kind == ShapeKind::Box) {
-    BoxBoxPatch(a, pose_a, b, pose_b, threshold, box_patch_points_, contacts);
+  if (box_patch_ == BoxPatch::kEveryVertex && a.kind == ShapeKind::Box &&
+      b.kind == ShapeKind::Box) {
+    BoxBoxPatch(a, pose_a, b, pose_b, threshold, 8, contacts);
     return;
   }
   const PairEntry entry = Entry(a.kind, b.kind);

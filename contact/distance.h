@@ -45,14 +45,19 @@ class ContactGeometry {
                             std::vector<ContactPoint>* contacts) const = 0;
 };
 
+// The points of a face-on-face patch of two boxes: four that span it, or every vertex of it (two
+// rectangles clip to at most eight), which holds the whole patch out to first order where a box
+// rocking about the four's hull could sink a vertex left out into the other box within a step.
+enum class BoxPatch { kFourPoints, kEveryVertex };
+
 // Distances for every pair of shapes but two half-spaces, no collision library. Closed forms:
 // half-space-sphere, half-space-box, sphere-sphere, sphere-box and box-box; against a
 // half-space, the ellipsoid (its exact support point) and the cylinder (support points: the
 // exact lowest point of each cap's rim and the rim at 45-degree steps from it). A sphere of radius
-// 0 is a point. Box-box uses the separating-axis test over the 15 axes; a face axis gives one point
-// per vertex of the incident face clipped to the reference face (Sutherland-Hodgman), so resting
-// faces get up to 8 points (4 when aligned) and an edge axis gives the closest points of the two
-// edges. Distances of separated boxes are the separating-axis value, exact when faces face each
+// 0 is a point. Box-box uses the separating-axis test over the 15 axes; a face axis clips the
+// incident face to the reference face (Sutherland-Hodgman) and keeps the points of the patch that
+// `box_patch` names, and an edge axis gives the closest points of the two edges. Distances of
+// separated boxes are the separating-axis value, exact when faces face each
 // other. The other pairs (cylinders and ellipsoids against boxes, spheres, cylinders and
 // ellipsoids) by support points: the signed distance and its direction by GJK/EPA (gjk.h),
 // then the facing features along that direction (a box face, a flat cap)
@@ -61,18 +66,15 @@ class ContactGeometry {
 // ordered pair, a swapped pair's points flipped back), so a new pair function is one cell.
 class ExplicitContactGeometry : public ContactGeometry {
  public:
-  // Two boxes face on face give at most box_patch_points points of their patch: 4 keeps four
-  // that span it (a box rocking about their hull can sink a vertex left out into the other box
-  // within a step), 8 every vertex of it.
-  explicit ExplicitContactGeometry(int box_patch_points = 4)
-      : box_patch_points_(box_patch_points) {}
+  explicit ExplicitContactGeometry(BoxPatch box_patch = BoxPatch::kFourPoints)
+      : box_patch_(box_patch) {}
   bool Supports(ShapeKind a, ShapeKind b) const override;
   void FindContacts(const Shape& a, const ShapePose& pose_a, const Shape& b,
                     const ShapePose& pose_b, double threshold,
                     std::vector<ContactPoint>* contacts) const override;
 
  private:
-  int box_patch_points_;
+  BoxPatch box_patch_;
 };
 
 }  // namespace ncpkit

@@ -175,9 +175,9 @@ Case RandomCase(int trial, std::mt19937* random) {
 }
 
 std::vector<ContactPoint> Search(const Case& c, const ShapePose& pa, const ShapePose& pb,
-                                 int box_patch_points = 4) {
+                                 BoxPatch box_patch = BoxPatch::kFourPoints) {
   std::vector<ContactPoint> points;
-  ExplicitContactGeometry(box_patch_points).FindContacts(c.a, pa, c.b, pb, 0.01, &points);
+  ExplicitContactGeometry(box_patch).FindContacts(c.a, pa, c.b, pb, 0.01, &points);
   return points;
 }
 
@@ -198,8 +198,8 @@ bool SameFeatures(const std::vector<ContactPoint>& x, const std::vector<ContactP
 // checking that each described one comes back from its features at the poses it was found at
 // (within the clipping tolerance, 1e-9 of the size, where a box corner is kept as it is).
 void CountDescribed(const Case& c, int trial, int* total, int* described,
-                    int box_patch_points = 4) {
-  for (const ContactPoint& p : Search(c, c.pa, c.pb, box_patch_points)) {
+                    BoxPatch box_patch = BoxPatch::kFourPoints) {
+  for (const ContactPoint& p : Search(c, c.pa, c.pb, box_patch)) {
     ++*total;
     FeatureContact<double> e;
     if (!EvaluateContactFeature(p.feature.Expand(c.a, c.b), DoublePose(c.pa), DoublePose(c.pb),
@@ -217,23 +217,28 @@ void CountDescribed(const Case& c, int trial, int* total, int* described,
 }
 
 TEST_CASE("contact features: evaluated where they were found, every described contact comes back") {
-  std::mt19937 random(11);
-  int described = 0, total = 0;
-  for (int trial = 0; trial < 400; ++trial) {
-    const Case c = RandomCase(trial, &random);
-    CountDescribed(c, trial, &total, &described);
+  for (const BoxPatch patch : {BoxPatch::kFourPoints, BoxPatch::kEveryVertex}) {
+    const bool every_vertex = patch == BoxPatch::kEveryVertex;
+    CAPTURE(every_vertex);
+    std::mt19937 random(11);
+    int described = 0, total = 0;
+    for (int trial = 0; trial < 400; ++trial) {
+      const Case c = RandomCase(trial, &random);
+      CountDescribed(c, trial, &total, &described, patch);
+    }
+    // Every contact of these pairs is described but the few a box-sphere edge region gives.
+    CHECK(total > 550);
+    CHECK(described >= total - total / 20);
   }
-  // Every contact of these pairs is described but the few a box-sphere edge region gives.
-  CHECK(total > 550);
-  CHECK(described >= total - total / 20);
 }
 
 // Equal boxes stacked flush (a stack's boxes settled on each other), turned and moved by 1e-13 to
 // 1e-8: the incident face's corners lie within the clipping tolerance of the reference face's
 // sides, on either side of them. Every point is described, by the features that reproduce it.
 TEST_CASE("contact features: flush equal boxes, every clipped point described") {
-  for (const int patch_points : {4, 8}) {
-    CAPTURE(patch_points);
+  for (const BoxPatch patch : {BoxPatch::kFourPoints, BoxPatch::kEveryVertex}) {
+    const bool every_vertex = patch == BoxPatch::kEveryVertex;
+    CAPTURE(every_vertex);
     std::mt19937 random(3);
     std::normal_distribution<double> normal;
     const Shape box = MakeFeatureShape(ShapeKind::Box, Eigen::Vector3d(0.1, 0.1, 0.1));
@@ -249,7 +254,7 @@ TEST_CASE("contact features: flush equal boxes, every clipped point described") 
       c.pa.rotation = turn();
       c.pb.position = Eigen::Vector3d(0.3 + small(), small(), 0.15 + small());
       c.pb.rotation = turn();
-      CountDescribed(c, trial, &total, &described, patch_points);
+      CountDescribed(c, trial, &total, &described, patch);
     }
     CHECK(total == 4 * 20000);
     CHECK(described == total);

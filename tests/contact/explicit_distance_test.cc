@@ -173,8 +173,8 @@ TEST_CASE("explicit distance: a box edge on another box's face is a face contact
 
 TEST_CASE("explicit distance: a box turned on a box gives every vertex of its patch, or four") {
   // A cube turned 45 degrees about the normal of an equal cube's top face overlaps it in a
-  // regular octagon. ExplicitContactGeometry(8) reports its eight vertices, each at the overlap;
-  // the default (4) reports four of them that span it.
+  // regular octagon. BoxPatch::kEveryVertex reports its eight vertices, each at the
+  // overlap; the default (kFourPoints) four of them that span it.
   const Shape box = MakeDistanceShape(ShapeKind::Box, Eigen::Vector3d(0.2, 0.2, 0.2));
   const double overlap = 1e-4;
   const ShapePose lower = Pose(Eigen::Vector3d(0.0, 0.0, 0.1), Eigen::Matrix3d::Identity());
@@ -197,11 +197,12 @@ TEST_CASE("explicit distance: a box turned on a box gives every vertex of its pa
     }
     return false;
   };
-  for (const int patch_points : {8, 4}) {
-    CAPTURE(patch_points);
+  for (const BoxPatch patch : {BoxPatch::kEveryVertex, BoxPatch::kFourPoints}) {
+    const size_t expected = patch == BoxPatch::kEveryVertex ? 8 : 4;
+    CAPTURE(expected);
     std::vector<ContactPoint> points;
-    ExplicitContactGeometry(patch_points).FindContacts(box, lower, box, upper, 0.01, &points);
-    CHECK(points.size() == static_cast<size_t>(patch_points));
+    ExplicitContactGeometry(patch).FindContacts(box, lower, box, upper, 0.01, &points);
+    CHECK(points.size() == expected);
     for (const ContactPoint& p : points) {
       CHECK(p.distance == doctest::Approx(-overlap).epsilon(1e-6));
       CHECK(vertex_of_octagon(p));
