@@ -24,11 +24,13 @@ namespace {
 constexpr double kTolerance = 1e-6;
 
 const std::string kStackStall =
-    "block Gauss-Seidel crawls on the stack's coupled, redundant contacts (2.6e-6 after 10000 "
-    "sweeps); fc-newton and fc-proximal solve it";
+    "block Gauss-Seidel crawls on the stack's coupled, redundant contacts (1.8e-6 after 10000 "
+    "sweeps, natural turned shuffled; 2.8e-6 shuffled throughout); fc-newton and fc-proximal "
+    "solve it";
 const std::string kRockPileNsgs =
     "W has rank 743 of 1389 (redundant contacts, mu = 1): Gauss-Seidel cycles near 1e-4 in the "
-    "natural order and reaches 9e-6 in 10000 shuffled sweeps";
+    "natural order; 10000 sweeps reach 6.2e-5 turned shuffled after the cycle, 9e-6 shuffled "
+    "throughout";
 const std::string kNewtonLineSearch =
     "the Alart-Curnier merit stops decreasing far from the solution (line search fails); "
     "fc-proximal solves it";
@@ -211,8 +213,8 @@ TEST_CASE("fc-newton-fb: the Jacobian's smoothing shrinks with the error near th
 }
 
 TEST_CASE("nsgs-anderson: the sweeps' Anderson combination solves where plain sweeps crawl") {
-  // BoxesStack1: plain sweeps end at 2.6e-6 after 10000; Capsules-i125-1213 (Release only, 286
-  // contacts): they converge, in 1239 sweeps.
+  // BoxesStack1: plain sweeps end at 1.8e-6 after 10000 (shuffled once they stall);
+  // Capsules-i125-1213 (Release only, 286 contacts): they converge, in 1239 sweeps.
   std::vector<std::string> files = {"BoxesStack/BoxesStack1-fclib_local_problem_test.hdf5"};
   if (!testing::SanitizedBuild()) files.push_back("Capsules/Capsules-i125-1213.hdf5");
   for (const std::string& file : files) {
@@ -253,6 +255,55 @@ TEST_CASE("nsgs-anderson: the sweeps' Anderson combination solves where plain sw
     CHECK(summary.status == Status::InvalidInput);
     CHECK(summary.message.find("anderson_memory") != std::string::npos);
   }
+}
+
+TEST_CASE("nsgs shuffles its order where the natural order cycles") {
+  // A cube turned 45 degrees about the vertical and spinning at 2 rad/s on a fixed cube of the
+  // same size, mu = 0.5, h = 0.01 s, every vertex of the face patch a contact
+  // (ExplicitContactGeometry with BoxPatch::kEveryVertex): eight contacts on an octagon, the first
+  // step's problem (saved by simulate --save-problems). In natural order the sliding directions
+  // chase each other round the octagon and the error stays at 1.37e-2 for 10^4 sweeps.
+  const FrictionContactProblem problem =
+      ReadFclibFile(testing::TestData("fclib/spinning_octagon.hdf5")).problem;
+  REQUIRE(problem.num_contacts() == 8);
+  const std::string turn = "; shuffled order from sweep ";
+  for (const bool shuffle : {false, true}) {
+    CAPTURE(shuffle);
+    NonsmoothGaussSeidel::Options options;
+    options.tolerance = 1e-8;
+    options.max_sweeps = 2000;
+    options.shuffle_on_stall = shuffle;
+    NonsmoothGaussSeidel nsgs(options);
+    Eigen::VectorXd r;
+    const NonsmoothGaussSeidel::Summary& summary = nsgs.Solve(problem, &r);
+    CAPTURE(summary.message);
+    CHECK(summary.solver == "nsgs");
+    CHECK(summary.natural_residual == FclibError(problem, r));
+    const size_t at = summary.message.find(turn);
+    if (shuffle) {
+      CHECK(summary.IsSolved());
+      REQUIRE(at != std::string::npos);
+      // The turn comes kCycleSweeps after the last sweep that lowered the best error.
+      const int turned = std::stoi(summary.message.substr(at + turn.size()));
+      CHECK(turned > NonsmoothGaussSeidel::kCycleSweeps);
+      CHECK(turned < summary.iterations);
+      CHECK(summary.iterations < 2 * NonsmoothGaussSeidel::kCycleSweeps);
+    } else {
+      CHECK(summary.status == Status::MaxIterations);
+      CHECK(summary.natural_residual > 1e-2);
+      CHECK(at == std::string::npos);
+    }
+  }
+  // Where natural sweeps converge, the order stays natural: Confeti-ex03 in 55 sweeps.
+  NonsmoothGaussSeidel nsgs;
+  nsgs.mutable_options().tolerance = kTolerance;
+  Eigen::VectorXd r;
+  const NonsmoothGaussSeidel::Summary& summary =
+      nsgs.Solve(ReadFclibFile(testing::SharedData("fclib/Confeti/Confeti-ex03.hdf5")).problem, &r);
+  CAPTURE(summary.message);
+  CHECK(summary.IsSolved());
+  CHECK(summary.iterations == 55);
+  CHECK(summary.message.find(turn) == std::string::npos);
 }
 
 }  // namespace
