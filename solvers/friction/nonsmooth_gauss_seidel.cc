@@ -12,7 +12,7 @@
 
 #include "solvers/base/constants.h"
 #include "solvers/base/input_error.h"
-#include "solvers/base/internal/message_buffer.h"
+#include "solvers/base/internal/cycle_watch.h"
 #include "solvers/base/internal/rate_window.h"
 #include "solvers/base/internal/seconds.h"
 #include "solvers/friction/single_contact.h"
@@ -44,31 +44,6 @@ inline void AddContactColumns(const Eigen::SparseMatrix<double>& columns, int a,
     }
   }
 }
-
-// Options::shuffle_on_stall: watches the best FCLib error and turns when kCycleSweeps sweeps in
-// a row have not lowered it by a thousandth.
-class CycleWatch {
- public:
-  CycleWatch(bool enabled, double best_error) : enabled_(enabled), reference_(best_error) {}
-  // After `sweep`, whose best error so far is best_error.
-  void Update(int sweep, double best_error) {
-    if (!enabled_ || turned_at_ > 0) return;
-    if (best_error < (1.0 - 1e-3) * reference_) {
-      reference_ = best_error;
-      reference_sweep_ = sweep;
-    } else if (sweep - reference_sweep_ >= NonsmoothGaussSeidel::kCycleSweeps) {
-      turned_at_ = sweep;
-    }
-  }
-  // The sweep after which the order is shuffled, else 0.
-  int turned_at() const { return turned_at_; }
-
- private:
-  bool enabled_;
-  double reference_;
-  int reference_sweep_ = 0;
-  int turned_at_ = 0;
-};
 
 }  // namespace
 
@@ -208,9 +183,9 @@ const NonsmoothGaussSeidel::Summary& NonsmoothGaussSeidel::Solve(
   bool converged = best_error <= options_.tolerance;
   bool timed_out = false;
   internal::RateWindow window(0, best_error);
-  CycleWatch cycle(options_.ordering == Ordering::Natural && options_.anderson_memory == 0 &&
-                       options_.shuffle_on_stall,
-                   best_error);
+  internal::CycleWatch cycle(options_.ordering == Ordering::Natural &&
+                                 options_.anderson_memory == 0 && options_.shuffle_on_stall,
+                             kCycleSweeps, best_error);
   while (!converged && sweep < options_.max_sweeps && std::isfinite(best_error)) {
     ++sweep;
     if (options_.ordering == Ordering::Shuffled || cycle.turned_at() > 0) {
@@ -247,11 +222,7 @@ const NonsmoothGaussSeidel::Summary& NonsmoothGaussSeidel::Solve(
   DescribeFrictionPoint(problem, *r, u_, &summary);
   internal::SetSweepOutcome(options_.tolerance, sweep, timed_out, *r, &summary);
   if (window.stalled()) window.Explain("sweeps", &summary.message);
-  if (cycle.turned_at() > 0) {
-    internal::MessageBuffer text;
-    text.Text("; shuffled order from sweep ").Integer(cycle.turned_at() + 1);
-    text.Text(" (no progress in natural order)").AppendTo(&summary.message);
-  }
+  cycle.Explain(sweep, "shuffled order", "no progress in natural order", &summary.message);
   summary.wall_time_seconds = elapsed();
   return summary;
 }

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "solvers/base/input_error.h"
+#include "solvers/base/internal/cycle_watch.h"
 #include "solvers/base/internal/finite.h"
 #include "solvers/base/internal/rate_window.h"
 #include "solvers/base/internal/seconds.h"
@@ -491,17 +492,21 @@ bool VelocityGaussSeidel::StickManifold(const GlobalFrictionContactProblem& prob
 
 template <bool kCompact>
 void VelocityGaussSeidel::Sweep(const GlobalFrictionContactProblem& problem, int sweep,
-                                Eigen::VectorXd* r) {
+                                bool backward, Eigen::VectorXd* r) {
   const int nc = problem.num_contacts();
   const Eigen::VectorXd& mu = problem.mu();
   const double omega = options_.relaxation;
   double* v = v_.data();
   not_sticking_ = 0;
-  for (int a = 0; a < nc; ++a) {
+  const int step = backward ? -1 : 1;
+  const int end = backward ? -1 : nc;
+  for (int a = backward ? nc - 1 : 0; a != end; a += step) {
     if constexpr (kCompact) {
-      if (prefetch_ && a + kPrefetchAhead < nc) PrefetchVelocities(a + kPrefetchAhead);
+      const int ahead = a + step * kPrefetchAhead;
+      if (prefetch_ && ahead >= 0 && ahead < nc) PrefetchVelocities(ahead);
+      // (Manifolds are runs from their first contact: met forward only.)
       const int k = manifold_of_[a];
-      if (k >= 0 && StickManifold(problem, sweep, &manifolds_[k], r)) {
+      if (k >= 0 && !backward && StickManifold(problem, sweep, &manifolds_[k], r)) {
         a = manifolds_[k].end - 1;
         continue;
       }
@@ -730,12 +735,14 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
   int next_check = 1, last_check = 0;
   double last_error = best_error;
   internal::RateWindow window(sweep, best_error);
+  internal::CycleWatch cycle(options_.reverse_on_stall, kCycleSweeps, best_error);
   while (!converged && sweep < options_.max_sweeps && std::isfinite(best_error)) {
     ++sweep;
+    const bool backward = cycle.turned_at() > 0 && (sweep - cycle.turned_at()) % 2 == 1;
     if (compact_) {
-      Sweep<true>(problem, sweep, r);
+      Sweep<true>(problem, sweep, backward, r);
     } else {
-      Sweep<false>(problem, sweep, r);
+      Sweep<false>(problem, sweep, backward, r);
     }
     if (options_.time_limit_seconds > 0.0 && elapsed() > options_.time_limit_seconds) {
       timed_out = true;
@@ -769,6 +776,7 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
       timed_out = !converged;
       break;
     }
+    cycle.Update(sweep, best_error);
     if (!converged && !last &&
         window.Stalled(options_.rate_window, options_.tolerance, options_.max_sweeps, sweep,
                        best_error)) {
@@ -783,6 +791,8 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
   }
   internal::SetSweepOutcome(options_.tolerance, sweep, timed_out, *r, &summary);
   if (window.stalled()) window.Explain("sweeps", &summary.message);
+  cycle.Explain(sweep, "backward and forward sweeps in turn", "no progress in one order",
+                &summary.message);
   summary.wall_time_seconds = elapsed();
   return summary;
 }

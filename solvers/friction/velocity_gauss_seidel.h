@@ -76,6 +76,14 @@ class VelocityGaussSeidel {
     // sweeps; MayStickIsland): the least-norm impulses that make every contact stick
     // (r = -W^+ q; top of this file), taken if they solve the problem. Default true.
     bool stick_islands = true;
+    // Once kCycleSweeps sweeps in a row have not lowered the best FCLib error by a thousandth
+    // (judged at the checks): backward and forward sweeps in turn for the rest of the solve;
+    // the summary's message gives the sweep. A fixed order can cycle where the contacts'
+    // sliding directions chase each other round it (NonsmoothGaussSeidel::Options::
+    // shuffle_on_stall, whose shuffled order would cost this solver's sweeps their sequential
+    // reads). The turn comes after the manifolds' first sweeps, so the turned sweeps solve
+    // contact by contact. Default true.
+    bool reverse_on_stall = true;
     // At the first check at least this many sweeps after the last such check, stop with
     // MaxIterations when the best FCLib error's rate between them would not reach the tolerance
     // within the sweeps left (the summary gives the sweeps it would need). Default 0: never.
@@ -85,6 +93,8 @@ class VelocityGaussSeidel {
   };
 
   using Summary = FrictionSolverSummary;
+  // Options::reverse_on_stall's window.
+  static constexpr int kCycleSweeps = 50;
 
   VelocityGaussSeidel() = default;
   explicit VelocityGaussSeidel(const Options& options) : options_(options) {}
@@ -119,8 +129,10 @@ class VelocityGaussSeidel {
   bool MayStickIsland(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r,
                       FrictionErrors* errors, bool* stick_tried, bool at_start);
   static constexpr int kMaxStickContacts = 48;
+  // One sweep, contacts 0 to n_c - 1, or n_c - 1 to 0 when backward.
   template <bool kCompact>
-  void Sweep(const GlobalFrictionContactProblem& problem, int sweep, Eigen::VectorXd* r);
+  void Sweep(const GlobalFrictionContactProblem& problem, int sweep, bool backward,
+             Eigen::VectorXd* r);
   template <bool kCompact>
   Eigen::Vector3d LocalVelocity(const GlobalFrictionContactProblem& problem, int a,
                                 const double* v) const;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "solvers/base/input_error.h"
@@ -282,6 +283,51 @@ TEST_CASE("nsgs-velocity: the same reactions as NSGS on the local form, and ever
     }
   }
   CHECK(solved >= 8);
+}
+
+TEST_CASE("nsgs-velocity turns to backward and forward sweeps where one order cycles") {
+  const GlobalFrictionContactProblem problem = test::SpinningOctagon();
+  FrictionContactProblem local;
+  problem.Reduce(&local);
+  const std::string turn = "; backward and forward sweeps in turn from sweep ";
+  for (const bool reverse : {false, true}) {
+    CAPTURE(reverse);
+    VelocityGaussSeidel::Options options;
+    options.tolerance = 1e-8;
+    options.max_sweeps = 2000;
+    options.reverse_on_stall = reverse;
+    Eigen::VectorXd r;
+    const VelocityGaussSeidel::Summary summary = VelocityGaussSeidel(options).Solve(problem, &r);
+    CAPTURE(summary.message);
+    CHECK(summary.natural_residual == doctest::Approx(FclibError(local, r)).epsilon(1e-6));
+    const size_t at = summary.message.find(turn);
+    if (reverse) {
+      CHECK(summary.IsSolved());
+      REQUIRE(at != std::string::npos);
+      // At the first check kCycleSweeps after the last that lowered the best error.
+      const int turned = std::stoi(summary.message.substr(at + turn.size()));
+      CHECK(turned > VelocityGaussSeidel::kCycleSweeps);
+      CHECK(turned < summary.iterations);
+      CHECK(summary.iterations < 4 * VelocityGaussSeidel::kCycleSweeps);
+    } else {
+      CHECK(summary.status == Status::MaxIterations);
+      CHECK(summary.natural_residual > 1e-3);
+      CHECK(at == std::string::npos);
+    }
+  }
+  // NSGS on the local form cycles the same in natural order, and shuffles its way out.
+  for (const bool shuffle : {false, true}) {
+    CAPTURE(shuffle);
+    NonsmoothGaussSeidel::Options options;
+    options.tolerance = 1e-8;
+    options.max_sweeps = 2000;
+    options.shuffle_on_stall = shuffle;
+    Eigen::VectorXd r;
+    NonsmoothGaussSeidel nsgs(options);
+    const NonsmoothGaussSeidel::Summary& summary = nsgs.Solve(local, &r);
+    CAPTURE(summary.message);
+    CHECK(summary.IsSolved() == shuffle);
+  }
 }
 
 TEST_CASE("nsgs-velocity: warm starts, budgets, non-finite starts, and local problems refused") {
