@@ -315,19 +315,7 @@ TEST_CASE("nsgs-velocity turns to backward and forward sweeps where one order cy
       CHECK(at == std::string::npos);
     }
   }
-  // NSGS on the local form cycles the same in natural order, and shuffles its way out.
-  for (const bool shuffle : {false, true}) {
-    CAPTURE(shuffle);
-    NonsmoothGaussSeidel::Options options;
-    options.tolerance = 1e-8;
-    options.max_sweeps = 2000;
-    options.shuffle_on_stall = shuffle;
-    Eigen::VectorXd r;
-    NonsmoothGaussSeidel nsgs(options);
-    const NonsmoothGaussSeidel::Summary& summary = nsgs.Solve(local, &r);
-    CAPTURE(summary.message);
-    CHECK(summary.IsSolved() == shuffle);
-  }
+  // (NSGS on the same problem, saved from the explicit stepper: fclib_problems_test.cc.)
 }
 
 TEST_CASE("nsgs-velocity: warm starts, budgets, non-finite starts, and local problems refused") {
