@@ -80,12 +80,10 @@ const FrictionAuto::Summary& FrictionAuto::Solve(const GlobalFrictionContactProb
   o.time_limit_seconds = options_.time_limit_seconds;
   o.max_sweeps = kVelocitySweeps;
   o.rate_window = kRateWindow;
-  // No turn of the sweep order here: the rate window hands a cycling solve to the local-form
-  // sequence, whose shuffled sweeps and Newton methods break cycles, and the default's steps
-  // stay those docs/reliability.md records. (With the turn, the toppling towers and pushed rows
-  // there, seeds 1-80, fail 29 steps in 13 scenes instead of 32 in 15: tower 19 and row 40
-  // solved, no scene worse.)
-  o.reverse_on_stall = false;
+  // Where one sweep order cycles, backward and forward sweeps in turn: the local-form sequence
+  // the rate window would hand the solve to fails some of these (a toppling tower's and a pushed
+  // row's steps in docs/reliability.md).
+  o.reverse_on_stall = true;
   best_ = start_;
   const FrictionSolverSummary& sweeps = velocity_.Solve(problem, &best_);
   // A start that solves the problem is no attempt (as in the local form).
