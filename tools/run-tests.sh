@@ -3,7 +3,7 @@
 # (tools/check-complexity.sh); the installed package used by an example
 # consumer project (tools/check-install.sh); a smoke run of the benchmarks; the unit tests
 # built with Clang's AddressSanitizer + UndefinedBehaviorSanitizer, in a tree that also builds
-# the libFuzzer programs; every reader and parser fuzzed for FUZZ_SECONDS (default 60) each;
+# the libFuzzer programs; every reader and parser fuzzed for its share of FUZZ_SECONDS (tools/fuzz.sh);
 # a shortened soak of every scene (tools/soak.py --factor 2); the unit tests (Release). Then
 # lists the expected failures the tests recorded, and repeats the ctest summary last.
 # Expects ../shared (the shared test data) beside the repository.
@@ -48,7 +48,7 @@ CC=clang CXX=clang++ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebI
 cmake --build build-sanitize -j "$jobs"
 (cd build-sanitize && ctest -j "$jobs" --output-on-failure)
 
-echo "== [$(elapsed)] Fuzzing every reader and parser (libFuzzer, ${FUZZ_SECONDS:-60} s each)"
+echo "== [$(elapsed)] Fuzzing every reader and parser (libFuzzer, 20-90 s each)"
 FUZZ_BUILD_DIR=build-sanitize bash tools/fuzz.sh
 
 echo "== [$(elapsed)] Soak, shortened (every scene at twice its duration)"
