@@ -11,6 +11,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
+if ! [[ $seconds =~ ^[1-9][0-9]{0,5}$ ]]; then
+  echo "fuzz.sh: FUZZ_SECONDS must be a whole number of seconds from 1 to 999999, not '$seconds'" >&2
+  exit 2
+fi
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 jobs=$(nproc 2>/dev/null || echo 2)
 shared=${NCPKIT_SHARED_DIR:-../shared}
@@ -55,7 +59,11 @@ share() {
     *) echo 33 ;;
   esac
 }
-target_seconds() { echo $(((seconds * $(share "$1") + 50) / 100)); }
+# At least 1 s: libFuzzer's -max_total_time=0 would run without end.
+target_seconds() {
+  local t=$(((seconds * $(share "$1") + 50) / 100))
+  echo $((t > 0 ? t : 1))
+}
 
 # fuzz_one <target>: one target for its time; its verdict in findings/<target>.verdict.
 fuzz_one() {
