@@ -8,7 +8,8 @@
 // zaxis, under the compiler's angle and eulerseq); mass, density or an <inertial>; friction
 // (a pair's coefficient the larger of its geoms', as MuJoCo combines them) and condim 1 or 3;
 // <option> timestep and gravity; <default> classes, childclass and class; <include>. The scene
-// is stepped by the explicit stepper (the formulation MuJoCo's is one of) for 1 s unless told.
+// is stepped by the explicit stepper (the formulation MuJoCo's is one of) for 1 s unless told,
+// with its convex contact model (convex/convex-newton: compliant, as MuJoCo's contact is).
 // What MuJoCo alone reads (its solver's settings, contact softness, buffer sizes) and what has no
 // mechanics (visuals, sites, cameras, lights, keyframes: a model starts at rest, as in MuJoCo)
 // is accepted and left to MuJoCo; every other element or attribute (hinge and slide joints,

@@ -385,6 +385,31 @@ TEST_CASE("bad scene files and options exit 2 with a message") {
   CHECK(run.status == 2);
 }
 
+TEST_CASE("the shipped engine scenes run clean with their own defaults") {
+  // Each file names its model and solver (the MJCF models take the convex model, as every MJCF
+  // file does): every step solved to the scene's tolerance, simulate exits 0.
+  const struct {
+    const char* file;
+    const char* variant;
+  } scenes[] = {{"stack50.json", "cone/nsgs-velocity"},
+                {"pile200.json", "convex/convex-newton"},
+                {"wall100.json", "convex/convex-newton"},
+                {"capsules200.xml", "convex/convex-newton"},
+                {"rocks200.xml", "convex/convex-newton"}};
+  for (const auto& scene : scenes) {
+    CAPTURE(scene.file);
+    const Run run = RunNcpkit("simulate " + kScenes + "engine/" + scene.file + " --json --quiet",
+                              /*stderr_too=*/false);
+    INFO(run.output);
+    CHECK(run.status == 0);
+    const nlohmann::json summary = nlohmann::json::parse(run.output);
+    CHECK(summary["solver"] == scene.variant);
+    CHECK(summary["steps"] >= 100);
+    CHECK(summary["failed_steps"] == 0);
+    CHECK(summary["max_contacts"] >= 200);
+  }
+}
+
 TEST_CASE("simulate --threads: the islands on N threads, the same summary; bad counts refused") {
   const std::string stack = kScenes + "engine/stack50.json --duration 0.1 --json --quiet";
   const Run one = RunNcpkit("simulate " + stack, /*stderr_too=*/false);
