@@ -9,7 +9,7 @@
 // (a pair's coefficient the larger of its geoms', as MuJoCo combines them) and condim 1 or 3;
 // <option> timestep and gravity; <default> classes, childclass and class; <include>. The scene
 // is stepped by the explicit stepper (the formulation MuJoCo's is one of) for 1 s unless told,
-// with its convex contact model (convex/convex-newton: compliant, as MuJoCo's contact is).
+// with its default variant (cone/auto) solved to kMjcfTolerance.
 // What MuJoCo alone reads (its solver's settings, contact softness, buffer sizes) and what has no
 // mechanics (visuals, sites, cameras, lights, keyframes: a model starts at rest, as in MuJoCo)
 // is accepted and left to MuJoCo; every other element or attribute (hinge and slide joints,
@@ -23,6 +23,10 @@
 #include "integrators/scene.h"
 
 namespace ncpkit {
+
+// The tolerance of an MJCF model's steps (the FCLib error of each step's problem): 1e-6, as the
+// engine scenes', instead of the explicit stepper's default 1e-10.
+constexpr double kMjcfTolerance = 1e-6;
 
 // True if `path` names an MJCF file (extension .xml or .mjcf, any case).
 bool IsMjcfPath(const std::string& path);
