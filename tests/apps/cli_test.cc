@@ -17,6 +17,7 @@
 #include "apps/simulation.h"
 #include "readers/siconos_reader.h"
 #include "solvers/registry/solver_registry.h"
+#include "tests/allocation_counter.h"
 #include "tests/test_support.h"
 
 namespace ncpkit {
@@ -398,6 +399,11 @@ TEST_CASE("the shipped engine scenes run clean with their own defaults") {
                 {"capsules200.xml", "cone/auto"},
                 {"rocks200.xml", "cone/auto"}};
   for (const auto& scene : scenes) {
+    // The MJCF piles take 2.5 and 15 s in an optimized build, minutes under the sanitizers:
+    // the Release run checks them.
+    if (testing::SanitizedBuild() && std::string(scene.file).find(".xml") != std::string::npos) {
+      continue;
+    }
     CAPTURE(scene.file);
     const Run run = RunNcpkit("simulate " + kScenes + "engine/" + scene.file + " --json --quiet",
                               /*stderr_too=*/false);
