@@ -25,7 +25,7 @@
 namespace ncpkit {
 
 // The tolerance of an MJCF model's steps (the FCLib error of each step's problem): 1e-6, as the
-// engine scenes', instead of the explicit stepper's default 1e-10.
+// engine scenes', instead of the explicit stepper's default 1e-8.
 constexpr double kMjcfTolerance = 1e-6;
 
 // True if `path` names an MJCF file (extension .xml or .mjcf, any case).

@@ -860,9 +860,9 @@ Scene ParseMjcfScene(const std::string& text, const std::string& source) {
   Scene scene;
   scene.SetStepper("explicit");
   // An MJCF file carries no tolerance of ncpkit's. It gets FCLib error 1e-6, the tolerance of
-  // the engine scenes and of `ncpkit fclib`, rather than the stepper's 1e-10: engine models
-  // are piles of hundreds of bodies, whose Coulomb problems of a thousand contacts the cone's
-  // solvers take to 1e-6 in bounded time and to 1e-10 not (docs/reliability.md, the rock pile).
+  // the engine scenes and of `ncpkit fclib`, rather than the stepper's 1e-8: engine models are
+  // piles of hundreds of bodies, whose Coulomb problems of a thousand contacts the cone's
+  // solvers take to 1e-6 three times faster (docs/reliability.md, the rock pile).
   scene.mutable_settings().tolerance = kMjcfTolerance;
   scene.name = root.Find("model") != nullptr ? *root.Find("model") : source;
   scene.mutable_settings().h = model.timestep;

@@ -482,8 +482,8 @@ TEST_CASE("an MJCF capsule comes to rest on its side on the floor, at its middle
 
 TEST_CASE("MJCF towers of unequal boxes: every step solved at the MJCF tolerance") {
   // The random towers (rods, plates and slabs of 0.05-20 kg, most toppling) whose explicit
-  // runs at the stepper's own tolerance, 1e-10, fail steps (docs/reliability.md), written as
-  // MJCF and read back: at an MJCF model's tolerance every step is solved.
+  // runs at FCLib error 1e-10 fail steps (docs/reliability.md), written as MJCF and read back:
+  // at an MJCF model's tolerance every step is solved.
   for (const unsigned seed : {28u, 31u, 60u, 65u, 71u, 80u}) {
     CAPTURE(seed);
     const Scene json = ParseScene(testing::RandomTowerScene(seed, "explicit"), "tower.json");
