@@ -539,6 +539,28 @@ void RefineNormal(MinkowskiDifference* difference, ConvexSeparation* out) {
   out->point_b = w.a + best_s * best;
 }
 
+// After RefineNormal: where GJK stalled, |v| (`upper`) bounds the distance from above and s(n)
+// from below, so a gap wider than `slack` between them means the local search climbed another
+// hill of s than the highest. Shapes that all but touch stall GJK with |v| at the level of
+// rounding (1e-11 of the size for a capsule and a cylinder lying side by side), v / |v| pointing
+// anywhere, and the search from it can end on a hill 0.14 m deep. Then, and where the search or
+// EPA stopped short (not converged: a start far from the normal), the search runs again from the
+// direction between the centres. The higher of the two is kept (each is a separating-axis
+// value, a lower bound of the distance), or the one that converged where both reach the same
+// value to within `same`.
+void RefineAgainFromCentres(MinkowskiDifference* difference, double upper, const Vector3d& between,
+                            double slack, double same, ConvexSeparation* out) {
+  const bool gap = upper - out->distance > slack;
+  if ((!gap && out->converged) || !(between.norm() > 0.0)) return;
+  ConvexSeparation again = *out;
+  again.normal = between.normalized();
+  RefineNormal(difference, &again);
+  if (again.distance > out->distance ||
+      (again.converged && !out->converged && again.distance >= out->distance - same)) {
+    *out = again;
+  }
+}
+
 // The normal of GJK's final triangle, oriented like GJK's v, when its separation s(n) is the
 // support distance along n to within the tolerance (the triangle lies on a flat part of B - A
 // facing the origin); then taken, with s(n) as the distance. False otherwise.
@@ -580,6 +602,10 @@ ConvexSeparation GetSeparation(const Shape& a, const ShapePose& pose_a, const Sh
     const bool reached = Penetration(&difference, simplex, kEpaRelativeTolerance * scale, &out);
     RefineNormal(&difference, &out);
     out.converged = out.converged && reached;
+    // No upper bound here (the depth is what is sought): again only where EPA or the search
+    // stopped short.
+    RefineAgainFromCentres(&difference, out.distance, between, kEpaRelativeTolerance * scale,
+                           kStallFactor * tolerance, &out);
   } else {
     const double length = v.norm();
     out.normal = v / length;
@@ -604,6 +630,8 @@ ConvexSeparation GetSeparation(const Shape& a, const ShapePose& pose_a, const Sh
         out.converged = true;
       } else {
         RefineNormal(&difference, &out);
+        RefineAgainFromCentres(&difference, length, between, kEpaRelativeTolerance * scale,
+                               kStallFactor * tolerance, &out);
       }
     }
   }

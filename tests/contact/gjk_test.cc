@@ -20,9 +20,10 @@ using testing::Separation;
 // The signed distance is max over unit n of s(n): GJK's and EPA's normal attains the distance
 // they report, and no direction of a dense set does better.
 void CheckAgainstDirections(const Shape& a, const ShapePose& pa, const Shape& b,
-                            const ShapePose& pb, const ConvexSeparation& s) {
+                            const ShapePose& pb, const ConvexSeparation& s,
+                            bool require_converged = true) {
   const double scale = std::max(a.BoundingRadius(), b.BoundingRadius());
-  CHECK(s.converged);
+  if (require_converged) CHECK(s.converged);
   CHECK(std::abs(s.normal.norm() - 1.0) < 1e-12);
   CHECK(std::abs(Separation(a, pa, b, pb, s.normal) - s.distance) < 1e-9 * scale);
   CHECK(((s.point_b - s.point_a) - s.distance * s.normal).norm() < 1e-7 * scale);
@@ -94,6 +95,54 @@ TEST_CASE("GJK/EPA: curved and flat shapes in every pairing, apart and overlappi
   }
   CHECK(apart > 50);
   CHECK(overlapping > 50);
+}
+
+// Shapes that only touch: GJK stalls with |v| at rounding's level and its direction v / |v| is
+// noise, from which the local search for the normal must not end on another hill of s. The
+// distance and the normal are checked, not `converged`: on 2 of these 500 (a cylinder's rim on a
+// box face) both searches still climb at their move cap, though at the distance.
+TEST_CASE("GJK: shapes that only touch, every curved and flat pairing, at distance zero") {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> size(0.05, 0.6);
+  const ShapeKind kinds[] = {ShapeKind::Box, ShapeKind::Sphere, ShapeKind::Ellipsoid,
+                             ShapeKind::Cylinder, ShapeKind::Capsule};
+  for (int trial = 0; trial < 500; ++trial) {
+    const Shape a = MakeShape(kinds[trial % 5], Vector3d(size(rng), size(rng), size(rng)));
+    const Shape b = MakeShape(kinds[(trial / 5) % 5], Vector3d(size(rng), size(rng), size(rng)));
+    const ShapePose pa = RandomPose(&rng, 0.6);
+    ShapePose pb = RandomPose(&rng, 0.6);
+    const ConvexSeparation first = GetSeparation(a, pa, b, pb, INFINITY);
+    pb.position -= first.distance * first.normal;  // B moved until it touches A
+    const ConvexSeparation s = GetSeparation(a, pa, b, pb, INFINITY);
+    const double scale = std::max(a.BoundingRadius(), b.BoundingRadius());
+    INFO("trial " << trial << ": " << a.Name() << " and " << b.Name() << ", distance " << s.distance
+                  << " after " << s.iterations << " evaluations");
+    CHECK(std::abs(s.distance) <= 1e-8 * scale);
+    CheckAgainstDirections(a, pa, b, pb, s, /*require_converged=*/false);
+  }
+}
+
+TEST_CASE("GJK: a capsule and a cylinder lying side by side, touching, at distance zero") {
+  // Two bodies of a mixed drop at rest on the ground (their poses after a step): GJK stalled at
+  // |v| = 1.3e-11 with v / |v| across the contact, and the normal's local search from there had
+  // ended at s = -0.14 m.
+  const Shape capsule =
+      MakeShape(ShapeKind::Capsule, Vector3d(0.051265377751429857, 0.058985040590061363, 1.0));
+  const Shape cylinder =
+      MakeShape(ShapeKind::Cylinder, Vector3d(0.059217317785847455, 0.13976881078489256, 1.0));
+  ShapePose pa, pb;
+  pa.position = Vector3d(0.24770605032522272, 0.16967631962290938, 0.051265377753899333);
+  pa.rotation << 0.2825627477480166, -0.74258122778851599, -0.60723258618192666,
+      -0.95924881734881007, -0.21873969340204247, -0.17887049210333669, -8.3932083505544597e-11,
+      0.63302927789043129, -0.77412785335080114;
+  pb.position = Vector3d(0.13377393561535053, 0.096944859490810525, 0.059217317785346009);
+  pb.rotation << 0.047478612369312945, 0.7643139221264259, -0.64309409094719916,
+      0.99887225477910069, -0.036329534891827997, 0.030567687630224161, 7.1974093351911961e-12,
+      -0.64382015605156639, -0.76517684665816765;
+  const ConvexSeparation s = GetSeparation(capsule, pa, cylinder, pb, INFINITY);
+  CHECK(std::abs(s.distance) <= 1e-9);
+  CHECK(s.normal.z() == doctest::Approx(0.07).epsilon(0.05));  // across the two sides
+  CheckAgainstDirections(capsule, pa, cylinder, pb, s);
 }
 
 // A rock: the hull of 12 to 30 points at random directions and distances 0.1-0.4 from its centre.
