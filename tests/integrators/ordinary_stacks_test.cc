@@ -260,6 +260,45 @@ TEST_CASE("implicit auto: FB Newton from every start, then the chain where it fa
   }
 }
 
+// A random scene's recorded outcome with its stepper's default: solved without overlap (above
+// 1e-8 m implicit, 1e-6 m explicit), solved with an overlap, or failing steps.
+enum class Outcome { kSolvedNoOverlap, kOverlap, kFails };
+struct RecordedRun {
+  unsigned seed;
+  const char* stepper;
+  Outcome outcome;
+};
+
+// Runs each case's scene (`make(seed, stepper)`) and checks its outcome, printing the expected
+// failures with their reasons; under the sanitizers only `sanitized_seed`'s cases.
+template <class MakeScene>
+void CheckRecordedRuns(const std::vector<RecordedRun>& cases, const MakeScene& make,
+                       unsigned sanitized_seed, const char* what, const char* overlap_reason,
+                       const char* failure_reason) {
+  for (const RecordedRun& c : cases) {
+    if (testing::SanitizedBuild() && c.seed != sanitized_seed) continue;
+    CAPTURE(c.seed);
+    CAPTURE(c.stepper);
+    const Scene scene = ParseScene(make(c.seed, c.stepper), what);
+    const SimulationStats stats = RunScene(scene, scene.variant(), nullptr);
+    INFO(stats.first_failure);
+    CHECK((stats.failed_steps > 0) == (c.outcome == Outcome::kFails));
+    const double max_overlap = std::string(c.stepper) == "implicit" ? 1e-8 : 1e-6;
+    if (c.outcome == Outcome::kSolvedNoOverlap) CHECK(stats.max_penetration <= max_overlap);
+    if (c.outcome == Outcome::kOverlap) {
+      CHECK(stats.max_penetration > max_overlap);
+      std::cout << "expected failure: " << scene.variant() << " (" << c.stepper << ") on a " << what
+                << " (seed " << c.seed << "): overlap of " << stats.max_penetration
+                << " m without a failed step, " << overlap_reason << "\n";
+    }
+    if (c.outcome == Outcome::kFails && stats.failed_steps > 0) {
+      std::cout << "expected failure: " << scene.variant() << " (" << c.stepper << ") on a " << what
+                << " (seed " << c.seed << "): " << stats.failed_steps << " unsolved steps; "
+                << failure_reason << "\n";
+    }
+  }
+}
+
 TEST_CASE("pushed rows: a box slid into a row of boxes (expected failures)") {
   // Boxes pushed along together. The implicit default solves most of them, some steps only
   // through its chain after FB Newton stalls at a stationary point of its merit function; it
@@ -271,44 +310,22 @@ TEST_CASE("pushed rows: a box slid into a row of boxes (expected failures)") {
   // Seed 40 overlaps by 2.1e-6 m, as boxes pushed into others do where contacts are posed to
   // first order in the motion. Recorded here by seed; a seed whose outcome changes fails the
   // test.
-  enum class Outcome { kSolvedNoOverlap, kOverlap, kFails };
-  struct Case {
-    unsigned seed;
-    const char* stepper;
-    Outcome outcome;
-  };
-  const Case cases[] = {
-      {5, "implicit", Outcome::kSolvedNoOverlap},  {1, "implicit", Outcome::kSolvedNoOverlap},
-      {2, "implicit", Outcome::kSolvedNoOverlap},  {12, "implicit", Outcome::kSolvedNoOverlap},
-      {13, "implicit", Outcome::kFails},           {29, "implicit", Outcome::kFails},
-      {1, "explicit", Outcome::kSolvedNoOverlap},  {2, "explicit", Outcome::kSolvedNoOverlap},
-      {3, "explicit", Outcome::kSolvedNoOverlap},  {12, "explicit", Outcome::kSolvedNoOverlap},
-      {21, "explicit", Outcome::kSolvedNoOverlap}, {40, "explicit", Outcome::kOverlap}};
-  for (const Case& c : cases) {
-    if (testing::SanitizedBuild() && c.seed != 5) continue;
-    CAPTURE(c.seed);
-    CAPTURE(c.stepper);
-    const bool implicit = std::string(c.stepper) == "implicit";
-    const Scene scene = ParseScene(testing::RandomPushedRowScene(c.seed, c.stepper), "pushed row");
-    const SimulationStats stats = RunScene(scene, scene.variant(), nullptr);
-    INFO(stats.first_failure);
-    CHECK((stats.failed_steps > 0) == (c.outcome == Outcome::kFails));
-    const double max_overlap = implicit ? 1e-8 : 1e-6;
-    if (c.outcome == Outcome::kSolvedNoOverlap) CHECK(stats.max_penetration <= max_overlap);
-    if (c.outcome == Outcome::kOverlap) {
-      CHECK(stats.max_penetration > max_overlap);
-      std::cout << "expected failure: " << scene.variant() << " (" << c.stepper
-                << ") on a pushed row (seed " << c.seed << "): overlap of " << stats.max_penetration
-                << " m without a failed step, where contacts are posed "
-                << "to first order in the motion\n";
-    }
-    if (c.outcome == Outcome::kFails && stats.failed_steps > 0) {
-      std::cout << "expected failure: " << scene.variant() << " (" << c.stepper
-                << ") on a pushed row (seed " << c.seed << "): " << stats.failed_steps
-                << " unsolved steps; FB Newton and the auto chain stall above the tolerance on "
-                   "boxes pushed along together\n";
-    }
-  }
+  CheckRecordedRuns({{5, "implicit", Outcome::kSolvedNoOverlap},
+                     {1, "implicit", Outcome::kSolvedNoOverlap},
+                     {2, "implicit", Outcome::kSolvedNoOverlap},
+                     {12, "implicit", Outcome::kSolvedNoOverlap},
+                     {13, "implicit", Outcome::kFails},
+                     {29, "implicit", Outcome::kFails},
+                     {1, "explicit", Outcome::kSolvedNoOverlap},
+                     {2, "explicit", Outcome::kSolvedNoOverlap},
+                     {3, "explicit", Outcome::kSolvedNoOverlap},
+                     {12, "explicit", Outcome::kSolvedNoOverlap},
+                     {21, "explicit", Outcome::kSolvedNoOverlap},
+                     {40, "explicit", Outcome::kOverlap}},
+                    testing::RandomPushedRowScene, 5, "pushed row",
+                    "where contacts are posed to first order in the motion",
+                    "FB Newton and the auto chain stall above the tolerance on boxes pushed "
+                    "along together");
 }
 
 TEST_CASE("towers: rods, plates and slabs of masses 0.05-20 kg, toppling (expected failures)") {
@@ -320,43 +337,18 @@ TEST_CASE("towers: rods, plates and slabs of masses 0.05-20 kg, toppling (expect
   // of 1.1e-6-2.5e-3 m in ten. Seed 19's last step is solved by nsgs-velocity's turn to
   // backward and forward sweeps (its one order cycles there); its overlap of 1.1e-6 m stays.
   // Recorded here by seed: a seed whose outcome changes fails the test.
-  enum class Outcome { kSolvedNoOverlap, kOverlap, kFails };
-  struct Case {
-    unsigned seed;
-    const char* stepper;
-    Outcome outcome;
-  };
-  const Case cases[] = {
-      {2, "implicit", Outcome::kSolvedNoOverlap},  {5, "implicit", Outcome::kSolvedNoOverlap},
-      {11, "implicit", Outcome::kSolvedNoOverlap}, {22, "implicit", Outcome::kFails},
-      {2, "explicit", Outcome::kSolvedNoOverlap},  {13, "explicit", Outcome::kSolvedNoOverlap},
-      {11, "explicit", Outcome::kOverlap},         {19, "explicit", Outcome::kOverlap},
-      {31, "explicit", Outcome::kOverlap}};
-  for (const Case& c : cases) {
-    if (testing::SanitizedBuild() && c.seed != 2) continue;
-    CAPTURE(c.seed);
-    CAPTURE(c.stepper);
-    const bool implicit = std::string(c.stepper) == "implicit";
-    const Scene scene = ParseScene(testing::RandomTowerScene(c.seed, c.stepper), "tower");
-    const SimulationStats stats = RunScene(scene, scene.variant(), nullptr);
-    INFO(stats.first_failure);
-    CHECK((stats.failed_steps > 0) == (c.outcome == Outcome::kFails));
-    const double max_overlap = implicit ? 1e-8 : 1e-6;
-    if (c.outcome == Outcome::kSolvedNoOverlap) CHECK(stats.max_penetration <= max_overlap);
-    if (c.outcome == Outcome::kOverlap) {
-      CHECK(stats.max_penetration > max_overlap);
-      std::cout << "expected failure: " << scene.variant() << " (" << c.stepper
-                << ") on a toppling tower (seed " << c.seed << "): overlap of "
-                << stats.max_penetration << " m without a failed step, where falling boxes "
-                << "strike the others\n";
-    }
-    if (c.outcome == Outcome::kFails && stats.failed_steps > 0) {
-      std::cout << "expected failure: " << scene.variant() << " (" << c.stepper
-                << ") on a toppling tower (seed " << c.seed << "): " << stats.failed_steps
-                << " unsolved steps; "
-                << "FB Newton and the auto chain stall above the tolerance\n";
-    }
-  }
+  CheckRecordedRuns({{2, "implicit", Outcome::kSolvedNoOverlap},
+                     {5, "implicit", Outcome::kSolvedNoOverlap},
+                     {11, "implicit", Outcome::kSolvedNoOverlap},
+                     {22, "implicit", Outcome::kFails},
+                     {2, "explicit", Outcome::kSolvedNoOverlap},
+                     {13, "explicit", Outcome::kSolvedNoOverlap},
+                     {11, "explicit", Outcome::kOverlap},
+                     {19, "explicit", Outcome::kOverlap},
+                     {31, "explicit", Outcome::kOverlap}},
+                    testing::RandomTowerScene, 2, "toppling tower",
+                    "where falling boxes strike the others",
+                    "FB Newton and the auto chain stall above the tolerance");
 }
 
 // A run of a pyramid with its stepper's default: its statistics, where the bodies end, the
