@@ -162,6 +162,22 @@ SingleContactSolution SolveSingleContact(const Eigen::Matrix3d& W, const Eigen::
                                          bool invertible, const Eigen::Vector3d& q, double mu,
                                          const Eigen::Vector3d& r_start,
                                          const Eigen::Vector2d* warm_direction) {
+  if (q[0] < 0.0 && !(mu == 0.0 && W(0, 0) > 0.0) && invertible) {
+    const Eigen::Vector3d r = -(W_inverse * q);
+    if (r[0] >= 0.0 && TangentNorm(r[1], r[2]) <= mu * r[0]) {
+      SingleContactSolution solution;
+      solution.r = r;
+      solution.state = ContactState::Sticking;
+      return solution;
+    }
+  }
+  return SolveSingleContactNotSticking(W, q, mu, r_start, warm_direction);
+}
+
+SingleContactSolution SolveSingleContactNotSticking(const Eigen::Matrix3d& W,
+                                                    const Eigen::Vector3d& q, double mu,
+                                                    const Eigen::Vector3d& r_start,
+                                                    const Eigen::Vector2d* warm_direction) {
   SingleContactSolution solution;
   if (q[0] >= 0.0) {
     solution.state = ContactState::TakeOff;
@@ -173,40 +189,36 @@ SingleContactSolution SolveSingleContact(const Eigen::Matrix3d& W, const Eigen::
     solution.direction = Eigen::Vector2d::UnitX();
     return solution;
   }
-  if (invertible) {
-    const Eigen::Vector3d r = -(W_inverse * q);
-    if (r[0] >= 0.0 && TangentNorm(r[1], r[2]) <= mu * r[0]) {
-      solution.r = r;
-      solution.state = ContactState::Sticking;
-      return solution;
-    }
-  }
   const SlidingCondition h = MakeSlidingCondition(W, q, mu);
   const double accept = 1e-11 * (q.norm() + W.norm() * r_start.norm());
   Eigen::Vector3d r;
   double error = 0.0;
+  const auto solved_from = [&](Eigen::Vector2d d) {
+    if (!(d.allFinite() && PolishDirection(h, &d, 8) && SlidingCandidate(W, q, mu, d, &r, &error) &&
+          error <= accept)) {
+      return false;
+    }
+    solution.r = r;
+    solution.state = ContactState::Sliding;
+    solution.direction = d;
+    return true;
+  };
   // Newton guesses before the quartic: the direction carried over, else the start's own sliding
   // direction (a solver's first sweep from a warm start); then the one against the free slip q_T
   // (exact when W_TT is isotropic and uncoupled from the normal): a few hundred operations
-  // against the companion matrix's eigenvalues.
-  Eigen::Vector2d guesses[2];
-  int num_guesses = 0;
+  // against the companion matrix's eigenvalues. A guess is formed only if the one before failed.
+  bool guessed = true;
   if (warm_direction != nullptr) {
-    guesses[num_guesses++] = *warm_direction;
+    if (solved_from(*warm_direction)) return solution;
   } else if (r_start[0] > 0.0 && (r_start[1] != 0.0 || r_start[2] != 0.0)) {
-    guesses[num_guesses++] = r_start.tail<2>().normalized();
+    if (solved_from(r_start.tail<2>().normalized())) return solution;
+  } else {
+    guessed = false;
   }
-  if (q[1] != 0.0 || q[2] != 0.0) guesses[num_guesses++] = -q.tail<2>().normalized();
-  if (num_guesses == 0) guesses[num_guesses++] = Eigen::Vector2d::UnitX();
-  for (int k = 0; k < num_guesses; ++k) {
-    Eigen::Vector2d d = guesses[k];
-    if (d.allFinite() && PolishDirection(h, &d, 8) && SlidingCandidate(W, q, mu, d, &r, &error) &&
-        error <= accept) {
-      solution.r = r;
-      solution.state = ContactState::Sliding;
-      solution.direction = d;
-      return solution;
-    }
+  if (q[1] != 0.0 || q[2] != 0.0) {
+    if (solved_from(-q.tail<2>().normalized())) return solution;
+  } else if (!guessed && solved_from(Eigen::Vector2d::UnitX())) {
+    return solution;
   }
   Eigen::Vector2d directions[4];
   const int num_directions = SlidingDirections(h, directions);

@@ -46,20 +46,36 @@ SingleContactSolution SolveSingleContact(const Eigen::Matrix3d& W, const Eigen::
                                          const Eigen::Vector3d& r_start,
                                          const Eigen::Vector2d* warm_direction);
 
-// The same for a contact of a Gauss-Seidel sweep that carries its sliding direction from sweep to
-// sweep: *direction is the warm direction (NaN in x: none) and becomes the new one (NaN unless
-// the contact slides). Inline: the Gauss-Seidel sweeps call it once per contact.
+// The same without the sticking case, for a caller that has found -W^-1 q outside the cone (or W
+// singular): take-off, frictionless, sliding or approximate. (The Gauss-Seidel sweeps of
+// nsgs-velocity try sticking first; this spares the sliding contacts a second try.)
+SingleContactSolution SolveSingleContactNotSticking(const Eigen::Matrix3d& W,
+                                                    const Eigen::Vector3d& q, double mu,
+                                                    const Eigen::Vector3d& r_start,
+                                                    const Eigen::Vector2d* warm_direction);
+
+// The solve of a contact in a Gauss-Seidel sweep that carries its sliding direction from sweep
+// to sweep: *direction is the warm direction (NaN in x: none) and becomes the new one (NaN unless
+// the contact slides). `solve` is one of the two above, called with the warm direction last.
+// Inline: the Gauss-Seidel sweeps call it once per contact.
+template <typename Solve>
+inline SingleContactSolution SolveCarryingDirection(Eigen::Vector2d* direction, Solve solve) {
+  const Eigen::Vector2d* warm = std::isnan(direction->x()) ? nullptr : direction;
+  SingleContactSolution local = solve(warm);
+  *direction = local.state == ContactState::Sliding
+                   ? local.direction
+                   : Eigen::Vector2d::Constant(std::numeric_limits<double>::quiet_NaN());
+  return local;
+}
+
 inline SingleContactSolution SolveSingleContactCarried(const Eigen::Matrix3d& W,
                                                        const Eigen::Matrix3d& W_inverse,
                                                        bool invertible, const Eigen::Vector3d& q,
                                                        double mu, const Eigen::Vector3d& r_start,
                                                        Eigen::Vector2d* direction) {
-  const Eigen::Vector2d* warm = std::isnan(direction->x()) ? nullptr : direction;
-  SingleContactSolution local = SolveSingleContact(W, W_inverse, invertible, q, mu, r_start, warm);
-  *direction = local.state == ContactState::Sliding
-                   ? local.direction
-                   : Eigen::Vector2d::Constant(std::numeric_limits<double>::quiet_NaN());
-  return local;
+  return SolveCarryingDirection(direction, [&](const Eigen::Vector2d* warm) {
+    return SolveSingleContact(W, W_inverse, invertible, q, mu, r_start, warm);
+  });
 }
 
 }  // namespace ncpkit

@@ -295,8 +295,12 @@ inline Eigen::Vector3d VelocityGaussSeidel::LocalSolve(int a, const Eigen::Vecto
     directions_[a].x() = std::numeric_limits<double>::quiet_NaN();
     return solved;
   }
-  return SolveSingleContactCarried(blocks_[a], inverses_[a], invertible_[a], q_local, mu, old,
-                                   &directions_[a])
+  // (Sticking was tried above: a second try in the single-contact solve would fail the same way.)
+  return SolveCarryingDirection(&directions_[a],
+                                [&](const Eigen::Vector2d* warm) {
+                                  return SolveSingleContactNotSticking(blocks_[a], q_local, mu, old,
+                                                                       warm);
+                                })
       .r;
 }
 
