@@ -128,6 +128,10 @@ FrictionErrors FrictionErrorsOf(const Eigen::VectorXd& mu, double q_norm, const 
   }
   double sum = 0.0;
   for (Eigen::Index a = 0; a < mu.size(); ++a) {
+    // A contact apart and opening (r = 0, u_N >= 0) adds exactly zero: -(u + mu |u_T| e_N) is
+    // then in the polar cone, to the bit (fl(u_N + mu |u_T|) >= mu |u_T|). Skipping its
+    // projection's square roots leaves the sum as it was.
+    if (u[3 * a] >= 0.0 && r[3 * a] == 0.0 && r[3 * a + 1] == 0.0 && r[3 * a + 2] == 0.0) continue;
     sum += ContactNaturalMap(mu[a], r.segment<3>(3 * a), u.segment<3>(3 * a)).squaredNorm();
   }
   errors.natural_map_norm = std::sqrt(sum);

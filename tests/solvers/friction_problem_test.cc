@@ -156,6 +156,40 @@ TEST_CASE("the FCLib error equals FORMAT.md §5 written out, on random points") 
   CHECK(std::isinf(FclibError(problem, Eigen::Vector2d(0, 0))));
 }
 
+TEST_CASE("the errors skip contacts apart and opening without changing a bit of the sum") {
+  // The error sum leaves out a contact with r = 0 and u_N >= 0 as exactly zero; every such
+  // contact's natural map must indeed be zero to the bit, whatever its slip and mu, and the sum
+  // the same as the one over every contact.
+  std::mt19937 rng(11);
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  const double slips[] = {0.0, 1e-300, 1e-12, 1.0, 1e12, 1e300};
+  const double mus[] = {0.0, 1e-3, 0.3, 1.0, 4.0};
+  for (int trial = 0; trial < 400; ++trial) {
+    const int nc = 1 + trial % 9;
+    Eigen::VectorXd r(3 * nc), u(3 * nc), mu(nc);
+    for (int a = 0; a < nc; ++a) {
+      mu[a] = mus[(trial + a) % 5];
+      const int kind = (trial / 9 + a) % 4;  // apart and opening (u_N > 0 or 0), pressed, other
+      u.segment<3>(3 * a) = Eigen::Vector3d(kind == 1 ? 0.0 : std::abs(normal(rng)),
+                                            slips[(trial + 2 * a) % 6] * normal(rng),
+                                            slips[(trial + a) % 6] * normal(rng));
+      r.segment<3>(3 * a).setZero();
+      if (kind == 2) r[3 * a] = uniform(rng);
+      if (kind == 3) u[3 * a] = -u[3 * a] - 1e-300;
+      if (kind < 2) {
+        CHECK(ContactNaturalMap(mu[a], r.segment<3>(3 * a), u.segment<3>(3 * a)).squaredNorm() ==
+              0.0);
+      }
+    }
+    double sum = 0.0;
+    for (int a = 0; a < nc; ++a) {
+      sum += ContactNaturalMap(mu[a], r.segment<3>(3 * a), u.segment<3>(3 * a)).squaredNorm();
+    }
+    CHECK(internal::FrictionErrorsOf(mu, 1.0, r, u).natural_map_norm == std::sqrt(sum));
+  }
+}
+
 // One contact with W and q built so that r is its solution in the named case.
 struct ExactContact {
   Eigen::Matrix3d W;
