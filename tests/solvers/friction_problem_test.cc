@@ -156,32 +156,54 @@ TEST_CASE("the FCLib error equals FORMAT.md §5 written out, on random points") 
   CHECK(std::isinf(FclibError(problem, Eigen::Vector2d(0, 0))));
 }
 
-TEST_CASE("the errors skip contacts apart and opening without changing a bit of the sum") {
-  // The error sum leaves out a contact with r = 0 and u_N >= 0 as exactly zero; every such
-  // contact's natural map must indeed be zero to the bit, whatever its slip and mu, and the sum
-  // the same as the one over every contact.
+TEST_CASE("the error sum equals the contacts' natural maps summed one by one, to the bit") {
+  // FrictionErrorsOf computes the terms two contacts at a time where it can; each term and the
+  // sum must be what ContactNaturalMap gives contact by contact, in every case of the cone's
+  // projection (inside, on the boundary, outside, polar), apart and opening, frictionless, and
+  // with slips whose squares leave TangentNorm's plain range.
   std::mt19937 rng(11);
   std::normal_distribution<double> normal;
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   const double slips[] = {0.0, 1e-300, 1e-12, 1.0, 1e12, 1e300};
   const double mus[] = {0.0, 1e-3, 0.3, 1.0, 4.0};
-  for (int trial = 0; trial < 400; ++trial) {
+  for (int trial = 0; trial < 2000; ++trial) {
     const int nc = 1 + trial % 9;
     Eigen::VectorXd r(3 * nc), u(3 * nc), mu(nc);
     for (int a = 0; a < nc; ++a) {
       mu[a] = mus[(trial + a) % 5];
-      const int kind = (trial / 9 + a) % 4;  // apart and opening (u_N > 0 or 0), pressed, other
-      u.segment<3>(3 * a) = Eigen::Vector3d(kind == 1 ? 0.0 : std::abs(normal(rng)),
-                                            slips[(trial + 2 * a) % 6] * normal(rng),
-                                            slips[(trial + a) % 6] * normal(rng));
-      r.segment<3>(3 * a).setZero();
-      if (kind == 2) r[3 * a] = uniform(rng);
-      if (kind == 3) u[3 * a] = -u[3 * a] - 1e-300;
-      if (kind < 2) {
-        CHECK(ContactNaturalMap(mu[a], r.segment<3>(3 * a), u.segment<3>(3 * a)).squaredNorm() ==
-              0.0);
-      }
+      const double slip = slips[(trial / 7 + 2 * a) % 6];
+      u.segment<3>(3 * a) = Eigen::Vector3d(normal(rng), slip * normal(rng), slip * normal(rng));
+      const double r_n = uniform(rng);
+      const Eigen::Vector2d t = Eigen::Vector2d(normal(rng), normal(rng)).normalized();
+      // apart; pressed inside, on the boundary, outside the cone; polar; random
+      const Eigen::Vector2d tangential[] = {
+          Eigen::Vector2d::Zero(), 0.5 * mu[a] * r_n * t,
+          mu[a] * r_n * t,         3.0 * mu[a] * r_n * t + t,
+          Eigen::Vector2d::Zero(), Eigen::Vector2d(normal(rng), normal(rng))};
+      const int kind = (trial / 3 + 5 * a) % 6;
+      r[3 * a] = kind == 0 ? 0.0 : kind == 4 ? -r_n : r_n;
+      r.segment<2>(3 * a + 1) = tangential[kind];
+      if (kind == 0 && trial % 2 == 0) u[3 * a] = std::abs(u[3 * a]);
+      if (kind == 2 && trial % 2 == 0) u.segment<3>(3 * a).setZero();  // sticking at the edge
     }
+    double sum = 0.0;
+    for (int a = 0; a < nc; ++a) {
+      sum += ContactNaturalMap(mu[a], r.segment<3>(3 * a), u.segment<3>(3 * a)).squaredNorm();
+    }
+    CHECK(internal::FrictionErrorsOf(mu, 1.0, r, u).natural_map_norm == std::sqrt(sum));
+  }
+  // Contacts sticking on their cones' edges, their terms zero only where the projection keeps a
+  // point within rounding of the boundary where it is (a nonzero term would show in the sum).
+  for (int trial = 0; trial < 200; ++trial) {
+    const int nc = 2 + trial % 7;
+    Eigen::VectorXd r(3 * nc), mu(nc);
+    for (int a = 0; a < nc; ++a) {
+      mu[a] = mus[1 + (trial + a) % 4];
+      const Eigen::Vector2d t = Eigen::Vector2d(normal(rng), normal(rng)).normalized();
+      r.segment<3>(3 * a) << 1.0 + uniform(rng), mu[a] * (1.0 + uniform(rng)) * t;
+      r[3 * a] = r.segment<2>(3 * a + 1).norm() / mu[a];
+    }
+    const Eigen::VectorXd u = Eigen::VectorXd::Zero(3 * nc);
     double sum = 0.0;
     for (int a = 0; a < nc; ++a) {
       sum += ContactNaturalMap(mu[a], r.segment<3>(3 * a), u.segment<3>(3 * a)).squaredNorm();
