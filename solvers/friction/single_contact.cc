@@ -72,22 +72,46 @@ bool PolishDirection(const SlidingCondition& h, Eigen::Vector2d* t, int max_step
   return std::abs(value) <= 1e3 * threshold;
 }
 
-// The sliding reaction along the unit direction t, if it has r_N > 0 and u_T against t; its
-// natural map norm in *error.
-bool SlidingCandidate(const Eigen::Matrix3d& W, const Eigen::Vector3d& q, double mu,
-                      const Eigen::Vector2d& t, Eigen::Vector3d* r, double* error) {
+// The sliding reaction along the unit direction t and its velocity u = W r + q, if it has r_N > 0
+// and u_T against t.
+bool SlidingReaction(const Eigen::Matrix3d& W, const Eigen::Vector3d& q, double mu,
+                     const Eigen::Vector2d& t, Eigen::Vector3d* r, Eigen::Vector3d* u) {
   const double c = t.x(), s = t.y();
   const double a = W(0, 0) + mu * (W(0, 1) * c + W(0, 2) * s);
   if (!(a > 0.0)) return false;
   const double normal = -q[0] / a;
   *r = Eigen::Vector3d(normal, mu * normal * c, mu * normal * s);
-  const Eigen::Vector3d u = W * *r + q;
-  const double along = u[1] * c + u[2] * s;
-  if (along > 1e-12 * (std::abs(u[1]) + std::abs(u[2]) + q.lpNorm<Eigen::Infinity>())) {
-    return false;
-  }
+  *u = W * *r + q;
+  const double along = (*u)[1] * c + (*u)[2] * s;
+  return !(along > 1e-12 * (std::abs((*u)[1]) + std::abs((*u)[2]) + q.lpNorm<Eigen::Infinity>()));
+}
+
+// The sliding reaction along t, if it is one (SlidingReaction); its natural map norm in *error.
+bool SlidingCandidate(const Eigen::Matrix3d& W, const Eigen::Vector3d& q, double mu,
+                      const Eigen::Vector2d& t, Eigen::Vector3d* r, double* error) {
+  Eigen::Vector3d u;
+  if (!SlidingReaction(W, q, mu, t, r, &u)) return false;
   *error = ContactNaturalMap(mu, *r, u).norm();
   return std::isfinite(*error);
+}
+
+// Whether the sliding reaction along t is one whose natural map norm is at most `accept`: the
+// decision SlidingCandidate's error would give, taken without the natural map where a bound
+// settles it. With u_T = -lambda t + w t_perp, the exact sliding velocity (mu lambda+, -lambda+ t)
+// leaves r where the cone's projection puts it, and the projection does not expand distances, so
+// ||F|| <= |u_N| + (1 + mu) (|w| + max(-lambda, 0)); a margin of 1e-13 of the figures' size (some
+// 900 roundings) covers the computed norm's rounding and t's distance from unit length.
+bool SlidingSolves(const Eigen::Matrix3d& W, const Eigen::Vector3d& q, double mu,
+                   const Eigen::Vector2d& t, double accept, Eigen::Vector3d* r) {
+  Eigen::Vector3d u;
+  if (!SlidingReaction(W, q, mu, t, r, &u)) return false;
+  const double c = t.x(), s = t.y();
+  const double lambda = -(u[1] * c + u[2] * s), w = u[2] * c - u[1] * s;
+  const double bound = std::abs(u[0]) + (1.0 + mu) * (std::abs(w) + std::max(-lambda, 0.0));
+  const double size = (1.0 + mu) * (std::abs((*r)[0]) + u.lpNorm<1>());
+  if (bound + 1e-13 * size <= accept) return true;
+  const double error = ContactNaturalMap(mu, *r, u).norm();
+  return std::isfinite(error) && error <= accept;
 }
 
 // The directions where h vanishes: roots on the unit circle of z^2 h(z) as a quartic in
@@ -194,8 +218,7 @@ SingleContactSolution SolveSingleContactNotSticking(const Eigen::Matrix3d& W,
   Eigen::Vector3d r;
   double error = 0.0;
   const auto solved_from = [&](Eigen::Vector2d d) {
-    if (!(d.allFinite() && PolishDirection(h, &d, 8) && SlidingCandidate(W, q, mu, d, &r, &error) &&
-          error <= accept)) {
+    if (!(d.allFinite() && PolishDirection(h, &d, 8) && SlidingSolves(W, q, mu, d, accept, &r))) {
       return false;
     }
     solution.r = r;

@@ -314,6 +314,36 @@ TEST_CASE("the single-contact solver against closed forms") {
     CHECK(counts[1] > 100);
     CHECK(counts[2] > 100);
   }
+  SUBCASE("a sliding answer meets the acceptance its header states, from any start") {
+    // Accepted sliding reactions have natural maps within 1e-11 (|q| + |W| |r_start|), whether
+    // the solver took them from a Newton guess (decided by a bound where it can be) or from the
+    // quartic; the starts are far from and near the answer, the W badly conditioned too.
+    std::normal_distribution<double> normal;
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    int sliding = 0;
+    for (int trial = 0; trial < 4000; ++trial) {
+      Eigen::Matrix3d Wt = RandomSpd(3, &rng);
+      if (trial % 3 == 0) Wt += 1e6 * Wt.col(0) * Wt.col(0).transpose();  // badly conditioned
+      const Eigen::Vector3d q(-std::abs(normal(rng)), normal(rng), normal(rng));
+      const double m = 0.01 + 3.0 * uniform(rng);
+      const Eigen::Vector3d r_start = trial % 2 == 0
+                                          ? Eigen::Vector3d::Zero()
+                                          : Eigen::Vector3d(uniform(rng), normal(rng), normal(rng));
+      const Eigen::Vector2d warm = Eigen::Vector2d(normal(rng), normal(rng)).normalized();
+      const SingleContactSolution s = SolveSingleContact(Wt, Wt.inverse(), true, q, m, r_start,
+                                                         trial % 4 < 2 ? &warm : nullptr);
+      if (s.state != ContactState::Sliding) continue;
+      ++sliding;
+      const SingleContactSolution again =
+          SolveSingleContact(Wt, Wt.inverse(), true, q, m, r_start, &s.direction);
+      CAPTURE(trial);
+      for (const SingleContactSolution* x : {&s, &again}) {
+        CHECK(ContactNaturalMap(m, x->r, Wt * x->r + q).norm() <=
+              1e-11 * (q.norm() + Wt.norm() * r_start.norm()));
+      }
+    }
+    CHECK(sliding > 1000);
+  }
 }
 
 }  // namespace
