@@ -38,6 +38,9 @@ struct SingleContactSolution {
 //   sweep; else that of r_start's tangential part, else -q_T) a few Newton steps in the angle
 //   are tried first (turning the direction, no trigonometric function), which is all a sweep
 //   needs once the sliding direction settles; the quartic only when they fail.
+// A sliding reaction is returned as Sliding only where its natural map's norm is at most
+// 1e-11 (||q|| + ||W|| ||r_start||) (the quartic's best root otherwise, as Approximate if a few
+// projection steps do better).
 // mu = 0 is the frictionless case (r_T = 0, r_N = max(0, -q_N / W_NN)).
 // `W_inverse` is W^-1 when W is invertible (`invertible` true), computed once per contact by
 // the caller.
