@@ -59,8 +59,8 @@ SingleContactSolution SolveSingleContactNotSticking(const Eigen::Matrix3d& W,
 
 // The solve of a contact in a Gauss-Seidel sweep that carries its sliding direction from sweep
 // to sweep: *direction is the warm direction (NaN in x: none) and becomes the new one (NaN unless
-// the contact slides). `solve` is one of the two above, called with the warm direction last.
-// Inline: the Gauss-Seidel sweeps call it once per contact.
+// the contact slides). `solve(warm)` runs one of the two solves above with that warm direction
+// (or nullptr). Inline: the Gauss-Seidel sweeps call it once per contact.
 template <typename Solve>
 inline SingleContactSolution SolveCarryingDirection(Eigen::Vector2d* direction, Solve solve) {
   const Eigen::Vector2d* warm = std::isnan(direction->x()) ? nullptr : direction;
