@@ -15,6 +15,7 @@ listed, the fixed cost's in all, and the largest functions left in "other".
 
 import argparse
 import re
+import signal
 import sys
 
 # (stage, patterns, part of the step's fixed cost)
@@ -73,6 +74,7 @@ def shares(lines):
 
 
 def main(argv):
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head`: end quietly, as other tools do
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("report", help="perf report --no-children --stdio -g none output")
     args = parser.parse_args(argv)

@@ -56,3 +56,4 @@ def test_the_command_prints_the_fixed_cost_and_refuses_a_file_without_functions(
     run = subprocess.run([sys.executable, TOOL, str(empty)], capture_output=True, text=True)
     assert run.returncode == 2
     assert "no function lines" in run.stderr
+
