@@ -73,6 +73,8 @@ class FrictionAuto {
   // The same for the global form: attempt 0, then the sequence on problem.Reduce()'s local form
   // (the FCLib error of both forms is the local form's).
   const Summary& Solve(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r);
+  // Threads for attempt 0's sweeps (VelocityGaussSeidel::SetParallelRunner).
+  void SetParallelRunner(const ParallelRunner* runner) { velocity_.SetParallelRunner(runner); }
 
  private:
   // Resets the summary, checks the options and sets *r and start_ to the start point (the warm

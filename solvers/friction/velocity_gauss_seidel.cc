@@ -38,6 +38,7 @@ bool VelocityGaussSeidel::Options::IsValid(std::string* why) const {
 // compact layout), else H and B stay at the problem's offsets.
 void VelocityGaussSeidel::Prepare(const GlobalFrictionContactProblem& problem) {
   const int nc = problem.num_contacts();
+  parts_built_ = false;
   const int num_pieces = problem.piece_begin(nc);
   compact_ = true;
   for (int a = 0; a < nc && compact_; ++a) {
@@ -495,46 +496,113 @@ bool VelocityGaussSeidel::StickManifold(const GlobalFrictionContactProblem& prob
 }
 
 template <bool kCompact>
+EIGEN_ALWAYS_INLINE int VelocityGaussSeidel::SolveContact(
+    const GlobalFrictionContactProblem& problem, int a, int sweep, bool backward,
+    Eigen::VectorXd* r, int* not_sticking) {
+  if constexpr (kCompact) {
+    // (Manifolds are runs from their first contact: met forward only.)
+    const int k = manifold_of_[a];
+    if (k >= 0 && !backward && StickManifold(problem, sweep, &manifolds_[k], r)) {
+      return manifolds_[k].end;
+    }
+  }
+  const double* v = v_.data();
+  const Eigen::Vector3d u = LocalVelocity<kCompact>(problem, a, v);
+  const Eigen::Vector3d old = r->segment<3>(3 * a);
+  const bool apart = old.isZero(0.0);
+  if (apart && u[0] >= 0.0) {  // stays apart: r_a = 0, no change
+    ++*not_sticking;
+    return a + 1;
+  }
+  if constexpr (kCompact) {
+    if (!ready_[a]) MakeReady(problem, a);
+  }
+  const double mu = problem.mu()[a];
+  const double omega = options_.relaxation;
+  const Eigen::Vector3d q_local = apart ? u : Eigen::Vector3d(u - blocks_[a] * old);
+  const Eigen::Vector3d solved = LocalSolve(a, q_local, mu, old);
+  if (!(solved[0] > 0.0 && std::isnan(directions_[a].x()))) ++*not_sticking;
+  Eigen::Vector3d next = omega == 1.0 ? solved : Eigen::Vector3d(old + omega * (solved - old));
+  if (omega > 1.0) next = ProjectOntoCone(mu, next);
+  const Eigen::Vector3d change = next - old;
+  if (change.isZero(0.0)) return a + 1;
+  r->segment<3>(3 * a) = next;
+  ScatterChange<kCompact>(problem, a, change, v_.data());
+  return a + 1;
+}
+
+template <bool kCompact>
 void VelocityGaussSeidel::Sweep(const GlobalFrictionContactProblem& problem, int sweep,
                                 bool backward, Eigen::VectorXd* r) {
   const int nc = problem.num_contacts();
-  const Eigen::VectorXd& mu = problem.mu();
-  const double omega = options_.relaxation;
-  double* v = v_.data();
   not_sticking_ = 0;
-  const int step = backward ? -1 : 1;
-  const int end = backward ? -1 : nc;
-  for (int a = backward ? nc - 1 : 0; a != end; a += step) {
-    if constexpr (kCompact) {
-      const int ahead = a + step * kPrefetchAhead;
-      if (prefetch_ && ahead >= 0 && ahead < nc) PrefetchVelocities(ahead);
-      // (Manifolds are runs from their first contact: met forward only.)
-      const int k = manifold_of_[a];
-      if (k >= 0 && !backward && StickManifold(problem, sweep, &manifolds_[k], r)) {
-        a = manifolds_[k].end - 1;
-        continue;
+  if (backward) {
+    for (int a = nc - 1; a >= 0; --a) {
+      if constexpr (kCompact) {
+        if (prefetch_ && a >= kPrefetchAhead) PrefetchVelocities(a - kPrefetchAhead);
       }
+      SolveContact<kCompact>(problem, a, sweep, true, r, &not_sticking_);
     }
-    const Eigen::Vector3d u = LocalVelocity<kCompact>(problem, a, v);
-    const Eigen::Vector3d old = r->segment<3>(3 * a);
-    const bool apart = old.isZero(0.0);
-    if (apart && u[0] >= 0.0) {  // stays apart: r_a = 0, no change
-      ++not_sticking_;
-      continue;
-    }
-    if constexpr (kCompact) {
-      if (!ready_[a]) MakeReady(problem, a);
-    }
-    const Eigen::Vector3d q_local = apart ? u : Eigen::Vector3d(u - blocks_[a] * old);
-    const Eigen::Vector3d solved = LocalSolve(a, q_local, mu[a], old);
-    if (!(solved[0] > 0.0 && std::isnan(directions_[a].x()))) ++not_sticking_;
-    Eigen::Vector3d next = omega == 1.0 ? solved : Eigen::Vector3d(old + omega * (solved - old));
-    if (omega > 1.0) next = ProjectOntoCone(mu[a], next);
-    const Eigen::Vector3d change = next - old;
-    if (change.isZero(0.0)) continue;
-    r->segment<3>(3 * a) = next;
-    ScatterChange<kCompact>(problem, a, change, v);
+    return;
   }
+  for (int a = 0; a < nc;) {
+    if constexpr (kCompact) {
+      if (prefetch_ && a + kPrefetchAhead < nc) PrefetchVelocities(a + kPrefetchAhead);
+    }
+    a = SolveContact<kCompact>(problem, a, sweep, false, r, &not_sticking_);
+  }
+}
+
+bool VelocityGaussSeidel::ParallelSweepsApply(const GlobalFrictionContactProblem& problem,
+                                              bool turned) const {
+  return runner_ != nullptr && runner_->parts() >= 2 && compact_ && !turned &&
+         problem.num_contacts() >= kParallelContacts && options_.time_limit_seconds == 0.0;
+}
+
+// Each part's contacts in the sweeps' order on a thread of its own, waiting where a contact of
+// another part must come first (internal/sweep_parts.h): every contact's update is the one the
+// one-thread sweeps make, on the same velocities, so the sweeps' result is theirs to the bit.
+void VelocityGaussSeidel::ParallelSweeps(const GlobalFrictionContactProblem& problem, int first,
+                                         int last, Eigen::VectorXd* r) {
+  const int nc = problem.num_contacts();
+  const int parts = runner_->parts();
+  if (!parts_built_) {
+    part_bodies_.resize(2 * static_cast<size_t>(nc));
+    for (int k = 0; k < 2 * nc; ++k) part_bodies_[k] = slots_[k] < 0 ? -1 : slots_[k] / 6;
+    unit_end_.assign(nc, 0);
+    for (const Manifold& manifold : manifolds_) unit_end_[manifold.first] = manifold.end;
+    sweep_parts_.Build(nc, part_bodies_, unit_end_, parts);
+    parts_built_ = true;
+  }
+  sweep_parts_.Reset(first - 1);
+  part_not_sticking_.assign(parts, 0);
+  // (Two pointers captured: the std::function holds them without allocating.)
+  struct Job {
+    const GlobalFrictionContactProblem* problem;
+    int first, last;
+    Eigen::VectorXd* r;
+  } job{&problem, first, last, r};
+  runner_->Run(
+      [this, &job](int part) { SweepPart(*job.problem, job.first, job.last, part, job.r); });
+  not_sticking_ = 0;
+  for (int count : part_not_sticking_) not_sticking_ += count;
+}
+
+// Sweeps first .. last of one part's contacts (ParallelSweeps), on the part's thread.
+void VelocityGaussSeidel::SweepPart(const GlobalFrictionContactProblem& problem, int first,
+                                    int last, int part, Eigen::VectorXd* r) {
+  const int begin = sweep_parts_.first(part), end = sweep_parts_.first(part + 1);
+  int not_sticking = 0;
+  for (int sweep = first; sweep <= last; ++sweep) {
+    not_sticking = 0;
+    for (int a = begin; a < end;) {
+      if (prefetch_ && a + kPrefetchAhead < end) PrefetchVelocities(a + kPrefetchAhead);
+      sweep_parts_.Wait(a, sweep);
+      const int next = SolveContact<true>(problem, a, sweep, false, r, &not_sticking);
+      for (; a < next; ++a) sweep_parts_.Done(a, sweep);
+    }
+  }
+  part_not_sticking_[part] = not_sticking;
 }
 
 // The least-norm sticking impulses r = -W^+ q through the bodies: with W = A K A^T (A = H^T, one
@@ -743,7 +811,13 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
   while (!converged && sweep < options_.max_sweeps && std::isfinite(best_error)) {
     ++sweep;
     const bool backward = cycle.turned_at() > 0 && (sweep - cycle.turned_at()) % 2 == 1;
-    if (compact_) {
+    if (ParallelSweepsApply(problem, cycle.turned_at() > 0)) {
+      // Every sweep up to the next check: forward ones, as the cycle watch turns only at
+      // checks.
+      const int through = std::max(sweep, std::min(next_check, options_.max_sweeps));
+      ParallelSweeps(problem, sweep, through, r);
+      sweep = through;
+    } else if (compact_) {
       Sweep<true>(problem, sweep, backward, r);
     } else {
       Sweep<false>(problem, sweep, backward, r);

@@ -48,9 +48,11 @@
 #include <string>
 #include <vector>
 
+#include "solvers/base/parallel_runner.h"
 #include "solvers/base/status.h"
 #include "solvers/friction/friction_problem.h"
 #include "solvers/friction/global_friction_problem.h"
+#include "solvers/friction/internal/sweep_parts.h"
 
 namespace ncpkit {
 
@@ -106,6 +108,13 @@ class VelocityGaussSeidel {
   // The summary stays valid until the next Solve.
   const Summary& Solve(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r);
 
+  // Threads for the sweeps of problems of kParallelContacts contacts or more (null: none; it
+  // must outlive the solves). Each forward sweep's contacts are split among them so that the
+  // sweeps give the one-thread result bit for bit (internal/sweep_parts.h); the solve is
+  // otherwise the same.
+  void SetParallelRunner(const ParallelRunner* runner) { runner_ = runner; }
+  static constexpr int kParallelContacts = 256;
+
  private:
   // The sweep after `sweep` (error `error`; the previous check at last_check with last_error)
   // at which the error is checked next (top of this file).
@@ -133,6 +142,20 @@ class VelocityGaussSeidel {
   template <bool kCompact>
   void Sweep(const GlobalFrictionContactProblem& problem, int sweep, bool backward,
              Eigen::VectorXd* r);
+  // Contact a's update in a sweep (its manifold's, where it starts one that is solved as a
+  // block), counting in *not_sticking the contacts left apart or sliding; returns the contact
+  // after those updated.
+  template <bool kCompact>
+  int SolveContact(const GlobalFrictionContactProblem& problem, int a, int sweep, bool backward,
+                   Eigen::VectorXd* r, int* not_sticking);
+  // Whether sweeps go to runner_: compact layout, no time limit, and forward sweeps only (not
+  // `turned` to backward and forward ones by Options::reverse_on_stall).
+  bool ParallelSweepsApply(const GlobalFrictionContactProblem& problem, bool turned) const;
+  // Forward sweeps first .. last on runner_'s threads.
+  void ParallelSweeps(const GlobalFrictionContactProblem& problem, int first, int last,
+                      Eigen::VectorXd* r);
+  void SweepPart(const GlobalFrictionContactProblem& problem, int first, int last, int part,
+                 Eigen::VectorXd* r);
   template <bool kCompact>
   Eigen::Vector3d LocalVelocity(const GlobalFrictionContactProblem& problem, int a,
                                 const double* v) const;
@@ -218,6 +241,10 @@ class VelocityGaussSeidel {
   std::vector<Eigen::Vector2d> directions_;
   Eigen::VectorXd v_, u_, best_;
   Summary summary_;  // kept, so that its message is rewritten in place
+  const ParallelRunner* runner_ = nullptr;
+  internal::SweepParts sweep_parts_;
+  bool parts_built_ = false;  // sweep_parts_ is this solve's
+  std::vector<int> part_bodies_, unit_end_, part_not_sticking_;
 };
 
 }  // namespace ncpkit

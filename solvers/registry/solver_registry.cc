@@ -177,6 +177,12 @@ class RegisteredSolver : public ComplementaritySolver {
   void RestoreMemory(const SolverMemory* memory) override {
     if constexpr (std::is_same_v<Solver, FischerBurmeisterNewton>) solver_.RestoreMemory(memory);
   }
+  void SetParallelRunner(const ParallelRunner* runner) override {
+    if constexpr (std::is_same_v<Solver, VelocityGaussSeidel> ||
+                  std::is_same_v<Solver, AutoSolvers>) {
+      solver_.SetParallelRunner(runner);
+    }
+  }
 
  private:
   bool Accepts(ProblemKind kind) {

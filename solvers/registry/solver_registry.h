@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "solvers/base/parallel_runner.h"
 #include "solvers/base/status.h"
 #include "solvers/friction/convex_newton.h"
 #include "solvers/friction/friction_auto.h"
@@ -114,6 +115,9 @@ class ComplementaritySolver {
   // it carries changes a result; RestoreMemory(m) makes it carry that again (null: nothing).
   virtual std::shared_ptr<const SolverMemory> SaveMemory() const { return nullptr; }
   virtual void RestoreMemory(const SolverMemory* memory) { (void)memory; }
+  // Threads the next solves may use (null: none; it must outlive them). Solvers that cannot
+  // part their work ignore it; none gives another result with it.
+  virtual void SetParallelRunner(const ParallelRunner* runner) { (void)runner; }
 
  protected:
   ComplementaritySolver(std::string name, const SolverOptions& options)
@@ -153,6 +157,7 @@ class AutoSolvers {
   const FrictionAuto::Summary& Solve(const FrictionContactProblem& problem, Eigen::VectorXd* r);
   const FrictionAuto::Summary& Solve(const GlobalFrictionContactProblem& problem,
                                      Eigen::VectorXd* r);
+  void SetParallelRunner(const ParallelRunner* runner) { friction_.SetParallelRunner(runner); }
 
  private:
   Options options_;

@@ -232,8 +232,9 @@ ConvexModelViolations ConvexModelViolationsOf(const Matrix& W, const Eigen::Vect
 // same size and spinning at 2 rad/s about the vertical, h = 0.01 s, mu = 0.5: its bottom face
 // meets the fixed cube's top face on an octagon, whose eight vertices are the contacts (every
 // vertex of the patch), in order round it. The friction impulses that stop the spin chase each
-// other round the octagon.
-inline GlobalFrictionContactProblem SpinningOctagon() {
+// other round the octagon. `copies` such cubes, side by side (block k and contacts 8k to
+// 8k + 7 the k-th's).
+inline GlobalFrictionContactProblem SpinningOctagon(int copies = 1) {
   const double h = 0.01, g = 9.81, mu = 0.5, spin = 2.0;
   const double pi = std::acos(-1.0);
   GlobalFrictionContactProblem problem;
@@ -242,14 +243,16 @@ inline GlobalFrictionContactProblem SpinningOctagon() {
   Eigen::Matrix<double, 6, 1> f =
       M * (Eigen::Matrix<double, 6, 1>() << 0, 0, 0, 0, 0, spin).finished();
   f.z() -= g * h;
-  problem.AddBlock(M, f);
+  for (int copy = 0; copy < copies; ++copy) problem.AddBlock(M, f);
   const Eigen::Vector3d center(0.0, 0.0, 0.5);
   const double radius = 0.5 / std::cos(pi / 8.0);
-  for (int k = 0; k < 8; ++k) {
-    const double angle = pi / 8.0 + k * pi / 4.0;
-    const Eigen::Vector3d p(radius * std::cos(angle), radius * std::sin(angle), 0.0);
-    problem.AddContact(mu, Eigen::Vector3d::Zero());
-    problem.AddContactBlock(0, VerticalContactRows(center, p, 1.0));
+  for (int copy = 0; copy < copies; ++copy) {
+    for (int k = 0; k < 8; ++k) {
+      const double angle = pi / 8.0 + k * pi / 4.0;
+      const Eigen::Vector3d p(radius * std::cos(angle), radius * std::sin(angle), 0.0);
+      problem.AddContact(mu, Eigen::Vector3d::Zero());
+      problem.AddContactBlock(copy, VerticalContactRows(center, p, 1.0));
+    }
   }
   problem.Finalize();
   return problem;
