@@ -140,6 +140,7 @@ ExplicitStepper::ExplicitStepper(std::vector<Body> bodies, const ContactLawTable
     models_.push_back(internal::MakeExplicitContactModel(options_));
   }
   pool_ = std::make_unique<internal::WorkerPool>(options_.threads);
+  pool_runner_ = std::make_unique<internal::PoolRunner>(pool_.get());
   // Each worker's narrow-phase scratch at the most points a pair can give (a polygon of
   // kMaxSupportCandidates), so that it never grows mid-run on whichever worker meets such a pair.
   worker_points_.resize(options_.threads);
@@ -578,6 +579,27 @@ void ExplicitStepper::GuardUnsolvedIsland(const internal::IslandView& island,
   result->summary.message += text;
 }
 
+// The island of at least kIslandOnThreads contacts and more than half the step's, or -1.
+int ExplicitStepper::LargeIsland() const {
+  const int num_islands = workspace_.islands.num_islands();
+  int largest = -1, largest_links = 0, links = 0;
+  for (int k = 0; k < num_islands; ++k) {
+    const int n = workspace_.islands.island(k).num_links;
+    links += n;
+    if (n > largest_links) {
+      largest = k;
+      largest_links = n;
+    }
+  }
+  return largest_links >= kIslandOnThreads && 2 * largest_links > links ? largest : -1;
+}
+
+// The island solved alone on the pool's threads (kIslandOnThreads), or -1.
+int ExplicitStepper::IslandOnThreads() const {
+  if (pool_->size() == 1 || large_island_sweeps_ < kSweepsOnThreads) return -1;
+  return LargeIsland();
+}
+
 // Each island posed and solved by the model of the worker that takes it; the record's figures
 // gathered in island order afterwards, so that they do not depend on the threads.
 void ExplicitStepper::SolveIslands() {
@@ -601,7 +623,23 @@ void ExplicitStepper::SolveIslands() {
     models_[worker]->ApplyImpulses(step, view, record_.contacts);
     if (!result.summary.IsSolved()) GuardUnsolvedIsland(view, &result);
   };
-  pool_->RunStriped(num_islands, solve);  // a worker's model grows to the islands it takes
+  const int alone = IslandOnThreads();
+  if (alone >= 0) {
+    // Reset however the solve ends: a runner left set would be called from inside the pool.
+    struct Lent {
+      internal::ExplicitContactModel* model;
+      ~Lent() { model->SetParallelRunner(nullptr); }
+    } lent{models_[0].get()};
+    lent.model->SetParallelRunner(pool_runner_.get());
+    solve(alone, 0);
+  }
+  auto solve_others = [&](int island, int worker) {
+    if (island != alone) solve(island, worker);
+  };
+  // A worker's model grows to the islands it takes.
+  pool_->RunStriped(num_islands, solve_others);
+  const int large = LargeIsland();
+  large_island_sweeps_ = large >= 0 ? island_results_[large].summary.iterations : 0;
   record_.islands = num_islands;
   record_.problem_size = 0;
   int attempts = 1;

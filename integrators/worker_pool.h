@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "solvers/base/parallel_runner.h"
+
 namespace ncpkit::internal {
 
 class WorkerPool {
@@ -70,6 +72,21 @@ class WorkerPool {
   std::atomic<int> busy_{0};  // helpers still in the current batch (changed under the mutex)
   bool stop_ = false;
   std::exception_ptr error_;
+};
+
+// The pool's threads lent to one solve (solvers/base/parallel_runner.h): task i on worker i,
+// every worker at once. Not to be run from inside the pool's own Run.
+class PoolRunner : public ParallelRunner {
+ public:
+  explicit PoolRunner(WorkerPool* pool) : pool_(pool) {}
+  int parts() const override { return pool_->size(); }
+  void Run(const std::function<void(int part)>& task) const override {
+    auto call = [&task](int item, int /*worker*/) { task(item); };
+    pool_->RunStriped(pool_->size(), call);
+  }
+
+ private:
+  WorkerPool* pool_;
 };
 
 }  // namespace ncpkit::internal

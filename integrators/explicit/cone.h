@@ -21,6 +21,9 @@ class ConeModel : public ExplicitContactModel {
   void Solve(const ExplicitStepContext& step, const IslandView& island,
              std::vector<ExplicitContact>* contacts, ExplicitIslandResult* result) override;
   const ComplementaritySolver& solver() const override { return *solver_; }
+  void SetParallelRunner(const ParallelRunner* runner) override {
+    solver_->SetParallelRunner(runner);
+  }
   const char* name() const override { return convex_ ? "convex" : "cone"; }
   // The frictional contact problem's sensitivity (solvers/sensitivity/
   // global_friction_sensitivity.h): Coulomb's for the cone, the convex contact model's (with

@@ -83,6 +83,9 @@ class ExplicitContactModel {
                              const std::vector<ExplicitContact>& contacts);
   // The solver the model hands its problems to.
   virtual const ComplementaritySolver& solver() const = 0;
+  // Threads the solver may use in the next solves (ComplementaritySolver::SetParallelRunner;
+  // null: none).
+  virtual void SetParallelRunner(const ParallelRunner* runner) { (void)runner; }
   // Its name, as ExplicitModel's ToString() spells it.
   virtual const char* name() const = 0;
   // The latest island's global frictional contact problem and the impulses solved for it (*r),

@@ -338,6 +338,26 @@ TEST_CASE("islands: the explicit stepper's contact search in chunks on threads, 
   }
 }
 
+TEST_CASE("islands: one large island's sweeps on threads, bitwise") {
+  // The wall is one island of about a thousand contacts: nsgs-velocity's sweeps run on the
+  // pool's threads (VelocityGaussSeidel::SetParallelRunner), in runs of sweeps between the
+  // error checks; cone/auto's first attempt is the same sweeps.
+  Scene scene = LoadScene(SceneDirectory() + "/engine/wall100.json");
+  scene.duration = testing::SanitizedBuild() ? 0.03 : 0.12;
+  for (const std::string variant : {"cone/nsgs-velocity", "cone/auto"}) {
+    CAPTURE(variant);
+    scene.mutable_settings().max_iterations = variant == "cone/auto" ? 10000 : 20;
+    int islands = 0;
+    int64_t failed = 0;
+    const std::vector<double> one = Trajectory(scene, variant, &islands, &failed);
+    CHECK(islands == 1);
+    for (int threads : {2, 3}) {
+      if (testing::SanitizedBuild() && threads == 3) continue;
+      CheckSameOnThreads(scene, variant, threads, one, islands, failed);
+    }
+  }
+}
+
 // The largest difference of two trajectories (Trajectory()), over positions and velocities
 // (quaternion entries are compared as positions).
 double LargestDifference(const std::vector<double>& a, const std::vector<double>& b) {

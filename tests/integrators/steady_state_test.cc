@@ -166,6 +166,25 @@ TEST_CASE("explicit steps on two threads with unchanged contacts allocate nothin
   CHECK(count.allocations == 0);
 }
 
+// A wall of one island of about a thousand contacts: its sweeps run on both threads
+// (VelocityGaussSeidel::SetParallelRunner), whose parts keep their storage from step to step.
+TEST_CASE("explicit steps of one large island on two threads allocate nothing") {
+  if (!testing::CountsMalloc()) {
+    MESSAGE("the sanitizer owns malloc in this build: allocations are counted in Release only");
+    return;
+  }
+  Scene wall = Bundled("engine/wall100.json");
+  wall.ApplyVariant("cone/nsgs-velocity");
+  wall.mutable_settings().max_iterations = 20;
+  wall.mutable_settings().threads = 2;
+  wall.duration = 1.0;
+  const AllocationCount count = CountSteadyAllocations(wall, 20);
+  INFO(count.allocations << " allocations in " << count.steady_steps << " steady steps, at most "
+                         << count.worst << " in one");
+  CHECK(count.steady_steps >= 10);
+  CHECK(count.allocations == 0);
+}
+
 // The solver of the latest step's first island (the implicit stepper's islands each have
 // their own), or the stepper's one solver.
 const ComplementaritySolver& FirstIslandSolver(const Stepper& stepper) {
