@@ -596,7 +596,10 @@ int ExplicitStepper::LargeIsland() const {
 
 // The island solved alone on the pool's threads (kIslandOnThreads), or -1.
 int ExplicitStepper::IslandOnThreads() const {
-  if (pool_->size() == 1 || large_island_sweeps_ < kSweepsOnThreads) return -1;
+  if (pool_->size() == 1 || large_island_sweeps_ < kSweepsOnThreads ||
+      !models_[0]->UsesParallelRunner()) {
+    return -1;
+  }
   return LargeIsland();
 }
 

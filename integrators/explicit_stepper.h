@@ -215,7 +215,8 @@ class ExplicitStepper : public Stepper {
   static constexpr int kMinContactsPerChunk = 128;  // the same for the frame rows
   // An island of at least this many contacts, and of more than half the step's, is solved on
   // its own with the pool's threads in its solver's sweeps (VelocityGaussSeidel's threshold),
-  // where the same island took at least kSweepsOnThreads sweeps in the step before: the
+  // where the same island took at least kSweepsOnThreads sweeps in the step before and the
+  // solver can use the threads (ExplicitContactModel::UsesParallelRunner): the
   // threads' gain on such an island is in runs of sweeps between error checks, while solving it
   // beside the other islands hides theirs (the pile at 5 sweeps a step: 1.05 against 1.12
   // times faster on two threads).

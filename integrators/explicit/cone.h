@@ -24,6 +24,7 @@ class ConeModel : public ExplicitContactModel {
   void SetParallelRunner(const ParallelRunner* runner) override {
     solver_->SetParallelRunner(runner);
   }
+  bool UsesParallelRunner() const override { return solver_->UsesParallelRunner(); }
   const char* name() const override { return convex_ ? "convex" : "cone"; }
   // The frictional contact problem's sensitivity (solvers/sensitivity/
   // global_friction_sensitivity.h): Coulomb's for the cone, the convex contact model's (with

@@ -86,6 +86,7 @@ class ExplicitContactModel {
   // Threads the solver may use in the next solves (ComplementaritySolver::SetParallelRunner;
   // null: none).
   virtual void SetParallelRunner(const ParallelRunner* runner) { (void)runner; }
+  virtual bool UsesParallelRunner() const { return false; }
   // Its name, as ExplicitModel's ToString() spells it.
   virtual const char* name() const = 0;
   // The latest island's global frictional contact problem and the impulses solved for it (*r),

@@ -177,6 +177,9 @@ class RegisteredSolver : public ComplementaritySolver {
   void RestoreMemory(const SolverMemory* memory) override {
     if constexpr (std::is_same_v<Solver, FischerBurmeisterNewton>) solver_.RestoreMemory(memory);
   }
+  bool UsesParallelRunner() const override {
+    return std::is_same_v<Solver, VelocityGaussSeidel> || std::is_same_v<Solver, AutoSolvers>;
+  }
   void SetParallelRunner(const ParallelRunner* runner) override {
     if constexpr (std::is_same_v<Solver, VelocityGaussSeidel> ||
                   std::is_same_v<Solver, AutoSolvers>) {

@@ -118,6 +118,9 @@ class ComplementaritySolver {
   // Threads the next solves may use (null: none; it must outlive them). Solvers that cannot
   // part their work ignore it; none gives another result with it.
   virtual void SetParallelRunner(const ParallelRunner* runner) { (void)runner; }
+  // Whether SetParallelRunner's threads can serve its solves (nsgs-velocity, auto's first
+  // attempt).
+  virtual bool UsesParallelRunner() const { return false; }
 
  protected:
   ComplementaritySolver(std::string name, const SolverOptions& options)

@@ -112,5 +112,15 @@ TEST_CASE("nsgs-velocity on threads: through the registry, alone and in auto") {
   }
 }
 
+TEST_CASE("nsgs-velocity on threads: only the solvers that use them say so") {
+  // (The explicit stepper lends its threads to an island's solve only where they serve.)
+  for (const std::string& name : SolverNames(ProblemKind::GlobalFriction)) {
+    CAPTURE(name);
+    const auto solver = CreateSolver(name, ProblemKind::GlobalFriction, SolverOptions());
+    CHECK(solver->UsesParallelRunner() == (name == "nsgs-velocity" || name == "auto"));
+  }
+  CHECK_FALSE(CreateSolver("lemke", ProblemKind::Linear, SolverOptions())->UsesParallelRunner());
+}
+
 }  // namespace
 }  // namespace ncpkit
