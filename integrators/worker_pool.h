@@ -12,6 +12,7 @@
 #ifndef NCPKIT_INTEGRATORS_WORKER_POOL_H_
 #define NCPKIT_INTEGRATORS_WORKER_POOL_H_
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <exception>
@@ -75,18 +76,24 @@ class WorkerPool {
 };
 
 // The pool's threads lent to one solve (solvers/base/parallel_runner.h): task i on worker i,
-// every worker at once. Not to be run from inside the pool's own Run.
+// all at once. At most as many tasks as the machine has hardware threads: tasks wait for each
+// other's progress, and more of them than cores would wait for threads that are not running.
+// Not to be run from inside the pool's own Run.
 class PoolRunner : public ParallelRunner {
  public:
-  explicit PoolRunner(WorkerPool* pool) : pool_(pool) {}
-  int parts() const override { return pool_->size(); }
+  explicit PoolRunner(WorkerPool* pool)
+      : pool_(pool),
+        parts_(std::max(1, std::min(pool->size(),
+                                    static_cast<int>(std::thread::hardware_concurrency())))) {}
+  int parts() const override { return parts_; }
   void Run(const std::function<void(int part)>& task) const override {
     auto call = [&task](int item, int /*worker*/) { task(item); };
-    pool_->RunStriped(pool_->size(), call);
+    pool_->RunStriped(parts_, call);
   }
 
  private:
   WorkerPool* pool_;
+  int parts_;
 };
 
 }  // namespace ncpkit::internal

@@ -39,6 +39,7 @@ bool VelocityGaussSeidel::Options::IsValid(std::string* why) const {
 void VelocityGaussSeidel::Prepare(const GlobalFrictionContactProblem& problem) {
   const int nc = problem.num_contacts();
   parts_built_ = false;
+  if (stalled_solves_ > 0) --stalled_solves_;
   const int num_pieces = problem.piece_begin(nc);
   compact_ = true;
   for (int a = 0; a < nc && compact_; ++a) {
@@ -555,8 +556,9 @@ void VelocityGaussSeidel::Sweep(const GlobalFrictionContactProblem& problem, int
 
 bool VelocityGaussSeidel::ParallelSweepsApply(const GlobalFrictionContactProblem& problem,
                                               bool turned) const {
-  return runner_ != nullptr && runner_->parts() >= 2 && compact_ && !turned &&
-         problem.num_contacts() >= kParallelContacts && options_.time_limit_seconds == 0.0;
+  return runner_ != nullptr && runner_->parts() >= 2 && stalled_solves_ == 0 && compact_ &&
+         !turned && problem.num_contacts() >= kParallelContacts &&
+         options_.time_limit_seconds == 0.0;
 }
 
 // Each part's contacts in the sweeps' order on a thread of its own, waiting where a contact of
@@ -586,6 +588,26 @@ void VelocityGaussSeidel::ParallelSweeps(const GlobalFrictionContactProblem& pro
       [this, &job](int part) { SweepPart(*job.problem, job.first, job.last, part, job.r); });
   not_sticking_ = 0;
   for (int count : part_not_sticking_) not_sticking_ += count;
+  if (sweep_parts_.stalled()) stalled_solves_ = kStalledSolves;
+}
+
+// Sweep `sweep`, backward or forward as the cycle watch (turned at sweep `turned`, 0: not)
+// has them alternate; on runner_'s threads, every sweep up to the next check (forward ones, as
+// the watch turns only at checks). Returns the last sweep taken.
+int VelocityGaussSeidel::SweepsFrom(const GlobalFrictionContactProblem& problem, int sweep,
+                                    int next_check, int turned, Eigen::VectorXd* r) {
+  if (ParallelSweepsApply(problem, turned > 0)) {
+    const int through = std::max(sweep, std::min(next_check, options_.max_sweeps));
+    ParallelSweeps(problem, sweep, through, r);
+    return through;
+  }
+  const bool backward = turned > 0 && (sweep - turned) % 2 == 1;
+  if (compact_) {
+    Sweep<true>(problem, sweep, backward, r);
+  } else {
+    Sweep<false>(problem, sweep, backward, r);
+  }
+  return sweep;
 }
 
 // Sweeps first .. last of one part's contacts (ParallelSweeps), on the part's thread.
@@ -809,19 +831,7 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
   internal::RateWindow window(sweep, best_error);
   internal::CycleWatch cycle(options_.reverse_on_stall, kCycleSweeps, best_error);
   while (!converged && sweep < options_.max_sweeps && std::isfinite(best_error)) {
-    ++sweep;
-    const bool backward = cycle.turned_at() > 0 && (sweep - cycle.turned_at()) % 2 == 1;
-    if (ParallelSweepsApply(problem, cycle.turned_at() > 0)) {
-      // Every sweep up to the next check: forward ones, as the cycle watch turns only at
-      // checks.
-      const int through = std::max(sweep, std::min(next_check, options_.max_sweeps));
-      ParallelSweeps(problem, sweep, through, r);
-      sweep = through;
-    } else if (compact_) {
-      Sweep<true>(problem, sweep, backward, r);
-    } else {
-      Sweep<false>(problem, sweep, backward, r);
-    }
+    sweep = SweepsFrom(problem, sweep + 1, next_check, cycle.turned_at(), r);
     if (options_.time_limit_seconds > 0.0 && elapsed() > options_.time_limit_seconds) {
       timed_out = true;
     }

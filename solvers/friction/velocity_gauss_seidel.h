@@ -111,7 +111,9 @@ class VelocityGaussSeidel {
   // Threads for the sweeps of problems of kParallelContacts contacts or more (null: none; it
   // must outlive the solves). Each forward sweep's contacts are split among them so that the
   // sweeps give the one-thread result bit for bit (internal/sweep_parts.h); the solve is
-  // otherwise the same.
+  // otherwise the same. Where the threads had to wait for each other over
+  // SweepParts::kStalledWait (more runnable threads than cores), the next kStalledSolves solves
+  // sweep on the caller's thread alone.
   void SetParallelRunner(const ParallelRunner* runner) { runner_ = runner; }
   static constexpr int kParallelContacts = 256;
 
@@ -155,6 +157,8 @@ class VelocityGaussSeidel {
   void ParallelSweeps(const GlobalFrictionContactProblem& problem, int first, int last,
                       Eigen::VectorXd* r);
   void SweepPart(const GlobalFrictionContactProblem& problem, int first, int last, int part,
+                 Eigen::VectorXd* r);
+  int SweepsFrom(const GlobalFrictionContactProblem& problem, int sweep, int next_check, int turned,
                  Eigen::VectorXd* r);
   template <bool kCompact>
   Eigen::Vector3d LocalVelocity(const GlobalFrictionContactProblem& problem, int a,
@@ -245,6 +249,11 @@ class VelocityGaussSeidel {
   internal::SweepParts sweep_parts_;
   bool parts_built_ = false;  // sweep_parts_ is this solve's
   std::vector<int> part_bodies_, unit_end_, part_not_sticking_;
+  // Where a thread waited for one that was not running (SweepParts::stalled: a busy machine,
+  // which can make the waits cost a scheduler's time slice each), the next kStalledSolves solves
+  // that sweep keep their sweeps on the caller's thread.
+  static constexpr int kStalledSolves = 64;
+  int stalled_solves_ = 0;
 };
 
 }  // namespace ncpkit

@@ -3,6 +3,7 @@
 // are used.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <thread>
@@ -110,6 +111,41 @@ TEST_CASE("nsgs-velocity on threads: through the registry, alone and in auto") {
     CHECK(SameBits(many, one));
     CHECK(runner.runs() > 0);
   }
+}
+
+// ThreadRunner whose part 0 starts late, as a thread the machine does not run at once.
+class LateRunner : public ParallelRunner {
+ public:
+  int parts() const override { return 2; }
+  void Run(const std::function<void(int part)>& task) const override {
+    ++runs_;
+    std::thread other(task, 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    task(0);
+    other.join();
+  }
+  int runs() const { return runs_; }
+
+ private:
+  mutable int runs_ = 0;
+};
+
+TEST_CASE("nsgs-velocity on threads: after a stalled wait, the next solves sweep alone") {
+  const GlobalFrictionContactProblem problem = test::Make(test::MakeScene(400, 60, 0.4, 2));
+  VelocityGaussSeidel::Options options;
+  options.tolerance = 1e-12;
+  options.max_sweeps = 1;  // one run of sweeps a solve
+  Eigen::VectorXd one;
+  VelocityGaussSeidel(options).Solve(problem, &one);
+  LateRunner runner;
+  VelocityGaussSeidel solver(options);
+  solver.SetParallelRunner(&runner);
+  for (int solve = 0; solve < 3; ++solve) {
+    Eigen::VectorXd many;
+    solver.Solve(problem, &many);
+    CHECK(SameBits(many, one));
+  }
+  CHECK(runner.runs() == 1);
 }
 
 TEST_CASE("nsgs-velocity on threads: only the solvers that use them say so") {

@@ -1,6 +1,7 @@
 #include "solvers/friction/internal/sweep_parts.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <thread>
 
@@ -97,16 +98,24 @@ void SweepParts::FindWaits(int num_contacts, const std::vector<int>& body) {
 }
 
 void SweepParts::Reset(int sweep) {
+  stalled_.store(false, std::memory_order_relaxed);
   const int n = static_cast<int>(watched_.size());
   for (int a = 0; a < n; ++a) done_[a].store(sweep, std::memory_order_relaxed);
 }
 
 void SweepParts::WaitFor(int contact, int sweep) const {
+  std::chrono::steady_clock::time_point yielding;
   for (int polls = 0; done_[contact].load(std::memory_order_acquire) < sweep; ++polls) {
     if (polls < kPausedPolls) {
       Pause();
-    } else {
-      std::this_thread::yield();
+      continue;
+    }
+    if (polls == kPausedPolls) yielding = std::chrono::steady_clock::now();
+    std::this_thread::yield();
+    if (polls % kPausedPolls == 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - yielding).count() >
+            kStalledWait) {
+      stalled_.store(true, std::memory_order_relaxed);
     }
   }
 }

@@ -51,6 +51,10 @@ class SweepParts {
   void Done(int a, int sweep) {
     if (watched_[a]) done_[a].store(sweep, std::memory_order_release);
   }
+  // Whether a wait since Reset lasted over kStalledWait: a thread it waited for was not
+  // running (more runnable threads than cores).
+  bool stalled() const { return stalled_.load(std::memory_order_relaxed); }
+  static constexpr double kStalledWait = 2e-4;  // s, some ten sweeps of a thousand contacts
 
  private:
   struct Waiting {
@@ -71,6 +75,7 @@ class SweepParts {
   std::vector<char> watched_;   // per contact: some contact waits for it
   std::unique_ptr<std::atomic<int>[]> done_;  // per watched contact: the last sweep solved
   int done_size_ = 0;
+  mutable std::atomic<bool> stalled_{false};
   // Build's scratch: each body's contacts; per part, the last contact before and after.
   std::vector<int> body_first_, body_contacts_, cursor_, before_, after_;
 };
