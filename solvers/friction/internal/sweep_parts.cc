@@ -26,14 +26,17 @@ inline void Pause() {
 
 void SweepParts::Build(int num_contacts, const std::vector<int>& body,
                        const std::vector<int>& unit_end, int parts) {
-  // Runs of equal counts, each cut moved past a manifold it would split.
+  // Runs of equal counts, each cut at the first contact from its even place that no unit
+  // (manifold) begun before it reaches past.
   first_.assign(parts + 1, num_contacts);
   first_[0] = 0;
-  for (int p = 1; p < parts; ++p) {
-    int cut =
-        std::max(first_[p - 1], static_cast<int>(static_cast<int64_t>(num_contacts) * p / parts));
-    for (int a = std::max(0, cut - 8); a < cut; ++a) cut = std::max(cut, unit_end[a]);
-    first_[p] = std::min(cut, num_contacts);
+  int reach = 0;  // the end of the furthest unit begun so far
+  for (int a = 0, p = 1; a < num_contacts && p < parts; ++a) {
+    while (p < parts && a >= reach &&
+           a >= static_cast<int>(static_cast<int64_t>(num_contacts) * p / parts)) {
+      first_[p++] = a;
+    }
+    reach = std::max(reach, unit_end[a]);
   }
   IndexBodies(num_contacts, body);
   FindWaits(num_contacts, body);
