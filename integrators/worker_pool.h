@@ -83,8 +83,8 @@ class PoolRunner : public ParallelRunner {
  public:
   explicit PoolRunner(WorkerPool* pool)
       : pool_(pool),
-        parts_(std::max(1, std::min(pool->size(),
-                                    static_cast<int>(std::thread::hardware_concurrency())))) {}
+        parts_(std::max(
+            1, std::min(pool->size(), static_cast<int>(std::thread::hardware_concurrency())))) {}
   int parts() const override { return parts_; }
   void Run(const std::function<void(int part)>& task) const override {
     auto call = [&task](int item, int /*worker*/) { task(item); };

@@ -177,14 +177,11 @@ class RegisteredSolver : public ComplementaritySolver {
   void RestoreMemory(const SolverMemory* memory) override {
     if constexpr (std::is_same_v<Solver, FischerBurmeisterNewton>) solver_.RestoreMemory(memory);
   }
-  bool UsesParallelRunner() const override {
-    return std::is_same_v<Solver, VelocityGaussSeidel> || std::is_same_v<Solver, AutoSolvers>;
-  }
+  static constexpr bool kTakesRunner =
+      std::is_same_v<Solver, VelocityGaussSeidel> || std::is_same_v<Solver, AutoSolvers>;
+  bool UsesParallelRunner() const override { return kTakesRunner; }
   void SetParallelRunner(const ParallelRunner* runner) override {
-    if constexpr (std::is_same_v<Solver, VelocityGaussSeidel> ||
-                  std::is_same_v<Solver, AutoSolvers>) {
-      solver_.SetParallelRunner(runner);
-    }
+    if constexpr (kTakesRunner) solver_.SetParallelRunner(runner);
   }
 
  private:

@@ -279,6 +279,15 @@ void CheckSameOnThreads(const Scene& scene, const std::string& variant, int thre
   CHECK(std::memcmp(many.data(), one.data(), one.size() * sizeof(double)) == 0);
 }
 
+// CheckSameOnThreads on 2 threads and, but under the sanitizers, 3.
+void CheckSameOnTwoAndThree(const Scene& scene, const std::string& variant,
+                            const std::vector<double>& one, int islands, int64_t failed) {
+  for (int threads : {2, 3}) {
+    if (testing::SanitizedBuild() && threads == 3) continue;
+    CheckSameOnThreads(scene, variant, threads, one, islands, failed);
+  }
+}
+
 // The explicit stepper's variants that pose a problem, one per model, and soft contact.
 const char* const kExplicitVariants[] = {"cone/nsgs-velocity", "cone/nsgs",     "cone/auto",
                                          "cone/fc-newton-fb",  "relaxed/lemke", "relaxed/pgs",
@@ -332,10 +341,7 @@ TEST_CASE("islands: the explicit stepper's contact search in chunks on threads, 
   int64_t failed = 0;
   const std::vector<double> one = Trajectory(scene, variant, &islands, &failed);
   CHECK(islands > 1);
-  for (int threads : {2, 3}) {
-    if (testing::SanitizedBuild() && threads == 3) continue;
-    CheckSameOnThreads(scene, variant, threads, one, islands, failed);
-  }
+  CheckSameOnTwoAndThree(scene, variant, one, islands, failed);
 }
 
 TEST_CASE("islands: one large island's sweeps on threads, bitwise") {
@@ -351,10 +357,7 @@ TEST_CASE("islands: one large island's sweeps on threads, bitwise") {
     int64_t failed = 0;
     const std::vector<double> one = Trajectory(scene, variant, &islands, &failed);
     CHECK(islands == 1);
-    for (int threads : {2, 3}) {
-      if (testing::SanitizedBuild() && threads == 3) continue;
-      CheckSameOnThreads(scene, variant, threads, one, islands, failed);
-    }
+    CheckSameOnTwoAndThree(scene, variant, one, islands, failed);
   }
 }
 
