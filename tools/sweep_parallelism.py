@@ -139,10 +139,18 @@ def main(argv):
         parser.error("--sweeps and --checks take integers separated by commas")
     if any(s < 1 for s in sweep_counts):
         parser.error("--sweeps must be at least 1")
-    import ncpkit  # the built package (PYTHONPATH=build/python)
+    try:
+        import ncpkit  # the built package (PYTHONPATH=build/python)
+    except ImportError as error:
+        print(f"sweep_parallelism: {error} (set PYTHONPATH=build/python)", file=sys.stderr)
+        return 2
 
     for path in args.files:
-        W, _, _ = ncpkit.read_friction_problem(path)
+        try:
+            W, _, _ = ncpkit.read_friction_problem(path)
+        except Exception as error:  # the reader's InputError, OSError: the file's own message
+            print(f"sweep_parallelism: {path}: {error}", file=sys.stderr)
+            return 2
         conflicts = conflicts_of(W)
         n = len(conflicts)
         print(f"{path}: {n} contacts, one sweep's critical path {critical_path(conflicts)} "
