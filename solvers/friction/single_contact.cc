@@ -15,14 +15,13 @@ namespace {
 // header): h(theta) = k0 + k1c cos + k1s sin + k2c cos 2theta + k2s sin 2theta.
 struct SlidingCondition {
   double k0, k1c, k1s, k2c, k2s;
-  // h and dh/dtheta at the direction t = (cos theta, sin theta), unit (the double angles by
-  // their identities: no trigonometric function is evaluated).
-  double Value(const Eigen::Vector2d& t, double* derivative = nullptr) const {
+  // h and its first two derivatives in theta at the direction t = (cos theta, sin theta), unit
+  // (the double angles by their identities: no trigonometric function is evaluated).
+  double Value(const Eigen::Vector2d& t, double* first, double* second) const {
     const double c = t.x(), s = t.y();
     const double c2 = c * c - s * s, s2 = 2.0 * s * c;
-    if (derivative != nullptr) {
-      *derivative = -k1c * s + k1s * c - 2.0 * k2c * s2 + 2.0 * k2s * c2;
-    }
+    *first = -k1c * s + k1s * c - 2.0 * k2c * s2 + 2.0 * k2s * c2;
+    *second = -k1c * c - k1s * s - 4.0 * k2c * c2 - 4.0 * k2s * s2;
     return k0 + k1c * c + k1s * s + k2c * c2 + k2s * s2;
   }
   double Scale() const {
@@ -50,24 +49,40 @@ SlidingCondition MakeSlidingCondition(const Eigen::Matrix3d& W, const Eigen::Vec
   return h;
 }
 
-// Newton steps on h in the angle from the direction *t, each turning t by -h / h' (as t + d t_perp,
-// normalized: the angle turned is atan(d), which keeps the convergence); returns true and the
-// root in *t if |h| falls below the scale's rounding level.
+// Halley steps on h in the angle from the direction *t: cubic convergence takes a direction
+// carried over from the last sweep to the root in one or two steps where Newton's quadratic
+// convergence takes three or four, each a chain of a square root and divisions. A step turns t
+// by d as t + d t_perp, normalized: the angle turned is atan(d), within d^3 of d, the order of
+// the step's own error. Far from the root, where Halley's correction to the Newton step
+// -h / h' (the factor 1 / (1 - h h'' / (2 h'^2))) is large, the Newton step is taken. Returns
+// true and the root in *t if |h| falls below the scale's rounding level.
 bool PolishDirection(const SlidingCondition& h, Eigen::Vector2d* t, int max_steps) {
   const double threshold = 1e-14 * h.Scale();
-  double slope = 0.0;
-  double value = h.Value(*t, &slope);
+  double slope = 0.0, curvature = 0.0;
+  double value = h.Value(*t, &slope, &curvature);
   for (int step = 0; step < max_steps && std::abs(value) > threshold; ++step) {
     if (slope == 0.0 || !std::isfinite(slope)) return false;
-    const double turn = -value / slope;
+    const double square = slope * slope;
+    const double turn = std::abs(value * curvature) < square
+                            ? -2.0 * value * slope / (2.0 * square - value * curvature)
+                            : -value / slope;
     Eigen::Vector2d next = *t + turn * Eigen::Vector2d(-t->y(), t->x());
-    next /= next.norm();
-    double next_slope = 0.0;
-    const double next_value = h.Value(next, &next_slope);
+    // After the first step t is unit to rounding and |next|^2 = 1 + d^2, whose inverse square
+    // root for a small turn is its series, exact to rounding where d^2 < 1e-8: no square root
+    // or division on the chain.
+    const double turn_squared = turn * turn;
+    if (step > 0 && turn_squared < 1e-8) {
+      next *= 1.0 - turn_squared * (0.5 - 0.375 * turn_squared);
+    } else {
+      next /= next.norm();
+    }
+    double next_slope = 0.0, next_curvature = 0.0;
+    const double next_value = h.Value(next, &next_slope, &next_curvature);
     if (!(std::abs(next_value) < std::abs(value))) break;
     *t = next;
     value = next_value;
     slope = next_slope;
+    curvature = next_curvature;
   }
   return std::abs(value) <= 1e3 * threshold;
 }

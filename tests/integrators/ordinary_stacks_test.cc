@@ -307,9 +307,10 @@ TEST_CASE("pushed rows: a box slid into a row of boxes (expected failures)") {
   // 1e-10 the seeds below ended steps just above it after seconds of attempts, seed 3's step 19
   // solved only by the retry of cone/auto's sequence from r = 0, seed 40's two hardest steps
   // only by nsgs-velocity's turn to backward and forward sweeps where its one order cycles.
-  // Seed 40 overlaps by 2.1e-6 m, as boxes pushed into others do where contacts are posed to
-  // first order in the motion. Recorded here by seed; a seed whose outcome changes fails the
-  // test.
+  // Over seeds 1-80, 22 runs overlap by 1.6e-6-1.5e-4 m at the default tolerance, as boxes
+  // pushed into others do where contacts are posed to first order in the motion; which ones
+  // moves with the rounding of earlier steps. Recorded here by seed; a seed whose outcome
+  // changes fails the test.
   CheckRecordedRuns({{5, "implicit", Outcome::kSolvedNoOverlap},
                      {1, "implicit", Outcome::kSolvedNoOverlap},
                      {2, "implicit", Outcome::kSolvedNoOverlap},
@@ -321,7 +322,8 @@ TEST_CASE("pushed rows: a box slid into a row of boxes (expected failures)") {
                      {3, "explicit", Outcome::kSolvedNoOverlap},
                      {12, "explicit", Outcome::kSolvedNoOverlap},
                      {21, "explicit", Outcome::kSolvedNoOverlap},
-                     {40, "explicit", Outcome::kOverlap}},
+                     {40, "explicit", Outcome::kSolvedNoOverlap},
+                     {13, "explicit", Outcome::kOverlap}},
                     testing::RandomPushedRowScene, 5, "pushed row",
                     "where contacts are posed to first order in the motion",
                     "FB Newton and the auto chain stall above the tolerance on boxes pushed "
@@ -394,9 +396,11 @@ TEST_CASE("ordinary stacks: brick pyramids stand, at the same rest with either s
         INFO(runs[k].stats.first_failure);
         CHECK(runs[k].stats.failed_steps == 0);
         CHECK(runs[k].stats.max_penetration <= (k == 0 ? 1e-6 : 1e-8));
-        CHECK(runs[k].slide <= 1e-9);
         // At rest to the order of the solves' tolerance: the explicit default's FCLib error
-        // 1e-8 leaves speeds of order 1e-8 m/s (1.03e-8 on one), the implicit's 1e-10 less.
+        // 1e-8 leaves speeds of order 1e-8 m/s (1.03e-8 on one), which over the second's 100
+        // steps may carry a box 1e-8 m (at most 1.2e-9 m over these pyramids); the implicit's
+        // 1e-10 less.
+        CHECK(runs[k].slide <= (k == 0 ? 1e-8 : 1e-9));
         CHECK(runs[k].speed <= (k == 0 ? 1e-7 : 1e-8));
       }
       REQUIRE(runs[0].end.size() == runs[1].end.size());

@@ -175,13 +175,15 @@ TEST_CASE("explicit steps of one large island on two threads allocate nothing") 
   }
   Scene wall = Bundled("engine/wall100.json");
   wall.ApplyVariant("cone/nsgs-velocity");
-  wall.mutable_settings().max_iterations = 20;
+  // At 30 sweeps a step the wall rests, its contacts the same from step to step; at 20 it
+  // creeps, and which steps keep their contacts moves with rounding.
+  wall.mutable_settings().max_iterations = 30;
   wall.mutable_settings().threads = 2;
   wall.duration = 1.0;
   const AllocationCount count = CountSteadyAllocations(wall, 20);
   INFO(count.allocations << " allocations in " << count.steady_steps << " steady steps, at most "
                          << count.worst << " in one");
-  CHECK(count.steady_steps >= 10);
+  CHECK(count.steady_steps >= 50);
   CHECK(count.allocations == 0);
 }
 
