@@ -3,6 +3,7 @@
 // are used.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -113,14 +114,21 @@ TEST_CASE("nsgs-velocity on threads: through the registry, alone and in auto") {
   }
 }
 
-// ThreadRunner whose part 0 starts late, as a thread the machine does not run at once.
+// ThreadRunner whose part 0 starts late, as a thread the machine does not run at once: 20 ms
+// after part 1 has begun (a thread's start can itself take milliseconds on a loaded host or
+// under the sanitizers, and part 1 must be the one that waits).
 class LateRunner : public ParallelRunner {
  public:
   int parts() const override { return 2; }
   void Run(const std::function<void(int part)>& task) const override {
     ++runs_;
-    std::thread other(task, 1);
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::atomic<bool> begun{false};
+    std::thread other([&] {
+      begun.store(true);
+      task(1);
+    });
+    while (!begun.load()) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
     task(0);
     other.join();
   }
