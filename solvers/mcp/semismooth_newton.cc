@@ -153,6 +153,7 @@ bool FischerBurmeisterNewton::Options::IsValid(std::string* why) const {
                "must be >= 1")
       .Require(nonmonotone_memory >= 1, "nonmonotone_memory", nonmonotone_memory, "must be >= 1")
       .Require(stall_window >= 2, "stall_window", stall_window, "must be >= 2")
+      .Require(lm_stall_window >= 0, "lm_stall_window", lm_stall_window, "must be >= 0")
       .Require(stall_factor > 0.0 && stall_factor < 1.0, "stall_factor", stall_factor,
                "must be in (0, 1)")
       .Require(dense_threshold >= 0, "dense_threshold", dense_threshold, "must be >= 0")
@@ -227,6 +228,7 @@ struct NewtonWorkspace {
   double residual = 0.0;    // natural residual at the current point
   bool keep_start = false;  // acceptable_start met the tolerance (see start_acceptance)
   bool stalled = false;     // the last run of the iteration stopped by the stall test
+  int lm_streak = 0;        // consecutive iterations that took the Levenberg-Marquardt step
   Eigen::MatrixXd dense_h;
   Eigen::VectorXd from_j;  // FillDenseNewton's scratch
   internal::DenseLu dense_lu;
@@ -293,6 +295,7 @@ bool FischerBurmeisterNewton::Start(const MixedComplementarityProblem& problem, 
   ws.recent_merits.assign(1, ws.merit);
   ws.residuals.reserve(std::min(options_.max_iterations + 1, 1000));  // grows in longer solves
   ws.residuals.clear();
+  ws.lm_streak = 0;
   // The start, kept while it meets the tolerance but not start_acceptance * tolerance.
   ws.start_residual = natural_residual(*z, ws.F, l, u);
   ws.residual = ws.start_residual;
@@ -318,14 +321,21 @@ bool FischerBurmeisterNewton::Stops(int iteration, Summary* summary) {
                        std::to_string(iteration) + " iterations";
     return true;
   }
+  // Over the whole window, or over the last Levenberg-Marquardt steps taken one after another.
   const int window = options_.stall_window;
-  if (iteration >= window &&
-      summary->natural_residual > options_.stall_factor * ws.residuals[iteration - window]) {
+  const int lm_window = options_.lm_stall_window;
+  const bool lm_crawl =
+      lm_window > 0 && ws.lm_streak >= lm_window && iteration >= lm_window &&
+      summary->natural_residual > options_.stall_factor * ws.residuals[iteration - lm_window];
+  if (lm_crawl ||
+      (iteration >= window &&
+       summary->natural_residual > options_.stall_factor * ws.residuals[iteration - window])) {
+    const int over = lm_crawl ? lm_window : window;
     std::ostringstream os;
     os.precision(3);
     os << "stalled: natural residual " << std::scientific << summary->natural_residual
-       << " fell by less than a factor " << 1.0 / options_.stall_factor << " over the last "
-       << window << " iterations";
+       << " fell by less than a factor " << 1.0 / options_.stall_factor << " over the last " << over
+       << (lm_crawl ? " Levenberg-Marquardt steps" : " iterations");
     summary->status = Status::Failed;
     summary->message = os.str();
     workspace_->stalled = true;
@@ -495,6 +505,7 @@ bool FischerBurmeisterNewton::Iterate(const MixedComplementarityProblem& problem
     record.levenberg_marquardt = true;
     accepted = Backtrack(problem, *z, summary, &record);
   }
+  ws.lm_streak = accepted && record.levenberg_marquardt ? ws.lm_streak + 1 : 0;
   if (!accepted) {
     std::ostringstream os;
     os.precision(3);

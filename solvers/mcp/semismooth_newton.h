@@ -76,6 +76,12 @@ class FischerBurmeisterNewton {
     // stall_window iterations.
     int stall_window = 20;
     double stall_factor = 0.5;
+    // ... or by stall_factor over the last lm_stall_window iterations where every one of them
+    // took the Levenberg-Marquardt step (neither the Newton nor the regularized direction
+    // descending). Such runs at a degenerate point crawl, the merit falling a percent an
+    // iteration (a landing column of boxes: twenty such steps before the window above ends the
+    // run), and another start gets further. 0: off.
+    int lm_stall_window = 5;
     // Keep the iterates in [l, u]: each line-search trial point is projected onto the box
     // (the unprojected search is the fallback). The start is projected either way. Where F has
     // spurious stationary points of the merit function outside the box (bilinear friction rows with
