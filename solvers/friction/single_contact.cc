@@ -50,8 +50,9 @@ SlidingCondition MakeSlidingCondition(const Eigen::Matrix3d& W, const Eigen::Vec
 }
 
 // Halley steps on h in the angle from the direction *t: cubic convergence takes a direction
-// carried over from the last sweep to the root in one or two steps where Newton's quadratic
-// convergence takes three or four, each a chain of a square root and divisions. A step turns t
+// carried over from the last sweep to the root in two or three steps where Newton's quadratic
+// convergence takes three or four (2.3 against 3.1 on average on the brick wall at 20 sweeps),
+// each a chain of a square root and divisions. A step turns t
 // by d as t + d t_perp, normalized: the angle turned is atan(d), within d^3 of d, the order of
 // the step's own error. Far from the root, where Halley's correction to the Newton step
 // -h / h' (the factor 1 / (1 - h h'' / (2 h'^2))) is large, the Newton step is taken. Returns

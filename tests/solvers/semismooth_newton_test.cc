@@ -56,6 +56,28 @@ TEST_CASE("active-set restarts: validated, and taken only after a stall") {
   }
 }
 
+TEST_CASE("the Levenberg-Marquardt stall window: validated, and idle where no such steps run") {
+  FischerBurmeisterNewton::Options options;
+  options.lm_stall_window = -1;
+  std::string why;
+  CHECK_FALSE(options.IsValid(&why));
+  CHECK(why.find("lm_stall_window") != std::string::npos);
+  // Solves by Newton steps end the same bit for bit with the window off (0) and on (the
+  // default); a landing whose Levenberg-Marquardt steps crawl is where it acts
+  // (tests/integrators/ordinary_stacks_test.cc).
+  options.lm_stall_window = 0;
+  for (unsigned seed = 1; seed <= 8; ++seed) {
+    const LinearComplementarityProblem lcp = RandomSpdLcp(12, seed);
+    Eigen::VectorXd z_off, z_on;
+    FischerBurmeisterNewton off(options), on;
+    const auto a = off.Solve(LinearMcp(lcp), &z_off);
+    const auto b = on.Solve(LinearMcp(lcp), &z_on);
+    REQUIRE(a.status == Status::Converged);
+    CHECK(a.iterations == b.iterations);
+    CHECK(z_off == z_on);
+  }
+}
+
 TEST_CASE("invalid options and invalid bounds are InvalidInput") {
   FischerBurmeisterNewton::Options options;
   options.penalty_lambda = 0.0;
