@@ -148,12 +148,14 @@ TEST_CASE("nsgs-velocity on threads: after a stalled wait, the next solves sweep
   LateRunner runner;
   VelocityGaussSeidel solver(options);
   solver.SetParallelRunner(&runner);
-  for (int solve = 0; solve < 3; ++solve) {
+  for (int solve = 0; solve < 4; ++solve) {
     Eigen::VectorXd many;
     solver.Solve(problem, &many);
     CHECK(SameBits(many, one));
   }
-  CHECK(runner.runs() == 1);
+  // One run, or two where the scheduler kept part 1 off the cores until part 0 had finished (then
+  // nothing waited; seen with four test processes on two cores): without the rule, four.
+  CHECK(runner.runs() <= 2);
 }
 
 TEST_CASE("nsgs-velocity on threads: only the solvers that use them say so") {

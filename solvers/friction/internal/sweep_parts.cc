@@ -75,6 +75,10 @@ void SweepParts::FindWaits(int num_contacts, const std::vector<int>& body) {
   };
   wait_first_.assign(num_contacts + 1, 0);
   waits_.clear();
+  // At most one wait before and one after in each other part: reserved whole, so that a
+  // problem's waits never grow the list past what its size reserved (after solves that swept
+  // on one thread, the next parallel solve's contacts may need more waits than any before).
+  waits_.reserve(2 * static_cast<size_t>(parts - 1) * static_cast<size_t>(num_contacts));
   watched_.assign(num_contacts, 0);
   for (int a = 0; a < num_contacts; ++a) {
     const int own = part_of(a);
