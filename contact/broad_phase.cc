@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 
 namespace ncpkit {
 
@@ -46,16 +47,30 @@ bool BroadPhase::Near(const std::vector<BoundingSphere>& spheres, int g, int k) 
 void BroadPhase::FindAround(const std::vector<BoundingSphere>& spheres,
                             const std::vector<char>& grown,
                             std::vector<std::pair<int, int>>* pairs) {
-  const int n = static_cast<int>(spheres.size());
-  const int num_grown = static_cast<int>(
-      std::count_if(grown.begin(), grown.begin() + n, [](char g) { return g != 0; }));
-  if (num_grown == 0) return;
-  // Testing the grown against all costs num_grown * n tests; a new sweep about as many as the
-  // last one examined.
-  if (static_cast<int64_t>(num_grown) * n > last_candidates_ + n) {
+  if (!FindGrown(spheres, grown, &grown_pairs_)) {
     Find(spheres, pairs);
     return;
   }
+  if (grown_pairs_.empty()) return;
+  // Both lists are sorted: merged, the pairs found before dropped from the added ones.
+  sorted_.clear();
+  std::merge(pairs->begin(), pairs->end(), grown_pairs_.begin(), grown_pairs_.end(),
+             std::back_inserter(sorted_));
+  sorted_.erase(std::unique(sorted_.begin(), sorted_.end()), sorted_.end());
+  pairs->swap(sorted_);
+}
+
+bool BroadPhase::FindGrown(const std::vector<BoundingSphere>& spheres,
+                           const std::vector<char>& grown,
+                           std::vector<std::pair<int, int>>* pairs) {
+  pairs->clear();
+  const int n = static_cast<int>(spheres.size());
+  const int num_grown = static_cast<int>(
+      std::count_if(grown.begin(), grown.begin() + n, [](char g) { return g != 0; }));
+  if (num_grown == 0) return true;
+  // Testing the grown against all costs num_grown * n tests; a new sweep about as many as the
+  // last one examined.
+  if (static_cast<int64_t>(num_grown) * n > last_candidates_ + n) return false;
   // The inflated radii and extents of Find(), then each grown sphere against all.
   radius_.assign(n, 0.0);
   extents_.resize(n);
@@ -67,7 +82,6 @@ void BroadPhase::FindAround(const std::vector<BoundingSphere>& spheres,
       is_unbounded_[i] = 1;
     }
   }
-  const size_t before = pairs->size();
   for (int g = 0; g < n; ++g) {
     if (!grown[g]) continue;
     for (int k = 0; k < n; ++k) {
@@ -75,9 +89,8 @@ void BroadPhase::FindAround(const std::vector<BoundingSphere>& spheres,
       if (Near(spheres, g, k)) pairs->emplace_back(std::min(g, k), std::max(g, k));
     }
   }
-  if (pairs->size() == before) return;
   std::sort(pairs->begin(), pairs->end());
-  pairs->erase(std::unique(pairs->begin(), pairs->end()), pairs->end());
+  return true;
 }
 
 std::pair<int, int> BroadPhase::Classify(const std::vector<BoundingSphere>& spheres) {

@@ -46,6 +46,12 @@ class BroadPhase {
   // grown spheres times all, not a new sweep.
   void FindAround(const std::vector<BoundingSphere>& spheres, const std::vector<char>& grown,
                   std::vector<std::pair<int, int>>* pairs);
+  // After a Find() whose spheres have since only grown where `grown` is nonzero: the pairs with a
+  // grown sphere that Find() would now report, sorted by (i, j), into *pairs (replaced). Returns
+  // false, *pairs empty, where testing the grown spheres against all would cost more than a new
+  // sweep (then FindAround() sweeps).
+  bool FindGrown(const std::vector<BoundingSphere>& spheres, const std::vector<char>& grown,
+                 std::vector<std::pair<int, int>>* pairs);
   // The pairs the last Find() examined (its cost; each reported pair is one of them).
   int64_t last_candidates() const { return last_candidates_; }
 
@@ -82,6 +88,7 @@ class BroadPhase {
   std::vector<int> first_count_;
   int64_t last_candidates_ = 0;  // pairs the last sweep examined
   std::vector<std::pair<int, int>> sorted_;
+  std::vector<std::pair<int, int>> grown_pairs_;  // FindAround's added pairs
   // Fills finite_, unbounded_ and is_unbounded_; returns the axes of the centres' largest and
   // second largest spread.
   std::pair<int, int> Classify(const std::vector<BoundingSphere>& spheres);

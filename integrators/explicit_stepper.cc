@@ -298,12 +298,16 @@ void ExplicitStepper::UpdateBounds() {
   rotations_.resize(n);
   for (int i = 0; i < n; ++i) {
     rotations_[i] = bodies_[i].state.orientation.toRotationMatrix();
-    const double slack = 0.5 * options_.contact_margin + reach_[i];
-    spheres_[i].centre = bodies_[i].state.position;
-    spheres_[i].radius = bodies_[i].shape.BoundingRadius() + slack;
-    spheres_[i].half_extents = bodies_[i].shape.BoundingHalfExtents(rotations_[i]).array() + slack;
-    spheres_[i].fixed = bodies_[i].fixed;
+    UpdateBound(i);
   }
+}
+
+void ExplicitStepper::UpdateBound(int i) {
+  const double slack = 0.5 * options_.contact_margin + reach_[i];
+  spheres_[i].centre = bodies_[i].state.position;
+  spheres_[i].radius = bodies_[i].shape.BoundingRadius() + slack;
+  spheres_[i].half_extents = bodies_[i].shape.BoundingHalfExtents(rotations_[i]).array() + slack;
+  spheres_[i].fixed = bodies_[i].fixed;
 }
 
 // Contact points of every pair the broad phase keeps, with gaps below the margin plus both
@@ -354,12 +358,7 @@ void ExplicitStepper::MatchPreviousContacts() {
   const int num_previous = static_cast<int>(previous.size());
   for (size_t k = 0; k < pairs_.size(); ++k) {
     const auto [i, j] = pairs_[k];
-    const Body& a = bodies_[i];
-    const Body& b = bodies_[j];
-    if (!geometry_.Supports(a.shape.kind, b.shape.kind)) {
-      throw InputError("explicit stepper: no explicit distance between a " + a.shape.Name() +
-                       " and a " + b.shape.Name() + " (bodies " + a.name + ", " + b.name + ")");
-    }
+    CheckSupported(i, j);
     while (cursor < num_previous &&
            std::make_pair(previous[cursor].body_a, previous[cursor].body_b) < pairs_[k]) {
       ++cursor;
@@ -367,6 +366,15 @@ void ExplicitStepper::MatchPreviousContacts() {
     int end = cursor;
     while (end < num_previous && previous[end].body_a == i && previous[end].body_b == j) ++end;
     pair_previous_[k] = {cursor, end};
+  }
+}
+
+void ExplicitStepper::CheckSupported(int i, int j) const {
+  const Body& a = bodies_[i];
+  const Body& b = bodies_[j];
+  if (!geometry_.Supports(a.shape.kind, b.shape.kind)) {
+    throw InputError("explicit stepper: no explicit distance between a " + a.shape.Name() +
+                     " and a " + b.shape.Name() + " (bodies " + a.name + ", " + b.name + ")");
   }
 }
 
@@ -437,7 +445,7 @@ double ExplicitStepper::NormalOffset(const ExplicitContact& contact, const Matri
 }
 
 // True if a contact of the current search that the previous list (the first search of the step,
-// already solved) lacks would be violated by the end-of-step velocities: u_N + b_N < 0.
+// already solved) lacks would be violated by the end-of-step velocities.
 bool ExplicitStepper::NewContactViolated(const std::vector<Vector6d>& end_velocity) const {
   for (size_t index = 0; index < record_.contacts.size(); ++index) {
     const ExplicitContact& c = record_.contacts[index];
@@ -446,15 +454,56 @@ bool ExplicitStepper::NewContactViolated(const std::vector<Vector6d>& end_veloci
     for (int k = first; k < last && !known; ++k) {
       known = workspace_.previous[k].point.point_b == c.point.point_b;
     }
-    if (known) continue;
-    const Body& a = bodies_[c.body_a];
-    const Body& b = bodies_[c.body_b];
-    const Matrix36 rows_a = -BodyFrameRows(c, c.point.point_a, a.state.position);
-    const Matrix36 rows_b = BodyFrameRows(c, c.point.point_b, b.state.position);
-    const double normal_velocity =
-        rows_a.row(0).dot(end_velocity[c.body_a]) + rows_b.row(0).dot(end_velocity[c.body_b]);
-    if (normal_velocity + NormalOffset(c, rows_a, rows_b, laws_.Get(c.body_a, c.body_b)) < 0.0) {
-      return true;
+    if (!known && Violated(c, end_velocity)) return true;
+  }
+  return false;
+}
+
+// u_N + b_N < 0 at the given velocities.
+bool ExplicitStepper::Violated(const ExplicitContact& c,
+                               const std::vector<Vector6d>& velocity) const {
+  const Body& a = bodies_[c.body_a];
+  const Body& b = bodies_[c.body_b];
+  const Matrix36 rows_a = -BodyFrameRows(c, c.point.point_a, a.state.position);
+  const Matrix36 rows_b = BodyFrameRows(c, c.point.point_b, b.state.position);
+  const double normal_velocity =
+      rows_a.row(0).dot(velocity[c.body_a]) + rows_b.row(0).dot(velocity[c.body_b]);
+  return normal_velocity + NormalOffset(c, rows_a, rows_b, laws_.Get(c.body_a, c.body_b)) < 0.0;
+}
+
+// What FindContacts(true) and NewContactViolated() would decide, from the grown bodies' pairs
+// alone: the other pairs keep their contacts, so only these can add one. On a pile bodies grow
+// in most steps and almost never add a closing contact; the full search rebuilds and matches
+// every pair's contacts to learn that. The pairs are those FindAround() would search again: the
+// first search's with a grown body and the grown spheres' new ones.
+bool ExplicitStepper::GrownContactViolated() {
+  for (size_t i = 0; i < bodies_.size(); ++i) {
+    if (grown_[i]) UpdateBound(static_cast<int>(i));
+  }
+  // Where the broad phase would sweep again, so does the full search.
+  if (!broad_phase_.FindGrown(spheres_, grown_, &grown_pairs_)) return true;
+  for (const auto& [i, j] : pairs_) {
+    if (grown_[i] || grown_[j]) grown_pairs_.emplace_back(i, j);
+  }
+  std::sort(grown_pairs_.begin(), grown_pairs_.end());
+  grown_pairs_.erase(std::unique(grown_pairs_.begin(), grown_pairs_.end()), grown_pairs_.end());
+  const std::vector<ExplicitContact>& contacts = record_.contacts;  // in pair order
+  for (const auto& [i, j] : grown_pairs_) {
+    CheckSupported(i, j);
+    const auto first = std::lower_bound(contacts.begin(), contacts.end(), std::make_pair(i, j),
+                                        [](const ExplicitContact& c, std::pair<int, int> p) {
+                                          return std::make_pair(c.body_a, c.body_b) < p;
+                                        });
+    auto last = first;
+    while (last != contacts.end() && last->body_a == i && last->body_b == j) ++last;
+    grown_contacts_.clear();
+    grown_ranges_.clear();
+    AddPairContacts(i, j, {0, 0}, &points_, &grown_contacts_, &grown_ranges_);
+    for (const ExplicitContact& c : grown_contacts_) {
+      const bool known = std::any_of(first, last, [&](const ExplicitContact& p) {
+        return p.point.point_b == c.point.point_b;
+      });
+      if (!known && Violated(c, workspace_.velocity)) return true;
     }
   }
   return false;
@@ -671,6 +720,7 @@ void ExplicitStepper::SearchWithEndVelocities() {
     // Larger reaches only add contacts. Where every added one is open at the end-of-step
     // velocities (u_N + b_N >= 0), the solution with zero impulses on them solves the larger
     // problem: it stands.
+    if (!GrownContactViolated()) break;
     std::swap(w.previous, record_.contacts);
     w.end_velocity.swap(w.velocity);
     w.velocity = w.start_velocity;

@@ -179,6 +179,8 @@ class ExplicitStepper : public Stepper {
   // previous list.
   void FindContacts(bool only_grown = false);
   void UpdateBounds();
+  void UpdateBound(int i);  // spheres_[i] from the body's pose, rotations_[i] and reach
+  void CheckSupported(int i, int j) const;  // throws where no geometry pairs the two shapes
   void MatchPreviousContacts();
   // The contacts of pairs_[first, end) appended to *contacts, each with its pair's range in the
   // previous list; `points` is scratch. Safe on several threads at once.
@@ -203,6 +205,8 @@ class ExplicitStepper : public Stepper {
   int LargeIsland() const;  // the island of kIslandOnThreads rule's size, or -1
   int IslandOnThreads() const;
   bool NewContactViolated(const std::vector<Vector6d>& end_velocity) const;
+  bool GrownContactViolated();
+  bool Violated(const ExplicitContact& c, const std::vector<Vector6d>& velocity) const;
   // Stage 6: poses by the exact rotation update with the end-of-step twists.
   void Advance();
   internal::ExplicitStepContext Context();
@@ -254,7 +258,11 @@ class ExplicitStepper : public Stepper {
   std::vector<std::pair<int, int>> pairs_;
   std::vector<ContactPoint> points_;
   std::vector<std::pair<int, int>> pair_previous_;  // per pair: its range in the previous list
-  std::vector<ContactBatch> batches_;               // the chunks of a parallel search (grown only)
+  // GrownContactViolated's pairs, contacts and (unused) ranges.
+  std::vector<std::pair<int, int>> grown_pairs_;
+  std::vector<ExplicitContact> grown_contacts_;
+  std::vector<std::pair<int, int>> grown_ranges_;
+  std::vector<ContactBatch> batches_;  // the chunks of a parallel search (grown only)
   std::vector<std::vector<ContactPoint>> worker_points_;  // per worker: narrow-phase scratch
   internal::ExplicitWorkspace workspace_;
   std::vector<int> by_body_fill_;  // ComputeFrameRows: each body's next slot in by_body

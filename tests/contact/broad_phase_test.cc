@@ -113,6 +113,7 @@ TEST_CASE("broad phase: FindAround adds what the grown spheres now meet, as Find
   std::mt19937 rng(9);
   std::uniform_real_distribution<double> position(-3.0, 3.0), radius(0.05, 0.6);
   BroadPhase broad_phase;
+  int num_tested = 0;  // trials where FindGrown tested the grown against all
   for (int trial = 0; trial < 40; ++trial) {
     const int n = 5 + 3 * trial;
     std::vector<BoundingSphere> spheres(n);
@@ -133,9 +134,33 @@ TEST_CASE("broad phase: FindAround adds what the grown spheres now meet, as Find
       spheres[i].radius *= 1.5;
       spheres[i].half_extents *= 1.5;
     }
+    std::vector<std::pair<int, int>> of_grown;
+    const bool tested = broad_phase.FindGrown(spheres, grown, &of_grown);
     broad_phase.FindAround(spheres, grown, &around);
     std::vector<std::pair<int, int>> fresh;
     broad_phase.Find(spheres, &fresh);
+    CAPTURE(trial);
+    num_tested += tested ? 1 : 0;
+    if (tested) {
+      // The grown spheres' pairs of the new Find, sorted, each once, and nothing without a grown
+      // sphere; the added pairs of FindAround among them.
+      CHECK(std::is_sorted(of_grown.begin(), of_grown.end()));
+      CHECK(std::adjacent_find(of_grown.begin(), of_grown.end()) == of_grown.end());
+      std::vector<std::pair<int, int>> fresh_of_grown;
+      for (const auto& [i, j] : fresh) {
+        if (grown[i] || grown[j]) fresh_of_grown.emplace_back(i, j);
+      }
+      CHECK(std::includes(of_grown.begin(), of_grown.end(), fresh_of_grown.begin(),
+                          fresh_of_grown.end()));
+      for (const auto& [i, j] : of_grown) CHECK((grown[i] || grown[j]));
+      for (const auto& pair : around) {
+        CHECK((std::binary_search(before.begin(), before.end(), pair) ||
+               std::binary_search(of_grown.begin(), of_grown.end(), pair)));
+      }
+    } else {
+      CHECK(of_grown.empty());
+      CHECK(trial % 4 == 3);  // only where many grew
+    }
     CHECK(std::is_sorted(around.begin(), around.end()));
     CHECK(std::adjacent_find(around.begin(), around.end()) == around.end());
     // Everything Find reports now, and nothing but the old pairs and the double loop's.
@@ -146,6 +171,7 @@ TEST_CASE("broad phase: FindAround adds what the grown spheres now meet, as Find
       CHECK((old || std::binary_search(all.begin(), all.end(), pair)));
     }
   }
+  CHECK(num_tested >= 30);
 }
 
 TEST_CASE("broad phase: touching spheres are paired (no rounding loss at the boundary)") {
