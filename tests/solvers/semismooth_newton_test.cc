@@ -33,27 +33,34 @@ struct LogResidual {
   }
 };
 
+// Solves of random SPD LCPs, which Newton steps converge, end with `options` as with the
+// default options, bit for bit, and without an active-set restart.
+void CheckSameAsDefaultOnConvergingSolves(const FischerBurmeisterNewton::Options& options) {
+  for (unsigned seed = 1; seed <= 8; ++seed) {
+    CAPTURE(seed);
+    const LinearComplementarityProblem lcp = RandomSpdLcp(12, seed);
+    Eigen::VectorXd z_given, z_default;
+    FischerBurmeisterNewton given(options), by_default;
+    const auto a = given.Solve(LinearMcp(lcp), &z_given);
+    const auto b = by_default.Solve(LinearMcp(lcp), &z_default);
+    REQUIRE(a.status == Status::Converged);
+    CHECK(a.active_set_restarts == 0);
+    CHECK(a.iterations == b.iterations);
+    CHECK(z_given == z_default);
+  }
+}
+
 TEST_CASE("active-set restarts: validated, and taken only after a stall") {
   FischerBurmeisterNewton::Options options;
   options.active_set_restarts = -1;
   std::string why;
   CHECK_FALSE(options.IsValid(&why));
   CHECK(why.find("active_set_restarts") != std::string::npos);
-  // A solve that converges takes none and ends where the solver without them ends, bit for bit
-  // (the implicit stepper's dropped columns, tests/integrators/ordinary_stacks_test.cc, are
-  // where one is taken).
+  // A solve that converges takes none and ends where the solver without them ends (the
+  // implicit stepper's dropped columns, tests/integrators/ordinary_stacks_test.cc, are where
+  // one is taken).
   options.active_set_restarts = 3;
-  for (unsigned seed = 1; seed <= 8; ++seed) {
-    const LinearComplementarityProblem lcp = RandomSpdLcp(12, seed);
-    Eigen::VectorXd z_with, z_without;
-    FischerBurmeisterNewton with(options), without;
-    const auto a = with.Solve(LinearMcp(lcp), &z_with);
-    const auto b = without.Solve(LinearMcp(lcp), &z_without);
-    REQUIRE(a.status == Status::Converged);
-    CHECK(a.active_set_restarts == 0);
-    CHECK(a.iterations == b.iterations);
-    CHECK(z_with == z_without);
-  }
+  CheckSameAsDefaultOnConvergingSolves(options);
 }
 
 TEST_CASE("the Levenberg-Marquardt stall window: validated, and idle where no such steps run") {
@@ -62,20 +69,11 @@ TEST_CASE("the Levenberg-Marquardt stall window: validated, and idle where no su
   std::string why;
   CHECK_FALSE(options.IsValid(&why));
   CHECK(why.find("lm_stall_window") != std::string::npos);
-  // Solves by Newton steps end the same bit for bit with the window off (0) and on (the
-  // default); a landing whose Levenberg-Marquardt steps crawl is where it acts
+  // Solves by Newton steps end the same with the window off (0) and on (the default); a
+  // landing whose Levenberg-Marquardt steps crawl is where it acts
   // (tests/integrators/ordinary_stacks_test.cc).
   options.lm_stall_window = 0;
-  for (unsigned seed = 1; seed <= 8; ++seed) {
-    const LinearComplementarityProblem lcp = RandomSpdLcp(12, seed);
-    Eigen::VectorXd z_off, z_on;
-    FischerBurmeisterNewton off(options), on;
-    const auto a = off.Solve(LinearMcp(lcp), &z_off);
-    const auto b = on.Solve(LinearMcp(lcp), &z_on);
-    REQUIRE(a.status == Status::Converged);
-    CHECK(a.iterations == b.iterations);
-    CHECK(z_off == z_on);
-  }
+  CheckSameAsDefaultOnConvergingSolves(options);
 }
 
 TEST_CASE("invalid options and invalid bounds are InvalidInput") {
