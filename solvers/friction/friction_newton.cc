@@ -259,13 +259,21 @@ const FrictionNewton::Summary& FrictionNewton::Solve(const FrictionContactProble
   return SolveShifted(problem, 0.0, kNoCenter, r);
 }
 
-// J d = -Phi into the workspace's direction; where J is singular, (J + eps I) d = -Phi with eps
-// growing until it is not. False, with why in *stop, when no eps up to 1e3 x the diagonal helps.
+// A factorization whose pivots span more than this (KLU's rcond, the smallest |U_ii| over the
+// largest) is of a J singular to rounding: J = rho W on a face's sticking corners, whose W has
+// the bodies' rank. KLU then divides by a pivot of rounding noise, and the direction carries
+// that noise times 1e16 in W's null space (impulses the corners trade without effect), which
+// leaves the cones: on a resting tower of boxes no step along it decreased the merit.
+constexpr double kSingularRcond = 1e-14;
+
+// J d = -Phi into the workspace's direction; where J is singular (or singular to rounding,
+// kSingularRcond), (J + eps I) d = -Phi with eps growing until it is not. False, with why in
+// *stop, when no eps up to 1e3 x the diagonal helps.
 bool FrictionNewton::NewtonDirection(Summary* summary, std::string* stop) {
   Workspace& w = *work_;
   w.lu.factorize(w.J);
   ++summary->factorizations;
-  bool solved = w.lu.info() == Eigen::Success;
+  bool solved = w.lu.info() == Eigen::Success && !(w.lu.rcond() < kSingularRcond);
   if (solved) {
     w.direction = -w.phi;
     w.lu.solveInPlace(&w.direction);

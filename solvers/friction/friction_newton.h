@@ -25,8 +25,9 @@ namespace ncpkit {
 // friction_functions.h). The generalized Jacobian is A + B W with A, B block diagonal (3 x 3 per
 // contact), so it has W's block pattern: KLU analyzes it once per problem and factorizes it once
 // per iteration. The step is globalized by a non-monotone Armijo search on 1/2 ||Phi||^2 (Grippo,
-// Lampariello & Lucidi); where the Jacobian is singular (redundant contacts, a singular W) the
-// direction of J + eps I is used. rho_N = rho_T = 1 / (largest diagonal entry of the contact's
+// Lampariello & Lucidi); where the Jacobian is singular (redundant contacts, a singular W), or
+// singular to rounding (KLU's pivots spanning more than 14 orders of magnitude), the direction
+// of J + eps I is used. rho_N = rho_T = 1 / (largest diagonal entry of the contact's
 // block of W), so that every contact's function is scaled alike. The solver stops on the FCLib
 // error (friction_problem.h), the measure every friction solver reports.
 class FrictionNewton {

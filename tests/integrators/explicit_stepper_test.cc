@@ -76,10 +76,9 @@ TEST_CASE("explicit stepper: a sliding box follows its exact discrete solution, 
   // The pyramid's first edge is x, so sliding along x its friction is the cone's.
   const double v0 = 2.0, mu = 0.5, g = -DefaultGravity().z(), h = 0.01;
   for (const std::string variant :
-       {"cone/nsgs", "cone/nsgs-velocity", "cone/fc-newton-fb", "cone/fc-proximal", "cone/auto",
-        "pyramid/lemke", "pyramid/fb-newton"}) {
+       {"cone/nsgs", "cone/nsgs-velocity", "cone/fc-newton", "cone/fc-newton-fb",
+        "cone/fc-proximal", "cone/auto", "pyramid/lemke", "pyramid/fb-newton"}) {
     CAPTURE(variant);
-    // cone/fc-newton: expected failure, checked below.
     Body box = UnitBox("box", Eigen::Vector3d(0, 0, 0.5));
     box.state.linear_velocity = Eigen::Vector3d(v0, 0, 0);
     ExplicitStepperOptions options = OptionsFor("auto");
@@ -102,54 +101,34 @@ TEST_CASE("explicit stepper: a sliding box follows its exact discrete solution, 
   }
 }
 
-TEST_CASE("explicit stepper: fc-newton alone fails the sliding box (expected)") {
-  // The four coplanar face contacts make W singular (rank 6 of 12): started from r = 0 the
-  // Alart-Curnier merit stalls once the box slides; started from the previous step's impulses it
-  // follows the slide but stalls where the box comes to rest (step 40). fc-newton-fb, the
-  // proximal solvers, both NSGS and auto solve every step.
-  for (const bool warm : {false, true}) {
-    CAPTURE(warm);
-    Body box = UnitBox("box", Eigen::Vector3d(0, 0, 0.5));
-    box.state.linear_velocity = Eigen::Vector3d(2.0, 0, 0);
-    ExplicitStepperOptions options = OptionsFor("fc-newton");
-    options.warm_start = warm;
-    ExplicitStepper stepper({GroundPlane(), box}, HalfFriction(), options);
-    bool failed = false;
-    for (int step = 0; step < 60; ++step) failed = failed || !stepper.Step().summary.IsSolved();
-    CHECK(failed);
+TEST_CASE("explicit stepper: fc-newton holds a resting tower of boxes") {
+  // The first step solves to rounding; the next ones are solved by their warm starts alone
+  // while their FCLib error grows from step to step, until it passes the tolerance and Newton
+  // must polish a start whose J = rho W (every corner sticking) is singular to rounding. KLU
+  // factorizes it without a zero pivot; its direction, rounding noise times 1e16 in W's null
+  // space, decreased no merit (79 of these 100 steps failed from step 20), so such a
+  // factorization is taken as singular and J + eps I solved instead (FrictionNewton).
+  for (const int boxes : {3, 5}) {
+    CAPTURE(boxes);
+    std::vector<Body> bodies = {GroundPlane()};
+    for (int i = 0; i < boxes; ++i) {
+      bodies.push_back(UnitBox("box" + std::to_string(i), Eigen::Vector3d(0, 0, 0.5 + i)));
+    }
+    ExplicitStepperOptions options;
+    options.h = 0.01;
+    options.solver = "fc-newton";
+    ExplicitStepper stepper(bodies, HalfFriction(), options);
+    for (int step = 1; step <= 200; ++step) {
+      CAPTURE(step);
+      const StepRecord& record = stepper.Step();
+      CAPTURE(record.summary.message);
+      REQUIRE(record.summary.IsSolved());
+    }
+    for (int i = 0; i < boxes; ++i) {
+      const RigidBodyState& state = stepper.bodies()[i + 1].state;
+      CHECK((state.position - Eigen::Vector3d(0, 0, 0.5 + i)).norm() <= 1e-6);
+    }
   }
-  std::cout << "expected failure: fc-newton on the explicit stepper's sliding box: W of four "
-               "coplanar contacts is singular and the Alart-Curnier line search stalls\n";
-}
-
-TEST_CASE(
-    "explicit stepper: fc-newton alone fails a resting tower once its warm start drifts "
-    "(expected)") {
-  // Three unit boxes at rest, at the stepper's default tolerance. The first step is solved to
-  // rounding; the next ones by their warm starts alone, whose FCLib error grows from step to
-  // step (the impulses are reused as the state moves) until it passes the tolerance. From there
-  // the Alart-Curnier line search finds no decrease: the face contacts make W singular, and the
-  // direction KLU gives for the singular Newton matrix goes nowhere. nsgs-velocity,
-  // fc-newton-fb, the proximal solvers and auto hold the same tower.
-  std::vector<Body> bodies = {GroundPlane()};
-  for (int i = 0; i < 3; ++i) {
-    bodies.push_back(UnitBox("box" + std::to_string(i), Eigen::Vector3d(0, 0, 0.5 + i)));
-  }
-  ExplicitStepperOptions options;
-  options.h = 0.01;
-  options.solver = "fc-newton";
-  ExplicitStepper stepper(bodies, HalfFriction(), options);
-  int first_failed = 0, failed = 0;
-  for (int step = 1; step <= 100; ++step) {
-    if (stepper.Step().summary.IsSolved()) continue;
-    ++failed;
-    if (first_failed == 0) first_failed = step;
-  }
-  CHECK(first_failed > 1);
-  CHECK(failed > 0);
-  std::cout << "expected failure: fc-newton on a resting tower of three boxes: " << failed
-            << " of 100 steps fail from step " << first_failed
-            << ", where the warm start's drift passes the tolerance (singular W)\n";
 }
 
 TEST_CASE("explicit stepper: a dropped box lands without penetration and comes to rest") {
