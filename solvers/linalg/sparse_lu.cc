@@ -61,6 +61,19 @@ void KluLu::factorize(const Eigen::SparseMatrix<double>& A) {
       (impl_->numeric && impl_->common.status == KLU_OK) ? Eigen::Success : Eigen::NumericalIssue;
 }
 
+void KluLu::refactorize(const Eigen::SparseMatrix<double>& A) {
+  const internal::SuiteSparseBlockCache::Scope scope(&impl_->cache);
+  if (info_ != Eigen::Success || !impl_->numeric || A.rows() != impl_->n ||
+      A.nonZeros() != impl_->nnz || !A.isCompressed()) {
+    info_ = Eigen::InvalidInput;
+    return;
+  }
+  const int ok = klu_refactor(
+      const_cast<int*>(A.outerIndexPtr()), const_cast<int*>(A.innerIndexPtr()),
+      const_cast<double*>(A.valuePtr()), impl_->symbolic, impl_->numeric, &impl_->common);
+  info_ = (ok && impl_->common.status == KLU_OK) ? Eigen::Success : Eigen::NumericalIssue;
+}
+
 Eigen::VectorXd KluLu::solve(const Eigen::VectorXd& b) const {
   Eigen::VectorXd x = b;
   solveInPlace(&x);
@@ -74,6 +87,10 @@ void KluLu::solveInPlace(Eigen::VectorXd* x) const {
   }
   const internal::SuiteSparseBlockCache::Scope scope(&impl_->cache);
   klu_solve(impl_->symbolic, impl_->numeric, impl_->n, 1, x->data(), &impl_->common);
+}
+
+double KluLu::predicted_fill() const {
+  return impl_->symbolic ? impl_->symbolic->lnz + impl_->symbolic->unz : 0.0;
 }
 
 double KluLu::rcond() const {

@@ -21,6 +21,12 @@ class KluLu {
 
   void analyzePattern(const Eigen::SparseMatrix<double>& A);
   void factorize(const Eigen::SparseMatrix<double>& A);
+  // A with the last successful factorization's pivot order (KLU's klu_refactor: no pivot
+  // search, about two thirds of factorize()'s work on the friction Newton matrices). Nothing
+  // checks that those pivots suit A: a tiny pivot gives a poor solve with info() Success, so
+  // the caller checks its solution (a backward error). InvalidInput without such a
+  // factorization or for another pattern.
+  void refactorize(const Eigen::SparseMatrix<double>& A);
   void compute(const Eigen::SparseMatrix<double>& A) {
     analyzePattern(A);
     if (info_ == Eigen::Success) factorize(A);
@@ -31,6 +37,9 @@ class KluLu {
   Eigen::VectorXd solve(const Eigen::VectorXd& b) const;
   // The same in place: *x holds b on entry (no allocation).
   void solveInPlace(Eigen::VectorXd* x) const;
+  // The nonzeros of L and U that the analysis predicts (KLU's estimate, before pivoting moves
+  // them; 0 without an analysis).
+  double predicted_fill() const;
   // Reciprocal condition estimate of the last factorization (KLU's rcond: cheap, rough).
   double rcond() const;
 
