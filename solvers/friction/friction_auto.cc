@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <type_traits>
 
 #include "solvers/base/input_error.h"
 #include "solvers/base/internal/seconds.h"
@@ -90,6 +91,12 @@ const FrictionAuto::Summary& FrictionAuto::Solve(const GlobalFrictionContactProb
   const bool at_start = sweeps.IsSolved() && best_ == start_;
   if (!at_start) RecordAttempt("nsgs-velocity", sweeps);
   problem.Reduce(&reduced_);
+  // Cleared on every return below: the pointer lives only as long as this call.
+  struct Clear {
+    const GlobalFrictionContactProblem** global;
+    ~Clear() { *global = nullptr; }
+  } clear{&global_};
+  global_ = &problem;
   if (sweeps.IsSolved()) {
     *r = best_;
     reduced_.Velocity(*r, &u_);
@@ -178,14 +185,21 @@ void FrictionAuto::RunSequence(const FrictionContactProblem& problem, double bes
     // Newton from the best point where it is already close to the tolerance (a polish), else
     // from the start (top of friction_auto.h).
     x = from_start && best_error > kPolishFactor * options_.tolerance ? start_ : best;
-    const FrictionSolverSummary& step = solver.Solve(problem, &x);
-    last_iterations = step.iterations;
-    RecordAttempt(name, step);
-    if (step.natural_residual < best_error) {
-      best_error = step.natural_residual;
-      best = x;
+    const auto record = [&](const FrictionSolverSummary& step) {
+      last_iterations = step.iterations;
+      RecordAttempt(name, step);
+      if (step.natural_residual < best_error) {
+        best_error = step.natural_residual;
+        best = x;
+      }
+      return step.IsSolved();
+    };
+    using Solver = std::decay_t<decltype(solver)>;
+    if constexpr (std::is_same_v<Solver, FrictionNewton> ||
+                  std::is_same_v<Solver, FrictionProximalPoint>) {
+      if (global_ != nullptr) return record(solver.Solve(*global_, problem, &x));
     }
-    return step.IsSolved();
+    return record(solver.Solve(problem, &x));
   };
   using Ordering = NonsmoothGaussSeidel::Ordering;
   using Function = FrictionNewton::Function;

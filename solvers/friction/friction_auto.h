@@ -105,6 +105,9 @@ class FrictionAuto {
   Eigen::VectorXd best_, x_, u_, start_, velocity_best_, kept_;
   bool newton_from_start_ = false;  // attempt 2's start and budget (above)
   FrictionContactProblem reduced_;  // a global problem's local form
+  // The global problem being solved (during Solve(GlobalFrictionContactProblem)): the Newton and
+  // proximal attempts take their directions through it (FrictionNewton::Solve(global, local, r)).
+  const GlobalFrictionContactProblem* global_ = nullptr;
   NonsmoothGaussSeidel nsgs_;
   VelocityGaussSeidel velocity_;
   FrictionNewton newton_;

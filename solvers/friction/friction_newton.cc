@@ -13,6 +13,31 @@
 #include "solvers/friction/internal/friction_functions.h"
 
 namespace ncpkit {
+namespace internal {
+
+// A linear system whose solution's first m entries are the Newton direction: J itself, or
+// the global form's K (FrictionNewton::Solve with a GlobalFrictionContactProblem).
+struct FrictionNewtonSystem {
+  Eigen::SparseMatrix<double> matrix;
+  std::vector<int> shift_positions;  // the direction's m diagonal entries (J + eps I)
+  KluLu lu;
+  // True where the last direction came from this matrix's factorization without a shift: the
+  // next iteration refactorizes with its pivots. J only: K's backward error, measured in K's
+  // scale, let through directions that were poor in J's (on 32 islands of the 200-box pile,
+  // K refactorized so solved 18, afresh 21, as many as J).
+  bool has_pivots = false;
+  // True for K: its pivots' spread (KLU's rcond) says nothing of J's — eliminating a sticking
+  // contact's unknowns pivots on A's entries of order of the FB smoothing, and then on their
+  // Schur complement's of the inverse order (on an island of the 200-box pile K's rcond fell to
+  // 1e-15 where J's stood near 1e-10). Its solution is judged instead by how far it amplifies
+  // the right-hand side (SolveSystem).
+  bool judge_by_solution = false;
+  double jacobian_scale = 1.0;  // the largest |J_ii|, set before each solve
+  Eigen::VectorXd rhs, solution, product, diagonal;
+};
+
+}  // namespace internal
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -79,6 +104,53 @@ void ContactFunction(FrictionNewton::Function function, double mu, double rho,
   }
 }
 
+// A factorization whose pivots span more than this (KLU's rcond, the smallest |U_ii| over the
+// largest) is of a J singular to rounding: J = rho W on a face's sticking corners, whose W has
+// the bodies' rank. KLU then divides by a pivot of rounding noise, and the direction carries
+// that noise times 1e16 in W's null space (impulses the corners trade without effect), which
+// leaves the cones: on a resting tower of boxes no step along it decreased the merit.
+constexpr double kSingularRcond = 1e-14;
+
+// The largest normwise backward error |K x - b|_1 / (|K|_1 |x|_1 + |b|_1) of a solution found
+// with an earlier iteration's pivots; above it those pivots no longer suit the matrix.
+constexpr double kRefactorBackwardError = 1e-12;
+
+// s->solution = s->matrix^-1 s->rhs by a fresh factorization (refactorize: with the pivots of
+// the last one). True where the matrix is not singular to rounding, the solution is finite and,
+// for a refactorization, its backward error is within kRefactorBackwardError.
+bool SolveSystem(internal::FrictionNewtonSystem* s, bool refactorize) {
+  if (refactorize) {
+    s->lu.refactorize(s->matrix);
+  } else {
+    s->lu.factorize(s->matrix);
+  }
+  if (s->lu.info() != Eigen::Success) return false;
+  if (!s->judge_by_solution && !(s->lu.rcond() >= kSingularRcond)) return false;
+  s->solution = s->rhs;
+  s->lu.solveInPlace(&s->solution);
+  if (!s->solution.allFinite()) return false;
+  if (s->judge_by_solution) {
+    // J d = -Phi with J singular to rounding gives |d| near |Phi| / (1e-16 |J|); a regular J,
+    // at most its condition number times |Phi| / |J|.
+    const int m = static_cast<int>(s->shift_positions.size());
+    const double direction = s->solution.head(m).lpNorm<Eigen::Infinity>();
+    const double rhs = s->rhs.head(m).lpNorm<Eigen::Infinity>();
+    if (!(kSingularRcond * direction * s->jacobian_scale <= rhs)) return false;
+  }
+  if (!refactorize) return true;
+  s->product.noalias() = s->matrix * s->solution;
+  s->product -= s->rhs;
+  double norm = 0.0;  // |K|_1, the largest column sum
+  const int* outer = s->matrix.outerIndexPtr();
+  for (int j = 0; j < s->matrix.outerSize(); ++j) {
+    double column = 0.0;
+    for (int k = outer[j]; k < outer[j + 1]; ++k) column += std::abs(s->matrix.valuePtr()[k]);
+    norm = std::max(norm, column);
+  }
+  const double scale = norm * s->solution.lpNorm<1>() + s->rhs.lpNorm<1>();
+  return s->product.lpNorm<1>() <= kRefactorBackwardError * scale;
+}
+
 }  // namespace
 
 struct FrictionNewton::Workspace {
@@ -95,10 +167,19 @@ struct FrictionNewton::Workspace {
   // factorization's analysis.
   std::vector<int> pattern_outer, pattern_inner, nonzero_block, nonzero_entry;
   Eigen::VectorXd rho;
-  Eigen::SparseMatrix<double> J;
   std::vector<Eigen::Matrix3d> A, B;
-  KluLu lu;
-  Eigen::VectorXd u, phi, direction, trial, trial_u, trial_phi, best, diagonal;
+  internal::FrictionNewtonSystem local;   // J = A + B W (+ sigma B on the diagonal blocks)
+  internal::FrictionNewtonSystem global;  // K, with the global form's pieces
+  Eigen::SparseMatrix<double>& J = local.matrix;
+  // K's value of each entry in AnalyzeGlobal's order: per contact its 9 entries of A + sigma
+  // B; per piece of H its 3 b entries of B_a H_p^T and b 3 of -H_p; per block its b b of M_k.
+  std::vector<int> global_positions, piece_base, mass_base;
+  // K's scaling (AnalyzeGlobal): y = D^-1 t y~ and its rows times D^-1 / t, D = diag(M)^1/2.
+  Eigen::VectorXd inverse_root_mass;  // D^-1 per degree of freedom
+  double velocity_scale = 1.0;        // t
+  Eigen::VectorXd jacobian_diagonal;  // J's diagonal, whichever system is solved
+  Eigen::VectorXd u, phi, direction, trial, trial_u, trial_phi, best;
+  FrictionContactProblem reduced;  // Solve(global, r)'s local form
   // The merits of the last nonmonotone_memory iterates, oldest first.
   std::vector<double> merits;
 };
@@ -115,6 +196,10 @@ bool FrictionNewton::Options::IsValid(std::string* why) const {
                "must be positive and finite")
       .Require(nonmonotone_memory >= 1, "nonmonotone_memory", nonmonotone_memory, "must be >= 1")
       .Require(time_limit_seconds >= 0.0, "time_limit_seconds", time_limit_seconds, "must be >= 0")
+      .Require(global_form_contacts >= 0, "global_form_contacts", global_form_contacts,
+               "must be >= 0")
+      .Require(global_form_fill >= 0.0 && std::isfinite(global_form_fill), "global_form_fill",
+               global_form_fill, "must be >= 0 and finite")
       .Done(why);
 }
 
@@ -206,7 +291,11 @@ void FrictionNewton::Analyze(const FrictionContactProblem& problem) {
   }
   w.A.resize(nc);
   w.B.resize(nc);
-  w.lu.analyzePattern(w.J);
+  w.local.shift_positions.resize(3 * nc);
+  for (int i = 0; i < 3 * nc; ++i) {
+    w.local.shift_positions[i] = w.blocks[w.diagonal_block[i / 3]].positions[4 * (i % 3)];
+  }
+  w.local.lu.analyzePattern(w.J);
   w.pattern_outer.assign(W.outerIndexPtr(), W.outerIndexPtr() + W.outerSize() + 1);
   w.pattern_inner.assign(W.innerIndexPtr(), W.innerIndexPtr() + W.nonZeros());
 }
@@ -244,6 +333,18 @@ void FrictionNewton::AssembleJacobian(const FrictionContactProblem& problem,
     ContactFunction(options_.function, problem.mu()[a], w.rho[a], r.segment<3>(3 * a),
                     u.segment<3>(3 * a), smoothing, &value, &w.A[a], &w.B[a]);
   }
+  w.jacobian_diagonal.resize(problem.size());
+  for (int a = 0; a < problem.num_contacts(); ++a) {
+    const Eigen::Matrix3d& Waa = w.blocks[w.diagonal_block[a]].W;
+    for (int i = 0; i < 3; ++i) {
+      w.jacobian_diagonal[3 * a + i] =
+          w.A[a](i, i) + sigma_ * w.B[a](i, i) + w.B[a].row(i).dot(Waa.col(i));
+    }
+  }
+  if (use_global_) {
+    FillGlobal();  // J is not formed
+    return;
+  }
   double* values = w.J.valuePtr();
   for (const Workspace::Block& block : w.blocks) {
     Eigen::Matrix3d value = w.B[block.a] * block.W;
@@ -253,58 +354,180 @@ void FrictionNewton::AssembleJacobian(const FrictionContactProblem& problem,
   }
 }
 
+// K's pattern, with each entry's place in its values (the triplets carry their own index).
+void FrictionNewton::AnalyzeGlobal(const GlobalFrictionContactProblem& global) {
+  Workspace& w = *work_;
+  const int nc = global.num_contacts(), m = global.size();
+  const int pieces = global.piece_begin(nc), blocks = global.num_blocks();
+  std::vector<Eigen::Triplet<double>> triplets;
+  const auto add = [&triplets](int row, int column) {
+    triplets.emplace_back(row, column, static_cast<double>(triplets.size() + 1));
+  };
+  for (int a = 0; a < nc; ++a) {
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) add(3 * a + i, 3 * a + j);
+  }
+  w.piece_base.resize(pieces);
+  for (int a = 0; a < nc; ++a) {
+    for (int p = global.piece_begin(a); p < global.piece_begin(a + 1); ++p) {
+      const int k = global.piece_block(p), b = global.block_size(k);
+      const int rows = m + global.block_offset(k);
+      w.piece_base[p] = static_cast<int>(triplets.size());
+      for (int i = 0; i < 3; ++i)
+        for (int c = 0; c < b; ++c) add(3 * a + i, rows + c);  // B_a H_p^T
+      for (int c = 0; c < b; ++c)
+        for (int j = 0; j < 3; ++j) add(rows + c, 3 * a + j);  // -H_p
+    }
+  }
+  w.mass_base.resize(blocks);
+  for (int k = 0; k < blocks; ++k) {
+    const int b = global.block_size(k), rows = m + global.block_offset(k);
+    w.mass_base[k] = static_cast<int>(triplets.size());
+    for (int c = 0; c < b; ++c)
+      for (int r = 0; r < b; ++r) add(rows + r, rows + c);
+  }
+  internal::FrictionNewtonSystem& K = w.global;
+  const int n = m + global.num_dofs();
+  K.matrix.resize(n, n);
+  K.matrix.setFromTriplets(triplets.begin(), triplets.end());
+  K.matrix.makeCompressed();
+  w.global_positions.resize(triplets.size());
+  for (int k = 0; k < static_cast<int>(K.matrix.nonZeros()); ++k) {
+    w.global_positions[static_cast<size_t>(K.matrix.valuePtr()[k]) - 1] = k;
+  }
+  K.shift_positions.resize(m);
+  for (int i = 0; i < m; ++i) K.shift_positions[i] = w.global_positions[9 * (i / 3) + 4 * (i % 3)];
+  K.lu.analyzePattern(K.matrix);
+  K.has_pivots = false;
+  K.judge_by_solution = true;
+  // With y scaled so, K's entries are of one order — B H^T y of the rho-scaled B W d, H d of
+  // M y — and KLU's rcond (its pivots' spread) judges K as it judges J: unscaled, K's masses
+  // against A's entries took it below kSingularRcond where J's stood near 1e-10 (an island of
+  // the 200-box pile).
+  w.inverse_root_mass.resize(global.num_dofs());
+  for (int k = 0; k < blocks; ++k) {
+    const int b = global.block_size(k);
+    for (int r = 0; r < b; ++r) {
+      w.inverse_root_mass[global.block_offset(k) + r] =
+          1.0 / std::sqrt(global.mass_data(k)[r * b + r]);
+    }
+  }
+  double largest_diagonal = 0.0;  // of W, the mean of 1 / rho
+  for (int a = 0; a < nc; ++a) largest_diagonal += 1.0 / w.rho[a];
+  w.velocity_scale = nc > 0 ? std::sqrt(largest_diagonal / nc) : 1.0;
+}
+
+// K's values at the iterate: A + sigma B from AssembleJacobian, H and M from the global form.
+void FrictionNewton::FillGlobal() {
+  Workspace& w = *work_;
+  const GlobalFrictionContactProblem& global = *global_;
+  const int nc = global.num_contacts();
+  double* values = w.global.matrix.valuePtr();
+  const int* position = w.global_positions.data();
+  for (int a = 0; a < nc; ++a) {
+    const Eigen::Matrix3d diagonal = w.A[a] + sigma_ * w.B[a];
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) values[position[9 * a + 3 * i + j]] = diagonal(i, j);
+    for (int p = global.piece_begin(a); p < global.piece_begin(a + 1); ++p) {
+      const int k = global.piece_block(p), b = global.block_size(k);
+      const Eigen::Map<const Eigen::MatrixXd> H(global.piece_data(p), b, 3);
+      const double* scale = w.inverse_root_mass.data() + global.block_offset(k);
+      const double t = w.velocity_scale;
+      const int* at = position + w.piece_base[p];
+      for (int i = 0; i < 3; ++i)
+        for (int c = 0; c < b; ++c) values[*at++] = t * scale[c] * w.B[a].row(i).dot(H.row(c));
+      for (int c = 0; c < b; ++c)
+        for (int j = 0; j < 3; ++j) values[*at++] = -scale[c] / t * H(c, j);
+    }
+  }
+  for (int k = 0; k < global.num_blocks(); ++k) {
+    const int b = global.block_size(k);
+    const double* mass = global.mass_data(k);
+    const double* scale = w.inverse_root_mass.data() + global.block_offset(k);
+    const int* at = position + w.mass_base[k];
+    for (int c = 0; c < b; ++c)
+      for (int r = 0; r < b; ++r) values[at[c * b + r]] = scale[r] * mass[c * b + r] * scale[c];
+  }
+}
+
 const FrictionNewton::Summary& FrictionNewton::Solve(const FrictionContactProblem& problem,
                                                      Eigen::VectorXd* r) {
   static const Eigen::VectorXd kNoCenter;
   return SolveShifted(problem, 0.0, kNoCenter, r);
 }
 
-// A factorization whose pivots span more than this (KLU's rcond, the smallest |U_ii| over the
-// largest) is of a J singular to rounding: J = rho W on a face's sticking corners, whose W has
-// the bodies' rank. KLU then divides by a pivot of rounding noise, and the direction carries
-// that noise times 1e16 in W's null space (impulses the corners trade without effect), which
-// leaves the cones: on a resting tower of boxes no step along it decreased the merit.
-constexpr double kSingularRcond = 1e-14;
+const FrictionNewton::Summary& FrictionNewton::Solve(const GlobalFrictionContactProblem& global,
+                                                     const FrictionContactProblem& local,
+                                                     Eigen::VectorXd* r) {
+  static const Eigen::VectorXd kNoCenter;
+  return SolveShifted(global, local, 0.0, kNoCenter, r);
+}
 
-// J d = -Phi into the workspace's direction; where J is singular (or singular to rounding,
-// kSingularRcond), (J + eps I) d = -Phi with eps growing until it is not. False, with why in
-// *stop, when no eps up to 1e3 x the diagonal helps.
+const FrictionNewton::Summary& FrictionNewton::SolveShifted(
+    const GlobalFrictionContactProblem& global, const FrictionContactProblem& local, double sigma,
+    const Eigen::VectorXd& center, Eigen::VectorXd* r) {
+  if (global.size() != local.size()) {
+    ResetSummaryKeepingStorage(&summary_);
+    summary_.status = Status::InvalidInput;
+    summary_.message = "the global form has " + std::to_string(global.size()) +
+                       " unknowns and the local form " + std::to_string(local.size());
+    return summary_;
+  }
+  global_ = &global;
+  SolveShifted(local, sigma, center, r);
+  global_ = nullptr;
+  return summary_;
+}
+
+const FrictionNewton::Summary& FrictionNewton::Solve(const GlobalFrictionContactProblem& problem,
+                                                     Eigen::VectorXd* r) {
+  problem.Reduce(&work_->reduced);
+  return Solve(problem, work_->reduced, r);
+}
+
+// J d = -Phi into the workspace's direction, from J or, with the global form at hand, from K;
+// where the matrix is singular (or singular to rounding, kSingularRcond), (J + eps I) d = -Phi
+// with eps growing until it is not. False, with why in *stop, when no eps up to 1e3 x J's
+// diagonal helps.
 bool FrictionNewton::NewtonDirection(Summary* summary, std::string* stop) {
   Workspace& w = *work_;
-  w.lu.factorize(w.J);
-  ++summary->factorizations;
-  bool solved = w.lu.info() == Eigen::Success && !(w.lu.rcond() < kSingularRcond);
-  if (solved) {
-    w.direction = -w.phi;
-    w.lu.solveInPlace(&w.direction);
-    solved = w.direction.allFinite();
-  }
-  if (solved) return true;
-  ++summary->regularized_steps;
+  internal::FrictionNewtonSystem& s = use_global_ ? w.global : w.local;
   const int m = static_cast<int>(w.phi.size());
-  w.diagonal.resize(m);
-  double scale = 0.0;
-  for (int i = 0; i < m; ++i) {
-    const int block = w.diagonal_block[i / 3];
-    w.diagonal[i] = w.J.valuePtr()[w.blocks[block].positions[4 * (i % 3)]];
-    scale = std::max(scale, std::abs(w.diagonal[i]));
-  }
-  for (double eps = 1e-10 * std::max(scale, 1.0); !solved && eps < 1e3 * std::max(scale, 1.0);
-       eps *= 100.0) {
-    for (int i = 0; i < m; ++i) {
-      const int block = w.diagonal_block[i / 3];
-      w.J.valuePtr()[w.blocks[block].positions[4 * (i % 3)]] = w.diagonal[i] + eps;
-    }
-    w.lu.factorize(w.J);
+  s.rhs.setZero(s.matrix.rows());
+  s.rhs.head(m) = -w.phi;
+  s.jacobian_scale = std::max(w.jacobian_diagonal.cwiseAbs().maxCoeff(), 1.0);
+  // A refactorization first where the last direction came from the unshifted matrix; where J
+  // was singular, the next J likely is too (a face's sticking corners under fc-newton), and its
+  // fresh factorization comes first, as it would without the kept pivots.
+  bool solved = s.has_pivots && SolveSystem(&s, true);
+  if (s.has_pivots) ++summary->factorizations;
+  if (!solved) {
     ++summary->factorizations;
-    if (w.lu.info() != Eigen::Success) continue;
-    w.direction = -w.phi;
-    w.lu.solveInPlace(&w.direction);
-    solved = w.direction.allFinite();
+    solved = SolveSystem(&s, false);
   }
-  if (solved) return true;
+  s.has_pivots = solved && !s.judge_by_solution;
+  if (!solved) {
+    ++summary->regularized_steps;
+    s.diagonal.resize(m);
+    double* values = s.matrix.valuePtr();
+    for (int i = 0; i < m; ++i) s.diagonal[i] = values[s.shift_positions[i]];
+    const double scale = s.jacobian_scale;
+    for (double eps = 1e-10 * scale; !solved && eps < 1e3 * scale; eps *= 100.0) {
+      for (int i = 0; i < m; ++i) values[s.shift_positions[i]] = s.diagonal[i] + eps;
+      s.lu.factorize(s.matrix);
+      ++summary->factorizations;
+      if (s.lu.info() != Eigen::Success) continue;
+      s.solution = s.rhs;
+      s.lu.solveInPlace(&s.solution);
+      solved = s.solution.allFinite();
+    }
+  }
+  if (solved) {
+    w.direction = s.solution.head(m);
+    return true;
+  }
   const bool finite =
-      Eigen::Map<const Eigen::VectorXd>(w.J.valuePtr(), w.J.nonZeros()).allFinite() &&
+      Eigen::Map<const Eigen::VectorXd>(s.matrix.valuePtr(), s.matrix.nonZeros()).allFinite() &&
       w.phi.allFinite();
   *stop = finite ? "the Newton matrix stays singular with a regularization up to 1e3 x its "
                    "diagonal"
@@ -375,6 +598,13 @@ const FrictionNewton::Summary& FrictionNewton::SolveShifted(const FrictionContac
   const int m = problem.size();
   if (!(options_.warm_start && r->size() == m && r->allFinite())) r->setZero(m);
   Prepare(problem);
+  use_global_ = false;  // K where its LU promises less fill than J's (Options)
+  if (global_ != nullptr && problem.num_contacts() >= options_.global_form_contacts) {
+    AnalyzeGlobal(*global_);
+    use_global_ =
+        w.local.lu.predicted_fill() >= options_.global_form_fill * w.global.lu.predicted_fill();
+  }
+  w.local.has_pivots = false;  // a solve chooses its own pivots: a restored run repeats its solves
   // The error of the (shifted) problem at r, with u from Evaluate.
   const auto error_at = [&](const Eigen::VectorXd& x, const Eigen::VectorXd& u) {
     return ComputeFrictionErrors(problem, x, u).fclib;
@@ -452,6 +682,24 @@ bool FrictionProximalPoint::Options::IsValid(std::string* why) const {
       .Done(why);
 }
 
+FrictionProximalPoint::Summary FrictionProximalPoint::Solve(
+    const GlobalFrictionContactProblem& global, const FrictionContactProblem& local,
+    Eigen::VectorXd* r) {
+  if (global.size() != local.size()) {
+    Summary summary;
+    summary.solver = options_.function == FrictionNewton::Function::AlartCurnier ? "fc-proximal"
+                                                                                 : "fc-proximal-fb";
+    summary.status = Status::InvalidInput;
+    summary.message = "the global form has " + std::to_string(global.size()) +
+                      " unknowns and the local form " + std::to_string(local.size());
+    return summary;
+  }
+  global_ = &global;
+  Summary summary = Solve(local, r);
+  global_ = nullptr;
+  return summary;
+}
+
 FrictionProximalPoint::Summary FrictionProximalPoint::Solve(const FrictionContactProblem& problem,
                                                             Eigen::VectorXd* r) {
   const auto start = Clock::now();
@@ -497,7 +745,9 @@ FrictionProximalPoint::Summary FrictionProximalPoint::Solve(const FrictionContac
         options_.sigma_scale * adapt * mean_diagonal * std::min(1.0, std::sqrt(error));
     inner.tolerance = std::max(0.1 * options_.tolerance, 0.1 * error);
     center_ = *r;
-    const FrictionNewton::Summary& step = newton_.SolveShifted(problem, sigma, center_, r);
+    const FrictionNewton::Summary& step =
+        global_ != nullptr ? newton_.SolveShifted(*global_, problem, sigma, center_, r)
+                           : newton_.SolveShifted(problem, sigma, center_, r);
     inner_total += step.iterations;
     summary.factorizations += step.factorizations;
     const bool at_cap = adapt == kAdaptCap;

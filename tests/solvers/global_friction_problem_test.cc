@@ -758,5 +758,103 @@ TEST_CASE("auto on the global form: nsgs-velocity first, the local-form sequence
   CHECK(summary.message == second.message);
 }
 
+// FrictionNewton on `problem` in its local form, and through the bodies (global_form_contacts 0
+// and global_form_fill 0: K for every direction).
+struct BothForms {
+  FrictionNewton::Summary local, global;
+  Eigen::VectorXd r_local, r_global;
+};
+
+BothForms SolveBothForms(const GlobalFrictionContactProblem& problem,
+                         FrictionNewton::Function function, double tolerance) {
+  FrictionContactProblem local;
+  problem.Reduce(&local);
+  BothForms out;
+  FrictionNewton newton;
+  newton.mutable_options().function = function;
+  newton.mutable_options().tolerance = tolerance;
+  out.local = newton.Solve(local, &out.r_local);
+  newton.mutable_options().global_form_contacts = 0;
+  newton.mutable_options().global_form_fill = 0.0;
+  out.global = newton.Solve(problem, local, &out.r_global);
+  return out;
+}
+
+TEST_CASE("fc-newton through the bodies: the local solve's iterations, without forming J") {
+  // The directions solve the same equations another way, so the iterations agree until rounding
+  // tips a line search; the solutions, where unique, agree to the tolerance.
+  int regular = 0, same_iterations = 0;
+  for (const auto function :
+       {FrictionNewton::Function::AlartCurnier, FrictionNewton::Function::FischerBurmeister}) {
+    for (unsigned seed = 1; seed <= 12; ++seed) {
+      CAPTURE(seed);
+      CAPTURE(static_cast<int>(function));
+      // 30 contacts on 12 bodies (W regular) and 40 on 6 (W of rank 36 in 120 rows).
+      for (const int bodies : {12, 6}) {
+        CAPTURE(bodies);
+        const GlobalFrictionContactProblem problem =
+            test::Make(test::MakeScene(bodies == 12 ? 30 : 40, bodies, 0.4, seed));
+        const BothForms both = SolveBothForms(problem, function, 1e-10);
+        CHECK((both.global.IsSolved() || !both.local.IsSolved()));
+        if (!both.global.IsSolved()) continue;
+        CHECK(ComputeFrictionErrors(problem, both.r_global).fclib <= 1e-10);
+        if (bodies == 12 && both.local.IsSolved()) {
+          ++regular;
+          same_iterations += both.global.iterations == both.local.iterations ? 1 : 0;
+          CHECK((both.r_global - both.r_local).norm() <= 1e-8 * (1.0 + both.r_local.norm()));
+        }
+      }
+    }
+  }
+  CHECK(regular >= 20);
+  CHECK(same_iterations >= regular - 2);
+}
+
+TEST_CASE("fc-newton through the bodies: boxes on four corners, where J is singular") {
+  // Sticking corners make J = rho W, of the bodies' rank: the directions come from K + eps I.
+  int regularized = 0;
+  ForEachBoxColumn(
+      3, [&](const GlobalFrictionContactProblem& problem, const FrictionContactProblem&, double) {
+        for (const auto function : {FrictionNewton::Function::AlartCurnier,
+                                    FrictionNewton::Function::FischerBurmeister}) {
+          const BothForms both = SolveBothForms(problem, function, 1e-8);
+          CHECK(both.local.IsSolved());
+          CHECK(both.global.IsSolved());
+          CHECK(ComputeFrictionErrors(problem, both.r_global).fclib <= 1e-8);
+          regularized += both.global.regularized_steps;
+        }
+      });
+  CHECK(regularized > 0);  // the singular case was met
+}
+
+TEST_CASE("fc-newton through the bodies: mismatched forms and options are refused") {
+  const GlobalFrictionContactProblem problem = test::Make(test::MakeScene(10, 4, 0.4, 5));
+  const GlobalFrictionContactProblem other = test::Make(test::MakeScene(11, 4, 0.4, 5));
+  FrictionContactProblem local;
+  other.Reduce(&local);
+  FrictionNewton newton;
+  Eigen::VectorXd r;
+  CHECK(newton.Solve(problem, local, &r).status == Status::InvalidInput);
+  FrictionProximalPoint proximal;
+  CHECK(proximal.Solve(problem, local, &r).status == Status::InvalidInput);
+  newton.mutable_options().global_form_contacts = -1;
+  std::string why;
+  CHECK_FALSE(newton.options().IsValid(&why));
+  CHECK(why.find("global_form_contacts") != std::string::npos);
+  newton.mutable_options().global_form_contacts = 0;
+  newton.mutable_options().global_form_fill = std::nan("");
+  CHECK_FALSE(newton.options().IsValid(&why));
+  // The global problem alone (reduced inside) is solved, and the proximal method through it.
+  newton.mutable_options().global_form_fill = 0.0;
+  newton.mutable_options().tolerance = 1e-10;
+  CHECK(newton.Solve(problem, &r).IsSolved());
+  CHECK(ComputeFrictionErrors(problem, r).fclib <= 1e-10);
+  problem.Reduce(&local);
+  proximal.mutable_options().tolerance = 1e-10;
+  r.resize(0);
+  CHECK(proximal.Solve(problem, local, &r).IsSolved());
+  CHECK(ComputeFrictionErrors(problem, r).fclib <= 1e-10);
+}
+
 }  // namespace
 }  // namespace ncpkit
