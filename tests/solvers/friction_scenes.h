@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "solvers/friction/global_friction_problem.h"
@@ -79,6 +80,7 @@ inline Eigen::Matrix<double, 6, 3> VerticalContactRows(const Eigen::Vector3d& ce
 // bottom box (highest first, as the explicit stepper orders them), with gravity and a
 // horizontal push on the top box, `push` times what friction can hold.
 inline GlobalFrictionContactProblem BoxColumn(int count, unsigned seed, double push) {
+  if (count < 1 || count > 2) throw std::invalid_argument("BoxColumn: count must be 1 or 2");
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   const double h = 0.01, g = 9.81, mu = 0.5;

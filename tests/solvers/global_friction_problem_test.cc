@@ -814,7 +814,7 @@ TEST_CASE("fc-newton through the bodies: boxes on four corners, where J is singu
   // Sticking corners make J = rho W, of the bodies' rank: the directions come from K + eps I.
   int regularized = 0;
   ForEachBoxColumn(
-      3, [&](const GlobalFrictionContactProblem& problem, const FrictionContactProblem&, double) {
+      2, [&](const GlobalFrictionContactProblem& problem, const FrictionContactProblem&, double) {
         for (const auto function : {FrictionNewton::Function::AlartCurnier,
                                     FrictionNewton::Function::FischerBurmeister}) {
           const BothForms both = SolveBothForms(problem, function, 1e-8);
