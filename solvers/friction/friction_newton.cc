@@ -401,9 +401,8 @@ void FrictionNewton::AnalyzeGlobal(const GlobalFrictionContactProblem& global) {
   K.has_pivots = false;
   K.judge_by_solution = true;
   // With y scaled so, K's entries are of one order — B H^T y of the rho-scaled B W d, H d of
-  // M y — and KLU's rcond (its pivots' spread) judges K as it judges J: unscaled, K's masses
-  // against A's entries took it below kSingularRcond where J's stood near 1e-10 (an island of
-  // the 200-box pile).
+  // M y — for KLU's threshold pivoting. The scaling does not make K's rcond a measure of J's
+  // (it stayed near 1e-15 where J's stood near 1e-10): SolveSystem judges K by its direction.
   w.inverse_root_mass.resize(global.num_dofs());
   for (int k = 0; k < blocks; ++k) {
     const int b = global.block_size(k);
