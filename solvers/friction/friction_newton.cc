@@ -206,7 +206,8 @@ bool FrictionNewton::Options::IsValid(std::string* why) const {
 std::string FrictionNewton::Summary::FullReport() const {
   std::ostringstream os;
   os << FrictionSolverSummary::FullReport() << "line search fails " << line_search_failures
-     << "\nregularized steps " << regularized_steps << "\n";
+     << "\nregularized steps " << regularized_steps << "\ndirections through the bodies "
+     << (global_form ? "yes" : "no") << "\n";
   return os.str();
 }
 
@@ -602,6 +603,7 @@ const FrictionNewton::Summary& FrictionNewton::SolveShifted(const FrictionContac
     AnalyzeGlobal(*global_);
     use_global_ =
         w.local.lu.predicted_fill() >= options_.global_form_fill * w.global.lu.predicted_fill();
+    summary.global_form = use_global_;
   }
   w.local.has_pivots = false;  // a solve chooses its own pivots: a restored run repeats its solves
   // The error of the (shifted) problem at r, with u from Evaluate.

@@ -69,6 +69,7 @@ class FrictionNewton {
   struct Summary : FrictionSolverSummary {
     int line_search_failures = 0;  // iterations whose Armijo search ended at the smallest step
     int regularized_steps = 0;     // iterations that used J + eps I
+    bool global_form = false;      // the directions came from K (Options::global_form_*)
     std::string FullReport() const override;
   };
 

@@ -827,6 +827,66 @@ TEST_CASE("fc-newton through the bodies: boxes on four corners, where J is singu
   CHECK(regularized > 0);  // the singular case was met
 }
 
+// A chain: body k touches body k + 1 (contact k) and nothing else, so W is block tridiagonal
+// and its LU fills no more than K's.
+test::RandomScene ChainScene(int contacts, unsigned seed) {
+  test::RandomScene scene = test::MakeScene(contacts, contacts + 1, 0.4, seed);
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  Eigen::MatrixXd H = Eigen::MatrixXd::Zero(scene.M.rows(), 3 * contacts);
+  for (int a = 0; a < contacts; ++a)
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 6; ++i) {
+        H(6 * a + i, 3 * a + j) = normal(rng);
+        H(6 * (a + 1) + i, 3 * a + j) = -normal(rng);
+      }
+  scene.H = H.sparseView();
+  return scene;
+}
+
+TEST_CASE("fc-newton through the bodies: the default rule takes K where J's LU would fill more") {
+  // 100 contacts among 20 bodies (each body in about 8: W couples most contacts with most; J's
+  // predicted LU fill was 1.5 times K's or more on 11 of these 12 seeds), a chain of 150 (W
+  // block tridiagonal), and 60 contacts (below global_form_contacts).
+  const auto solve = [](const GlobalFrictionContactProblem& problem,
+                        const FrictionNewton::Options& options, Eigen::VectorXd* r) {
+    FrictionContactProblem local;
+    problem.Reduce(&local);
+    FrictionNewton newton(options);
+    return newton.Solve(problem, local, r);
+  };
+  FrictionNewton::Options defaults;
+  defaults.tolerance = 1e-10;
+  int through_k = 0, compared = 0;
+  for (unsigned seed = 1; seed <= 12; ++seed) {
+    CAPTURE(seed);
+    const GlobalFrictionContactProblem dense = test::Make(test::MakeScene(100, 20, 0.4, seed));
+    const GlobalFrictionContactProblem chain = test::Make(ChainScene(150, seed));
+    const GlobalFrictionContactProblem small = test::Make(test::MakeScene(60, 6, 0.4, seed));
+    Eigen::VectorXd r_k, r_j;
+    const FrictionNewton::Summary by_default = solve(dense, defaults, &r_k);
+    through_k += by_default.global_form ? 1 : 0;
+    FrictionNewton::Options only_j = defaults;
+    only_j.global_form_fill = 1e9;  // no LU fills a billion times another's
+    const FrictionNewton::Summary by_j = solve(dense, only_j, &r_j);
+    CHECK_FALSE(by_j.global_form);
+    if (by_default.global_form && by_default.IsSolved() && by_j.IsSolved()) {
+      ++compared;
+      CHECK(ComputeFrictionErrors(dense, r_k).fclib <= 1e-10);
+      CHECK((r_k - r_j).norm() <= 1e-8 * (1.0 + r_j.norm()));
+    }
+    CHECK_FALSE(solve(chain, defaults, &r_j).global_form);
+    FrictionNewton::Options always = defaults;
+    always.global_form_fill = 0.0;
+    CHECK(solve(chain, always, &r_k).global_form);
+    CHECK_FALSE(solve(small, always, &r_k).global_form);
+    always.global_form_contacts = 0;
+    CHECK(solve(small, always, &r_k).global_form);
+  }
+  CHECK(through_k >= 10);
+  CHECK(compared >= 4);
+}
+
 TEST_CASE("fc-newton through the bodies: mismatched forms and options are refused") {
   const GlobalFrictionContactProblem problem = test::Make(test::MakeScene(10, 4, 0.4, 5));
   const GlobalFrictionContactProblem other = test::Make(test::MakeScene(11, 4, 0.4, 5));
