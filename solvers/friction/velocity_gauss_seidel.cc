@@ -29,6 +29,8 @@ bool VelocityGaussSeidel::Options::IsValid(std::string* why) const {
       .Require(relaxation > 0.0 && relaxation < 2.0, "relaxation", relaxation, "must be in (0, 2)")
       .Require(time_limit_seconds >= 0.0, "time_limit_seconds", time_limit_seconds, "must be >= 0")
       .Require(rate_window >= 0, "rate_window", rate_window, "must be >= 0")
+      .Require(anderson_memory >= 0 && anderson_memory <= kMaxAndersonMemory, "anderson_memory",
+               anderson_memory, "must be in [0, 10]")
       .Done(why);
 }
 
@@ -765,6 +767,92 @@ bool VelocityGaussSeidel::MayStickIsland(const GlobalFrictionContactProblem& pro
   return StickIsland(problem, r, errors);
 }
 
+// As NonsmoothGaussSeidel::Accelerate, with v in place of u: v = M^-1 (H r + f) is affine in r,
+// so the combination's v is the same combination of the results' v, and a contact's projection
+// onto its cone moves v by B_a times the projection's change.
+void VelocityGaussSeidel::Accelerate(const GlobalFrictionContactProblem& problem,
+                                     Eigen::VectorXd* r) {
+  const int memory = options_.anderson_memory;
+  anderson_change_ = *r - anderson_before_;
+  const double change_norm = anderson_change_.norm();
+  if (!anderson_started_) {
+    result_differences_.resize(r->size(), memory);
+    change_differences_.resize(r->size(), memory);
+    velocity_differences_.resize(v_.size(), memory);
+    gram_.resize(memory, memory);
+  } else if (!(change_norm <= last_change_norm_)) {
+    anderson_count_ = anderson_next_ = 0;
+  } else {
+    const int k = anderson_next_;
+    result_differences_.col(k) = *r - last_result_;
+    change_differences_.col(k) = anderson_change_ - last_change_;
+    velocity_differences_.col(k) = v_ - last_velocity_;
+    anderson_count_ = std::min(anderson_count_ + 1, memory);
+    for (int j = 0; j < anderson_count_; ++j) {
+      gram_(j, k) = gram_(k, j) = change_differences_.col(j).dot(change_differences_.col(k));
+    }
+    anderson_next_ = (k + 1) % memory;
+  }
+  anderson_started_ = true;
+  last_result_ = *r;
+  last_change_ = anderson_change_;
+  last_velocity_ = v_;
+  last_change_norm_ = change_norm;
+  const int count = anderson_count_;
+  if (count == 0) return;
+  normal_ = gram_.topLeftCorner(count, count);
+  // (A relative shift keeps nearly dependent columns from blowing gamma up.)
+  normal_.diagonal().array() += 1e-12 * normal_.trace() / count;
+  normal_ldlt_.compute(normal_);
+  gamma_.noalias() = change_differences_.leftCols(count).transpose() * anderson_change_;
+  gamma_ = normal_ldlt_.solve(gamma_);
+  if (!gamma_.allFinite()) {
+    anderson_count_ = anderson_next_ = 0;
+    return;
+  }
+  r->noalias() -= result_differences_.leftCols(count) * gamma_;
+  v_.noalias() -= velocity_differences_.leftCols(count) * gamma_;
+  const Eigen::VectorXd& mu = problem.mu();
+  for (int a = 0; a < problem.num_contacts(); ++a) {
+    const Eigen::Vector3d combined = r->segment<3>(3 * a);
+    const Eigen::Vector3d projected = ProjectOntoCone(mu[a], combined);
+    if (projected == combined) continue;
+    r->segment<3>(3 * a) = projected;
+    if (compact_) {
+      if (!ready_[a]) MakeReady(problem, a);
+      ScatterChange<true>(problem, a, projected - combined, v_.data());
+    } else {
+      ScatterChange<false>(problem, a, projected - combined, v_.data());
+    }
+  }
+}
+
+int VelocityGaussSeidel::SweepsAfter(const GlobalFrictionContactProblem& problem, int sweep,
+                                     int next_check, int turned, bool* accelerated,
+                                     Eigen::VectorXd* r) {
+  if (options_.anderson_memory == 0 || turned > 0) {
+    return SweepsFrom(problem, sweep + 1, next_check, turned, r);
+  }
+  if (sweep > 0) {
+    Accelerate(problem, r);
+    *accelerated = *accelerated || anderson_count_ > 0;
+  }
+  anderson_before_ = *r;
+  return SweepsFrom(problem, sweep + 1, sweep + 1, turned, r);
+}
+
+FrictionErrors VelocityGaussSeidel::ErrorsAtCheck(const GlobalFrictionContactProblem& problem,
+                                                  const Eigen::VectorXd& r, bool accelerated) {
+  ContactVelocities(problem);
+  FrictionErrors errors = internal::FrictionErrorsOf(problem.mu(), problem.local_q_norm(), r, u_);
+  if (accelerated && errors.fclib <= options_.tolerance) {
+    problem.Velocity(r, &v_);
+    ContactVelocities(problem);
+    errors = internal::FrictionErrorsOf(problem.mu(), problem.local_q_norm(), r, u_);
+  }
+  return errors;
+}
+
 int VelocityGaussSeidel::NextCheck(const Options& options, int sweep, double error, int last_check,
                                    double last_error) {
   int next = sweep + std::min(20, (sweep + 1) / 2);
@@ -830,8 +918,11 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
   double last_error = best_error;
   internal::RateWindow window(sweep, best_error);
   internal::CycleWatch cycle(options_.reverse_on_stall, kCycleSweeps, best_error);
+  anderson_count_ = anderson_next_ = 0;
+  anderson_started_ = false;
+  bool accelerated = false;  // some sweep started from an Anderson combination
   while (!converged && sweep < options_.max_sweeps && std::isfinite(best_error)) {
-    sweep = SweepsFrom(problem, sweep + 1, next_check, cycle.turned_at(), r);
+    sweep = SweepsAfter(problem, sweep, next_check, cycle.turned_at(), &accelerated, r);
     if (options_.time_limit_seconds > 0.0 && elapsed() > options_.time_limit_seconds) {
       timed_out = true;
     }
@@ -840,9 +931,7 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
     // times the tolerance after the last sweep, 20 sweeps later or after the last.
     const bool last = sweep >= options_.max_sweeps || timed_out;
     if (sweep < next_check && !last) continue;
-    // u from the sweeps' updates of v, exact to their rounding.
-    ContactVelocities(problem);
-    errors = errors_at();
+    errors = ErrorsAtCheck(problem, *r, accelerated);
     const double error = errors.fclib;
     next_check = NextCheck(options_, sweep, error, last_check, last_error);
     last_check = sweep;

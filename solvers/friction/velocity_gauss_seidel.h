@@ -91,8 +91,18 @@ class VelocityGaussSeidel {
     // within the sweeps left (the summary gives the sweeps it would need). Default 0: never.
     // >= 0.
     int rate_window = 0;
+    // Anderson acceleration of the sweeps (type II, as NonsmoothGaussSeidel::Options::
+    // anderson_memory) over this many of the last sweeps: each sweep starts from the
+    // combination of the last ones' results whose changes of r combine to the least, projected
+    // onto the cones, with v combined alike (v is affine in r). The history is dropped where a
+    // sweep changes r more than the one before, and for good once the sweeps turn
+    // (reverse_on_stall). Each sweep then goes to the threads alone. Where it was used, v is
+    // recomputed from r before convergence is declared. Default 0: plain sweeps; in [0,
+    // kMaxAndersonMemory].
+    int anderson_memory = 0;
     bool IsValid(std::string* why) const;
   };
+  static constexpr int kMaxAndersonMemory = 10;
 
   using Summary = FrictionSolverSummary;
   // Options::reverse_on_stall's window.
@@ -194,6 +204,34 @@ class VelocityGaussSeidel {
                       const ManifoldVector& change) const;
   bool InsideCones(const GlobalFrictionContactProblem& problem, const Manifold& manifold,
                    const Eigen::VectorXd& r, const ManifoldVector& change) const;
+
+  // The sweeps after `sweep` up to the next check, or one sweep started from Anderson's
+  // combination where Options::anderson_memory asks for it and the sweeps have not turned
+  // (*accelerated set once a combination is used). Returns the last sweep taken.
+  int SweepsAfter(const GlobalFrictionContactProblem& problem, int sweep, int next_check,
+                  int turned, bool* accelerated, Eigen::VectorXd* r);
+  // The errors at a check from u = H^T v + w, v as the sweeps (and Anderson's combinations)
+  // left it, exact to their rounding; after combinations, v again from r where the error is
+  // within the tolerance.
+  FrictionErrors ErrorsAtCheck(const GlobalFrictionContactProblem& problem,
+                               const Eigen::VectorXd& r, bool accelerated);
+  // Options::anderson_memory after a sweep from anderson_before_ to *r (and v_): records the
+  // sweep and moves *r and v_ to the next sweep's start.
+  void Accelerate(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r);
+  // The history: the last sweep's result, v and change of r (and its norm); the differences of
+  // consecutive ones (columns of a ring of anderson_memory, anderson_count_ filled, the next at
+  // anderson_next_) and the Gram matrix of the changes' differences.
+  using AndersonMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0,
+                                       kMaxAndersonMemory, kMaxAndersonMemory>;
+  using AndersonVector = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, kMaxAndersonMemory, 1>;
+  Eigen::VectorXd anderson_before_, anderson_change_, last_result_, last_velocity_, last_change_;
+  Eigen::MatrixXd result_differences_, velocity_differences_, change_differences_;
+  AndersonMatrix gram_, normal_;
+  AndersonVector gamma_;
+  Eigen::LDLT<AndersonMatrix> normal_ldlt_;
+  double last_change_norm_ = 0.0;
+  int anderson_count_ = 0, anderson_next_ = 0;
+  bool anderson_started_ = false;
 
   Options options_;
   std::vector<Manifold> manifolds_;

@@ -664,6 +664,48 @@ TEST_CASE("nsgs-velocity: runs of contacts that are not two rigid bodies' are so
   }
 }
 
+TEST_CASE("nsgs-velocity: anderson_memory starts each sweep from Anderson's combination") {
+  // 30 contacts on 12 bodies at 1e-8: plain sweeps took 2932 in all on these 20 seeds, with
+  // Anderson's combinations of the last 5 sweeps 776, fewer on every seed.
+  int plain_sweeps = 0, anderson_sweeps = 0, fewer = 0;
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    CAPTURE(seed);
+    const GlobalFrictionContactProblem problem = test::Make(test::MakeScene(30, 12, 0.4, seed));
+    VelocityGaussSeidel::Options options;
+    options.tolerance = 1e-8;
+    options.max_sweeps = 5000;
+    Eigen::VectorXd plain, accelerated;
+    const int plain_count = VelocityGaussSeidel(options).Solve(problem, &plain).iterations;
+    options.anderson_memory = 5;
+    const VelocityGaussSeidel::Summary& summary =
+        VelocityGaussSeidel(options).Solve(problem, &accelerated);
+    REQUIRE(summary.IsSolved());
+    CHECK(ComputeFrictionErrors(problem, accelerated).fclib <= 1e-8);
+    plain_sweeps += plain_count;
+    anderson_sweeps += summary.iterations;
+    fewer += summary.iterations < plain_count ? 1 : 0;
+  }
+  CHECK(fewer >= 18);
+  CHECK(2 * anderson_sweeps <= plain_sweeps);
+  // A resting column of two boxes (W singular), held, half held and pushed into sliding.
+  ForEachBoxColumn(
+      2, [](const GlobalFrictionContactProblem& problem, const FrictionContactProblem&, double) {
+        VelocityGaussSeidel::Options options;
+        options.tolerance = 1e-10;
+        options.anderson_memory = 5;
+        Eigen::VectorXd r;
+        CHECK(VelocityGaussSeidel(options).Solve(problem, &r).IsSolved());
+        CHECK(ComputeFrictionErrors(problem, r).fclib <= 1e-10);
+      });
+  VelocityGaussSeidel::Options bad;
+  std::string why;
+  for (int memory : {-1, VelocityGaussSeidel::kMaxAndersonMemory + 1}) {
+    bad.anderson_memory = memory;
+    CHECK_FALSE(bad.IsValid(&why));
+    CHECK(why.find("anderson_memory") != std::string::npos);
+  }
+}
+
 TEST_CASE("nsgs-velocity: rate_window stops a solve that would not reach the tolerance") {
   VelocityGaussSeidel::Options options;
   options.tolerance = 1e-10;

@@ -41,12 +41,15 @@ bool SameBits(const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
 }
 
 // Solves `problem` with nsgs-velocity alone and on 2, 3 and 4 threads (at most `sweeps`
-// sweeps) and checks that the reactions and the summary's figures are the same to the bit.
-void CheckSameOnThreads(const GlobalFrictionContactProblem& problem, int sweeps) {
+// sweeps, Options::anderson_memory `anderson`) and checks that the reactions and the summary's
+// figures are the same to the bit.
+void CheckSameOnThreads(const GlobalFrictionContactProblem& problem, int sweeps, int anderson = 0) {
   CAPTURE(sweeps);
+  CAPTURE(anderson);
   VelocityGaussSeidel::Options options;
   options.tolerance = 1e-12;
   options.max_sweeps = sweeps;
+  options.anderson_memory = anderson;
   Eigen::VectorXd one;
   const VelocityGaussSeidel::Summary alone = VelocityGaussSeidel(options).Solve(problem, &one);
   for (int parts : {2, 3, 4}) {
@@ -72,6 +75,8 @@ TEST_CASE("nsgs-velocity on threads: the same reactions as on one, to the bit") 
     CAPTURE(seed);
     const GlobalFrictionContactProblem problem = test::Make(test::MakeScene(400, 60, 0.4, seed));
     for (int sweeps : {1, 7, 45}) CheckSameOnThreads(problem, sweeps);
+    // Anderson's combinations between sweeps, each sweep on the threads alone.
+    for (int sweeps : {7, 45}) CheckSameOnThreads(problem, sweeps, 5);
   }
   // Columns of two cubes: four-corner manifolds, solved as blocks in the first 30 sweeps.
   const GlobalFrictionContactProblem columns = test::CubeColumns(0, 40);
