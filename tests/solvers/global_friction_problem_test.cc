@@ -677,8 +677,8 @@ TEST_CASE("nsgs-velocity: anderson_memory starts each sweep from Anderson's comb
     Eigen::VectorXd plain, accelerated;
     const int plain_count = VelocityGaussSeidel(options).Solve(problem, &plain).iterations;
     options.anderson_memory = 5;
-    const VelocityGaussSeidel::Summary& summary =
-        VelocityGaussSeidel(options).Solve(problem, &accelerated);
+    VelocityGaussSeidel solver(options);
+    const VelocityGaussSeidel::Summary& summary = solver.Solve(problem, &accelerated);
     REQUIRE(summary.IsSolved());
     CHECK(ComputeFrictionErrors(problem, accelerated).fclib <= 1e-8);
     plain_sweeps += plain_count;
