@@ -87,58 +87,12 @@ void NonsmoothGaussSeidel::Sweep(const FrictionContactProblem& problem, Eigen::V
   }
 }
 
-// x_k = before, g_k = *r (the sweep's result), f_k = g_k - x_k. With the history's differences
-// dG, dF of consecutive g and f, gamma minimizes |f_k - dF gamma| and the next start is g_k - dG
-// gamma: the start whose linearized sweep change is least (Walker & Ni's type II form). The
-// least squares go by the normal equations of at most 50 columns, their Gram matrix kept column
-// by column; u = W r + q follows from the differences dU of u at the sweeps' results (W dG =
-// dU), so a step costs a few passes over r and no product with W. The sweep's result is always
-// in the cones (each contact's solve puts it there); the combination need not be, and is
-// projected (u then moved by the columns of W of the contacts it changed). Sweeps that change
-// the contacts' states make the map's linearization stale: the history restarts when the change
-// grows.
+// Anderson's combination (internal/anderson.h) with u = W r + q as the second vector. The
+// sweep's result is always in the cones (each contact's solve puts it there); the combination
+// need not be, and is projected (u then moved by the columns of W of the contacts it changed).
 void NonsmoothGaussSeidel::Accelerate(const FrictionContactProblem& problem,
                                       const Eigen::VectorXd& before, Eigen::VectorXd* r) {
-  const int memory = options_.anderson_memory;
-  const Eigen::Index n = r->size();
-  const Eigen::VectorXd change = *r - before;
-  const double change_norm = change.norm();
-  if (!anderson_started_) {
-    result_differences_.resize(n, memory);
-    change_differences_.resize(n, memory);
-    velocity_differences_.resize(n, memory);
-    gram_.resize(memory, memory);
-  } else if (!(change_norm <= last_change_norm_)) {
-    anderson_count_ = anderson_next_ = 0;
-  } else {
-    const int k = anderson_next_;
-    result_differences_.col(k) = *r - last_result_;
-    change_differences_.col(k) = change - last_change_;
-    velocity_differences_.col(k) = u_ - last_velocity_;
-    anderson_count_ = std::min(anderson_count_ + 1, memory);
-    for (int j = 0; j < anderson_count_; ++j) {
-      gram_(j, k) = gram_(k, j) = change_differences_.col(j).dot(change_differences_.col(k));
-    }
-    anderson_next_ = (k + 1) % memory;
-  }
-  anderson_started_ = true;
-  last_result_ = *r;
-  last_change_ = change;
-  last_velocity_ = u_;
-  last_change_norm_ = change_norm;
-  const int count = anderson_count_;
-  if (count == 0) return;
-  Eigen::MatrixXd normal = gram_.topLeftCorner(count, count);
-  // (A relative shift keeps nearly dependent columns from blowing gamma up.)
-  normal.diagonal().array() += 1e-12 * normal.trace() / count;
-  const Eigen::VectorXd gamma =
-      normal.ldlt().solve(change_differences_.leftCols(count).transpose() * change);
-  if (!gamma.allFinite()) {
-    anderson_count_ = anderson_next_ = 0;
-    return;
-  }
-  r->noalias() -= result_differences_.leftCols(count) * gamma;
-  u_.noalias() -= velocity_differences_.leftCols(count) * gamma;
+  if (!anderson_.Combine(options_.anderson_memory, before, r, &u_)) return;
   const Eigen::SparseMatrix<double>& columns = problem.W_columns();
   for (int a = 0; a < problem.num_contacts(); ++a) {
     const Eigen::Vector3d combined = r->segment<3>(3 * a);
@@ -170,8 +124,7 @@ const NonsmoothGaussSeidel::Summary& NonsmoothGaussSeidel::Solve(
     r->segment<3>(3 * a) = ProjectOntoCone(problem.mu()[a], r->segment<3>(3 * a));
   }
   PrepareBlocks(problem);
-  anderson_count_ = anderson_next_ = 0;
-  anderson_started_ = false;
+  anderson_.Restart();
   order_.resize(nc);
   std::iota(order_.begin(), order_.end(), 0);
   std::mt19937 rng(options_.seed);

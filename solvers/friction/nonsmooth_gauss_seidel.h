@@ -9,6 +9,7 @@
 
 #include "solvers/base/status.h"
 #include "solvers/friction/friction_problem.h"
+#include "solvers/friction/internal/anderson.h"
 
 namespace ncpkit {
 
@@ -104,15 +105,10 @@ class NonsmoothGaussSeidel {
   std::vector<Eigen::Vector2d> directions_;
   std::vector<int> order_;
   Eigen::VectorXd u_, best_;
-  // Anderson acceleration: the point before the sweep; the last sweep's result, change, u and
-  // the change's norm; the history of their differences (columns, a ring of anderson_memory
-  // of which anderson_count_ are filled, the next written at anderson_next_) and the changes'
-  // differences' Gram matrix.
-  Eigen::VectorXd before_, last_result_, last_change_, last_velocity_;
-  double last_change_norm_ = 0.0;
-  Eigen::MatrixXd result_differences_, change_differences_, velocity_differences_, gram_;
-  int anderson_count_ = 0, anderson_next_ = 0;
-  bool anderson_started_ = false;
+  // Anderson acceleration: the point before the sweep and the history (up to 50 sweeps, so
+  // its small matrices are sized at run time).
+  Eigen::VectorXd before_;
+  internal::AndersonHistory<Eigen::Dynamic> anderson_;
   Summary summary_;  // kept, so that its message is rewritten in place
 };
 

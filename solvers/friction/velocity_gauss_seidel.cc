@@ -767,51 +767,12 @@ bool VelocityGaussSeidel::MayStickIsland(const GlobalFrictionContactProblem& pro
   return StickIsland(problem, r, errors);
 }
 
-// As NonsmoothGaussSeidel::Accelerate, with v in place of u: v = M^-1 (H r + f) is affine in r,
-// so the combination's v is the same combination of the results' v, and a contact's projection
-// onto its cone moves v by B_a times the projection's change.
-void VelocityGaussSeidel::Accelerate(const GlobalFrictionContactProblem& problem,
+// Anderson's combination (internal/anderson.h) with v as the second vector: v = M^-1 (H r + f)
+// is affine in r, and a contact's projection onto its cone moves v by B_a times the projection's
+// change.
+bool VelocityGaussSeidel::Accelerate(const GlobalFrictionContactProblem& problem,
                                      Eigen::VectorXd* r) {
-  const int memory = options_.anderson_memory;
-  anderson_change_ = *r - anderson_before_;
-  const double change_norm = anderson_change_.norm();
-  if (!anderson_started_) {
-    result_differences_.resize(r->size(), memory);
-    change_differences_.resize(r->size(), memory);
-    velocity_differences_.resize(v_.size(), memory);
-    gram_.resize(memory, memory);
-  } else if (!(change_norm <= last_change_norm_)) {
-    anderson_count_ = anderson_next_ = 0;
-  } else {
-    const int k = anderson_next_;
-    result_differences_.col(k) = *r - last_result_;
-    change_differences_.col(k) = anderson_change_ - last_change_;
-    velocity_differences_.col(k) = v_ - last_velocity_;
-    anderson_count_ = std::min(anderson_count_ + 1, memory);
-    for (int j = 0; j < anderson_count_; ++j) {
-      gram_(j, k) = gram_(k, j) = change_differences_.col(j).dot(change_differences_.col(k));
-    }
-    anderson_next_ = (k + 1) % memory;
-  }
-  anderson_started_ = true;
-  last_result_ = *r;
-  last_change_ = anderson_change_;
-  last_velocity_ = v_;
-  last_change_norm_ = change_norm;
-  const int count = anderson_count_;
-  if (count == 0) return;
-  normal_ = gram_.topLeftCorner(count, count);
-  // (A relative shift keeps nearly dependent columns from blowing gamma up.)
-  normal_.diagonal().array() += 1e-12 * normal_.trace() / count;
-  normal_ldlt_.compute(normal_);
-  gamma_.noalias() = change_differences_.leftCols(count).transpose() * anderson_change_;
-  gamma_ = normal_ldlt_.solve(gamma_);
-  if (!gamma_.allFinite()) {
-    anderson_count_ = anderson_next_ = 0;
-    return;
-  }
-  r->noalias() -= result_differences_.leftCols(count) * gamma_;
-  v_.noalias() -= velocity_differences_.leftCols(count) * gamma_;
+  if (!anderson_.Combine(options_.anderson_memory, anderson_before_, r, &v_)) return false;
   const Eigen::VectorXd& mu = problem.mu();
   for (int a = 0; a < problem.num_contacts(); ++a) {
     const Eigen::Vector3d combined = r->segment<3>(3 * a);
@@ -825,6 +786,7 @@ void VelocityGaussSeidel::Accelerate(const GlobalFrictionContactProblem& problem
       ScatterChange<false>(problem, a, projected - combined, v_.data());
     }
   }
+  return true;
 }
 
 int VelocityGaussSeidel::SweepsAfter(const GlobalFrictionContactProblem& problem, int sweep,
@@ -834,8 +796,7 @@ int VelocityGaussSeidel::SweepsAfter(const GlobalFrictionContactProblem& problem
     return SweepsFrom(problem, sweep + 1, next_check, turned, r);
   }
   if (sweep > 0) {
-    Accelerate(problem, r);
-    *accelerated = *accelerated || anderson_count_ > 0;
+    if (Accelerate(problem, r)) *accelerated = true;
   }
   anderson_before_ = *r;
   return SweepsFrom(problem, sweep + 1, sweep + 1, turned, r);
@@ -918,8 +879,7 @@ const VelocityGaussSeidel::Summary& VelocityGaussSeidel::Solve(
   double last_error = best_error;
   internal::RateWindow window(sweep, best_error);
   internal::CycleWatch cycle(options_.reverse_on_stall, kCycleSweeps, best_error);
-  anderson_count_ = anderson_next_ = 0;
-  anderson_started_ = false;
+  anderson_.Restart();
   bool accelerated = false;  // some sweep started from an Anderson combination
   while (!converged && sweep < options_.max_sweeps && std::isfinite(best_error)) {
     sweep = SweepsAfter(problem, sweep, next_check, cycle.turned_at(), &accelerated, r);

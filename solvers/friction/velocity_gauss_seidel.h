@@ -52,6 +52,7 @@
 #include "solvers/base/status.h"
 #include "solvers/friction/friction_problem.h"
 #include "solvers/friction/global_friction_problem.h"
+#include "solvers/friction/internal/anderson.h"
 #include "solvers/friction/internal/sweep_parts.h"
 
 namespace ncpkit {
@@ -216,22 +217,11 @@ class VelocityGaussSeidel {
   FrictionErrors ErrorsAtCheck(const GlobalFrictionContactProblem& problem,
                                const Eigen::VectorXd& r, bool accelerated);
   // Options::anderson_memory after a sweep from anderson_before_ to *r (and v_): records the
-  // sweep and moves *r and v_ to the next sweep's start.
-  void Accelerate(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r);
-  // The history: the last sweep's result, v and change of r (and its norm); the differences of
-  // consecutive ones (columns of a ring of anderson_memory, anderson_count_ filled, the next at
-  // anderson_next_) and the Gram matrix of the changes' differences.
-  using AndersonMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0,
-                                       kMaxAndersonMemory, kMaxAndersonMemory>;
-  using AndersonVector = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, kMaxAndersonMemory, 1>;
-  Eigen::VectorXd anderson_before_, anderson_change_, last_result_, last_velocity_, last_change_;
-  Eigen::MatrixXd result_differences_, velocity_differences_, change_differences_;
-  AndersonMatrix gram_, normal_;
-  AndersonVector gamma_;
-  Eigen::LDLT<AndersonMatrix> normal_ldlt_;
-  double last_change_norm_ = 0.0;
-  int anderson_count_ = 0, anderson_next_ = 0;
-  bool anderson_started_ = false;
+  // sweep and, where the history allows, moves *r and v_ to Anderson's combination, projected
+  // onto the cones. Returns whether it did.
+  bool Accelerate(const GlobalFrictionContactProblem& problem, Eigen::VectorXd* r);
+  Eigen::VectorXd anderson_before_;
+  internal::AndersonHistory<kMaxAndersonMemory> anderson_;
 
   Options options_;
   std::vector<Manifold> manifolds_;
