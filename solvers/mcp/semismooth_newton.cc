@@ -835,6 +835,7 @@ namespace {
 void AddWork(const FischerBurmeisterNewton::Summary& earlier,
              FischerBurmeisterNewton::Summary* later) {
   later->iterations += earlier.iterations;
+  later->factorizations += earlier.factorizations;
   later->line_search_steps += earlier.line_search_steps;
   later->levenberg_marquardt_steps += earlier.levenberg_marquardt_steps;
   later->regularized_steps += earlier.regularized_steps;

@@ -14,6 +14,7 @@
 
 #include "dynamics/body.h"
 #include "dynamics/rigid_body.h"
+#include "integrators/implicit_stepper.h"
 #include "integrators/scene.h"
 #include "integrators/scene_runner.h"
 #include "tests/allocation_counter.h"
@@ -64,6 +65,12 @@ TEST_CASE("ordinary stacks: the implicit stepper's default solves every step, no
   // that lands in the same step, and the bottom of a column carrying everything above it: the
   // start from the columns' loads (ImplicitStepper::StartFromLoads) is what solves these.
   CheckDefaultSolvesColumns("implicit", "auto", 1e-8, {5}, 0.1);
+}
+
+// The count a solver's FullReport() gives on its line "<label>  N" (0 without the line).
+int ReportCount(const std::string& report, const std::string& label) {
+  const size_t at = report.find("\n" + label + " ");
+  return at == std::string::npos ? 0 : std::stoi(report.substr(at + 1 + label.size()));
 }
 
 // One column of `boxes` boxes dropped from heights drawn in [0, drop] (testing::ColumnsSpec),
@@ -140,17 +147,26 @@ TEST_CASE("ordinary stacks: a landing that needs four active-set restarts is sol
   spec.stepper = "implicit";
   spec.uniform_drops = true;
   spec.duration = 0.03;
-  const Scene scene = ParseScene(testing::RandomColumnsScene(spec), "columns");
-  int most_attempts = 0;
+  Scene scene = ParseScene(testing::RandomColumnsScene(spec), "columns");
+  scene.options<ImplicitStepperOptions>().keep_solver_reports = true;
+  int most_attempts = 0, restarts = 0;
   const SimulationStats stats =
       RunScene(scene, scene.variant(), [&](const StepRecord& record, const SceneRunner&) {
         most_attempts = std::max(most_attempts, record.attempts);
+        // The summary counts the restarts' work: every iteration but a chord step factorizes.
+        const int taken = ReportCount(record.solver_report, "active-set restarts");
+        restarts += taken;
+        if (taken > 0) {
+          CHECK(record.summary.factorizations + ReportCount(record.solver_report, "chord steps") >=
+                record.summary.iterations);
+        }
       });
   INFO(stats.first_failure);
   CHECK(stats.failed_steps == 0);
   CHECK(stats.max_residual <= 1e-10);
   CHECK(stats.max_penetration <= 1e-8);
   CHECK(most_attempts == 1);
+  CHECK(restarts >= 4);
 }
 
 TEST_CASE("ordinary stacks: a landing's crawling Levenberg-Marquardt run is cut short") {
