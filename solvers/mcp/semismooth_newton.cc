@@ -195,6 +195,11 @@ std::string FischerBurmeisterNewton::Summary::FullReport() const {
      << symbolic_analyses << " symbolic analyses)\n";
   if (chord_steps > 0) os << "chord steps       " << chord_steps << "\n";
   if (active_set_restarts > 0) os << "active-set restarts " << active_set_restarts << "\n";
+  if (skipped_newton_directions > 0) {
+    os << "skipped Newton    " << skipped_newton_directions << " directions"
+       << (ran_newton_first_again ? " (then run again from the start without skipping)" : "")
+       << "\n";
+  }
   if (equilibrated) {
     os << "equilibrated      yes (" << polish_iterations
        << " iterations on the original problem after)\n";
@@ -229,6 +234,10 @@ struct NewtonWorkspace {
   bool keep_start = false;  // acceptable_start met the tolerance (see start_acceptance)
   bool stalled = false;     // the last run of the iteration stopped by the stall test
   int lm_streak = 0;        // consecutive iterations that took the Levenberg-Marquardt step
+  // Options::skip_failed_newton: whether this solve skips, and whether the Newton direction
+  // has failed in this run.
+  bool skip_newton = false;
+  bool newton_failed = false;
   Eigen::MatrixXd dense_h;
   Eigen::VectorXd from_j;  // FillDenseNewton's scratch
   internal::DenseLu dense_lu;
@@ -239,6 +248,7 @@ struct NewtonWorkspace {
   internal::NormalEquations normal_equations;  // the Levenberg-Marquardt system
   // Equilibration: the Jacobian's row and column norms, the scaling, the scaled point.
   Eigen::VectorXd row_norms, col_norms, row_scale, col_scale, scaled_z, unscaled_start;
+  Eigen::VectorXd solve_start;  // Solve's start, for the run without skipping
 };
 
 }  // namespace internal
@@ -296,6 +306,7 @@ bool FischerBurmeisterNewton::Start(const MixedComplementarityProblem& problem, 
   ws.residuals.reserve(std::min(options_.max_iterations + 1, 1000));  // grows in longer solves
   ws.residuals.clear();
   ws.lm_streak = 0;
+  ws.newton_failed = false;
   // The start, kept while it meets the tolerance but not start_acceptance * tolerance.
   ws.start_residual = natural_residual(*z, ws.F, l, u);
   ws.residual = ws.start_residual;
@@ -492,10 +503,16 @@ bool FischerBurmeisterNewton::Iterate(const MixedComplementarityProblem& problem
   internal::NewtonWorkspace& ws = *workspace_;
   IterationRecord record;
   record.iteration = iteration + 1;
-  // The Newton direction, then the regularized one, then Levenberg-Marquardt.
+  // The Newton direction (unless it failed earlier in the run and Options::skip_failed_newton
+  // says so), then the regularized one, then Levenberg-Marquardt.
   const double shift = options_.regularization * std::min(1.0, std::sqrt(2.0 * ws.merit));
   bool accepted = false;
-  if (!TryDirection(problem, *z, dense, 0.0, summary, &record, &accepted)) return false;
+  if (ws.skip_newton && ws.newton_failed && shift > 0.0) {
+    ++summary->skipped_newton_directions;
+  } else {
+    if (!TryDirection(problem, *z, dense, 0.0, summary, &record, &accepted)) return false;
+    ws.newton_failed = !accepted;
+  }
   if (!accepted && shift > 0.0 &&
       !TryDirection(problem, *z, dense, shift, summary, &record, &accepted)) {
     return false;
@@ -841,6 +858,7 @@ void AddWork(const FischerBurmeisterNewton::Summary& earlier,
   later->regularized_steps += earlier.regularized_steps;
   later->symbolic_analyses += earlier.symbolic_analyses;
   later->chord_steps += earlier.chord_steps;
+  later->skipped_newton_directions += earlier.skipped_newton_directions;
   later->dense_linear_algebra = later->dense_linear_algebra || earlier.dense_linear_algebra;
   later->history.insert(later->history.begin(), earlier.history.begin(), earlier.history.end());
 }
@@ -850,12 +868,46 @@ void AddWork(const FischerBurmeisterNewton::Summary& earlier,
 FischerBurmeisterNewton::Summary FischerBurmeisterNewton::Solve(
     const MixedComplementarityProblem& problem, Eigen::VectorXd* z) {
   const auto start = std::chrono::steady_clock::now();
-  Summary summary = SolveFrom(problem, z, options_.reuse_factorization);
+  internal::NewtonWorkspace& ws = *workspace_;
+  ws.skip_newton = options_.skip_failed_newton;
+  if (ws.skip_newton) ws.solve_start = *z;
+  Summary summary = SolveWithRestarts(problem, z, options_.reuse_factorization);
+  if (ws.skip_newton && summary.skipped_newton_directions > 0 && !summary.IsSolved() &&
+      summary.status != Status::InvalidInput) {
+    ws.skip_newton = false;
+    Summary again = SolveWithRestarts(problem, &ws.solve_start, /*chord_steps=*/false);
+    AddWork(summary, &again);
+    again.ran_newton_first_again = true;
+    again.active_set_restarts += summary.active_set_restarts;
+    if (again.IsSolved() || again.natural_residual < summary.natural_residual) {
+      *z = ws.solve_start;
+      summary = again;
+    } else {
+      // Keep the skipping run's point and outcome, with the work of both.
+      const Summary skipping = summary;
+      summary = again;
+      summary.status = skipping.status;
+      summary.natural_residual = skipping.natural_residual;
+      summary.message = skipping.message + "; run again without skipping failed Newton " +
+                        Scientific("directions, it ended no better (natural residual ",
+                                   again.natural_residual, ")");
+      summary.diagnostic = skipping.diagnostic;
+      summary.observed_rate = skipping.observed_rate;
+    }
+  }
+  summary.wall_time_seconds = internal::SecondsSince(start);
+  return summary;
+}
+
+FischerBurmeisterNewton::Summary FischerBurmeisterNewton::SolveWithRestarts(
+    const MixedComplementarityProblem& problem, Eigen::VectorXd* z, bool chord_steps) {
+  const auto start = std::chrono::steady_clock::now();
+  Summary summary = SolveFrom(problem, z, chord_steps);
   Eigen::VectorXd restart;
   for (int k = 0; k < options_.active_set_restarts && workspace_->stalled; ++k) {
     restart = *z;
     if (!FlipUnresolvedPair(problem, &restart)) break;
-    Summary again = SolveFrom(problem, &restart, options_.reuse_factorization);
+    Summary again = SolveFrom(problem, &restart, chord_steps);
     AddWork(summary, &again);
     again.active_set_restarts = summary.active_set_restarts + 1;
     if (!(again.natural_residual < summary.natural_residual)) {

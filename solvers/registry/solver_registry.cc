@@ -36,6 +36,7 @@ void ApplySolverOptions(const SolverOptions& s, FischerBurmeisterNewton::Options
   o->start_acceptance = s.start_acceptance;
   o->reuse_factorization = s.reuse_factorization;
   o->active_set_restarts = s.active_set_restarts;
+  o->skip_failed_newton = s.skip_failed_newton;
   o->equilibration = s.equilibrate ? FischerBurmeisterNewton::Equilibration::Auto
                                    : FischerBurmeisterNewton::Equilibration::Off;
 }

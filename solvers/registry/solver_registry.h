@@ -78,6 +78,10 @@ struct SolverOptions {
   // complementarity pair flipped (FischerBurmeisterNewton::Options::active_set_restarts).
   // Default 0; >= 0; the implicit stepper turns them on.
   int active_set_restarts = 0;
+  // FB Newton methods: once the Newton direction has failed in a run, start the later
+  // iterations from the regularized one (FischerBurmeisterNewton::Options::skip_failed_newton).
+  // Default false; the implicit stepper turns it on.
+  bool skip_failed_newton = false;
   // Frictional contact solvers: stop with MaxIterations after this much wall time. Default 0:
   // no limit; >= 0.
   double time_limit_seconds = 0.0;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "fixtures/mcp_examples.h"
 #include "fixtures/problem_generators.h"
 #include "solvers/base/constants.h"
 #include "solvers/lcp/lemke.h"
@@ -290,6 +291,79 @@ TEST_CASE("a singular Newton matrix: the regularized direction, else Levenberg-M
     }
     CHECK(z[0] == doctest::Approx(1.0));
   }
+}
+
+// F = (s, 2 s), s = x0^3 + x1 - 1: J = [[3 x0^2, 1], [6 x0^2, 2]] has rank one everywhere.
+struct RankOneEquations {
+  template <class T>
+  bool operator()(T const* const* x, T* r) const {
+    const T s = x[0][0] * x[0][0] * x[0][0] + x[0][1] - T(1);
+    r[0] = s;
+    r[1] = T(2) * s;
+    return true;
+  }
+};
+
+TEST_CASE("skip_failed_newton: a Newton matrix singular at every iterate factorized once") {
+  // The Newton direction fails at the first iteration; with the option the later ones start
+  // from the regularized direction instead of factorizing the singular matrix again (without
+  // it, two factorizations an iteration). The shift vanishes with |Phi|, and the residuals
+  // still fall quadratically.
+  ProblemBuilder builder;
+  Eigen::VectorXd start(2);
+  start << 2.0, 0.0;
+  const int x = builder.AddVariableBlock(Eigen::VectorXd::Constant(2, -kInf),
+                                         Eigen::VectorXd::Constant(2, kInf), start);
+  builder.AddResidualBlock<2, 2>(RankOneEquations{}, x, {x});
+  using LinearSolver = FischerBurmeisterNewton::LinearSolver;
+  for (const LinearSolver linear_solver : {LinearSolver::Dense, LinearSolver::SparseKlu}) {
+    for (const bool skip : {true, false}) {
+      FischerBurmeisterNewton::Options options;
+      options.linear_solver = linear_solver;
+      options.record_history = true;
+      options.skip_failed_newton = skip;
+      FischerBurmeisterNewton newton(options);
+      Eigen::VectorXd z = builder.start();
+      const auto summary = newton.Solve(builder, &z);
+      CAPTURE(summary.FullReport());
+      REQUIRE(summary.status == Status::Converged);
+      CHECK(summary.regularized_steps == summary.iterations);
+      CHECK(summary.iterations <= 6);
+      CHECK(std::abs(z[0] * z[0] * z[0] + z[1] - 1.0) <= 1e-12);
+      if (skip) {
+        CHECK(summary.factorizations == summary.iterations + 1);  // the Newton matrix once
+        CHECK(summary.skipped_newton_directions == summary.iterations - 1);
+      } else {
+        CHECK(summary.factorizations == 2 * summary.iterations);
+        CHECK(summary.skipped_newton_directions == 0);
+      }
+      CHECK_FALSE(summary.ran_newton_first_again);
+    }
+  }
+}
+
+TEST_CASE("skip_failed_newton: a solve that fails after skipping runs again without") {
+  // min-map Newton on path_lcp from its second start: its Newton direction fails once, and
+  // the regularized directions after it (shift 0.1 at this residual) lead to a stall that the
+  // Newton directions avoid. The second run solves it; the summary counts both runs' work.
+  const McpExample example = McpExampleByName("path_lcp");
+  FischerBurmeisterNewton::Options options;
+  options.ncp_function = NcpFunction::MinMap;
+  options.skip_failed_newton = true;
+  FischerBurmeisterNewton skipping(options);
+  Eigen::VectorXd z = example.starts[1];
+  const auto summary = skipping.Solve(*example.problem, &z);
+  CAPTURE(summary.FullReport());
+  CHECK(summary.IsSolved());
+  CHECK(summary.ran_newton_first_again);
+  CHECK(summary.skipped_newton_directions > 0);
+  options.skip_failed_newton = false;
+  FischerBurmeisterNewton plain(options);
+  Eigen::VectorXd z_plain = example.starts[1];
+  const auto alone = plain.Solve(*example.problem, &z_plain);
+  REQUIRE(alone.IsSolved());
+  CHECK(summary.iterations > alone.iterations);  // the failed run's work included
+  CHECK(z == z_plain);                           // the second run is the plain one
 }
 
 TEST_CASE("a NaN from the residual during the line search shortens the step") {
