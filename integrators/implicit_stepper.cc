@@ -167,6 +167,10 @@ ImplicitStepper::ImplicitStepper(std::vector<Body> bodies, ContactLawTable laws,
   // restart with the worst such pair flipped solves it (docs/reliability.md, "Ordinary
   // stacks").
   solver_options.active_set_restarts = kActiveSetRestarts;
+  // A landing box face's coplanar corners make the Newton matrix singular at every iterate;
+  // skipping the Newton direction once it has failed halves the factorizations there
+  // (docs/solvers.md: 2.6x less solving on brick pyramids, fewer failed steps on pushed rows).
+  solver_options.skip_failed_newton = true;
   solver_options_ = solver_options;
   solver_ = CreateSolver(options_.solver, ProblemKind::Mixed, solver_options);
   const size_t n = bodies_.size();
