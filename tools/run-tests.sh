@@ -31,6 +31,7 @@ bash tools/check-install.sh
 echo "== [$(elapsed)] Benchmark smoke run (small sizes, so that the benchmarks never rot)"
 build/bench/ncpkit_bench --benchmark_filter='/(10|100)$|Mcp|Josephy|sliding_cube.json/fb-newton$|Quasistatic/gripper|(FCLib|SiconosFC3D)/[a-z-]+/Rover|Engine/sliding_cube|StateJacobian|QuasistaticStep' \
   --benchmark_min_time=0.01
+build/bench/ncpkit_scene_sets pushed 1 2
 
 echo "== [$(elapsed)] AddressSanitizer + UndefinedBehaviorSanitizer build (Clang, fuzzer-instrumented) and tests"
 # A tree configured with another compiler cannot be switched in place.
