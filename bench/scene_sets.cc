@@ -120,6 +120,19 @@ std::vector<std::pair<std::string, std::function<std::string()>>> Scenes(const s
   return scenes;
 }
 
+// A seed: digits only, below 2^32.
+bool ParseSeed(const char* text, unsigned* seed) {
+  const std::string digits = text;
+  if (digits.empty() || digits.size() > 10 ||
+      digits.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  const unsigned long long value = std::stoull(digits);
+  if (value > 0xFFFFFFFFull) return false;
+  *seed = static_cast<unsigned>(value);
+  return true;
+}
+
 }  // namespace
 }  // namespace ncpkit
 
@@ -132,12 +145,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string set = argv[1];
-  const unsigned first = argc == 4 ? static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10)) : 1;
-  const unsigned last = argc == 4 ? static_cast<unsigned>(std::strtoul(argv[3], nullptr, 10)) : 80;
+  const bool seeded = set == "pushed" || set == "towers";
+  unsigned first = 1, last = 80;
+  if (argc == 4 &&
+      (!seeded || !ParseSeed(argv[2], &first) || !ParseSeed(argv[3], &last) || first > last)) {
+    std::fprintf(stderr,
+                 "ncpkit_scene_sets: seeds are taken by pushed and towers only, as two whole "
+                 "numbers FIRST <= LAST below 2^32\n");
+    return 2;
+  }
   const auto scenes = Scenes(set, first, last);
   if (scenes.empty()) {
-    std::fprintf(stderr, "ncpkit_scene_sets: no scenes in set '%s' (seeds %u-%u)\n", set.c_str(),
-                 first, last);
+    std::fprintf(stderr, "ncpkit_scene_sets: no set '%s'\n", set.c_str());
     return 2;
   }
   SetTotals totals;

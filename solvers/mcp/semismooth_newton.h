@@ -200,8 +200,8 @@ class FischerBurmeisterNewton {
 
  private:
   // The steps of Solve() (semismooth_newton.cc). SolveFrom is one run of the iteration from
-  // *z; SolveWithRestarts adds the active-set restarts; Solve the run without skipping
-  // (Options::skip_failed_newton).
+  // *z; SolveWithRestarts adds the active-set restarts; Solve adds, where a skipping solve
+  // ended unsolved, the solve again without skipping (Options::skip_failed_newton).
   Summary SolveFrom(const MixedComplementarityProblem& problem, Eigen::VectorXd* z,
                     bool chord_steps);
   Summary SolveWithRestarts(const MixedComplementarityProblem& problem, Eigen::VectorXd* z,

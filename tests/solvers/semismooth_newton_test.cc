@@ -34,6 +34,16 @@ struct LogResidual {
   }
 };
 
+// Two free variables starting at (x0, x1) and the two equations `residual` of them.
+template <class Residual>
+void AddFreePair(const Residual& residual, double x0, double x1, ProblemBuilder* builder) {
+  Eigen::VectorXd start(2);
+  start << x0, x1;
+  const int x = builder->AddVariableBlock(Eigen::VectorXd::Constant(2, -kInf),
+                                          Eigen::VectorXd::Constant(2, kInf), start);
+  builder->AddResidualBlock<2, 2>(residual, x, {x});
+}
+
 // Solves of random SPD LCPs, which Newton steps converge, end with `options` as with the
 // default options, bit for bit, and without an active-set restart.
 void CheckSameAsDefaultOnConvergingSolves(const FischerBurmeisterNewton::Options& options) {
@@ -269,11 +279,7 @@ TEST_CASE("reuse_factorization: a restored memory repeats the next solve bit for
 
 TEST_CASE("a singular Newton matrix: the regularized direction, else Levenberg-Marquardt") {
   ProblemBuilder builder;
-  Eigen::VectorXd start(2);
-  start << 0.0, 1.0;
-  const int x = builder.AddVariableBlock(Eigen::VectorXd::Constant(2, -kInf),
-                                         Eigen::VectorXd::Constant(2, kInf), start);
-  builder.AddResidualBlock<2, 2>(CubeChain{}, x, {x});
+  AddFreePair(CubeChain{}, 0.0, 1.0, &builder);
   for (const double regularization : {1.0, 0.0}) {
     FischerBurmeisterNewton::Options options;
     options.regularization = regularization;
@@ -310,11 +316,7 @@ TEST_CASE("skip_failed_newton: a Newton matrix singular at every iterate factori
   // it, two factorizations an iteration). The shift vanishes with |Phi|, and the residuals
   // still fall quadratically.
   ProblemBuilder builder;
-  Eigen::VectorXd start(2);
-  start << 2.0, 0.0;
-  const int x = builder.AddVariableBlock(Eigen::VectorXd::Constant(2, -kInf),
-                                         Eigen::VectorXd::Constant(2, kInf), start);
-  builder.AddResidualBlock<2, 2>(RankOneEquations{}, x, {x});
+  AddFreePair(RankOneEquations{}, 2.0, 0.0, &builder);
   using LinearSolver = FischerBurmeisterNewton::LinearSolver;
   for (const LinearSolver linear_solver : {LinearSolver::Dense, LinearSolver::SparseKlu}) {
     for (const bool skip : {true, false}) {
