@@ -113,31 +113,32 @@ std::string Modes(const FrictionSensitivity& local) {
 class ConeSensitivity : public ExplicitImpulseSensitivity {
  public:
   ConeSensitivity(const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r)
-      : global_(problem, r) {
-    modes = Modes(global_.local());
-    degenerate = global_.degenerate();
-    determined = global_.VelocitiesDetermined();
+      : local_(GlobalFrictionSensitivity::LocalSensitivity(problem, r, nullptr,
+                                                           SensitivityOptions())) {
+    modes = Modes(local_);
+    degenerate = local_.degenerate();
+    determined = GlobalFrictionSensitivity::VelocitiesDetermined(problem, local_);
   }
   Eigen::VectorXd Jvp(const Eigen::VectorXd& dq, const Eigen::VectorXd& dmu,
                       const Eigen::VectorXd& /*dW*/) const override {
     FrictionSensitivity::Tangent local;
     local.q = dq;
     local.mu = dmu;
-    return global_.local().Jvp(local);
+    return local_.Jvp(local);
   }
   Eigen::MatrixXd JvpColumns(const Eigen::MatrixXd& dq, const Eigen::MatrixXd& dmu,
                              const Eigen::MatrixXd& /*dW*/) const override {
-    return global_.local().JvpColumns(dq, dmu);
+    return local_.JvpColumns(dq, dmu);
   }
   void Vjp(const Eigen::VectorXd& g, Eigen::VectorXd* q, Eigen::VectorXd* mu,
            Eigen::VectorXd* /*W*/) const override {
-    FrictionSensitivity::Gradient local = global_.local().Vjp(g);
+    FrictionSensitivity::Gradient local = local_.Vjp(g);
     *q = std::move(local.q);
     *mu = std::move(local.mu);
   }
 
  private:
-  GlobalFrictionSensitivity global_;
+  FrictionSensitivity local_;  // the local form's: nothing here differentiates M, H or f
 };
 
 // The convex model's (solvers/friction/convex_newton.h): K ∋ r ⊥ u + R r ∈ K* with the
@@ -147,10 +148,12 @@ class ConeSensitivity : public ExplicitImpulseSensitivity {
 class ConvexSensitivity : public ExplicitImpulseSensitivity {
  public:
   ConvexSensitivity(const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r)
-      : compliance_(ConvexNewton().Compliances(problem)), global_(problem, r, compliance_) {
-    modes = Modes(global_.local());
-    degenerate = global_.degenerate();
-    determined = global_.VelocitiesDetermined();
+      : compliance_(ConvexNewton().Compliances(problem)),
+        local_(GlobalFrictionSensitivity::LocalSensitivity(problem, r, &compliance_,
+                                                           SensitivityOptions())) {
+    modes = Modes(local_);
+    degenerate = local_.degenerate();
+    determined = GlobalFrictionSensitivity::VelocitiesDetermined(problem, local_);
     reads_delassus_blocks = true;
     // Per contact d(R_c r_c) = R_c r_c <W_cc, dW_cc> / (9 s_c^2), a 3 x 9 map of dW_cc.
     const int nc = problem.num_contacts();
@@ -178,11 +181,11 @@ class ConvexSensitivity : public ExplicitImpulseSensitivity {
       local.q.segment<3>(3 * c) += response_[c] * dW.segment<9>(9 * c);
     }
     local.mu = dmu;
-    return global_.local().Jvp(local);
+    return local_.Jvp(local);
   }
   void Vjp(const Eigen::VectorXd& g, Eigen::VectorXd* q, Eigen::VectorXd* mu,
            Eigen::VectorXd* W) const override {
-    FrictionSensitivity::Gradient local = global_.local().Vjp(g);
+    FrictionSensitivity::Gradient local = local_.Vjp(g);
     W->resize(9 * static_cast<Eigen::Index>(response_.size()));
     for (size_t c = 0; c < response_.size(); ++c) {
       W->segment<9>(9 * c) = response_[c].transpose() * local.q.segment<3>(3 * c);
@@ -193,7 +196,7 @@ class ConvexSensitivity : public ExplicitImpulseSensitivity {
 
  private:
   Eigen::MatrixX2d compliance_;
-  GlobalFrictionSensitivity global_;
+  FrictionSensitivity local_;  // the local form's: nothing here differentiates M, H or f
   std::vector<Eigen::Matrix<double, 3, 9>> response_;  // d(R_c r_c) / dW_cc
 };
 

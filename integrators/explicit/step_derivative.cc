@@ -105,6 +105,8 @@ class FaceContactChange {
     face_centre_ = face.position;
     other_centre_ = other.position;
     across_ = c.frame[0].cross(axis_).norm();
+    arm_[0] = c.e.point_a - c.pa.position;
+    arm_[1] = c.e.point_b - c.pb.position;
     if (f_.incident == ContactFeature::Incident::kLinePlane) {
       const FeaturePose<double>& line = f_.line_body == 0 ? c.pa : c.pb;
       const FeaturePose<double>& plane = f_.line_body == 0 ? c.pb : c.pa;
@@ -133,25 +135,13 @@ class FaceContactChange {
     const double distance = c_.e.distance;
     const double d_distance = dN.dot(point_ - face_point_) + normal_.dot(dp - dQ);
     const Eigen::Vector3d d_projected = dp - d_distance * normal_ - distance * dN;
-    const Eigen::Vector3d(&d)[3] = c_.frame;
-    Eigen::Vector3d dd[3];
-    dd[0] = face == 0 ? dN : Eigen::Vector3d(-dN);
-    const Eigen::Vector3d turned = dd[0].cross(axis_) / across_;
-    dd[1] = turned - d[1] * d[1].dot(turned);
-    dd[2] = dd[0].cross(d[1]) + d[0].cross(dd[1]);
     const Eigen::Vector3d d_point[2] = {face == 0 ? d_projected : dp, face == 0 ? dp : d_projected};
-    const Eigen::Vector3d point[2] = {c_.e.point_a, c_.e.point_b};
-    const Eigen::Vector3d centre[2] = {c_.pa.position, c_.pb.position};
-    for (int side = 0; side < 2; ++side) {
-      const double sign = side == 0 ? -1.0 : 1.0;  // rows_a = -FrameRows
-      const Eigen::Vector3d arm = point[side] - centre[side], d_arm = d_point[side] - dx[side];
-      for (int k = 0; k < 3; ++k) {
-        const Eigen::Vector3d angular = d_arm.cross(d[k]) + arm.cross(dd[k]);
-        for (int j = 0; j < 3; ++j) {
-          column[18 * side + k + 3 * j] = sign * dd[k][j];
-          column[18 * side + k + 3 * (3 + j)] = sign * angular[j];
-        }
-      }
+    // Only a turn of the face's body turns the frame: the other columns (most of them: every
+    // column of a body on the ground, whose face is the ground's) skip the frame's change.
+    if (dtheta[face].isZero(0.0)) {
+      FixedFrameRows(dx, d_point, column);
+    } else {
+      TurnedFrameRows(dx, d_point, face == 0 ? dN : Eigen::Vector3d(-dN), column);
     }
     return d_distance;
   }
@@ -180,8 +170,49 @@ class FaceContactChange {
     return d_start + along_line_ * d_along + d_t * line_along_;
   }
 
+  // The rows' changes where the frame d turns by dd (dd[0] = dn given) and the contact points
+  // move by d_point: per side [dd_k; d_arm x d_k + arm x dd_k], rows_a = -FrameRows.
+  void TurnedFrameRows(const Eigen::Vector3d (&dx)[2], const Eigen::Vector3d (&d_point)[2],
+                       const Eigen::Vector3d& dn, Eigen::Ref<Eigen::VectorXd> column) const {
+    const Eigen::Vector3d(&d)[3] = c_.frame;
+    Eigen::Vector3d dd[3];
+    dd[0] = dn;
+    const Eigen::Vector3d turned = dd[0].cross(axis_) / across_;
+    dd[1] = turned - d[1] * d[1].dot(turned);
+    dd[2] = dd[0].cross(d[1]) + d[0].cross(dd[1]);
+    for (int side = 0; side < 2; ++side) {
+      const double sign = side == 0 ? -1.0 : 1.0;
+      const Eigen::Vector3d d_arm = d_point[side] - dx[side];
+      for (int k = 0; k < 3; ++k) {
+        const Eigen::Vector3d angular = d_arm.cross(d[k]) + arm_[side].cross(dd[k]);
+        for (int j = 0; j < 3; ++j) {
+          column[18 * side + k + 3 * j] = sign * dd[k][j];
+          column[18 * side + k + 3 * (3 + j)] = sign * angular[j];
+        }
+      }
+    }
+  }
+
+  // The same with the frame fixed (dd = 0): only the arms move.
+  void FixedFrameRows(const Eigen::Vector3d (&dx)[2], const Eigen::Vector3d (&d_point)[2],
+                      Eigen::Ref<Eigen::VectorXd> column) const {
+    const Eigen::Vector3d(&d)[3] = c_.frame;
+    for (int side = 0; side < 2; ++side) {
+      const double sign = side == 0 ? -1.0 : 1.0;
+      const Eigen::Vector3d d_arm = d_point[side] - dx[side];
+      for (int k = 0; k < 3; ++k) {
+        const Eigen::Vector3d angular = d_arm.cross(d[k]);
+        for (int j = 0; j < 3; ++j) {
+          column[18 * side + k + 3 * j] = 0.0;
+          column[18 * side + k + 3 * (3 + j)] = sign * angular[j];
+        }
+      }
+    }
+  }
+
   const ContactFeature& f_;
   const ContactJets<double>& c_;
+  Eigen::Vector3d arm_[2];  // each side's contact point from its body's centre
   Eigen::Vector3d axis_, normal_, face_point_, point_, face_centre_, other_centre_;
   double across_ = 1.0;
   // kLinePlane: the line's start and direction, the plane's normal and point, the two bodies'

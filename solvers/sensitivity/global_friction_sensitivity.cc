@@ -15,16 +15,6 @@ namespace {
 // the velocities by less than VelocitiesDetermined's 1e-8 of the largest unit response.
 constexpr double kNegligibleBasisEntry = 1e-10;
 
-// The local form's sensitivity, W = H^T M^-1 H moved into it (the only copy).
-FrictionSensitivity Local(const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r,
-                          const Eigen::MatrixX2d* compliances, const SensitivityOptions& options) {
-  if (compliances != nullptr) {
-    return FrictionSensitivity(problem.Delassus(), problem.local_q(), problem.mu(), r, *compliances,
-                               options);
-  }
-  return FrictionSensitivity(problem.Delassus(), problem.local_q(), problem.mu(), r, options);
-}
-
 // M (or M^-1, `inverse`) as a sparse block-diagonal matrix, filled column by column in place
 // (the blocks follow each other down the diagonal).
 Eigen::SparseMatrix<double> MassMatrix(const GlobalFrictionContactProblem& problem, bool inverse) {
@@ -89,32 +79,10 @@ Eigen::SparseMatrix<double> ContactMatrix(const GlobalFrictionContactProblem& pr
   return out;
 }
 
-}  // namespace
-
-GlobalFrictionSensitivity::GlobalFrictionSensitivity(const GlobalFrictionContactProblem& problem,
-                                                     const Eigen::VectorXd& r,
-                                                     const SensitivityOptions& options)
-    : local_(Local(problem, r, nullptr, options)),
-      r_(r),
-      H_(ContactMatrix(problem)),
-      M_(MassMatrix(problem, false)),
-      inverse_mass_(MassMatrix(problem, true)) {
-  problem.Velocity(r, &v_);
-}
-
-GlobalFrictionSensitivity::GlobalFrictionSensitivity(const GlobalFrictionContactProblem& problem,
-                                                     const Eigen::VectorXd& r,
-                                                     const Eigen::MatrixX2d& compliances,
-                                                     const SensitivityOptions& options)
-    : local_(Local(problem, r, &compliances, options)),
-      r_(r),
-      H_(ContactMatrix(problem)),
-      M_(MassMatrix(problem, false)),
-      inverse_mass_(MassMatrix(problem, true)) {
-  problem.Velocity(r, &v_);
-}
-
-bool GlobalFrictionSensitivity::VelocitiesDetermined() const {
+// VelocitiesDetermined() for the local sensitivity `local`, `velocity_map` forming M^-1 H (dv per
+// unit impulse) where it is needed.
+template <class VelocityMap>
+bool Determined(const FrictionSensitivity& local, const VelocityMap& velocity_map) {
   // An undetermined change dr (K dr = 0 for the local sensitivity's selected system K) moves the
   // velocities by dv = M^-1 H dr, and |M^1/2 dv|^2 = dr^T W dr = sum over the contacts of
   // dr_c . (W dr)_c, where K's rows make every term vanish (dr_c = 0 apart; (W dr)_c = 0 where
@@ -122,11 +90,11 @@ bool GlobalFrictionSensitivity::VelocitiesDetermined() const {
   // contact. So only the undetermined directions with tangential impulses on sliding contacts
   // can move v, and none can where nothing slides (a resting stack's many redundant corners).
   std::vector<int> sliding;
-  for (int c = 0; c < local_.num_contacts(); ++c) {
-    if (local_.state(c) == FrictionSensitivity::ContactState::Sliding) sliding.push_back(c);
+  for (int c = 0; c < local.num_contacts(); ++c) {
+    if (local.state(c) == FrictionSensitivity::ContactState::Sliding) sliding.push_back(c);
   }
   if (sliding.empty()) return true;
-  const Eigen::MatrixXd undetermined = local_.UndeterminedImpulses();
+  const Eigen::MatrixXd undetermined = local.UndeterminedImpulses();
   if (undetermined.cols() == 0) return true;
   std::vector<Eigen::Index> moving;  // the columns with such impulses
   for (Eigen::Index j = 0; j < undetermined.cols(); ++j) {
@@ -138,9 +106,56 @@ bool GlobalFrictionSensitivity::VelocitiesDetermined() const {
     if (tangential > kNegligibleBasisEntry) moving.push_back(j);
   }
   if (moving.empty()) return true;
-  const Eigen::SparseMatrix<double> map = inverse_mass_ * H_;  // dv per unit impulse
+  const Eigen::SparseMatrix<double> map = velocity_map();
   const double scale = map.nonZeros() == 0 ? 0.0 : map.coeffs().cwiseAbs().maxCoeff();
   return (map * undetermined(Eigen::all, moving)).cwiseAbs().maxCoeff() <= 1e-8 * scale;
+}
+
+}  // namespace
+
+GlobalFrictionSensitivity::GlobalFrictionSensitivity(const GlobalFrictionContactProblem& problem,
+                                                     const Eigen::VectorXd& r,
+                                                     const SensitivityOptions& options)
+    : local_(LocalSensitivity(problem, r, nullptr, options)),
+      r_(r),
+      H_(ContactMatrix(problem)),
+      M_(MassMatrix(problem, false)),
+      inverse_mass_(MassMatrix(problem, true)) {
+  problem.Velocity(r, &v_);
+}
+
+GlobalFrictionSensitivity::GlobalFrictionSensitivity(const GlobalFrictionContactProblem& problem,
+                                                     const Eigen::VectorXd& r,
+                                                     const Eigen::MatrixX2d& compliances,
+                                                     const SensitivityOptions& options)
+    : local_(LocalSensitivity(problem, r, &compliances, options)),
+      r_(r),
+      H_(ContactMatrix(problem)),
+      M_(MassMatrix(problem, false)),
+      inverse_mass_(MassMatrix(problem, true)) {
+  problem.Velocity(r, &v_);
+}
+
+// W = H^T M^-1 H moved into the local sensitivity (its only copy).
+FrictionSensitivity GlobalFrictionSensitivity::LocalSensitivity(
+    const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r,
+    const Eigen::MatrixX2d* compliances, const SensitivityOptions& options) {
+  if (compliances != nullptr) {
+    return FrictionSensitivity(problem.Delassus(), problem.local_q(), problem.mu(), r, *compliances,
+                               options);
+  }
+  return FrictionSensitivity(problem.Delassus(), problem.local_q(), problem.mu(), r, options);
+}
+
+bool GlobalFrictionSensitivity::VelocitiesDetermined() const {
+  return Determined(local_, [&] { return Eigen::SparseMatrix<double>(inverse_mass_ * H_); });
+}
+
+bool GlobalFrictionSensitivity::VelocitiesDetermined(const GlobalFrictionContactProblem& problem,
+                                                     const FrictionSensitivity& local) {
+  return Determined(local, [&] {
+    return Eigen::SparseMatrix<double>(MassMatrix(problem, true) * ContactMatrix(problem));
+  });
 }
 
 Eigen::VectorXd GlobalFrictionSensitivity::Jvp(const Tangent& tangent) const {

@@ -67,6 +67,17 @@ class GlobalFrictionSensitivity {
   // the corners is not fixed, and with it the friction's torque).
   bool VelocitiesDetermined() const;
 
+  // The same two pieces for a caller that keeps only the local form's sensitivity (no
+  // derivatives with respect to M, H or f, so none of their sparse copies): the sensitivity at
+  // r (compliances null for the Coulomb cone, else the convex model's), and whether it
+  // determines the end velocities' derivatives (M^-1 H formed only where a contact slides).
+  static FrictionSensitivity LocalSensitivity(const GlobalFrictionContactProblem& problem,
+                                              const Eigen::VectorXd& r,
+                                              const Eigen::MatrixX2d* compliances,
+                                              const SensitivityOptions& options);
+  static bool VelocitiesDetermined(const GlobalFrictionContactProblem& problem,
+                                   const FrictionSensitivity& local);
+
  private:
   FrictionSensitivity local_;
   Eigen::VectorXd r_, v_;
