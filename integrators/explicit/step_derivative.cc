@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
+#include <stdexcept>
 #include <utility>
 
 #include "contact/contact_feature.h"
@@ -85,6 +87,8 @@ void ContactRows(const ContactSetting& s, bool described, const T* in, T* out) {
   out[36] = offset;
 }
 
+}  // namespace
+
 // The changes of the contact's outputs (ContactRows without restitution) along one change of the
 // poses (dx, dtheta per body, world frame) of a contact between a face and a point of the other
 // body: the face's normal N moves by dtheta_F x N and its point Q by dx_F + dtheta_F x (Q - x_F);
@@ -92,32 +96,44 @@ void ContactRows(const ContactSetting& s, bool described, const T* in, T* out) {
 // line's crossing of a plane (a clipped edge) p = s + t a, t = m . (o - s) / (m . a), by ds + t da
 // + dt a with dt from the same quotient; the distance N . (p - Q), the point projected on the
 // face, the frame (n = +-N, t1 = n x axis / |n x axis|, t2 = n x t1) and the rows [d_k;
-// (point - x) x d_k] follow by the product rule.
+// (point - x) x d_k] follow by the product rule. It keeps what these products read (some 600
+// bytes), not the 37 x 13 Jacobian they make: a step's derivative applies it to a change
+// (Forward) or a gradient (Adjoint, the same steps in reverse) in fewer operations than a
+// product with the stored matrix, and a trajectory's gradient keeps every step's.
 class FaceContactChange {
  public:
-  FaceContactChange(const ContactSetting& s, const ContactJets<double>& c)
-      : f_(s.feature), c_(c), axis_(TangentAxis(s.contact.point.normal)) {
-    const FeaturePose<double>& face = f_.face_body == 0 ? c.pa : c.pb;
-    const FeaturePose<double>& other = f_.face_body == 0 ? c.pb : c.pa;
-    normal_ = face.Direction(f_.face_normal);
-    face_point_ = face.World(f_.face_point);
-    point_ = f_.face_body == 0 ? c.e.point_b : c.e.point_a;
-    face_centre_ = face.position;
-    other_centre_ = other.position;
+  FaceContactChange(const ContactSetting& s, const ContactJets<double>& c, double h)
+      : face_(s.feature.face_body),
+        line_body_(s.feature.line_body),
+        incident_(s.feature.incident),
+        radius_(s.feature.radius),
+        h_(h),
+        distance_(c.e.distance),
+        axis_(TangentAxis(s.contact.point.normal)),
+        moving_{s.moving_a, s.moving_b} {
+    const ContactFeature& f = s.feature;
+    const FeaturePose<double>& face = face_ == 0 ? c.pa : c.pb;
+    const FeaturePose<double>& other = face_ == 0 ? c.pb : c.pa;
+    normal_ = face.Direction(f.face_normal);
+    face_arm_ = face.World(f.face_point) - face.position;
+    point_ = face_ == 0 ? c.e.point_b : c.e.point_a;
+    point_from_face_ = point_ - face.World(f.face_point);
+    other_arm_ = point_ - other.position;
+    for (int k = 0; k < 3; ++k) frame_[k] = c.frame[k];
     across_ = c.frame[0].cross(axis_).norm();
     arm_[0] = c.e.point_a - c.pa.position;
     arm_[1] = c.e.point_b - c.pb.position;
-    if (f_.incident == ContactFeature::Incident::kLinePlane) {
-      const FeaturePose<double>& line = f_.line_body == 0 ? c.pa : c.pb;
-      const FeaturePose<double>& plane = f_.line_body == 0 ? c.pb : c.pa;
-      line_start_ = line.World(f_.point);
-      line_along_ = line.Direction(f_.direction);
-      plane_normal_ = plane.Direction(f_.plane_normal);
-      plane_point_ = plane.World(f_.plane_point);
-      line_centre_ = line.position;
-      plane_centre_ = plane.position;
+    if (incident_ == ContactFeature::Incident::kLinePlane) {
+      const FeaturePose<double>& line = line_body_ == 0 ? c.pa : c.pb;
+      const FeaturePose<double>& plane = line_body_ == 0 ? c.pb : c.pa;
+      const Eigen::Vector3d start = line.World(f.point), origin = plane.World(f.plane_point);
+      line_along_ = line.Direction(f.direction);
+      plane_normal_ = plane.Direction(f.plane_normal);
+      line_arm_ = start - line.position;
+      plane_arm_ = origin - plane.position;
+      start_to_origin_ = origin - start;
       across_plane_ = plane_normal_.dot(line_along_);
-      along_line_ = plane_normal_.dot(plane_point_ - line_start_) / across_plane_;
+      along_line_ = plane_normal_.dot(start_to_origin_) / across_plane_;
     }
   }
 
@@ -125,136 +141,230 @@ class FaceContactChange {
   // values, ContactAt).
   bool Valid() const { return across_plane_ != 0.0; }
 
-  // Writes the 37 outputs' changes along (dx, dtheta) into `column`; returns the distance's.
+  // Writes the 37 outputs' changes along (dx, dtheta) into `column`, the offset's without h's
+  // share; returns the distance's change.
   double Along(const Eigen::Vector3d (&dx)[2], const Eigen::Vector3d (&dtheta)[2],
-               Eigen::Ref<Eigen::VectorXd> column) const {
-    const int face = f_.face_body;
+               double* column) const {
+    const int face = face_;
     const Eigen::Vector3d dN = dtheta[face].cross(normal_);
-    const Eigen::Vector3d dQ = dx[face] + dtheta[face].cross(face_point_ - face_centre_);
+    const Eigen::Vector3d dQ = dx[face] + dtheta[face].cross(face_arm_);
     const Eigen::Vector3d dp = PointChange(dx, dtheta, dN);
-    const double distance = c_.e.distance;
-    const double d_distance = dN.dot(point_ - face_point_) + normal_.dot(dp - dQ);
-    const Eigen::Vector3d d_projected = dp - d_distance * normal_ - distance * dN;
+    const double d_distance = dN.dot(point_from_face_) + normal_.dot(dp - dQ);
+    const Eigen::Vector3d d_projected = dp - d_distance * normal_ - distance_ * dN;
     const Eigen::Vector3d d_point[2] = {face == 0 ? d_projected : dp, face == 0 ? dp : d_projected};
     // Only a turn of the face's body turns the frame: the other columns (most of them: every
     // column of a body on the ground, whose face is the ground's) skip the frame's change.
-    if (dtheta[face].isZero(0.0)) {
-      FixedFrameRows(dx, d_point, column);
-    } else {
-      TurnedFrameRows(dx, d_point, face == 0 ? dN : Eigen::Vector3d(-dN), column);
-    }
-    return d_distance;
-  }
-
- private:
-  Eigen::Vector3d PointChange(const Eigen::Vector3d (&dx)[2], const Eigen::Vector3d (&dtheta)[2],
-                              const Eigen::Vector3d& dN) const {
-    const int other = 1 - f_.face_body;
-    switch (f_.incident) {
-      case ContactFeature::Incident::kPoint:
-        return dx[other] + dtheta[other].cross(point_ - other_centre_);
-      case ContactFeature::Incident::kSphere:
-        return dx[other] - f_.radius * dN;
-      case ContactFeature::Incident::kLinePlane:
-        break;
-    }
-    const int line = f_.line_body, plane = 1 - line;
-    const Eigen::Vector3d d_start = dx[line] + dtheta[line].cross(line_start_ - line_centre_);
-    const Eigen::Vector3d d_along = dtheta[line].cross(line_along_);
-    const Eigen::Vector3d d_normal = dtheta[plane].cross(plane_normal_);
-    const Eigen::Vector3d d_origin = dx[plane] + dtheta[plane].cross(plane_point_ - plane_centre_);
-    const double d_t =
-        (d_normal.dot(plane_point_ - line_start_) + plane_normal_.dot(d_origin - d_start) -
-         along_line_ * (d_normal.dot(line_along_) + plane_normal_.dot(d_along))) /
-        across_plane_;
-    return d_start + along_line_ * d_along + d_t * line_along_;
-  }
-
-  // The rows' changes where the frame d turns by dd (dd[0] = dn given) and the contact points
-  // move by d_point: per side [dd_k; d_arm x d_k + arm x dd_k], rows_a = -FrameRows.
-  void TurnedFrameRows(const Eigen::Vector3d (&dx)[2], const Eigen::Vector3d (&d_point)[2],
-                       const Eigen::Vector3d& dn, Eigen::Ref<Eigen::VectorXd> column) const {
-    const Eigen::Vector3d(&d)[3] = c_.frame;
-    Eigen::Vector3d dd[3];
-    dd[0] = dn;
-    const Eigen::Vector3d turned = dd[0].cross(axis_) / across_;
-    dd[1] = turned - d[1] * d[1].dot(turned);
-    dd[2] = dd[0].cross(d[1]) + d[0].cross(dd[1]);
+    Eigen::Vector3d dd[3] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero(),
+                             Eigen::Vector3d::Zero()};
+    const bool turned = !dtheta[face].isZero(0.0);
+    if (turned) FrameChange(face == 0 ? dN : Eigen::Vector3d(-dN), dd);
     for (int side = 0; side < 2; ++side) {
-      const double sign = side == 0 ? -1.0 : 1.0;
+      const double sign = side == 0 ? -1.0 : 1.0;  // rows_a = -FrameRows
       const Eigen::Vector3d d_arm = d_point[side] - dx[side];
       for (int k = 0; k < 3; ++k) {
-        const Eigen::Vector3d angular = d_arm.cross(d[k]) + arm_[side].cross(dd[k]);
+        Eigen::Vector3d angular = d_arm.cross(frame_[k]);
+        if (turned) angular += arm_[side].cross(dd[k]);
         for (int j = 0; j < 3; ++j) {
           column[18 * side + k + 3 * j] = sign * dd[k][j];
           column[18 * side + k + 3 * (3 + j)] = sign * angular[j];
         }
       }
     }
+    return d_distance;
   }
 
-  // The same with the frame fixed (dd = 0): only the arms move.
-  void FixedFrameRows(const Eigen::Vector3d (&dx)[2], const Eigen::Vector3d (&d_point)[2],
-                      Eigen::Ref<Eigen::VectorXd> column) const {
-    const Eigen::Vector3d(&d)[3] = c_.frame;
+  // The outputs' change for a change `in` of the inputs (kContactInputs' order; only the poses
+  // and h move them here).
+  Eigen::Matrix<double, kRowOutputs, 1> Forward(
+      const Eigen::Matrix<double, kRowInputs, 1>& in) const {
+    const Eigen::Vector3d dx[2] = {in.segment<3>(0), in.segment<3>(6)};
+    const Eigen::Vector3d dtheta[2] = {in.segment<3>(3), in.segment<3>(9)};
+    Eigen::Matrix<double, kRowOutputs, 1> out;
+    const double d_distance = Along(dx, dtheta, out.data());
+    out[36] = d_distance / h_ - distance_ / (h_ * h_) * in[kRowInputs - 1];
+    return out;
+  }
+
+  // The gradient with respect to the inputs of <y, outputs' change>: Along's steps in reverse.
+  Eigen::Matrix<double, kRowInputs, 1> Adjoint(
+      const Eigen::Matrix<double, kRowOutputs, 1>& y) const {
+    const int face = face_, other = 1 - face_;
+    Eigen::Vector3d g_dx[2] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()};
+    Eigen::Vector3d g_dtheta[2] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()};
+    // The rows: per side [sign dd_k; sign (d_arm x d_k + arm x dd_k)].
+    Eigen::Vector3d g_dd[3] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero(),
+                               Eigen::Vector3d::Zero()};
+    Eigen::Vector3d g_point[2];
     for (int side = 0; side < 2; ++side) {
       const double sign = side == 0 ? -1.0 : 1.0;
-      const Eigen::Vector3d d_arm = d_point[side] - dx[side];
+      Eigen::Vector3d g_arm = Eigen::Vector3d::Zero();
       for (int k = 0; k < 3; ++k) {
-        const Eigen::Vector3d angular = d_arm.cross(d[k]);
+        Eigen::Vector3d g_linear, g_angular;
         for (int j = 0; j < 3; ++j) {
-          column[18 * side + k + 3 * j] = 0.0;
-          column[18 * side + k + 3 * (3 + j)] = sign * angular[j];
+          g_linear[j] = sign * y[18 * side + k + 3 * j];
+          g_angular[j] = sign * y[18 * side + k + 3 * (3 + j)];
         }
+        g_arm += frame_[k].cross(g_angular);
+        g_dd[k] += g_linear + g_angular.cross(arm_[side]);
       }
+      g_point[side] = g_arm;  // d_arm = d_point - dx
+      g_dx[side] -= g_arm;
     }
+    // The frame: dd_2 = dn x d_1 + d_0 x dd_1, dd_1 = (I - d_1 d_1^T) turned, turned = dn x axis
+    // / across, dd_0 = dn.
+    const Eigen::Vector3d(&d)[3] = frame_;
+    Eigen::Vector3d g_dn = g_dd[0] + d[1].cross(g_dd[2]);
+    Eigen::Vector3d g_dd1 = g_dd[1] + g_dd[2].cross(d[0]);
+    const Eigen::Vector3d g_turned = g_dd1 - d[1] * d[1].dot(g_dd1);
+    g_dn += axis_.cross(g_turned) / across_;
+    Eigen::Vector3d g_dN = face == 0 ? g_dn : Eigen::Vector3d(-g_dn);
+    // d_point[face] = d_projected = dp - d_distance N - distance dN, d_point[other] = dp.
+    const Eigen::Vector3d& g_projected = g_point[face];
+    Eigen::Vector3d g_dp = g_point[other] + g_projected;
+    double g_distance = y[36] / h_ - normal_.dot(g_projected);
+    g_dN -= distance_ * g_projected;
+    // d_distance = dN . (p - Q) + N . (dp - dQ).
+    g_dN += g_distance * point_from_face_;
+    g_dp += g_distance * normal_;
+    const Eigen::Vector3d g_dQ = -g_distance * normal_;
+    PointChangeAdjoint(g_dp, &g_dN, g_dx, g_dtheta);
+    // dQ = dx_F + dtheta_F x (Q - x_F), dN = dtheta_F x N.
+    g_dx[face] += g_dQ;
+    g_dtheta[face] += face_arm_.cross(g_dQ) + normal_.cross(g_dN);
+    Eigen::Matrix<double, kRowInputs, 1> g = Eigen::Matrix<double, kRowInputs, 1>::Zero();
+    for (int side = 0; side < 2; ++side) {
+      if (!moving_[side]) continue;  // a fixed body's inputs are constant
+      g.segment<3>(6 * side) = g_dx[side];
+      g.segment<3>(6 * side + 3) = g_dtheta[side];
+    }
+    g[kRowInputs - 1] = -distance_ / (h_ * h_) * y[36];
+    return g;
   }
 
-  const ContactFeature& f_;
-  const ContactJets<double>& c_;
-  Eigen::Vector3d arm_[2];  // each side's contact point from its body's centre
-  Eigen::Vector3d axis_, normal_, face_point_, point_, face_centre_, other_centre_;
-  double across_ = 1.0;
-  // kLinePlane: the line's start and direction, the plane's normal and point, the two bodies'
-  // centres, the normal's component along the line and the line's parameter at the crossing.
-  Eigen::Vector3d line_start_, line_along_, plane_normal_, plane_point_, line_centre_,
-      plane_centre_;
+ private:
+  // dd_0 = dn, and the tangents' changes.
+  void FrameChange(const Eigen::Vector3d& dn, Eigen::Vector3d (&dd)[3]) const {
+    const Eigen::Vector3d(&d)[3] = frame_;
+    dd[0] = dn;
+    const Eigen::Vector3d turned = dn.cross(axis_) / across_;
+    dd[1] = turned - d[1] * d[1].dot(turned);
+    dd[2] = dn.cross(d[1]) + d[0].cross(dd[1]);
+  }
+
+  Eigen::Vector3d PointChange(const Eigen::Vector3d (&dx)[2], const Eigen::Vector3d (&dtheta)[2],
+                              const Eigen::Vector3d& dN) const {
+    const int other = 1 - face_;
+    switch (incident_) {
+      case ContactFeature::Incident::kPoint:
+        return dx[other] + dtheta[other].cross(other_arm_);
+      case ContactFeature::Incident::kSphere:
+        return dx[other] - radius_ * dN;
+      case ContactFeature::Incident::kLinePlane:
+        break;
+    }
+    const int line = line_body_, plane = 1 - line;
+    const Eigen::Vector3d d_start = dx[line] + dtheta[line].cross(line_arm_);
+    const Eigen::Vector3d d_along = dtheta[line].cross(line_along_);
+    const Eigen::Vector3d d_normal = dtheta[plane].cross(plane_normal_);
+    const Eigen::Vector3d d_origin = dx[plane] + dtheta[plane].cross(plane_arm_);
+    const double d_t = (d_normal.dot(start_to_origin_) + plane_normal_.dot(d_origin - d_start) -
+                        along_line_ * (d_normal.dot(line_along_) + plane_normal_.dot(d_along))) /
+                       across_plane_;
+    return d_start + along_line_ * d_along + d_t * line_along_;
+  }
+
+  // PointChange's adjoint: adds to the gradients of dN, dx and dtheta from that of dp.
+  void PointChangeAdjoint(const Eigen::Vector3d& g_dp, Eigen::Vector3d* g_dN,
+                          Eigen::Vector3d (&g_dx)[2], Eigen::Vector3d (&g_dtheta)[2]) const {
+    const int other = 1 - face_;
+    switch (incident_) {
+      case ContactFeature::Incident::kPoint:
+        g_dx[other] += g_dp;
+        g_dtheta[other] += other_arm_.cross(g_dp);
+        return;
+      case ContactFeature::Incident::kSphere:
+        g_dx[other] += g_dp;
+        *g_dN -= radius_ * g_dp;
+        return;
+      case ContactFeature::Incident::kLinePlane:
+        break;
+    }
+    const int line = line_body_, plane = 1 - line;
+    const double g_t = line_along_.dot(g_dp) / across_plane_;
+    const Eigen::Vector3d g_start = g_dp - g_t * plane_normal_;
+    const Eigen::Vector3d g_along = along_line_ * (g_dp - g_t * plane_normal_);
+    const Eigen::Vector3d g_normal = g_t * (start_to_origin_ - along_line_ * line_along_);
+    const Eigen::Vector3d g_origin = g_t * plane_normal_;
+    g_dx[line] += g_start;
+    g_dtheta[line] += line_arm_.cross(g_start) + line_along_.cross(g_along);
+    g_dx[plane] += g_origin;
+    g_dtheta[plane] += plane_normal_.cross(g_normal) + plane_arm_.cross(g_origin);
+  }
+
+  int face_ = 0, line_body_ = 0;
+  ContactFeature::Incident incident_ = ContactFeature::Incident::kPoint;
+  double radius_ = 0.0, h_ = 1.0, distance_ = 0.0, across_ = 1.0;
+  // The face's normal and its point from the face's body's centre, the other body's point and
+  // its arm, that point from the face's point, the tangents' axis, the frame and each side's
+  // contact point from its body's centre.
+  Eigen::Vector3d normal_, face_arm_, point_, other_arm_, point_from_face_, axis_;
+  Eigen::Vector3d frame_[3], arm_[2];
+  // kLinePlane: the line's direction, the plane's normal, their arms from their bodies' centres,
+  // the plane's point from the line's start, the normal's component along the line and the
+  // line's parameter at the crossing.
+  Eigen::Vector3d line_along_, plane_normal_, line_arm_, plane_arm_, start_to_origin_;
   double across_plane_ = 1.0, along_line_ = 0.0;
+  bool moving_[2] = {true, true};  // whether each side's body can move
 };
 
-// ContactRows' Jacobian in closed form where a face of one body meets a point of the other
+namespace {
+
+// The closed form of ContactRows' derivatives where a face of one body meets a point of the other
 // without restitution (boxes resting on the ground and on each other: most contacts of a scene),
-// one column per moving pose input in `active` (the last is h): FaceContactChange. False where
-// it does not apply (then Jets).
-bool FaceJacobian(const ContactSetting& s, bool described, double h, const std::vector<int>& active,
-                  Eigen::MatrixXd* jacobian) {
+// for the moving pose inputs in `active` and h (its last): FaceContactChange. Null where it does
+// not apply (then Jets).
+std::unique_ptr<FaceContactChange> FaceChange(const ContactSetting& s, bool described, double h,
+                                              const std::vector<int>& active) {
   const ContactFeature& f = s.feature;
-  if (!described || s.restitution || f.kind != ContactFeature::Kind::kFace) return false;
+  if (!described || s.restitution || f.kind != ContactFeature::Kind::kFace) return nullptr;
   // Its columns are pose inputs (below 12) and h last: nothing else moves these outputs here.
   if (active.empty() || active.back() != kRowInputs - 1 ||
       !std::all_of(active.begin(), active.end() - 1, [](int input) { return input < 12; })) {
-    return false;
+    return nullptr;
   }
   const double zero[12] = {};
-  const ContactJets<double> c = ContactAt(s, true, zero);
-  const FaceContactChange change(s, c);
-  if (!change.Valid()) return false;
+  auto change = std::make_unique<FaceContactChange>(s, ContactAt(s, true, zero), h);
+  if (!change->Valid()) return nullptr;
+  return change;
+}
+
+// FaceChange's Jacobian, one column per input in `active`.
+bool FaceJacobian(const ContactSetting& s, bool described, double h, const std::vector<int>& active,
+                  Eigen::MatrixXd* jacobian) {
+  const std::unique_ptr<FaceContactChange> change = FaceChange(s, described, h, active);
+  if (change == nullptr) return false;
   Eigen::MatrixXd& J = *jacobian;
   const int columns = static_cast<int>(active.size());
   J.resize(kRowOutputs, columns);
-  for (int col = 0; col + 1 < columns; ++col) {
-    const int input = active[col];  // a pose input: 6 per body, position then turn
-    Eigen::Vector3d dx[2] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()};
-    Eigen::Vector3d dtheta[2] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()};
-    (input % 6 < 3 ? dx : dtheta)[input / 6][input % 3] = 1.0;
-    J(36, col) = change.Along(dx, dtheta, J.col(col)) / h;
+  for (int col = 0; col < columns; ++col) {
+    Eigen::Matrix<double, kRowInputs, 1> in = Eigen::Matrix<double, kRowInputs, 1>::Zero();
+    in[active[col]] = 1.0;
+    J.col(col) = change->Forward(in);
   }
-  J.col(columns - 1).setZero();
-  J(36, columns - 1) = -c.e.distance / (h * h);
   return true;
 }
 
 }  // namespace
+
+void FaceContactProducts(const ContactSetting& setting, double h, const std::vector<int>& active,
+                         const Eigen::Matrix<double, 26, 1>& in,
+                         const Eigen::Matrix<double, 37, 1>& y, Eigen::Matrix<double, 37, 1>* out,
+                         Eigen::Matrix<double, 26, 1>* gradient) {
+  const std::unique_ptr<FaceContactChange> change = FaceChange(setting, true, h, active);
+  if (change == nullptr) throw std::logic_error("FaceContactProducts: not a face contact");
+  *out = change->Forward(in);
+  *gradient = change->Adjoint(y);
+}
 
 void ContactRowsJacobian(const ContactSetting& setting, bool described,
                          const Eigen::Matrix<double, kRowInputs, 1>& nominal,
@@ -420,7 +530,10 @@ void ExplicitStepDerivative::LinearizeContacts(const ExplicitStepData& step) {
     if (setting.restitution) active.push_back(24);
     active.push_back(25);
     terms.active.assign(active.begin(), active.end());
-    ContactRowsJacobian(setting, terms.described, nominal, active, true, &terms.jacobian);
+    terms.face = FaceChange(setting, terms.described, step.options.h, active);
+    if (terms.face == nullptr) {
+      ContactRowsJacobian(setting, terms.described, nominal, active, false, &terms.jacobian);
+    }
     if (step.options.model == ExplicitModel::Soft) LinearizeSoftContact(step, c, setting);
   }
 }
@@ -530,6 +643,20 @@ Eigen::Matrix<double, N, 1> Segment(const Eigen::VectorXd& v, int first) {
 
 }  // namespace
 
+Eigen::Matrix<double, ExplicitStepDerivative::kContactOutputs, 1>
+ExplicitStepDerivative::ContactTerms::Times(
+    const Eigen::Matrix<double, kContactInputs, 1>& in) const {
+  if (face != nullptr) return face->Forward(in);
+  return TimesLive<kContactOutputs>(jacobian, active, in);
+}
+
+Eigen::Matrix<double, ExplicitStepDerivative::kContactInputs, 1>
+ExplicitStepDerivative::ContactTerms::TransposeTimes(
+    const Eigen::Matrix<double, kContactOutputs, 1>& y) const {
+  if (face != nullptr) return face->Adjoint(y);
+  return TransposeTimesLive<kContactOutputs, kContactInputs>(jacobian, active, y);
+}
+
 Eigen::Matrix<double, ExplicitStepDerivative::kBodyInputs, 1> ExplicitStepDerivative::BodyInput(
     int k, const Eigen::VectorXd& ds, const Eigen::VectorXd& dp, const Eigen::VectorXd& du) const {
   Eigen::Matrix<double, kBodyInputs, 1> in;
@@ -620,8 +747,7 @@ void ExplicitStepDerivative::DataChange(const Eigen::VectorXd& ds, const Eigen::
   for (size_t c = 0; c < contacts_.size(); ++c) {
     const ContactTerms& ct = contacts_[c];
     const Eigen::Matrix<double, kContactInputs, 1> in = ContactInput(ct, ds, dp);
-    const Eigen::Matrix<double, kContactOutputs, 1> y =
-        TimesLive<kContactOutputs>(ct.jacobian, ct.active, in);
+    const Eigen::Matrix<double, kContactOutputs, 1> y = ct.Times(in);
     const int slots[2] = {ct.slot_a, ct.slot_b};
     const Matrix36* rows[2] = {&ct.rows_a, &ct.rows_b};
     (*dF)[3 * c] = y[36];
@@ -750,8 +876,7 @@ void ExplicitStepDerivative::DataGradient(const Eigen::VectorXd& F, const Eigen:
       through_blocks[slots[side]] -= P * J[side]->transpose() * G * *J[side] * P;
     }
     y[36] = wc[0];
-    const Eigen::Matrix<double, kContactInputs, 1> g =
-        TransposeTimesLive<kContactOutputs, kContactInputs>(ct.jacobian, ct.active, y);
+    const Eigen::Matrix<double, kContactInputs, 1> g = ct.TransposeTimes(y);
     AddContactState(ct, g.data(), out);
     out->parameters[ct.restitution_slot] += g[24];
     out->parameters[0] += g[25];

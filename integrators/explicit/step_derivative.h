@@ -60,6 +60,16 @@ void ContactRowsJacobian(const ContactSetting& setting, bool described,
                          const std::vector<int>& active, bool closed_form,
                          Eigen::MatrixXd* jacobian);
 
+// The closed form of a face contact's derivative (ContactRowsJacobian's, applied without forming
+// it): its product with a change `in` of the inputs and its transpose's with `y`. Throws
+// std::logic_error where the closed form does not apply. For tests.
+void FaceContactProducts(const ContactSetting& setting, double h, const std::vector<int>& active,
+                         const Eigen::Matrix<double, 26, 1>& in,
+                         const Eigen::Matrix<double, 37, 1>& y, Eigen::Matrix<double, 37, 1>* out,
+                         Eigen::Matrix<double, 26, 1>* gradient);
+
+class FaceContactChange;  // step_derivative.cc
+
 class ExplicitStepDerivative : public StepDerivative {
  public:
   // Throws InputError for a model without a sensitivity, or if its sensitivity is refused (the
@@ -104,7 +114,15 @@ class ExplicitStepDerivative : public StepDerivative {
     // Its columns for the inputs that can move (`active`, ascending; the others are zero): a
     // contact with the ground has 7 of the 26, so that a step of many contacts keeps little.
     std::vector<int> active;
+    // Where a face meets a point without restitution, the closed form applied to each change
+    // or gradient (no Jacobian formed); else the Jacobian's live columns.
+    std::unique_ptr<FaceContactChange> face;
     Eigen::MatrixXd jacobian;
+    // The outputs' change for a change of the inputs, and the inputs' gradient for the outputs'.
+    Eigen::Matrix<double, kContactOutputs, 1> Times(
+        const Eigen::Matrix<double, kContactInputs, 1>& in) const;
+    Eigen::Matrix<double, kContactInputs, 1> TransposeTimes(
+        const Eigen::Matrix<double, kContactOutputs, 1>& y) const;
   };
 
   void AddParameters(const ExplicitStepData& step);

@@ -585,7 +585,8 @@ RigidBodyState StateAt(const ShapePose& pose) {
 TEST_CASE("explicit step derivative: a face's closed-form contact Jacobian equals the Jets'") {
   // The rows and offset of every contact of a face and a point (a vertex, an edge's crossing of
   // a side, a sphere's nearest point: ContactRowsJacobian), in closed form and on Jets, over the
-  // moving bodies' pose inputs and h.
+  // moving bodies' pose inputs and h; and the closed form's products with a change and, through
+  // the transpose, with a gradient (FaceContactProducts) against the Jets' Jacobian.
   std::mt19937 random(2027);
   int compared = 0, kinds[3] = {0, 0, 0}, face_on_b = 0, both_moving = 0;
   for (int trial = 0; trial < 400; ++trial) {
@@ -619,6 +620,26 @@ TEST_CASE("explicit step derivative: a face's closed-form contact Jacobian equal
       INFO("trial " << trial << ", face on " << (feature.face_body == 0 ? "A" : "B") << ", moving "
                     << c.moving_a << c.moving_b);
       CHECK((closed - jets).cwiseAbs().maxCoeff() <= 1e-12 * scale);
+      // The products a step's derivative takes without forming the Jacobian: a random change of
+      // the live inputs, and a random gradient of the outputs through the transpose.
+      std::normal_distribution<double> normal;
+      Eigen::Matrix<double, 26, 1> in = Eigen::Matrix<double, 26, 1>::Zero();
+      Eigen::VectorXd live(active.size());
+      for (size_t k = 0; k < active.size(); ++k) in[active[k]] = live[k] = normal(random);
+      Eigen::Matrix<double, 37, 1> y, out;
+      for (int k = 0; k < 37; ++k) y[k] = normal(random);
+      Eigen::Matrix<double, 26, 1> gradient;
+      internal::FaceContactProducts(setting, nominal[25], active, in, y, &out, &gradient);
+      const Eigen::VectorXd expected_out = jets * live, expected_gradient = jets.transpose() * y;
+      CHECK((out - expected_out).cwiseAbs().maxCoeff() <=
+            1e-12 * scale * (1.0 + live.cwiseAbs().sum()));
+      Eigen::Matrix<double, 26, 1> off_live = gradient;
+      for (size_t k = 0; k < active.size(); ++k) {
+        CHECK(std::abs(gradient[active[k]] - expected_gradient[k]) <=
+              1e-12 * scale * (1.0 + y.cwiseAbs().sum()));
+        off_live[active[k]] = 0.0;
+      }
+      CHECK(off_live.isZero(0.0));  // a fixed body's inputs move nothing
       if (c.moving_a != c.moving_b) {
         // With a moving body's twist among the inputs the closed form declines: the Jets'.
         std::vector<int> with_twist(active.begin(), active.end() - 1);
