@@ -82,6 +82,7 @@ FrictionSensitivity::FrictionSensitivity(Eigen::SparseMatrix<double> W, const Ei
 void FrictionSensitivity::Start(const Eigen::VectorXd& q, const Eigen::VectorXd& mu,
                                 const SensitivityOptions& options) {
   const Eigen::VectorXd r = r_;
+  pattern_.makeCompressed();  // (AddEntries reads its arrays)
   RequireValidOptions(options, "sensitivity");
   if (r.size() != q.size())
     throw InputError("sensitivity: r has " + std::to_string(r.size()) + " entries, the problem " +
@@ -156,30 +157,43 @@ void FrictionSensitivity::Classify(const Eigen::VectorXd& q, const Eigen::Vector
   }
 }
 
-template <class Add>
-void FrictionSensitivity::AddEntries(const Eigen::VectorXd& mu_of, const Add& add) const {
-  // The rows where (W dr)_i appears: u_i's equation, or none (-1).
-  auto row_of = [&](int i) {
+std::vector<int> FrictionSensitivity::RowsOfW() const {
+  std::vector<int> rows(3 * static_cast<size_t>(num_contacts()));
+  for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
     const int a = i / 3, k = i % 3;
     switch (state_[a]) {
       case ContactState::Apart:
-        return -1;
+        rows[i] = -1;
+        break;
       case ContactState::Sticking:
-        return i;
+        rows[i] = i;
+        break;
       case ContactState::Frictionless:
-        return k == 0 ? i : -1;
+        rows[i] = k == 0 ? i : -1;
+        break;
       case ContactState::Sliding:
-        return k == 0 ? i : extra_[a] + k - 1;
+        rows[i] = k == 0 ? i : extra_[a] + k - 1;
+        break;
     }
-    return -1;
-  };
-  for (int j = 0; j < pattern_.outerSize(); ++j)
-    for (Eigen::SparseMatrix<double>::InnerIterator it(pattern_, j); it; ++it) {
-      const int row = row_of(static_cast<int>(it.row()));
-      if (row >= 0) add(row, j, it.value());
+  }
+  return rows;
+}
+
+template <class Add>
+void FrictionSensitivity::AddEntries(const Eigen::VectorXd& mu_of, const std::vector<int>& row_of,
+                                     const Add& add) const {
+  // Looked up per entry of W (RowsOfW): a resting stack's W has some 70 entries per contact.
+  const int* outer = pattern_.outerIndexPtr();
+  const int* inner = pattern_.innerIndexPtr();
+  const double* values = pattern_.valuePtr();
+  for (int j = 0; j < pattern_.outerSize(); ++j) {
+    for (int p = outer[j]; p < outer[j + 1]; ++p) {
+      const int row = row_of[inner[p]];
+      if (row >= 0) add(row, j, values[p]);
     }
+  }
   for (int i = 0; i < 3 * compliance_.rows(); ++i) {  // the convex model's (W + R) dr
-    const int row = row_of(i);
+    const int row = row_of[i];
     if (row >= 0) add(row, i, compliance_(i / 3, i % 3 == 0 ? 0 : 1));
   }
   for (int a = 0; a < num_contacts(); ++a) {
@@ -216,10 +230,11 @@ void FrictionSensitivity::AddEntries(const Eigen::VectorXd& mu_of, const Add& ad
 
 void FrictionSensitivity::Assemble(const Eigen::VectorXd& mu, int max_dense_least_squares) {
   // Most systems (a step's islands of a few bodies) go straight into dense blocks.
-  const auto for_each_entry = [&](const auto& add) { AddEntries(mu, add); };
+  const std::vector<int> row_of = RowsOfW();
+  const auto for_each_entry = [&](const auto& add) { AddEntries(mu, row_of, add); };
   if (system_.FactorizeSmallBlocks(num_unknowns_, for_each_entry)) return;
   std::vector<Eigen::Triplet<double>> triplets;
-  AddEntries(mu, [&](int i, int j, double value) { triplets.emplace_back(i, j, value); });
+  AddEntries(mu, row_of, [&](int i, int j, double value) { triplets.emplace_back(i, j, value); });
   Eigen::SparseMatrix<double> K(num_unknowns_, num_unknowns_);
   K.setFromTriplets(triplets.begin(), triplets.end());
   system_.Factorize(K, max_dense_least_squares, "the contacts' equations");

@@ -110,8 +110,11 @@ class FrictionSensitivity {
                 const SensitivityOptions& options);
   // The selected system's entries, each handed to add(row, column, value), and its
   // factorization.
+  // row_of[i]: the row where (W dr)_i appears (u_i's equation, or a sliding contact's extra
+  // one), or -1 where it appears in none (RowsOfW()).
   template <class Add>
-  void AddEntries(const Eigen::VectorXd& mu, const Add& add) const;
+  void AddEntries(const Eigen::VectorXd& mu, const std::vector<int>& row_of, const Add& add) const;
+  std::vector<int> RowsOfW() const;
   void Assemble(const Eigen::VectorXd& mu, int max_dense_least_squares);
   // The right-hand side for a change dF of u at fixed r and dmu (either empty: zero), written
   // into b (num_unknowns_ entries; a column of the caller's, so that columns allocate nothing).
