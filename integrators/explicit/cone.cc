@@ -113,8 +113,7 @@ std::string Modes(const FrictionSensitivity& local) {
 class ConeSensitivity : public ExplicitImpulseSensitivity {
  public:
   ConeSensitivity(const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r)
-      : local_(GlobalFrictionSensitivity::LocalSensitivity(problem, r, nullptr,
-                                                           SensitivityOptions())) {
+      : local_(problem, r) {
     modes = Modes(local_);
     degenerate = local_.degenerate();
     determined = GlobalFrictionSensitivity::VelocitiesDetermined(problem, local_);

@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "solvers/base/input_error.h"
+#include "solvers/friction/global_friction_problem.h"
+#include "solvers/lcp/independent_blocks.h"
 
 namespace ncpkit {
 
@@ -79,10 +81,82 @@ FrictionSensitivity::FrictionSensitivity(Eigen::SparseMatrix<double> W, const Ei
   Start(q, mu, options);
 }
 
-void FrictionSensitivity::Start(const Eigen::VectorXd& q, const Eigen::VectorXd& mu,
-                                const SensitivityOptions& options) {
+FrictionSensitivity::FrictionSensitivity(const GlobalFrictionContactProblem& problem,
+                                         const Eigen::VectorXd& r,
+                                         const SensitivityOptions& options)
+    : r_(r) {
+  ProjectImpulses(problem.local_q(), problem.mu(), options);
+  Eigen::VectorXd v, u;  // u = H^T M^-1 (H r + f) + w = W r + q
+  problem.Velocity(r_, &v);
+  problem.ContactVelocity(v, &u);
+  Classify(problem.local_q(), problem.mu(), u, options);
+  if (FactorizeFromRows(problem)) {
+    w_formed_ = false;
+    return;
+  }
+  pattern_ = problem.Delassus();
+  Assemble(problem.mu(), options.max_dense_least_squares);
+}
+
+bool FrictionSensitivity::FactorizeFromRows(const GlobalFrictionContactProblem& problem) {
+  const int nc = num_contacts();
+  for (int a = 0; a < nc; ++a) {
+    if (state_[a] != ContactState::Sticking) return false;
+    if (problem.piece_begin(a) == problem.piece_begin(a + 1)) return false;  // no moving body
+  }
+  // The groups: bodies joined by contacts.
+  IndependentBlocks bodies;
+  bodies.Start(problem.num_blocks());
+  for (int a = 0; a < nc; ++a) {
+    for (int p = problem.piece_begin(a) + 1; p < problem.piece_begin(a + 1); ++p)
+      bodies.Join(problem.piece_block(problem.piece_begin(a)), problem.piece_block(p));
+  }
+  bodies.Number();
+  std::vector<internal::SelectedSystem::RowsGroup> groups(bodies.num_blocks());
+  std::vector<int> column(problem.num_blocks());  // a body's first column in its group's J
+  std::vector<int> contacts_in(bodies.num_blocks(), 0);
+  for (int g = 0; g < bodies.num_blocks(); ++g) {
+    int d = 0;
+    for (int k = 0; k < bodies.block_size(g); ++k) {
+      const int body = bodies.members(g)[k];
+      column[body] = d;
+      d += problem.block_size(body);
+    }
+    groups[g].mass.setZero(d, d);
+    for (int k = 0; k < bodies.block_size(g); ++k) {
+      const int body = bodies.members(g)[k], b = problem.block_size(body);
+      groups[g].mass.block(column[body], column[body], b, b) =
+          Eigen::Map<const Eigen::MatrixXd>(problem.mass_data(body), b, b);
+    }
+  }
+  for (int a = 0; a < nc; ++a) {
+    const int g = bodies.block(problem.piece_block(problem.piece_begin(a)));
+    for (int k = 0; k < 3; ++k) groups[g].unknowns.push_back(3 * a + k);
+    ++contacts_in[g];
+  }
+  for (int g = 0; g < bodies.num_blocks(); ++g) {
+    groups[g].rows.setZero(3 * contacts_in[g], groups[g].mass.rows());
+  }
+  std::fill(contacts_in.begin(), contacts_in.end(), 0);
+  for (int a = 0; a < nc; ++a) {
+    const int g = bodies.block(problem.piece_block(problem.piece_begin(a)));
+    const int row = 3 * contacts_in[g]++;
+    for (int p = problem.piece_begin(a); p < problem.piece_begin(a + 1); ++p) {
+      const int body = problem.piece_block(p);
+      groups[g].rows.block(row, column[body], 3, problem.block_size(body)) =
+          problem.PieceRows(p).transpose();
+    }
+  }
+  // A body in no contact has no unknowns here.
+  groups.erase(std::remove_if(groups.begin(), groups.end(),
+                              [](const auto& group) { return group.unknowns.empty(); }),
+               groups.end());
+  return system_.FactorizeFromRows(num_unknowns_, groups);
+}
+
+void FrictionSensitivity::ProjectImpulses(const Eigen::VectorXd& q, const Eigen::VectorXd& mu,
+                                          const SensitivityOptions& options) {
   const Eigen::VectorXd r = r_;
-  pattern_.makeCompressed();  // (AddEntries reads its arrays)
   RequireValidOptions(options, "sensitivity");
   if (r.size() != q.size())
     throw InputError("sensitivity: r has " + std::to_string(r.size()) + " entries, the problem " +
@@ -97,6 +171,12 @@ void FrictionSensitivity::Start(const Eigen::VectorXd& q, const Eigen::VectorXd&
       throw InputError("sensitivity: r of contact " + std::to_string(a) + " is outside its cone");
     r_.segment<3>(3 * a) = projected;
   }
+}
+
+void FrictionSensitivity::Start(const Eigen::VectorXd& q, const Eigen::VectorXd& mu,
+                                const SensitivityOptions& options) {
+  pattern_.makeCompressed();  // (AddEntries reads its arrays)
+  ProjectImpulses(q, mu, options);
   Eigen::VectorXd u = q;
   u.noalias() += pattern_ * r_;
   for (int a = 0; a < compliance_.rows(); ++a) {  // the convex model's u + R r
@@ -348,6 +428,11 @@ Eigen::MatrixXd FrictionSensitivity::MatrixGradient(const Gradient& gradient) co
 
 Eigen::MatrixXd FrictionSensitivity::Jacobian(Input input) const {
   const int n = size(), nc = num_contacts();
+  if (input == Input::W && !w_formed_) {
+    throw InputError(
+        "sensitivity: the Jacobian with respect to W needs W, which this sensitivity (built from "
+        "the global form's rows) did not form");
+  }
   internal::RequireDenseJacobianSize(n,
                                      input == Input::mu  ? nc
                                      : input == Input::W ? static_cast<double>(pattern_.nonZeros())

@@ -44,6 +44,8 @@
 
 namespace ncpkit {
 
+class GlobalFrictionContactProblem;
+
 class FrictionSensitivity {
  public:
   enum class Input { q, W, mu };
@@ -80,6 +82,17 @@ class FrictionSensitivity {
                       const Eigen::MatrixX2d& compliances,
                       const SensitivityOptions& options = SensitivityOptions());
 
+  // The Coulomb cone's, of a problem posed in the global form (M v = H r + f, u = H^T v + w;
+  // GlobalFrictionSensitivity's local form), forming W = H^T M^-1 H only where it must: where
+  // every contact sticks, each group of bodies the contacts join has the selected system
+  // K_g = J_g M_g^-1 J_g^T (J_g = H^T's rows there), factorized from J_g and M_g
+  // (SelectedSystem::FactorizeFromRows: a resting column's 12 velocities instead of its 24
+  // impulses). Where a contact does not stick, or a group's rows are nearly dependent, W is
+  // formed and the system assembled as by the constructors above. Without W, Jacobian(Input::W)
+  // is refused (InputError); everything else is the same.
+  FrictionSensitivity(const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r,
+                      const SensitivityOptions& options = SensitivityOptions());
+
   int size() const { return static_cast<int>(r_.size()); }
   int num_contacts() const { return static_cast<int>(state_.size()); }
   ContactState state(int contact) const { return state_[contact]; }
@@ -102,6 +115,12 @@ class FrictionSensitivity {
   Eigen::MatrixXd Jacobian(Input input) const;
 
  private:
+  // Checks the options and r, and takes r onto its cones.
+  void ProjectImpulses(const Eigen::VectorXd& q, const Eigen::VectorXd& mu,
+                       const SensitivityOptions& options);
+  // Where every contact sticks, factorizes the selected system group by group from the global
+  // form's rows; false (nothing done) where it cannot.
+  bool FactorizeFromRows(const GlobalFrictionContactProblem& problem);
   // Takes r onto its cones and classifies the contacts (the constructors' shared work), W in
   // pattern_.
   void Start(const Eigen::VectorXd& q, const Eigen::VectorXd& mu,
@@ -124,6 +143,7 @@ class FrictionSensitivity {
 
   Eigen::VectorXd r_;
   Eigen::SparseMatrix<double> pattern_;  // W (its pattern and values)
+  bool w_formed_ = true;                 // false: factorized from the global form's rows
   Eigen::MatrixX2d compliance_;          // the convex model's (R_N, R_T); empty for Coulomb
   std::vector<ContactState> state_;
   std::vector<int> degenerate_;

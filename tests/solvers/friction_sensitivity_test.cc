@@ -488,3 +488,117 @@ TEST_CASE("global friction sensitivity: <v, J w> = <J^T v, w> to rounding") {
 
 }  // namespace
 }  // namespace ncpkit
+
+namespace ncpkit {
+namespace {
+
+// The two sensitivities' products agree to rounding: Jvp for random changes of q and mu, Vjp
+// for a random gradient, and the undetermined impulses span the same space.
+void CheckSameSensitivity(const FrictionSensitivity& a, const FrictionSensitivity& b,
+                          std::mt19937_64* rng) {
+  REQUIRE(a.num_contacts() == b.num_contacts());
+  for (int c = 0; c < a.num_contacts(); ++c) CHECK(a.state(c) == b.state(c));
+  CHECK(a.degenerate() == b.degenerate());
+  CHECK(a.least_squares() == b.least_squares());
+  std::normal_distribution<double> normal;
+  const auto random = [&](int size) {
+    return Eigen::VectorXd::NullaryExpr(size, [&]() { return normal(*rng); });
+  };
+  FrictionSensitivity::Tangent t;
+  t.q = random(a.size());
+  t.mu = random(a.num_contacts());
+  const Eigen::VectorXd da = a.Jvp(t), db = b.Jvp(t);
+  CHECK((da - db).norm() <= 1e-9 * (1.0 + db.norm()));
+  const Eigen::VectorXd g = random(a.size());
+  const FrictionSensitivity::Gradient ga = a.Vjp(g), gb = b.Vjp(g);
+  CHECK((ga.q - gb.q).norm() <= 1e-9 * (1.0 + gb.q.norm()));
+  CHECK((ga.mu - gb.mu).norm() <= 1e-9 * (1.0 + gb.mu.norm()));
+  const Eigen::MatrixXd na = a.UndeterminedImpulses(), nb = b.UndeterminedImpulses();
+  REQUIRE(na.cols() == nb.cols());
+  CHECK((na * na.transpose() - nb * nb.transpose()).norm() <= 1e-9);  // the same projector
+}
+
+// A random global problem whose solution r is known and sticks at every contact strictly inside
+// its cone: f and w chosen so that u = H^T v + w = 0 for a random v.
+struct StickingProblem {
+  GlobalFrictionContactProblem problem;
+  Eigen::VectorXd r;
+};
+StickingProblem RandomStickingProblem(int contacts, int bodies, unsigned seed) {
+  test::RandomScene scene = test::MakeScene(contacts, bodies, 0.5, seed);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  StickingProblem out;
+  out.r.resize(3 * contacts);
+  for (int a = 0; a < contacts; ++a) {
+    const double rn = 1.0 + uniform(rng) * 0.5;
+    out.r.segment<3>(3 * a) << rn, 0.3 * rn * uniform(rng), 0.3 * rn * uniform(rng);
+  }
+  const Eigen::VectorXd v =
+      Eigen::VectorXd::NullaryExpr(scene.f.size(), [&] { return uniform(rng); });
+  scene.f = scene.M * v - scene.H * out.r;
+  scene.w = -Eigen::VectorXd(scene.H.transpose() * v);
+  out.problem = test::Make(scene);
+  return out;
+}
+
+TEST_CASE("friction sensitivity: from the global form's rows where every contact sticks") {
+  // FrictionSensitivity(problem, r) factorizes a sticking group's selected system from its rows
+  // (SelectedSystem::FactorizeFromRows) and forms W only otherwise; its products are W's.
+  std::mt19937_64 rng(7);
+  int from_rows = 0, with_w = 0;
+  const auto compare = [&](const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r) {
+    const FrictionSensitivity global(problem, r);
+    const FrictionSensitivity local(problem.Delassus(), problem.local_q(), problem.mu(), r);
+    CheckSameSensitivity(global, local, &rng);
+    bool formed = true;
+    Eigen::MatrixXd by_w;
+    try {
+      by_w = global.Jacobian(FrictionSensitivity::Input::W);
+    } catch (const InputError& e) {
+      formed = false;
+      CHECK(std::string(e.what()).find("did not form") != std::string::npos);
+    }
+    if (formed) CHECK(by_w.isApprox(local.Jacobian(FrictionSensitivity::Input::W)));
+    ++(formed ? with_w : from_rows);
+    return formed;
+  };
+  for (unsigned seed = 1; seed <= 12; ++seed) {
+    // Random groups of 2 and 3 bodies with enough contacts to fix them (and some bodies in
+    // none), and too few contacts for their velocities (the rows cannot have full column rank:
+    // W's factorization).
+    const StickingProblem enough = RandomStickingProblem(8 + seed % 5, 2 + seed % 2, seed);
+    CAPTURE(seed);
+    CHECK_FALSE(compare(enough.problem, enough.r));
+    const StickingProblem few = RandomStickingProblem(3, 3, seed + 100);
+    CHECK(compare(few.problem, few.r));
+    // Box columns pushed below what friction holds (every corner sticks) and above (sliding).
+    for (const int count : {1, 2}) {
+      for (const double push : {0.3, 1.5}) {
+        const GlobalFrictionContactProblem column = test::BoxColumn(count, seed, push);
+        const Eigen::VectorXd r = SolveGlobal(column);
+        CAPTURE(count);
+        CAPTURE(push);
+        const bool formed = compare(column, r);
+        if (push < 1.0) CHECK_FALSE(formed);
+      }
+    }
+  }
+  // Two contacts with the same rows on one body: six rows, rank three (A = J^T J singular):
+  // W's factorization, the same pseudo-inverse.
+  test::RandomScene twice = test::MakeScene(2, 2, 0.5, 99);
+  Eigen::MatrixXd H = Eigen::MatrixXd(twice.H);
+  H.col(3) = H.col(0);
+  H.col(4) = H.col(1);
+  H.col(5) = H.col(2);
+  twice.H = H.sparseView();
+  Eigen::VectorXd r(6), v = Eigen::VectorXd::LinSpaced(twice.f.size(), -0.5, 0.5);
+  r << 1.0, 0.1, -0.1, 0.5, 0.05, 0.1;
+  twice.f = twice.M * v - twice.H * r;
+  twice.w = -Eigen::VectorXd(twice.H.transpose() * v);
+  CHECK(compare(test::Make(twice), r));
+  MESSAGE(from_rows << " sensitivities from the rows, " << with_w << " with W");
+}
+
+}  // namespace
+}  // namespace ncpkit

@@ -215,6 +215,43 @@ struct SelectedSystem::Semidefinite {
   }
 };
 
+struct SelectedSystem::FromRows {
+  Eigen::MatrixXd rows;    // J, m x d
+  Eigen::MatrixXd middle;  // A^-1 M A^-1, d x d
+  // False where A = J^T J is singular or its condition number exceeds kMaxRowsCondition.
+  bool Compute(const Eigen::MatrixXd& J, const Eigen::MatrixXd& M) {
+    const Eigen::Index d = J.cols();
+    if (J.rows() < d || d == 0) return false;
+    Eigen::MatrixXd A(d, d);
+    A.setZero();
+    A.selfadjointView<Eigen::Lower>().rankUpdate(J.transpose());
+    const Eigen::LLT<Eigen::MatrixXd> llt(A.selfadjointView<Eigen::Lower>());
+    if (llt.info() != Eigen::Success) return false;
+    const Eigen::MatrixXd inverse = llt.solve(Eigen::MatrixXd::Identity(d, d));
+    const auto norm1 = [](const Eigen::MatrixXd& m) {
+      return m.cwiseAbs().colwise().sum().maxCoeff();
+    };
+    const double condition =
+        norm1(A.selfadjointView<Eigen::Lower>().toDenseMatrix()) * norm1(inverse);
+    if (!(condition <= kMaxRowsCondition)) return false;
+    rows = J;
+    middle.noalias() = inverse * M * inverse;
+    return true;
+  }
+  Eigen::MatrixXd Solve(const Eigen::MatrixXd& X) const {
+    const Eigen::MatrixXd projected = middle * (rows.transpose() * X);
+    return rows * projected;
+  }
+  // An orthonormal basis of J's left null space (K's null space), from J's QR factorization.
+  Eigen::MatrixXd NullBasis() const {
+    const Eigen::Index m = rows.rows(), d = rows.cols();
+    const Eigen::HouseholderQR<Eigen::MatrixXd> qr(rows);
+    Eigen::MatrixXd tail = Eigen::MatrixXd::Zero(m, m - d);
+    tail.bottomRows(m - d).setIdentity();
+    return qr.householderQ() * tail;
+  }
+};
+
 struct SelectedSystem::Block {
   std::vector<int> unknowns;
   SelectedSystem system;
@@ -231,6 +268,7 @@ void SelectedSystem::Reset(Eigen::Index n) {
   qr_.reset();
   decomposition_.reset();
   semidefinite_.reset();
+  from_rows_.reset();
   blocks_.clear();
   least_squares_ = false;
   dense_ = false;
@@ -345,6 +383,28 @@ void SelectedSystem::FactorizeDenseBlocks(const IndependentBlocks& found,
   }
 }
 
+bool SelectedSystem::FactorizeFromRows(int n, const std::vector<RowsGroup>& groups) {
+  Reset(n);
+  blocks_.resize(groups.size());
+  for (size_t g = 0; g < groups.size(); ++g) {
+    blocks_[g].unknowns = groups[g].unknowns;
+    SelectedSystem& system = blocks_[g].system;
+    auto from_rows = std::make_unique<FromRows>();
+    if (static_cast<size_t>(groups[g].rows.rows()) != groups[g].unknowns.size() ||
+        !from_rows->Compute(groups[g].rows, groups[g].mass)) {
+      Reset(n);
+      return false;
+    }
+    system.n_ = groups[g].rows.rows();
+    system.dense_ = true;
+    system.dense_nullity_ = groups[g].rows.rows() - groups[g].rows.cols();
+    system.least_squares_ = system.dense_nullity_ > 0;
+    system.from_rows_ = std::move(from_rows);
+    least_squares_ = least_squares_ || system.least_squares_;
+  }
+  return true;
+}
+
 void SelectedSystem::FactorizeDense(const Eigen::MatrixXd& dense) {
   auto semidefinite = std::make_unique<Semidefinite>();
   if (semidefinite->Compute(dense)) {
@@ -399,8 +459,9 @@ Eigen::MatrixXd SelectedSystem::DenseNullBasis() const {
 
 Eigen::Index SelectedSystem::nullity() const {
   if (blocks_.empty()) {
-    return decomposition_ != nullptr || semidefinite_ != nullptr ? dense_nullity_
-                                                                 : null_basis_.cols();
+    return decomposition_ != nullptr || semidefinite_ != nullptr || from_rows_ != nullptr
+               ? dense_nullity_
+               : null_basis_.cols();
   }
   Eigen::Index out = 0;
   for (const Block& block : blocks_) out += block.system.nullity();
@@ -410,6 +471,7 @@ Eigen::Index SelectedSystem::nullity() const {
 Eigen::MatrixXd SelectedSystem::null_basis() const {
   if (blocks_.empty()) {
     if (semidefinite_ != nullptr) return semidefinite_->NullBasis();
+    if (from_rows_ != nullptr) return from_rows_->NullBasis();
     return decomposition_ != nullptr ? DenseNullBasis() : null_basis_;
   }
   Eigen::MatrixXd out = Eigen::MatrixXd::Zero(n_, nullity());
@@ -447,6 +509,7 @@ Eigen::MatrixXd SelectedSystem::SolveColumns(const Eigen::MatrixXd& B, bool tran
     return out;
   }
   if (semidefinite_ != nullptr) return semidefinite_->Solve(B);  // symmetric
+  if (from_rows_ != nullptr) return from_rows_->Solve(B);        // symmetric
   if (decomposition_ != nullptr) {
     if (transpose) return decomposition_->transpose().solve(B);
     return decomposition_->solve(B);

@@ -47,6 +47,19 @@ class SelectedSystem {
   // block is too large for that: then Factorize() is the way.
   template <class ForEachEntry>
   bool FactorizeSmallBlocks(int n, const ForEachEntry& for_each_entry);
+  // A system that is, on independent groups of its n unknowns, K_g = J_g M_g^-1 J_g^T for rows
+  // J_g (m_g x d_g) of full column rank and M_g (d_g x d_g) symmetric positive definite: each
+  // group factorized from J_g and M_g without forming K_g. Its pseudo-inverse, the Moore-Penrose
+  // one, is J A^-1 M A^-1 J^T with A = J^T J (J's full column rank makes K's range J's), its
+  // null space J's left one: d_g x d_g work where K_g is m_g x m_g. Every unknown is in one
+  // group. False, with nothing done, where a group's A has a 1-norm condition number above
+  // kMaxRowsCondition (rows nearly dependent: K's rank is then Factorize()'s to judge).
+  struct RowsGroup {
+    std::vector<int> unknowns;  // ascending
+    Eigen::MatrixXd rows, mass;
+  };
+  bool FactorizeFromRows(int n, const std::vector<RowsGroup>& groups);
+  static constexpr double kMaxRowsCondition = 1e8;
   // The most rows of a system or block FactorizeSmallBlocks() and Factorize() decompose dense
   // without more ado: at that size the dense decomposition costs less than KLU's analysis alone,
   // and it reveals the rank by itself (a box on four corners, 12 rows: the sliding box's state
@@ -71,6 +84,8 @@ class SelectedSystem {
   struct SparseLeastSquares;
   // One singular symmetric positive semidefinite system's pseudo-inverse (selected_system.cc).
   struct Semidefinite;
+  // One group of FactorizeFromRows() (selected_system.cc).
+  struct FromRows;
 
  private:
   // The complete orthogonal decomposition of a small or singular system: its pseudo-inverse
@@ -99,10 +114,11 @@ class SelectedSystem {
   std::unique_ptr<SparseLeastSquares> qr_;
   std::unique_ptr<Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd>> decomposition_;
   std::unique_ptr<Semidefinite> semidefinite_;
+  std::unique_ptr<FromRows> from_rows_;
   Eigen::MatrixXd pseudo_inverse_, null_basis_;  // null_basis_: the sparse QR's
   Eigen::Index n_ = 0, dense_nullity_ = 0;
   bool least_squares_ = false;
-  // decomposition_ or semidefinite_ (singular) or pseudo_inverse_ (regular) solves it
+  // decomposition_, semidefinite_ or from_rows_ (singular) or pseudo_inverse_ (regular) solves it
   bool dense_ = false;
 };
 
