@@ -151,7 +151,7 @@ bool FrictionSensitivity::FactorizeFromRows(const GlobalFrictionContactProblem& 
   groups.erase(std::remove_if(groups.begin(), groups.end(),
                               [](const auto& group) { return group.unknowns.empty(); }),
                groups.end());
-  return system_.FactorizeFromRows(num_unknowns_, groups);
+  return system_.FactorizeFromRows(num_unknowns_, &groups);
 }
 
 void FrictionSensitivity::ProjectImpulses(const Eigen::VectorXd& q, const Eigen::VectorXd& mu,

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "solvers/base/input_error.h"
 #include "solvers/lcp/independent_blocks.h"
@@ -216,31 +217,38 @@ struct SelectedSystem::Semidefinite {
 };
 
 struct SelectedSystem::FromRows {
-  Eigen::MatrixXd rows;    // J, m x d
-  Eigen::MatrixXd middle;  // A^-1 M A^-1, d x d
-  // False where A = J^T J is singular or its condition number exceeds kMaxRowsCondition.
-  bool Compute(const Eigen::MatrixXd& J, const Eigen::MatrixXd& M) {
+  Eigen::MatrixXd rows;     // J, m x d
+  Eigen::MatrixXd mass;     // M, d x d
+  Eigen::MatrixXd inverse;  // L^-1 for A = J^T J = L L^T (lower triangular)
+  // False where A is singular or the bound ||A||_F ||L^-1||_F^2 on its condition number (2-norm)
+  // exceeds kMaxRowsCondition: an upper bound, so that nearly dependent rows are never taken,
+  // from a triangular inverse that the solves use too (LLT's own 1-norm estimate cost more
+  // than the factorization on a resting column's 12 velocities).
+  bool Compute(Eigen::MatrixXd J, Eigen::MatrixXd M) {
     const Eigen::Index d = J.cols();
     if (J.rows() < d || d == 0) return false;
-    Eigen::MatrixXd A(d, d);
-    A.setZero();
+    Eigen::MatrixXd A = Eigen::MatrixXd::Zero(d, d);
     A.selfadjointView<Eigen::Lower>().rankUpdate(J.transpose());
-    const Eigen::LLT<Eigen::MatrixXd> llt(A.selfadjointView<Eigen::Lower>());
+    const double norm = A.selfadjointView<Eigen::Lower>().toDenseMatrix().norm();
+    Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt(A);  // in place: A's lower triangle becomes L
     if (llt.info() != Eigen::Success) return false;
-    const Eigen::MatrixXd inverse = llt.solve(Eigen::MatrixXd::Identity(d, d));
-    const auto norm1 = [](const Eigen::MatrixXd& m) {
-      return m.cwiseAbs().colwise().sum().maxCoeff();
-    };
-    const double condition =
-        norm1(A.selfadjointView<Eigen::Lower>().toDenseMatrix()) * norm1(inverse);
-    if (!(condition <= kMaxRowsCondition)) return false;
-    rows = J;
-    middle.noalias() = inverse * M * inverse;
+    inverse = Eigen::MatrixXd::Identity(d, d);
+    A.triangularView<Eigen::Lower>().solveInPlace(inverse);
+    if (!(norm * inverse.squaredNorm() <= kMaxRowsCondition)) return false;
+    rows = std::move(J);
+    mass = std::move(M);
     return true;
   }
+  // J A^-1 M A^-1 J^T X, with A^-1 = L^-T L^-1.
   Eigen::MatrixXd Solve(const Eigen::MatrixXd& X) const {
-    const Eigen::MatrixXd projected = middle * (rows.transpose() * X);
-    return rows * projected;
+    const auto L = inverse.triangularView<Eigen::Lower>();
+    Eigen::MatrixXd inner = rows.transpose() * X;
+    inner = L * inner;
+    inner = L.transpose() * inner;
+    inner = mass * inner;
+    inner = L * inner;
+    inner = L.transpose() * inner;
+    return rows * inner;
   }
   // An orthonormal basis of J's left null space (K's null space), from J's QR factorization.
   Eigen::MatrixXd NullBasis() const {
@@ -383,21 +391,23 @@ void SelectedSystem::FactorizeDenseBlocks(const IndependentBlocks& found,
   }
 }
 
-bool SelectedSystem::FactorizeFromRows(int n, const std::vector<RowsGroup>& groups) {
+bool SelectedSystem::FactorizeFromRows(int n, std::vector<RowsGroup>* groups_in) {
+  std::vector<RowsGroup>& groups = *groups_in;
   Reset(n);
   blocks_.resize(groups.size());
   for (size_t g = 0; g < groups.size(); ++g) {
     blocks_[g].unknowns = groups[g].unknowns;
     SelectedSystem& system = blocks_[g].system;
     auto from_rows = std::make_unique<FromRows>();
-    if (static_cast<size_t>(groups[g].rows.rows()) != groups[g].unknowns.size() ||
-        !from_rows->Compute(groups[g].rows, groups[g].mass)) {
+    const Eigen::Index m = groups[g].rows.rows(), d = groups[g].rows.cols();
+    if (static_cast<size_t>(m) != groups[g].unknowns.size() ||
+        !from_rows->Compute(std::move(groups[g].rows), std::move(groups[g].mass))) {
       Reset(n);
       return false;
     }
-    system.n_ = groups[g].rows.rows();
+    system.n_ = m;
     system.dense_ = true;
-    system.dense_nullity_ = groups[g].rows.rows() - groups[g].rows.cols();
+    system.dense_nullity_ = m - d;
     system.least_squares_ = system.dense_nullity_ > 0;
     system.from_rows_ = std::move(from_rows);
     least_squares_ = least_squares_ || system.least_squares_;

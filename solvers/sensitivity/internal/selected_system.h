@@ -53,12 +53,13 @@ class SelectedSystem {
   // one, is J A^-1 M A^-1 J^T with A = J^T J (J's full column rank makes K's range J's), its
   // null space J's left one: d_g x d_g work where K_g is m_g x m_g. Every unknown is in one
   // group. False, with nothing done, where a group's A has a 1-norm condition number above
-  // kMaxRowsCondition (rows nearly dependent: K's rank is then Factorize()'s to judge).
+  // kMaxRowsCondition (rows nearly dependent: K's rank is then Factorize()'s to judge). The
+  // groups' rows and masses are moved into the factorization.
   struct RowsGroup {
     std::vector<int> unknowns;  // ascending
     Eigen::MatrixXd rows, mass;
   };
-  bool FactorizeFromRows(int n, const std::vector<RowsGroup>& groups);
+  bool FactorizeFromRows(int n, std::vector<RowsGroup>* groups);
   static constexpr double kMaxRowsCondition = 1e8;
   // The most rows of a system or block FactorizeSmallBlocks() and Factorize() decompose dense
   // without more ado: at that size the dense decomposition costs less than KLU's analysis alone,
