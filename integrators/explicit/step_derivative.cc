@@ -401,6 +401,11 @@ std::string PairName(const std::vector<Body>& bodies, const ExplicitContact& c) 
   return bodies[c.body_a].name + "-" + bodies[c.body_b].name;
 }
 
+// "a-b #k": contact k's name in messages and StepDerivative::degenerate_contacts().
+std::string ContactName(const ExplicitStepData& step, size_t k) {
+  return PairName(step.bodies, step.contacts[k]) + " #" + std::to_string(k);
+}
+
 }  // namespace
 
 ExplicitStepDerivative::~ExplicitStepDerivative() = default;
@@ -499,8 +504,10 @@ void ExplicitStepDerivative::LinearizeContacts(const ExplicitStepData& step) {
     const ExplicitContact& contact = step.contacts[c];
     ContactTerms& terms = contacts_[c];
     terms.described = contact.point.feature.kind != ContactFeature::Kind::kNone;
-    terms.name = PairName(step.bodies, contact) + " #" + std::to_string(c);
-    if (!terms.described) ++undescribed_;
+    if (!terms.described) {  // (named for RequireDescribed's message; the others need none)
+      terms.name = ContactName(step, c);
+      ++undescribed_;
+    }
     const ContactLaw& law = step.laws.Get(contact.body_a, contact.body_b);
     const RigidBodyState& a = step.start[contact.body_a];
     const RigidBodyState& b = step.start[contact.body_b];
@@ -568,7 +575,7 @@ void ExplicitStepDerivative::KeepSoftStep(const ExplicitStepData& step) {
     r_.segment<3>(3 * c) = step.contacts[c].impulse;
     anchor_names(step.contacts[c], c, &carried_out_names_);
     contact_modes_.push_back(soft_[c].mode);
-    if (soft_[c].degenerate) degenerate_contacts_.push_back(contacts_[c].name);
+    if (soft_[c].degenerate) degenerate_contacts_.push_back(ContactName(step, c));
   }
 }
 
@@ -601,9 +608,7 @@ void ExplicitStepDerivative::BuildProblem(const ExplicitStepData& step) {
   sensitivity_ = step.model.Sensitivity(problem, r_, w);
   determined_ = sensitivity_->determined;
   contact_modes_ = sensitivity_->modes;
-  for (const int c : sensitivity_->degenerate) {
-    degenerate_contacts_.push_back(contacts_[c].name);
-  }
+  for (const int c : sensitivity_->degenerate) degenerate_contacts_.push_back(ContactName(step, c));
 }
 
 namespace {

@@ -109,7 +109,7 @@ class ExplicitStepDerivative : public StepDerivative {
     int slot_a = -1, slot_b = -1;  // the bodies' moving slots (-1: fixed)
     int mu_slot = -1, restitution_slot = -1;
     bool described = true;    // its features are known (else no pose derivative)
-    std::string name;         // "a-b #k", for messages
+    std::string name;         // "a-b #k" where its features are not known (for messages)
     Matrix36 rows_a, rows_b;  // its rows of u = J nu (zero for a fixed body)
     // Its columns for the inputs that can move (`active`, ascending; the others are zero): a
     // contact with the ground has 7 of the 26, so that a step of many contacts keeps little.

@@ -239,16 +239,22 @@ struct SelectedSystem::FromRows {
     mass = std::move(M);
     return true;
   }
-  // J A^-1 M A^-1 J^T X, with A^-1 = L^-T L^-1.
+  // J A^-1 M A^-1 J^T X, with A^-1 = L^-T L^-1, column by column (triangular matrix-vector
+  // products: a Vjp's one column went through the general matrix kernels' packing).
   Eigen::MatrixXd Solve(const Eigen::MatrixXd& X) const {
     const auto L = inverse.triangularView<Eigen::Lower>();
-    Eigen::MatrixXd inner = rows.transpose() * X;
-    inner = L * inner;
-    inner = L.transpose() * inner;
-    inner = mass * inner;
-    inner = L * inner;
-    inner = L.transpose() * inner;
-    return rows * inner;
+    Eigen::MatrixXd out(rows.rows(), X.cols());
+    Eigen::VectorXd inner(rows.cols()), turned(rows.cols());
+    for (Eigen::Index j = 0; j < X.cols(); ++j) {
+      inner.noalias() = rows.transpose() * X.col(j);
+      turned.noalias() = L * inner;
+      inner.noalias() = L.transpose() * turned;
+      turned.noalias() = mass * inner;
+      inner.noalias() = L * turned;
+      turned.noalias() = L.transpose() * inner;
+      out.col(j).noalias() = rows * turned;
+    }
+    return out;
   }
   // An orthonormal basis of J's left null space (K's null space), from J's QR factorization.
   Eigen::MatrixXd NullBasis() const {
