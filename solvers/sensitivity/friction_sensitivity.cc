@@ -98,47 +98,68 @@ FrictionSensitivity::FrictionSensitivity(const GlobalFrictionContactProblem& pro
   Assemble(problem.mu(), options.max_dense_least_squares);
 }
 
-bool FrictionSensitivity::FactorizeFromRows(const GlobalFrictionContactProblem& problem) {
-  const int nc = num_contacts();
-  for (int a = 0; a < nc; ++a) {
-    if (state_[a] != ContactState::Sticking) return false;
-    if (problem.piece_begin(a) == problem.piece_begin(a + 1)) return false;  // no moving body
-  }
-  // The groups: bodies joined by contacts.
-  IndependentBlocks bodies;
-  bodies.Start(problem.num_blocks());
-  for (int a = 0; a < nc; ++a) {
+namespace {
+
+using RowsGroup = internal::SelectedSystem::RowsGroup;
+
+// The groups of bodies that sticking contacts join (sticking[a]): each group's mass matrix, and in
+// column[body] a body's first column in its group's rows. The groups are `bodies`' blocks.
+std::vector<RowsGroup> BodyGroups(const GlobalFrictionContactProblem& problem,
+                                  const std::vector<char>& sticking, IndependentBlocks* bodies,
+                                  std::vector<int>* column) {
+  bodies->Start(problem.num_blocks());
+  for (int a = 0; a < problem.num_contacts(); ++a) {
+    if (!sticking[a]) continue;
     for (int p = problem.piece_begin(a) + 1; p < problem.piece_begin(a + 1); ++p)
-      bodies.Join(problem.piece_block(problem.piece_begin(a)), problem.piece_block(p));
+      bodies->Join(problem.piece_block(problem.piece_begin(a)), problem.piece_block(p));
   }
-  bodies.Number();
-  std::vector<internal::SelectedSystem::RowsGroup> groups(bodies.num_blocks());
-  std::vector<int> column(problem.num_blocks());  // a body's first column in its group's J
-  std::vector<int> contacts_in(bodies.num_blocks(), 0);
-  for (int g = 0; g < bodies.num_blocks(); ++g) {
+  bodies->Number();
+  std::vector<RowsGroup> groups(bodies->num_blocks());
+  column->assign(problem.num_blocks(), 0);
+  for (int g = 0; g < bodies->num_blocks(); ++g) {
     int d = 0;
-    for (int k = 0; k < bodies.block_size(g); ++k) {
-      const int body = bodies.members(g)[k];
-      column[body] = d;
+    for (int k = 0; k < bodies->block_size(g); ++k) {
+      const int body = bodies->members(g)[k];
+      (*column)[body] = d;
       d += problem.block_size(body);
     }
     groups[g].mass.setZero(d, d);
-    for (int k = 0; k < bodies.block_size(g); ++k) {
-      const int body = bodies.members(g)[k], b = problem.block_size(body);
-      groups[g].mass.block(column[body], column[body], b, b) =
+    for (int k = 0; k < bodies->block_size(g); ++k) {
+      const int body = bodies->members(g)[k], b = problem.block_size(body);
+      groups[g].mass.block((*column)[body], (*column)[body], b, b) =
           Eigen::Map<const Eigen::MatrixXd>(problem.mass_data(body), b, b);
     }
   }
+  return groups;
+}
+
+}  // namespace
+
+bool FrictionSensitivity::FactorizeFromRows(const GlobalFrictionContactProblem& problem) {
+  const int nc = num_contacts();
+  std::vector<char> sticking(nc, 0);
   for (int a = 0; a < nc; ++a) {
+    if (state_[a] == ContactState::Apart) continue;
+    if (state_[a] != ContactState::Sticking) return false;
+    if (problem.piece_begin(a) == problem.piece_begin(a + 1)) return false;  // no moving body
+    sticking[a] = 1;
+  }
+  IndependentBlocks bodies;
+  std::vector<int> column;
+  std::vector<RowsGroup> groups = BodyGroups(problem, sticking, &bodies, &column);
+  std::vector<int> contacts_in(groups.size(), 0);
+  for (int a = 0; a < nc; ++a) {
+    if (!sticking[a]) continue;
     const int g = bodies.block(problem.piece_block(problem.piece_begin(a)));
     for (int k = 0; k < 3; ++k) groups[g].unknowns.push_back(3 * a + k);
     ++contacts_in[g];
   }
-  for (int g = 0; g < bodies.num_blocks(); ++g) {
+  for (size_t g = 0; g < groups.size(); ++g) {
     groups[g].rows.setZero(3 * contacts_in[g], groups[g].mass.rows());
   }
   std::fill(contacts_in.begin(), contacts_in.end(), 0);
   for (int a = 0; a < nc; ++a) {
+    if (!sticking[a]) continue;
     const int g = bodies.block(problem.piece_block(problem.piece_begin(a)));
     const int row = 3 * contacts_in[g]++;
     for (int p = problem.piece_begin(a); p < problem.piece_begin(a + 1); ++p) {
@@ -147,10 +168,19 @@ bool FrictionSensitivity::FactorizeFromRows(const GlobalFrictionContactProblem& 
           problem.PieceRows(p).transpose();
     }
   }
-  // A body in no contact has no unknowns here.
+  // A body in no sticking contact has no unknowns here; an apart contact's dr = 0 is a group of
+  // its own (rows and mass the identity).
   groups.erase(std::remove_if(groups.begin(), groups.end(),
-                              [](const auto& group) { return group.unknowns.empty(); }),
+                              [](const RowsGroup& group) { return group.unknowns.empty(); }),
                groups.end());
+  for (int a = 0; a < nc; ++a) {
+    if (sticking[a]) continue;
+    RowsGroup apart;
+    apart.unknowns = {3 * a, 3 * a + 1, 3 * a + 2};
+    apart.rows = Eigen::Matrix3d::Identity();
+    apart.mass = Eigen::Matrix3d::Identity();
+    groups.push_back(std::move(apart));
+  }
   return system_.FactorizeFromRows(num_unknowns_, &groups);
 }
 

@@ -84,12 +84,17 @@ class FrictionSensitivity {
 
   // The Coulomb cone's, of a problem posed in the global form (M v = H r + f, u = H^T v + w;
   // GlobalFrictionSensitivity's local form), forming W = H^T M^-1 H only where it must: where
-  // every contact sticks, each group of bodies the contacts join has the selected system
-  // K_g = J_g M_g^-1 J_g^T (J_g = H^T's rows there), factorized from J_g and M_g
+  // every contact sticks or is apart, each group of bodies the sticking contacts join has the
+  // selected system K_g = J_g M_g^-1 J_g^T (J_g = H^T's rows there), factorized from J_g and M_g
   // (SelectedSystem::FactorizeFromRows: a resting column's 12 velocities instead of its 24
-  // impulses). Where a contact does not stick, or a group's rows are nearly dependent, W is
-  // formed and the system assembled as by the constructors above. Without W, Jacobian(Input::W)
-  // is refused (InputError); everything else is the same.
+  // impulses), and an apart contact's dr = 0 is an equation of its own. That is W's system
+  // with the apart contacts' columns of W dropped from the sticking rows (their dr is zero):
+  // the same least-norm solution where the sticking rows' equations are consistent; where they
+  // are not (a singular K_g), W's system would give the apart contacts impulses to shrink the
+  // residual, this one keeps them at zero. Where a contact slides or is frictionless, or a
+  // group's rows are nearly dependent, W is formed and the system assembled as by the
+  // constructors above. Without W, Jacobian(Input::W) is refused (InputError); everything else
+  // is the same.
   FrictionSensitivity(const GlobalFrictionContactProblem& problem, const Eigen::VectorXd& r,
                       const SensitivityOptions& options = SensitivityOptions());
 

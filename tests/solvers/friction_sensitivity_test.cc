@@ -600,5 +600,67 @@ TEST_CASE("friction sensitivity: from the global form's rows where every contact
   MESSAGE(from_rows << " sensitivities from the rows, " << with_w << " with W");
 }
 
+TEST_CASE("friction sensitivity: from the rows with contacts apart, whose impulses stay zero") {
+  // Sticking contacts beside apart ones (r = 0, u_N > 0): the rows' factorization takes each
+  // apart contact's dr = 0 as its own equation. Where the sticking contacts' equations are
+  // consistent (a change dq = W x: W's columns on the sticking rows lie in their rows' range), W's
+  // least-norm solution is the same; for any change the apart impulses stay zero, and the
+  // products are each other's transposes.
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> normal;
+  int apart_seen = 0;
+  for (unsigned seed = 1; seed <= 10; ++seed) {
+    const int nc = 10 + seed % 3;
+    test::RandomScene scene = test::MakeScene(nc, 2, 0.5, seed + 200);
+    std::mt19937 pick(seed);
+    std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+    Eigen::VectorXd r(3 * nc);
+    std::vector<bool> apart(nc);
+    for (int a = 0; a < nc; ++a) {
+      apart[a] = a % 4 == 3;
+      const double rn = apart[a] ? 0.0 : 1.0 + 0.5 * uniform(pick);
+      r.segment<3>(3 * a) << rn, 0.3 * rn * uniform(pick), 0.3 * rn * uniform(pick);
+    }
+    const Eigen::VectorXd v =
+        Eigen::VectorXd::NullaryExpr(scene.f.size(), [&] { return uniform(pick); });
+    scene.f = scene.M * v - scene.H * r;
+    scene.w = -Eigen::VectorXd(scene.H.transpose() * v);
+    for (int a = 0; a < nc; ++a) {
+      if (apart[a]) scene.w[3 * a] += 0.5;  // separating
+    }
+    const GlobalFrictionContactProblem problem = test::Make(scene);
+    const FrictionSensitivity rows(problem, r);
+    const FrictionSensitivity by_w(problem.Delassus(), problem.local_q(), problem.mu(), r);
+    CAPTURE(seed);
+    REQUIRE_THROWS_AS(rows.Jacobian(FrictionSensitivity::Input::W), InputError);
+    for (int a = 0; a < nc; ++a) {
+      CHECK(rows.state(a) == (apart[a] ? FrictionSensitivity::ContactState::Apart
+                                       : FrictionSensitivity::ContactState::Sticking));
+      CHECK(by_w.state(a) == rows.state(a));
+      apart_seen += apart[a] ? 1 : 0;
+    }
+    CHECK(rows.least_squares() == by_w.least_squares());
+    const auto random = [&](int size) {
+      return Eigen::VectorXd::NullaryExpr(size, [&]() { return normal(rng); });
+    };
+    FrictionSensitivity::Tangent consistent;
+    consistent.q = problem.Delassus() * random(3 * nc);
+    const Eigen::VectorXd d_rows = rows.Jvp(consistent), d_w = by_w.Jvp(consistent);
+    CHECK((d_rows - d_w).norm() <= 1e-9 * (1.0 + d_w.norm()));
+    FrictionSensitivity::Tangent any;
+    any.q = random(3 * nc);
+    any.mu = random(nc);
+    const Eigen::VectorXd dr = rows.Jvp(any);
+    for (int a = 0; a < nc; ++a) {
+      if (apart[a]) CHECK(dr.segment<3>(3 * a).isZero(0.0));
+    }
+    const Eigen::VectorXd g = random(3 * nc);
+    const FrictionSensitivity::Gradient back = rows.Vjp(g);
+    CHECK(std::abs(g.dot(dr) - back.q.dot(any.q) - back.mu.dot(any.mu)) <=
+          1e-9 * (1.0 + std::abs(g.dot(dr))));
+  }
+  CHECK(apart_seen >= 20);
+}
+
 }  // namespace
 }  // namespace ncpkit
