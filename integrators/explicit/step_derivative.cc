@@ -456,9 +456,12 @@ void ExplicitStepDerivative::AddParameters(const ExplicitStepData& step) {
     ContactTerms& t = contacts_[c];
     t.slot_a = slot_of_body[contact.body_a];
     t.slot_b = slot_of_body[contact.body_b];
-    const auto found = pair_slot.find(
-        std::minmax(step.bodies[contact.body_a].name, step.bodies[contact.body_b].name));
-    t.mu_slot = found == pair_slot.end() ? 1 : found->second;
+    t.mu_slot = 1;  // the default law's, unless the pair has its own
+    if (!pair_slot.empty()) {
+      const auto found = pair_slot.find(
+          std::minmax(step.bodies[contact.body_a].name, step.bodies[contact.body_b].name));
+      if (found != pair_slot.end()) t.mu_slot = found->second;
+    }
     t.restitution_slot = t.mu_slot + 1;
   }
 }
