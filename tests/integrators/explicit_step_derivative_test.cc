@@ -582,6 +582,33 @@ RigidBodyState StateAt(const ShapePose& pose) {
   return state;
 }
 
+// The products a step's derivative takes without forming a face contact's Jacobian
+// (FaceContactProducts): a random change of the live inputs, and a random gradient of the outputs
+// through the transpose, against the Jets' Jacobian `jets` (its live columns).
+void CheckFaceProducts(const internal::ContactSetting& setting, double h,
+                       const std::vector<int>& active, const Eigen::MatrixXd& jets,
+                       std::mt19937* random) {
+  std::normal_distribution<double> normal;
+  Eigen::Matrix<double, 26, 1> in = Eigen::Matrix<double, 26, 1>::Zero();
+  Eigen::VectorXd live(active.size());
+  for (size_t k = 0; k < active.size(); ++k) in[active[k]] = live[k] = normal(*random);
+  Eigen::Matrix<double, 37, 1> y, out;
+  for (int k = 0; k < 37; ++k) y[k] = normal(*random);
+  Eigen::Matrix<double, 26, 1> gradient;
+  internal::FaceContactProducts(setting, h, active, in, y, &out, &gradient);
+  const double scale = 1.0 + jets.cwiseAbs().maxCoeff();
+  const Eigen::VectorXd expected_out = jets * live, expected_gradient = jets.transpose() * y;
+  CHECK((out - expected_out).cwiseAbs().maxCoeff() <=
+        1e-12 * scale * (1.0 + live.cwiseAbs().sum()));
+  Eigen::Matrix<double, 26, 1> off_live = gradient;
+  for (size_t k = 0; k < active.size(); ++k) {
+    CHECK(std::abs(gradient[active[k]] - expected_gradient[k]) <=
+          1e-12 * scale * (1.0 + y.cwiseAbs().sum()));
+    off_live[active[k]] = 0.0;
+  }
+  CHECK(off_live.isZero(0.0));  // a fixed body's inputs move nothing
+}
+
 TEST_CASE("explicit step derivative: a face's closed-form contact Jacobian equals the Jets'") {
   // The rows and offset of every contact of a face and a point (a vertex, an edge's crossing of
   // a side, a sphere's nearest point: ContactRowsJacobian), in closed form and on Jets, over the
@@ -620,26 +647,7 @@ TEST_CASE("explicit step derivative: a face's closed-form contact Jacobian equal
       INFO("trial " << trial << ", face on " << (feature.face_body == 0 ? "A" : "B") << ", moving "
                     << c.moving_a << c.moving_b);
       CHECK((closed - jets).cwiseAbs().maxCoeff() <= 1e-12 * scale);
-      // The products a step's derivative takes without forming the Jacobian: a random change of
-      // the live inputs, and a random gradient of the outputs through the transpose.
-      std::normal_distribution<double> normal;
-      Eigen::Matrix<double, 26, 1> in = Eigen::Matrix<double, 26, 1>::Zero();
-      Eigen::VectorXd live(active.size());
-      for (size_t k = 0; k < active.size(); ++k) in[active[k]] = live[k] = normal(random);
-      Eigen::Matrix<double, 37, 1> y, out;
-      for (int k = 0; k < 37; ++k) y[k] = normal(random);
-      Eigen::Matrix<double, 26, 1> gradient;
-      internal::FaceContactProducts(setting, nominal[25], active, in, y, &out, &gradient);
-      const Eigen::VectorXd expected_out = jets * live, expected_gradient = jets.transpose() * y;
-      CHECK((out - expected_out).cwiseAbs().maxCoeff() <=
-            1e-12 * scale * (1.0 + live.cwiseAbs().sum()));
-      Eigen::Matrix<double, 26, 1> off_live = gradient;
-      for (size_t k = 0; k < active.size(); ++k) {
-        CHECK(std::abs(gradient[active[k]] - expected_gradient[k]) <=
-              1e-12 * scale * (1.0 + y.cwiseAbs().sum()));
-        off_live[active[k]] = 0.0;
-      }
-      CHECK(off_live.isZero(0.0));  // a fixed body's inputs move nothing
+      CheckFaceProducts(setting, nominal[25], active, jets, &random);
       if (c.moving_a != c.moving_b) {
         // With a moving body's twist among the inputs the closed form declines: the Jets'.
         std::vector<int> with_twist(active.begin(), active.end() - 1);
