@@ -7,7 +7,9 @@
 // from a sparse rank-revealing QR factorization of its transpose (SuiteSparseQR; the adjoint
 // products are the exact transposes of the forward ones, selected_system.cc); where that does not
 // see the rank deficiency, the least-squares solution of least norm from a dense complete
-// orthogonal decomposition (its pseudo-inverse). With it, the
+// orthogonal decomposition (its pseudo-inverse). A symmetric system that a caller knows as
+// J M^-1 J^T on independent groups (a global friction problem's sticking contacts) is factorized
+// from J and M instead, group by group (FactorizeFromRows). With it, the
 // small kernels every sensitivity shares: Jacobian columns per matrix entry, outer products on a
 // pattern, and the size limit of dense Jacobians.
 #ifndef NCPKIT_SOLVERS_SENSITIVITY_INTERNAL_SELECTED_SYSTEM_H_
