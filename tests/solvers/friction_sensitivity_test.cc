@@ -610,6 +610,19 @@ TEST_CASE("friction sensitivity: from the global form's rows where every contact
   twice.w = -Eigen::VectorXd(twice.H.transpose() * v);
   CHECK(compare(test::Make(twice), r));
   CHECK(box_columns_from_rows >= 12);  // of the 24 pushed below what friction holds
+  // Bad impulses are refused as by the other constructors: a wrong size, a NaN, far outside a
+  // cone.
+  const StickingProblem good = RandomStickingProblem(9, 2, 5);
+  CHECK_THROWS_WITH_AS(FrictionSensitivity(good.problem, Eigen::VectorXd(good.r.head(6))),
+                       doctest::Contains("entries"), InputError);
+  Eigen::VectorXd bad = good.r;
+  bad[4] = std::nan("");
+  CHECK_THROWS_WITH_AS(FrictionSensitivity(good.problem, bad), doctest::Contains("not finite"),
+                       InputError);
+  bad = good.r;
+  bad[1] = 10.0 * bad[0];
+  CHECK_THROWS_WITH_AS(FrictionSensitivity(good.problem, bad),
+                       doctest::Contains("outside its cone"), InputError);
   MESSAGE(from_rows << " sensitivities from the rows (" << box_columns_from_rows
                     << " box columns), " << with_w << " with W");
 }

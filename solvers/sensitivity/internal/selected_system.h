@@ -54,9 +54,10 @@ class SelectedSystem {
   // group factorized from J_g and M_g without forming K_g. Its pseudo-inverse, the Moore-Penrose
   // one, is J A^-1 M A^-1 J^T with A = J^T J (J's full column rank makes K's range J's), its
   // null space J's left one: d_g x d_g work where K_g is m_g x m_g. Every unknown is in one
-  // group. False, with nothing done, where a group's A has a 1-norm condition number above
+  // group. False, the system left empty, where a group's rows do not fit its unknowns or the
+  // bound ||A||_F ||L^-1||_F^2 (A = L L^T) on A's 2-norm condition number exceeds
   // kMaxRowsCondition (rows nearly dependent: K's rank is then Factorize()'s to judge). The
-  // groups' rows and masses are moved into the factorization.
+  // groups' rows and masses are moved into the factorization (consumed either way).
   struct RowsGroup {
     std::vector<int> unknowns;  // ascending
     Eigen::MatrixXd rows, mass;
