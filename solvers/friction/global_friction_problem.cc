@@ -130,6 +130,23 @@ void GlobalFrictionContactProblem::Clear() {
   finalized_ = false;
 }
 
+void GlobalFrictionContactProblem::Reserve(int num_blocks, int num_contacts, int block_size) {
+  const size_t blocks = std::max(num_blocks, 0), contacts = std::max(num_contacts, 0);
+  const size_t b = std::clamp(block_size, 1, kMaxBlockSize), pieces = 2 * contacts;
+  block_offset_.reserve(blocks + 1);
+  mass_offset_.reserve(blocks + 1);
+  mass_.reserve(blocks * b * b);
+  inverse_mass_.reserve(blocks * b * b);
+  inverse_given_.reserve(blocks);
+  f_values_.reserve(blocks * b);
+  piece_begin_.reserve(contacts + 1);
+  piece_block_.reserve(pieces);
+  piece_offset_.reserve(pieces);
+  piece_values_.reserve(pieces * 3 * b);
+  w_values_.reserve(3 * contacts);
+  mu_values_.reserve(contacts);
+}
+
 int GlobalFrictionContactProblem::AddBlock(const Eigen::Ref<const Eigen::MatrixXd>& mass,
                                            const Eigen::Ref<const Eigen::VectorXd>& f) {
   const int k = AppendBlock(mass, f);

@@ -44,6 +44,10 @@ class GlobalFrictionContactProblem {
   // contact AddContact() followed by AddContactBlock() for each block its columns of H touch;
   // Finalize() validates and factorizes. Using an unfinalized problem is a broken contract.
   void Clear();
+  // Storage for num_blocks blocks of block_size rows and num_contacts contacts that touch two
+  // blocks each, reserved at once: a problem built once (not reused from step to step) then
+  // fills its arrays without growing them.
+  void Reserve(int num_blocks, int num_contacts, int block_size);
   // Appends a diagonal block of M (b x b, 1 <= b <= kMaxBlockSize) and its b entries of f;
   // returns its index. Finalize() inverts the block by its Cholesky factorization.
   int AddBlock(const Eigen::Ref<const Eigen::MatrixXd>& mass,

@@ -71,17 +71,21 @@ TEST_CASE("global frictional contact problem: a point of the wrong size has infi
 }
 
 TEST_CASE("global frictional contact problem: built block by block, as a time-stepper does") {
-  // The same problem built with AddBlock / AddContact / AddContactBlock, twice into one object
-  // (the storage reused), equals the one built from the sparse matrices.
+  // The same problem built with AddBlock / AddContact / AddContactBlock, four times into one
+  // object (the storage reused; the last two after Reserve() of the sizes it takes and of sizes
+  // it does not, negative and beyond kMaxBlockSize), equals the one built from the sparse
+  // matrices.
   const test::RandomScene scene = test::MakeScene(5, 3, 0.5, 7);
   const GlobalFrictionContactProblem reference = test::Make(scene);
   GlobalFrictionContactProblem built;
-  for (int round = 0; round < 2; ++round) {
+  for (int round = 0; round < 4; ++round) {
     built.Clear();
+    if (round == 2) built.Reserve(3, 5, 6);
+    if (round == 3) built.Reserve(-1, -7, 1000);
     const Eigen::MatrixXd M = scene.M, H = scene.H;
     for (int k = 0; k < 3; ++k) {
       const Eigen::MatrixXd block = M.block(6 * k, 6 * k, 6, 6);
-      if (round == 0) {
+      if (round % 2 == 0) {
         built.AddBlock(block, scene.f.segment(6 * k, 6));
       } else {
         built.AddBlock(block, block.inverse(), scene.f.segment(6 * k, 6));
