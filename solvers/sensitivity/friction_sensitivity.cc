@@ -149,18 +149,17 @@ bool FrictionSensitivity::FactorizeFromRows(const GlobalFrictionContactProblem& 
   std::vector<RowsGroup> groups = BodyGroups(problem, sticking, &bodies, &column);
   std::vector<int> contacts_in(groups.size(), 0);
   for (int a = 0; a < nc; ++a) {
-    if (!sticking[a]) continue;
-    const int g = bodies.block(problem.piece_block(problem.piece_begin(a)));
-    for (int k = 0; k < 3; ++k) groups[g].unknowns.push_back(3 * a + k);
-    ++contacts_in[g];
+    if (sticking[a]) ++contacts_in[bodies.block(problem.piece_block(problem.piece_begin(a)))];
   }
   for (size_t g = 0; g < groups.size(); ++g) {
     groups[g].rows.setZero(3 * contacts_in[g], groups[g].mass.rows());
+    groups[g].unknowns.reserve(3 * contacts_in[g]);
   }
   std::fill(contacts_in.begin(), contacts_in.end(), 0);
   for (int a = 0; a < nc; ++a) {
     if (!sticking[a]) continue;
     const int g = bodies.block(problem.piece_block(problem.piece_begin(a)));
+    for (int k = 0; k < 3; ++k) groups[g].unknowns.push_back(3 * a + k);
     const int row = 3 * contacts_in[g]++;
     for (int p = problem.piece_begin(a); p < problem.piece_begin(a + 1); ++p) {
       const int body = problem.piece_block(p);

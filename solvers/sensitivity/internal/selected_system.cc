@@ -402,11 +402,11 @@ bool SelectedSystem::FactorizeFromRows(int n, std::vector<RowsGroup>* groups_in)
   Reset(n);
   blocks_.resize(groups.size());
   for (size_t g = 0; g < groups.size(); ++g) {
-    blocks_[g].unknowns = groups[g].unknowns;
+    blocks_[g].unknowns = std::move(groups[g].unknowns);
     SelectedSystem& system = blocks_[g].system;
     auto from_rows = std::make_unique<FromRows>();
     const Eigen::Index m = groups[g].rows.rows(), d = groups[g].rows.cols();
-    if (static_cast<size_t>(m) != groups[g].unknowns.size() ||
+    if (static_cast<size_t>(m) != blocks_[g].unknowns.size() ||
         !from_rows->Compute(std::move(groups[g].rows), std::move(groups[g].mass))) {
       Reset(n);
       return false;
