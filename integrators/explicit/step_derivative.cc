@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -321,28 +322,28 @@ namespace {
 
 // The closed form of ContactRows' derivatives where a face of one body meets a point of the other
 // without restitution (boxes resting on the ground and on each other: most contacts of a scene),
-// for the moving pose inputs in `active` and h (its last): FaceContactChange. Null where it does
+// for the moving pose inputs in `active` and h (its last): FaceContactChange. None where it does
 // not apply (then Jets).
-std::unique_ptr<FaceContactChange> FaceChange(const ContactSetting& s, bool described, double h,
-                                              const std::vector<int>& active) {
+std::optional<FaceContactChange> FaceChange(const ContactSetting& s, bool described, double h,
+                                            const std::vector<int>& active) {
   const ContactFeature& f = s.feature;
-  if (!described || s.restitution || f.kind != ContactFeature::Kind::kFace) return nullptr;
+  if (!described || s.restitution || f.kind != ContactFeature::Kind::kFace) return std::nullopt;
   // Its columns are pose inputs (below 12) and h last: nothing else moves these outputs here.
   if (active.empty() || active.back() != kRowInputs - 1 ||
       !std::all_of(active.begin(), active.end() - 1, [](int input) { return input < 12; })) {
-    return nullptr;
+    return std::nullopt;
   }
   const double zero[12] = {};
-  auto change = std::make_unique<FaceContactChange>(s, ContactAt(s, true, zero), h);
-  if (!change->Valid()) return nullptr;
+  FaceContactChange change(s, ContactAt(s, true, zero), h);
+  if (!change.Valid()) return std::nullopt;
   return change;
 }
 
 // FaceChange's Jacobian, one column per input in `active`.
 bool FaceJacobian(const ContactSetting& s, bool described, double h, const std::vector<int>& active,
                   Eigen::MatrixXd* jacobian) {
-  const std::unique_ptr<FaceContactChange> change = FaceChange(s, described, h, active);
-  if (change == nullptr) return false;
+  const std::optional<FaceContactChange> change = FaceChange(s, described, h, active);
+  if (!change) return false;
   Eigen::MatrixXd& J = *jacobian;
   const int columns = static_cast<int>(active.size());
   J.resize(kRowOutputs, columns);
@@ -360,8 +361,8 @@ void FaceContactProducts(const ContactSetting& setting, double h, const std::vec
                          const Eigen::Matrix<double, 26, 1>& in,
                          const Eigen::Matrix<double, 37, 1>& y, Eigen::Matrix<double, 37, 1>* out,
                          Eigen::Matrix<double, 26, 1>* gradient) {
-  const std::unique_ptr<FaceContactChange> change = FaceChange(setting, true, h, active);
-  if (change == nullptr) throw std::logic_error("FaceContactProducts: not a face contact");
+  const std::optional<FaceContactChange> change = FaceChange(setting, true, h, active);
+  if (!change) throw std::logic_error("FaceContactProducts: not a face contact");
   *out = change->Forward(in);
   *gradient = change->Adjoint(y);
 }
@@ -409,6 +410,8 @@ std::string ContactName(const ExplicitStepData& step, size_t k) {
 }  // namespace
 
 ExplicitStepDerivative::~ExplicitStepDerivative() = default;
+ExplicitStepDerivative::BodyTerms::BodyTerms() = default;
+ExplicitStepDerivative::ContactTerms::ContactTerms() = default;
 
 ExplicitStepDerivative::ExplicitStepDerivative(const ExplicitStepData& step) {
   h_ = step.options.h;
@@ -503,6 +506,7 @@ void ExplicitStepDerivative::LinearizeBodies(const ExplicitStepData& step) {
 void ExplicitStepDerivative::LinearizeContacts(const ExplicitStepData& step) {
   static_assert(kContactOutputs == kRowOutputs && kContactInputs == kRowInputs);
   std::vector<int> active;
+  faces_.reserve(step.contacts.size());
   for (size_t c = 0; c < step.contacts.size(); ++c) {
     const ExplicitContact& contact = step.contacts[c];
     ContactTerms& terms = contacts_[c];
@@ -539,9 +543,13 @@ void ExplicitStepDerivative::LinearizeContacts(const ExplicitStepData& step) {
     }
     if (setting.restitution) active.push_back(24);
     active.push_back(25);
-    terms.active.assign(active.begin(), active.end());
-    terms.face = FaceChange(setting, terms.described, step.options.h, active);
-    if (terms.face == nullptr) {
+    std::optional<FaceContactChange> face =
+        FaceChange(setting, terms.described, step.options.h, active);
+    if (face) {
+      terms.face = static_cast<int>(faces_.size());
+      faces_.push_back(*face);
+    } else {
+      terms.active.assign(active.begin(), active.end());
       ContactRowsJacobian(setting, terms.described, nominal, active, false, &terms.jacobian);
     }
     if (step.options.model == ExplicitModel::Soft) LinearizeSoftContact(step, c, setting);
@@ -587,6 +595,7 @@ void ExplicitStepDerivative::BuildProblem(const ExplicitStepData& step) {
   // Local: the problem (with its reduction's workspace) is not needed after the sensitivity is
   // built, and a reverse pass keeps every step's derivative.
   GlobalFrictionContactProblem problem;
+  problem.Reserve(static_cast<int>(bodies_.size()), static_cast<int>(step.contacts.size()), 6);
   for (const BodyTerms& b : bodies_) {
     const Vector6d momentum = w.mass_matrix[b.body] * w.start_velocity[b.body];
     problem.AddBlock(w.mass_matrix[b.body], w.inverse_mass[b.body], momentum);
@@ -652,17 +661,17 @@ Eigen::Matrix<double, N, 1> Segment(const Eigen::VectorXd& v, int first) {
 }  // namespace
 
 Eigen::Matrix<double, ExplicitStepDerivative::kContactOutputs, 1>
-ExplicitStepDerivative::ContactTerms::Times(
-    const Eigen::Matrix<double, kContactInputs, 1>& in) const {
-  if (face != nullptr) return face->Forward(in);
-  return TimesLive<kContactOutputs>(jacobian, active, in);
+ExplicitStepDerivative::ContactTimes(const ContactTerms& c,
+                                     const Eigen::Matrix<double, kContactInputs, 1>& in) const {
+  if (c.face >= 0) return faces_[c.face].Forward(in);
+  return TimesLive<kContactOutputs>(c.jacobian, c.active, in);
 }
 
 Eigen::Matrix<double, ExplicitStepDerivative::kContactInputs, 1>
-ExplicitStepDerivative::ContactTerms::TransposeTimes(
-    const Eigen::Matrix<double, kContactOutputs, 1>& y) const {
-  if (face != nullptr) return face->Adjoint(y);
-  return TransposeTimesLive<kContactOutputs, kContactInputs>(jacobian, active, y);
+ExplicitStepDerivative::ContactTransposeTimes(
+    const ContactTerms& c, const Eigen::Matrix<double, kContactOutputs, 1>& y) const {
+  if (c.face >= 0) return faces_[c.face].Adjoint(y);
+  return TransposeTimesLive<kContactOutputs, kContactInputs>(c.jacobian, c.active, y);
 }
 
 Eigen::Matrix<double, ExplicitStepDerivative::kBodyInputs, 1> ExplicitStepDerivative::BodyInput(
@@ -755,7 +764,7 @@ void ExplicitStepDerivative::DataChange(const Eigen::VectorXd& ds, const Eigen::
   for (size_t c = 0; c < contacts_.size(); ++c) {
     const ContactTerms& ct = contacts_[c];
     const Eigen::Matrix<double, kContactInputs, 1> in = ContactInput(ct, ds, dp);
-    const Eigen::Matrix<double, kContactOutputs, 1> y = ct.Times(in);
+    const Eigen::Matrix<double, kContactOutputs, 1> y = ContactTimes(ct, in);
     const int slots[2] = {ct.slot_a, ct.slot_b};
     const Matrix36* rows[2] = {&ct.rows_a, &ct.rows_b};
     (*dF)[3 * c] = y[36];
@@ -884,7 +893,7 @@ void ExplicitStepDerivative::DataGradient(const Eigen::VectorXd& F, const Eigen:
       through_blocks[slots[side]] -= P * J[side]->transpose() * G * *J[side] * P;
     }
     y[36] = wc[0];
-    const Eigen::Matrix<double, kContactInputs, 1> g = ct.TransposeTimes(y);
+    const Eigen::Matrix<double, kContactInputs, 1> g = ContactTransposeTimes(ct, y);
     AddContactState(ct, g.data(), out);
     out->parameters[ct.restitution_slot] += g[24];
     out->parameters[0] += g[25];

@@ -90,6 +90,9 @@ class ExplicitStepDerivative : public StepDerivative {
   // (37 x 26), the start twists through the restitution target.
   static constexpr int kContactInputs = 26, kContactOutputs = 37;
   struct BodyTerms {
+    // Declared, defined in the .cc: a vector of them is sized without zeroing its 2.4 kB each
+    // (value-initialization zeroes a struct whose constructor is not user-provided).
+    BodyTerms();
     int body = -1;       // index in the stepper's list
     int mass_slot = -1;  // its "<name>.mass" in p
     // The 42 x 17 Jacobian by its nonzero parts: vec(M_i) depends on theta and m alone (36 x 4,
@@ -106,24 +109,26 @@ class ExplicitStepDerivative : public StepDerivative {
     PoseUpdateTerms pose;  // at the end-of-step twist
   };
   struct ContactTerms {
+    ContactTerms();                // (as BodyTerms())
     int slot_a = -1, slot_b = -1;  // the bodies' moving slots (-1: fixed)
     int mu_slot = -1, restitution_slot = -1;
     bool described = true;    // its features are known (else no pose derivative)
     std::string name;         // "a-b #k" where its features are not known (for messages)
     Matrix36 rows_a, rows_b;  // its rows of u = J nu (zero for a fixed body)
-    // Its columns for the inputs that can move (`active`, ascending; the others are zero): a
-    // contact with the ground has 7 of the 26, so that a step of many contacts keeps little.
+    // Where a face meets a point without restitution, its closed form in faces_ (`face`, applied
+    // to each change or gradient, no Jacobian formed); else (face = -1) the Jacobian's columns
+    // for the inputs that can move (`active`, ascending; the others are zero): a contact with the
+    // ground has 7 of the 26, so that a step of many contacts keeps little.
+    int face = -1;
     std::vector<int> active;
-    // Where a face meets a point without restitution, the closed form applied to each change
-    // or gradient (no Jacobian formed); else the Jacobian's live columns.
-    std::unique_ptr<FaceContactChange> face;
     Eigen::MatrixXd jacobian;
-    // The outputs' change for a change of the inputs, and the inputs' gradient for the outputs'.
-    Eigen::Matrix<double, kContactOutputs, 1> Times(
-        const Eigen::Matrix<double, kContactInputs, 1>& in) const;
-    Eigen::Matrix<double, kContactInputs, 1> TransposeTimes(
-        const Eigen::Matrix<double, kContactOutputs, 1>& y) const;
   };
+  // A contact's outputs' change for a change of its inputs, and its inputs' gradient for the
+  // outputs'.
+  Eigen::Matrix<double, kContactOutputs, 1> ContactTimes(
+      const ContactTerms& c, const Eigen::Matrix<double, kContactInputs, 1>& in) const;
+  Eigen::Matrix<double, kContactInputs, 1> ContactTransposeTimes(
+      const ContactTerms& c, const Eigen::Matrix<double, kContactOutputs, 1>& y) const;
 
   void AddParameters(const ExplicitStepData& step);
   void LinearizeBodies(const ExplicitStepData& step);
@@ -180,6 +185,8 @@ class ExplicitStepDerivative : public StepDerivative {
   double h_ = 0.0;
   std::vector<BodyTerms> bodies_;
   std::vector<ContactTerms> contacts_;
+  // The face contacts' closed forms (ContactTerms::face), kept together: one allocation a step.
+  std::vector<FaceContactChange> faces_;
   int undescribed_ = 0;  // contacts without features
   Eigen::VectorXd r_, nu_plus_;
   std::unique_ptr<ExplicitImpulseSensitivity> sensitivity_;  // null for the soft model
