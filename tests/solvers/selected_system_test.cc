@@ -8,6 +8,8 @@
 #include <doctest/doctest.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -245,6 +247,85 @@ TEST_CASE("selected system: small blocks from their entries, and the blocks too 
     }
   }));
   CHECK(entries == large.sparse.nonZeros());  // read once, to find the blocks
+}
+
+TEST_CASE("selected system: factorized from rows, against the pseudo-inverse of J M^-1 J^T") {
+  // Groups of d velocities and m = 2 d rows (sticking contacts' rows of full column rank) on
+  // shuffled unknowns, on both sides of the size where the factorization turns from plain loops
+  // to blocked kernels (selected_system.cc, FromRows::kLoopSize): the Moore-Penrose pseudo-inverse
+  // of the whole K (any right-hand side, and its transpose, K being symmetric) and K's null space.
+  std::mt19937 rng(17);
+  std::normal_distribution<double> normal;
+  const auto random = [&](Eigen::Index rows, Eigen::Index cols) {
+    return Eigen::MatrixXd::NullaryExpr(rows, cols, [&]() { return normal(rng); });
+  };
+  for (const std::vector<int>& sizes :
+       std::vector<std::vector<int>>{{6}, {12, 30}, {36, 6}, {48}}) {
+    int n = 0;
+    for (const int d : sizes) n += 2 * d;
+    std::vector<int> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    Eigen::MatrixXd K = Eigen::MatrixXd::Zero(n, n);
+    std::vector<internal::SelectedSystem::RowsGroup> groups;
+    int first = 0;
+    for (const int d : sizes) {
+      internal::SelectedSystem::RowsGroup group;
+      group.unknowns.assign(order.begin() + first, order.begin() + first + 2 * d);
+      std::sort(group.unknowns.begin(), group.unknowns.end());
+      group.rows = random(2 * d, d);
+      const Eigen::MatrixXd G = random(d, d);
+      group.mass = G * G.transpose() + d * Eigen::MatrixXd::Identity(d, d);
+      const Eigen::MatrixXd block = group.rows * group.mass.inverse() * group.rows.transpose();
+      for (int i = 0; i < 2 * d; ++i) {
+        for (int j = 0; j < 2 * d; ++j) K(group.unknowns[i], group.unknowns[j]) = block(i, j);
+      }
+      groups.push_back(std::move(group));
+      first += 2 * d;
+    }
+    CAPTURE(n);
+    internal::SelectedSystem selected;
+    REQUIRE(selected.FactorizeFromRows(n, &groups));
+    CHECK(selected.least_squares());
+    CHECK(selected.nullity() == n / 2);
+    Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> reference(K);
+    reference.setThreshold(1e-10);
+    REQUIRE(reference.rank() == n / 2);
+    const Eigen::MatrixXd pinv = reference.pseudoInverse(), B = random(n, 3);
+    const double size = 1.0 + (pinv * B).norm();
+    CHECK((selected.SolveColumns(B, false) - pinv * B).norm() <= 1e-8 * size);
+    CHECK((selected.Solve(B.col(0), true) - pinv * B.col(0)).norm() <= 1e-8 * size);
+    const Eigen::MatrixXd N = selected.null_basis();
+    CHECK((K * N).cwiseAbs().maxCoeff() <= 1e-9 * K.cwiseAbs().maxCoeff());
+    CHECK((N.transpose() * N - Eigen::MatrixXd::Identity(n / 2, n / 2)).cwiseAbs().maxCoeff() <=
+          1e-9);
+  }
+  // Refused, the system left empty: fewer rows than velocities, dependent rows (a repeated
+  // column of J: A = J^T J singular) on either side of the loops' size, rows that do not match
+  // the unknowns, and rows that are not finite.
+  for (const int d : {12, 40}) {
+    CAPTURE(d);
+    const auto group = [&](Eigen::Index m, Eigen::Index columns, size_t unknowns) {
+      internal::SelectedSystem::RowsGroup out;
+      out.unknowns.resize(unknowns);
+      std::iota(out.unknowns.begin(), out.unknowns.end(), 0);
+      out.rows = random(m, columns);
+      out.mass = Eigen::MatrixXd::Identity(columns, columns);
+      return out;
+    };
+    std::vector<std::vector<internal::SelectedSystem::RowsGroup>> refused(4);
+    refused[0].push_back(group(d - 1, d, d - 1));
+    refused[1].push_back(group(2 * d, d, 2 * d));
+    refused[1][0].rows.col(d - 1) = refused[1][0].rows.col(0);
+    refused[2].push_back(group(2 * d, d, 2 * d - 1));
+    refused[3].push_back(group(2 * d, d, 2 * d));
+    refused[3][0].rows(1, 2) = std::nan("");
+    for (std::vector<internal::SelectedSystem::RowsGroup>& groups : refused) {
+      internal::SelectedSystem selected;
+      CHECK_FALSE(selected.FactorizeFromRows(static_cast<int>(groups[0].unknowns.size()), &groups));
+      CHECK(selected.nullity() == 0);
+    }
+  }
 }
 
 }  // namespace
