@@ -3,6 +3,7 @@
 #include <ceres/jet.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -403,6 +404,28 @@ std::string PairName(const std::vector<Body>& bodies, const ExplicitContact& c) 
 }
 
 // "a-b #k": contact k's name in messages and StepDerivative::degenerate_contacts().
+// A contact's inputs that can move: each moving body's pose (and twist with restitution), e, h;
+// one list for each of the eight cases, made once.
+const std::vector<int>& ActiveInputs(bool moving_a, bool moving_b, bool restitution) {
+  static const std::array<std::vector<int>, 8> lists = [] {
+    std::array<std::vector<int>, 8> out;
+    for (int key = 0; key < 8; ++key) {
+      const bool moving[2] = {(key & 4) != 0, (key & 2) != 0}, with_twists = (key & 1) != 0;
+      for (int side = 0; side < 2; ++side) {
+        if (!moving[side]) continue;
+        for (int k = 0; k < 6; ++k) out[key].push_back(6 * side + k);
+        if (!with_twists) continue;
+        for (int k = 0; k < 6; ++k) out[key].push_back(12 + 6 * side + k);
+      }
+      if (with_twists) out[key].push_back(24);
+      out[key].push_back(25);
+    }
+    return out;
+  }();
+  return lists[4 * static_cast<int>(moving_a) + 2 * static_cast<int>(moving_b) +
+               static_cast<int>(restitution)];
+}
+
 std::string ContactName(const ExplicitStepData& step, size_t k) {
   return PairName(step.bodies, step.contacts[k]) + " #" + std::to_string(k);
 }
@@ -505,7 +528,6 @@ void ExplicitStepDerivative::LinearizeBodies(const ExplicitStepData& step) {
 
 void ExplicitStepDerivative::LinearizeContacts(const ExplicitStepData& step) {
   static_assert(kContactOutputs == kRowOutputs && kContactInputs == kRowInputs);
-  std::vector<int> active;
   faces_.reserve(step.contacts.size());
   for (size_t c = 0; c < step.contacts.size(); ++c) {
     const ExplicitContact& contact = step.contacts[c];
@@ -533,16 +555,8 @@ void ExplicitStepDerivative::LinearizeContacts(const ExplicitStepData& step) {
                                  terms.slot_b >= 0};
     terms.rows_a = terms.slot_a >= 0 ? step.workspace.rows_a[c] : Matrix36::Zero();
     terms.rows_b = terms.slot_b >= 0 ? step.workspace.rows_b[c] : Matrix36::Zero();
-    // The inputs that can move: each moving body's pose (and twist with restitution), e, h.
-    active.clear();
-    for (int side = 0; side < 2; ++side) {
-      if ((side == 0 ? terms.slot_a : terms.slot_b) < 0) continue;
-      for (int k = 0; k < 6; ++k) active.push_back(6 * side + k);
-      if (!setting.restitution) continue;
-      for (int k = 0; k < 6; ++k) active.push_back(12 + 6 * side + k);
-    }
-    if (setting.restitution) active.push_back(24);
-    active.push_back(25);
+    const std::vector<int>& active =
+        ActiveInputs(setting.moving_a, setting.moving_b, setting.restitution);
     std::optional<FaceContactChange> face =
         FaceChange(setting, terms.described, step.options.h, active);
     if (face) {

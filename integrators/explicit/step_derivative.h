@@ -50,11 +50,11 @@ struct ExplicitStepData {
 };
 
 // A contact's rows and offset (ExplicitStepDerivative's kContactOutputs: rows_a and rows_b
-// column-major, then w) differentiated with respect to the inputs in `active` (ascending, of
-// kContactInputs: x_a, theta_a, x_b, theta_b, nu_a, nu_b, e, h): in closed form where a face
-// meets a point of the other body (a vertex, a sphere's nearest point, an edge's crossing of the
-// face's side) without restitution and `active` holds only pose inputs and h (`closed_form`),
-// else on Jets. Its test compares the two.
+// column-major, then w) differentiated with respect to the inputs in `active` (of
+// kContactInputs: x_a, theta_a, x_b, theta_b, nu_a, nu_b, e, h; one column each, in its order):
+// in closed form where a face meets a point of the other body (a vertex, a sphere's nearest
+// point, an edge's crossing of the face's side) without restitution and `active` holds only
+// pose inputs and h, the last (`closed_form`), else on Jets. Its test compares the two.
 void ContactRowsJacobian(const ContactSetting& setting, bool described,
                          const Eigen::Matrix<double, 26, 1>& nominal,
                          const std::vector<int>& active, bool closed_form,
@@ -117,7 +117,7 @@ class ExplicitStepDerivative : public StepDerivative {
     Matrix36 rows_a, rows_b;  // its rows of u = J nu (zero for a fixed body)
     // Where a face meets a point without restitution, its closed form in faces_ (`face`, applied
     // to each change or gradient, no Jacobian formed); else (face = -1) the Jacobian's columns
-    // for the inputs that can move (`active`, ascending; the others are zero): a contact with the
+    // for the inputs that can move (in `active`'s order; the others are zero): a contact with the
     // ground has 7 of the 26, so that a step of many contacts keeps little.
     int face = -1;
     std::vector<int> active;
